@@ -1,0 +1,1178 @@
+//! The runtime controller: owns every session, runs lifecycle operations under per-session locks,
+//! folds adapter facts into session state and publishes them to the room log.
+//!
+//! Invariants:
+//! - Every lifecycle operation on a session (start, resume, submit, cancel, close, release,
+//!   disconnect, answer) runs under that session's lifecycle lock, acquired with a deadline.
+//! - Session state changes only inside [`Controller::publish_with`], under the state mutex, together
+//!   with the events that announce it; the events are enqueued to the store in the same critical
+//!   section, so the room log order is the fold order.
+//! - A failed start leaves nothing behind: the reservation is removed and nothing was persisted.
+//! - Facts from a replaced, released or closed live session are dropped (generation check).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::Value;
+use tokio::sync::{Notify, oneshot};
+
+use crate::adapter::{
+    Adapter, AdapterError, EventSink, Fact, FactReceiver, ProviderState, SessionHandle,
+    TurnRequest,
+};
+use crate::bus::RoomHub;
+use crate::clock::{Clock, new_id};
+use crate::event::{
+    Decision, ErrorInfo, EventBody, Interaction, InteractionKind, InteractionResolvedPayload, NewEvent,
+    ResolvedBy, SessionCompletedPayload, SessionStartedPayload, SessionUpdatedPayload,
+    TurnCanceledPayload, TurnFailedPayload, TurnStartedPayload, TurnSteeredPayload,
+};
+use crate::locks::{LifecycleGuard, LockTable, LockTimeout};
+use crate::model::{
+    InputItem, ProviderCapabilities, ProviderInfo, Room, Scope, Session, SessionKey, SessionSettings,
+    SessionStatus, SubmitAvailability, validate_id,
+};
+use crate::session::{Phase, SessionRecord};
+use crate::store::{AppendBatch, EventPage, Store, StoreError, WriteOp};
+
+/// Named, configurable limits and timeouts of the controller.
+#[derive(Clone, Debug)]
+pub struct ControllerConfig {
+    /// Longest a lifecycle operation waits for the session's lock.
+    pub lock_timeout: Duration,
+    /// How long close waits for a canceled turn to end before forcing it.
+    pub close_grace: Duration,
+    /// The cwd of sessions started without one.
+    pub default_cwd: String,
+    /// Largest accepted turn input, in bytes of text.
+    pub max_input_bytes: usize,
+}
+
+impl Default for ControllerConfig {
+    fn default() -> Self {
+        Self {
+            lock_timeout: Duration::from_secs(10),
+            close_grace: Duration::from_secs(3),
+            default_cwd: "/".into(),
+            max_input_bytes: 1024 * 1024,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ControllerError {
+    #[error("{0}")]
+    InvalidInput(String),
+    #[error("unknown provider `{0}`")]
+    UnknownProvider(String),
+    #[error("provider `{id}` is unavailable: {reason}")]
+    ProviderUnavailable { id: String, reason: String },
+    #[error("session `{0}` not found")]
+    SessionNotFound(String),
+    #[error("session `{0}` already exists")]
+    SessionExists(String),
+    #[error("turn `{0}` is active")]
+    TurnActive(String),
+    #[error("the session has no active turn")]
+    NoActiveTurn,
+    #[error("{0}")]
+    SessionBusy(String),
+    #[error("the session is closed")]
+    SessionClosed,
+    #[error("the session is starting")]
+    SessionStarting,
+    #[error("the session cannot be resumed")]
+    NotResumable,
+    #[error("the side conversation has expired")]
+    SideExpired,
+    #[error("interaction `{0}` not found")]
+    InteractionNotFound(String),
+    #[error("interaction `{0}` was already answered")]
+    InteractionResolved(String),
+    #[error("{0}")]
+    InvalidDecision(String),
+    #[error("{0}")]
+    Unsupported(String),
+    #[error(transparent)]
+    LockTimeout(#[from] LockTimeout),
+    #[error("provider error: {0}")]
+    Provider(#[from] AdapterError),
+    #[error("store error: {0}")]
+    Store(#[from] StoreError),
+    #[error("the server is shutting down")]
+    ShuttingDown,
+}
+
+impl ControllerError {
+    /// The stable snake_case code of the error.
+    pub fn code(&self) -> &str {
+        match self {
+            Self::InvalidInput(_) => "invalid_input",
+            Self::UnknownProvider(_) => "unknown_provider",
+            Self::ProviderUnavailable { .. } => "provider_unavailable",
+            Self::SessionNotFound(_) => "session_not_found",
+            Self::SessionExists(_) => "session_exists",
+            Self::TurnActive(_) => "turn_active",
+            Self::NoActiveTurn => "no_active_turn",
+            Self::SessionBusy(_) => "session_busy",
+            Self::SessionClosed => "session_closed",
+            Self::SessionStarting => "session_starting",
+            Self::NotResumable => "not_resumable",
+            Self::SideExpired => "side_expired",
+            Self::InteractionNotFound(_) => "interaction_not_found",
+            Self::InteractionResolved(_) => "interaction_resolved",
+            Self::InvalidDecision(_) => "invalid_decision",
+            Self::Unsupported(_) => "unsupported",
+            Self::LockTimeout(_) => "lock_timeout",
+            Self::Provider(e) => e.code(),
+            Self::Store(_) => "store_error",
+            Self::ShuttingDown => "shutting_down",
+        }
+    }
+}
+
+type Result<T, E = ControllerError> = std::result::Result<T, E>;
+
+/// `POST /v1/rooms/{roomId}/sessions`.
+#[derive(Clone, Debug, Default)]
+pub struct StartSession {
+    pub room_id: String,
+    pub session_id: Option<String>,
+    pub provider: String,
+    pub title: Option<String>,
+    pub cwd: Option<String>,
+    pub settings: SessionSettings,
+}
+
+/// `POST .../turns`.
+#[derive(Clone, Debug, Default)]
+pub struct SubmitTurn {
+    pub input: Vec<InputItem>,
+    pub client_submit_id: Option<String>,
+    pub steer: bool,
+}
+
+/// The answer to a submit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TurnAccepted {
+    pub turn_id: String,
+    /// The same `clientSubmitId` was seen before; no new turn was started.
+    pub duplicate: bool,
+    pub steered: bool,
+}
+
+/// Durability of a publication: resolves once its events are committed.
+pub struct Published(Option<oneshot::Receiver<Result<u64, StoreError>>>);
+
+impl Published {
+    pub async fn durable(self) -> Result<()> {
+        match self.0 {
+            None => Ok(()),
+            Some(rx) => match rx.await {
+                Ok(r) => r.map(|_| ()).map_err(Into::into),
+                Err(_) => Err(StoreError::Closed.into()),
+            },
+        }
+    }
+}
+
+struct Entry {
+    rec: SessionRecord,
+    /// Identifies the current live provider session; facts of older ones are dropped.
+    generation: u64,
+    /// While the provider side starts or resumes, its facts wait here until the controller has
+    /// announced the session, so nothing overtakes `session.started`/`session.updated`.
+    buffer: Option<Vec<Fact>>,
+    /// False until `session.started` is published: such a session is invisible and leaves no
+    /// residue if its start fails.
+    announced: bool,
+    turn_ended: Arc<Notify>,
+}
+
+#[derive(Default)]
+struct State {
+    sessions: HashMap<SessionKey, Entry>,
+}
+
+/// Collects the events of one publication, folding each into the session as it goes.
+pub(crate) struct Batch<'a> {
+    entry: &'a mut Entry,
+    now: i64,
+    events: Vec<NewEvent>,
+    persist: bool,
+}
+
+impl Batch<'_> {
+    fn session(&self) -> Session {
+        self.entry.rec.session.clone()
+    }
+
+    fn emit(&mut self, turn_id: Option<String>, body: EventBody) {
+        let folded = self.entry.rec.apply(turn_id.as_deref(), &body, self.now);
+        self.persist |= folded.persist;
+        if !folded.publish {
+            return;
+        }
+        if body.is_turn_terminal() {
+            self.entry.turn_ended.notify_waiters();
+        }
+        self.push(turn_id, body);
+        for (t, b) in folded.follow_up {
+            self.push(t, b);
+        }
+    }
+
+    fn push(&mut self, turn_id: Option<String>, body: EventBody) {
+        let s = &self.entry.rec.session;
+        self.events.push(NewEvent {
+            room_id: s.room_id.clone(),
+            event_id: new_id(),
+            session_id: s.session_id.clone(),
+            scope: s.scope,
+            turn_id,
+            occurred_at_ms: self.now,
+            body,
+        });
+    }
+
+    fn transition(&mut self, to: Phase) -> Result<()> {
+        self.entry
+            .rec
+            .transition(to, self.now)
+            .map_err(|e| ControllerError::InvalidInput(e.to_string()))?;
+        self.persist = true;
+        Ok(())
+    }
+
+    fn updated(&mut self, reason: &str) {
+        let session = self.session();
+        self.emit(None, EventBody::SessionUpdated(SessionUpdatedPayload { session, reason: reason.into() }));
+    }
+
+    /// Ends the active turn from the controller's side (the provider cannot anymore).
+    fn fail_active_turn(&mut self, code: &str, message: &str) {
+        if let Some(turn) = self.entry.rec.session.active_turn_id.clone() {
+            self.emit(
+                Some(turn.clone()),
+                EventBody::TurnFailed(TurnFailedPayload { turn_id: turn, error: ErrorInfo::new(code, message) }),
+            );
+        }
+    }
+
+    fn settle_pending(&mut self, by: ResolvedBy) {
+        for (turn, body) in self.entry.rec.settle_all_pending(by) {
+            self.emit(turn, body);
+        }
+    }
+
+    /// Marks the live side gone: later facts of it are dropped.
+    fn detach(&mut self, generation: u64) {
+        self.entry.generation = generation;
+        self.entry.buffer = None;
+    }
+
+    fn apply_facts(&mut self, facts: Vec<Fact>, next_generation: &AtomicU64) {
+        for fact in facts {
+            match fact {
+                Fact::Event { turn_id, body } => self.emit(turn_id, body),
+                Fact::Update(patch) => {
+                    self.entry.rec.apply_patch(&patch, self.now);
+                    self.persist = true;
+                    self.updated("provider_update");
+                }
+                Fact::Lost { reason } => {
+                    if self.entry.rec.phase != Phase::Live {
+                        continue;
+                    }
+                    self.fail_active_turn("provider_exited", &reason);
+                    self.settle_pending(ResolvedBy::Provider);
+                    self.entry.rec.session.last_error = Some(reason);
+                    if self.transition(Phase::Disconnected).is_ok() {
+                        self.detach(next_generation.fetch_add(1, Ordering::Relaxed) + 1);
+                        self.updated("provider_exited");
+                    }
+                }
+            }
+        }
+    }
+}
+
+struct Inner {
+    config: ControllerConfig,
+    store: Store,
+    hub: Arc<RoomHub>,
+    adapters: BTreeMap<String, Arc<dyn Adapter>>,
+    clock: Arc<dyn Clock>,
+    locks: Arc<LockTable>,
+    state: Mutex<State>,
+    generations: AtomicU64,
+    accepting: AtomicBool,
+    receiver: Arc<dyn FactReceiver>,
+}
+
+/// The shared handle the server holds.
+#[derive(Clone)]
+pub struct Controller {
+    inner: Arc<Inner>,
+}
+
+/// Forwards sink facts to the controller without keeping it alive (adapters hold sinks).
+struct Forwarder(Weak<Inner>);
+
+#[async_trait]
+impl FactReceiver for Forwarder {
+    async fn receive(&self, key: &SessionKey, generation: u64, facts: Vec<Fact>) {
+        if let Some(inner) = self.0.upgrade() {
+            Controller { inner }.on_facts(key, generation, facts).await;
+        }
+    }
+}
+
+impl Controller {
+    pub fn new(
+        config: ControllerConfig,
+        store: Store,
+        hub: Arc<RoomHub>,
+        adapters: Vec<Arc<dyn Adapter>>,
+        clock: Arc<dyn Clock>,
+    ) -> Self {
+        let adapters = adapters.into_iter().map(|a| (a.id().to_owned(), a)).collect();
+        let inner = Arc::new_cyclic(|weak: &Weak<Inner>| Inner {
+            config,
+            store,
+            hub,
+            adapters,
+            clock,
+            locks: LockTable::new(),
+            state: Mutex::new(State::default()),
+            generations: AtomicU64::new(0),
+            accepting: AtomicBool::new(true),
+            receiver: Arc::new(Forwarder(weak.clone())),
+        });
+        Self { inner }
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.inner.store
+    }
+
+    pub fn hub(&self) -> &Arc<RoomHub> {
+        &self.inner.hub
+    }
+
+    pub fn config(&self) -> &ControllerConfig {
+        &self.inner.config
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock cannot leave a half-applied fold that later code relies
+        // on more than on availability; keep serving.
+        self.inner.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn next_generation(&self) -> u64 {
+        self.inner.generations.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    fn adapter(&self, provider: &str) -> Result<Arc<dyn Adapter>> {
+        self.inner
+            .adapters
+            .get(provider)
+            .cloned()
+            .ok_or_else(|| ControllerError::UnknownProvider(provider.to_owned()))
+    }
+
+    async fn lock(&self, key: &SessionKey) -> Result<LifecycleGuard> {
+        Ok(self.inner.locks.acquire(key, self.inner.config.lock_timeout).await?)
+    }
+
+    fn check_accepting(&self) -> Result<()> {
+        if self.inner.accepting.load(Ordering::Relaxed) {
+            Ok(())
+        } else {
+            Err(ControllerError::ShuttingDown)
+        }
+    }
+
+    fn handle(&self, key: &SessionKey, generation: u64) -> SessionHandle {
+        SessionHandle {
+            sink: EventSink::new(self.inner.receiver.clone(), key.clone(), generation),
+            state: ProviderState::new(self.inner.store.clone(), key.clone()),
+        }
+    }
+
+    /// The announced session behind a key.
+    fn snapshot(&self, key: &SessionKey) -> Result<Session> {
+        self.state()
+            .sessions
+            .get(key)
+            .filter(|e| e.announced)
+            .map(|e| e.rec.session.clone())
+            .ok_or_else(|| ControllerError::SessionNotFound(key.session_id.clone()))
+    }
+
+    /// Runs `f` on a session under the state lock and publishes the events it emits.
+    ///
+    /// The store permit is taken first, so the fold and the enqueue happen in one critical section.
+    pub(crate) async fn publish_with<F>(&self, key: &SessionKey, force_persist: bool, f: F) -> Result<Published>
+    where
+        F: FnOnce(&mut Batch<'_>) -> Result<()>,
+    {
+        let permit = self.inner.store.reserve().await?;
+        let now = self.inner.clock.now_ms();
+        let mut st = self.state();
+        let entry = st
+            .sessions
+            .get_mut(key)
+            .ok_or_else(|| ControllerError::SessionNotFound(key.session_id.clone()))?;
+        let mut batch = Batch { entry, now, events: Vec::new(), persist: force_persist };
+        f(&mut batch)?;
+        let Batch { entry, events, persist, .. } = batch;
+        let side = entry.rec.session.scope == Scope::Side;
+        let records = if persist && !side && entry.announced { vec![entry.rec.clone()] } else { Vec::new() };
+        if events.is_empty() && records.is_empty() {
+            return Ok(Published(None));
+        }
+        let (ack, rx) = oneshot::channel();
+        permit.send(WriteOp::Append(AppendBatch { room_id: key.room_id.clone(), events, records, ack: Some(ack) }));
+        Ok(Published(Some(rx)))
+    }
+
+    async fn on_facts(&self, key: &SessionKey, generation: u64, facts: Vec<Fact>) {
+        let next = &self.inner.generations;
+        let result = self
+            .publish_with(key, false, |b| {
+                if b.entry.generation != generation {
+                    return Ok(());
+                }
+                if let Some(buffer) = b.entry.buffer.as_mut() {
+                    buffer.extend(facts);
+                    return Ok(());
+                }
+                b.apply_facts(facts, next);
+                Ok(())
+            })
+            .await;
+        if let Err(e) = result
+            && !matches!(e, ControllerError::SessionNotFound(_))
+        {
+            tracing::warn!(session = %key, error = %e, "could not publish provider facts");
+        }
+    }
+
+    // ---------------------------------------------------------------- queries
+
+    pub fn providers(&self) -> Vec<ProviderInfo> {
+        self.inner
+            .adapters
+            .values()
+            .map(|a| {
+                let d = a.descriptor();
+                ProviderInfo {
+                    id: a.id().to_owned(),
+                    display_name: d.display_name,
+                    available: d.available,
+                    unavailable_reason: d.unavailable_reason,
+                    capabilities: ProviderCapabilities {
+                        resume: true,
+                        side_conversations: false,
+                        goals: false,
+                        interactive: a.interactive().is_some(),
+                        steer: a.steer().is_some(),
+                    },
+                }
+            })
+            .collect()
+    }
+
+    /// Canonical, visible, announced sessions of a room, oldest first.
+    pub fn sessions(&self, room_id: &str) -> Vec<Session> {
+        let st = self.state();
+        let mut out: Vec<Session> = st
+            .sessions
+            .iter()
+            .filter(|(k, e)| {
+                k.room_id == room_id && e.announced && e.rec.session.visible && e.rec.session.scope == Scope::Canonical
+            })
+            .map(|(_, e)| e.rec.session.clone())
+            .collect();
+        out.sort_by(|a, b| (a.created_at_ms, &a.session_id).cmp(&(b.created_at_ms, &b.session_id)));
+        out
+    }
+
+    pub fn session(&self, key: &SessionKey) -> Result<Session> {
+        self.snapshot(key)
+    }
+
+    pub fn interactions(&self, key: &SessionKey) -> Result<Vec<Interaction>> {
+        let st = self.state();
+        let e = st
+            .sessions
+            .get(key)
+            .filter(|e| e.announced)
+            .ok_or_else(|| ControllerError::SessionNotFound(key.session_id.clone()))?;
+        Ok(e.rec
+            .pending
+            .iter()
+            .map(|p| Interaction {
+                session_id: key.session_id.clone(),
+                turn_id: p.turn_id.clone(),
+                requested_at_ms: p.requested_at_ms,
+                request: p.request.clone(),
+            })
+            .collect())
+    }
+
+    pub async fn rooms(&self) -> Result<Vec<Room>> {
+        Ok(self
+            .inner
+            .store
+            .rooms()
+            .await?
+            .into_iter()
+            .map(|r| Room { room_id: r.room_id, session_count: r.session_count, head_seq: r.head_seq })
+            .collect())
+    }
+
+    pub async fn events(&self, room_id: &str, after: u64, limit: usize) -> Result<EventPage> {
+        Ok(self.inner.store.events_after(room_id, after, limit).await?)
+    }
+
+    /// Session counts by status (a gauge).
+    pub fn status_counts(&self) -> HashMap<SessionStatus, usize> {
+        let st = self.state();
+        let mut out = HashMap::new();
+        for e in st.sessions.values().filter(|e| e.announced) {
+            *out.entry(e.rec.session.status).or_insert(0) += 1;
+        }
+        out
+    }
+
+    pub fn live_processes(&self) -> usize {
+        self.inner.adapters.values().map(|a| a.live_processes()).sum()
+    }
+
+    // ---------------------------------------------------------------- lifecycle
+
+    /// Starts a session. The room is created on first use.
+    pub async fn start(&self, req: StartSession) -> Result<Session> {
+        self.check_accepting()?;
+        validate_id("roomId", &req.room_id).map_err(ControllerError::InvalidInput)?;
+        if let Some(id) = &req.session_id {
+            validate_id("sessionId", id).map_err(ControllerError::InvalidInput)?;
+        }
+        let adapter = self.adapter(&req.provider)?;
+        let d = adapter.descriptor();
+        if !d.available {
+            return Err(ControllerError::ProviderUnavailable {
+                id: req.provider.clone(),
+                reason: d.unavailable_reason.unwrap_or_else(|| "not available".into()),
+            });
+        }
+        let session_id = req.session_id.clone().unwrap_or_else(new_id);
+        let key = SessionKey::new(&req.room_id, &session_id);
+        let _guard = self.lock(&key).await?;
+        let generation = self.next_generation();
+        let now = self.inner.clock.now_ms();
+        let session = Session {
+            room_id: req.room_id.clone(),
+            session_id: session_id.clone(),
+            root_session_id: session_id.clone(),
+            provider: req.provider.clone(),
+            provider_session_id: None,
+            scope: Scope::Canonical,
+            source_session_id: None,
+            side_request_id: None,
+            status: SessionStatus::Starting,
+            active_turn_id: None,
+            submit_availability: SubmitAvailability::blocked("starting"),
+            resumable: true,
+            live: false,
+            visible: true,
+            title: req.title.clone().filter(|t| !t.trim().is_empty()).unwrap_or_else(|| "New session".into()),
+            last_error: None,
+            auth_state: None,
+            auth_message: None,
+            cwd: req.cwd.clone().unwrap_or_else(|| self.inner.config.default_cwd.clone()),
+            settings: req.settings.clone(),
+            created_at_ms: now,
+            updated_at_ms: now,
+        };
+        {
+            let mut st = self.state();
+            if st.sessions.contains_key(&key) {
+                return Err(ControllerError::SessionExists(session_id));
+            }
+            st.sessions.insert(
+                key.clone(),
+                Entry {
+                    rec: SessionRecord::new(session.clone(), Phase::Starting),
+                    generation,
+                    buffer: Some(Vec::new()),
+                    announced: false,
+                    turn_ended: Arc::new(Notify::new()),
+                },
+            );
+        }
+        let outcome = match adapter.start(&session, self.handle(&key, generation)).await {
+            Ok(o) => o,
+            Err(e) => {
+                // No residue: the reservation goes, nothing was persisted or published.
+                self.state().sessions.remove(&key);
+                return Err(e.into());
+            }
+        };
+        let next = &self.inner.generations;
+        let published = self
+            .publish_with(&key, true, |b| {
+                b.entry.announced = true;
+                b.entry.rec.apply_patch(&outcome.patch, b.now);
+                b.transition(Phase::Live)?;
+                let session = b.session();
+                b.emit(None, EventBody::SessionStarted(SessionStartedPayload { session, ephemeral: false }));
+                for ev in outcome.events.iter().cloned() {
+                    b.emit(None, ev);
+                }
+                let buffered = b.entry.buffer.take().unwrap_or_default();
+                b.apply_facts(buffered, next);
+                Ok(())
+            })
+            .await;
+        let published = match published {
+            Ok(p) => p,
+            Err(e) => {
+                self.state().sessions.remove(&key);
+                let _ = adapter.close(&session).await;
+                return Err(e);
+            }
+        };
+        published.durable().await?;
+        self.snapshot(&key)
+    }
+
+    /// Reconnects a session whose live side is gone.
+    pub async fn resume(&self, key: &SessionKey) -> Result<Session> {
+        self.check_accepting()?;
+        let _guard = self.lock(key).await?;
+        self.resume_locked(key).await
+    }
+
+    async fn resume_locked(&self, key: &SessionKey) -> Result<Session> {
+        let current = self.snapshot(key)?;
+        let adapter = self.adapter(&current.provider)?;
+        let generation = self.next_generation();
+        let (session, previous) = {
+            let mut st = self.state();
+            let e = st
+                .sessions
+                .get_mut(key)
+                .ok_or_else(|| ControllerError::SessionNotFound(key.session_id.clone()))?;
+            match e.rec.phase {
+                Phase::Completed => return Err(ControllerError::SessionClosed),
+                Phase::Starting => return Err(ControllerError::SessionStarting),
+                Phase::Live if adapter.is_live(&e.rec.session) => return Ok(e.rec.session.clone()),
+                _ => {}
+            }
+            if e.rec.session.scope == Scope::Side {
+                return Err(ControllerError::SideExpired);
+            }
+            if !e.rec.session.resumable || !adapter.can_resume(&e.rec.session) {
+                return Err(ControllerError::NotResumable);
+            }
+            let previous = match e.rec.phase {
+                Phase::Failed => Phase::Failed,
+                _ => Phase::Disconnected,
+            };
+            let now = self.inner.clock.now_ms();
+            e.rec.transition(Phase::Starting, now).map_err(|err| ControllerError::InvalidInput(err.to_string()))?;
+            e.generation = generation;
+            e.buffer = Some(Vec::new());
+            (e.rec.session.clone(), previous)
+        };
+        match adapter.resume(&session, self.handle(key, generation)).await {
+            Ok(outcome) => {
+                let next = &self.inner.generations;
+                self.publish_with(key, true, |b| {
+                    b.entry.rec.apply_patch(&outcome.patch, b.now);
+                    b.entry.rec.session.last_error = None;
+                    // A turn cannot survive the loss of its process.
+                    b.fail_active_turn("provider_exited", "the provider process was gone");
+                    b.transition(Phase::Live)?;
+                    b.updated("resumed");
+                    for ev in outcome.events.iter().cloned() {
+                        b.emit(None, ev);
+                    }
+                    let buffered = b.entry.buffer.take().unwrap_or_default();
+                    b.apply_facts(buffered, next);
+                    Ok(())
+                })
+                .await?
+                .durable()
+                .await?;
+                self.snapshot(key)
+            }
+            Err(err) => {
+                let stale = self.next_generation();
+                let message = err.to_string();
+                self.publish_with(key, true, |b| {
+                    b.detach(stale);
+                    b.entry.rec.session.last_error = Some(message);
+                    b.transition(previous)?;
+                    b.updated("resume_failed");
+                    Ok(())
+                })
+                .await?
+                .durable()
+                .await?;
+                Err(err.into())
+            }
+        }
+    }
+
+    /// Makes sure the session has a live provider side, resuming it if needed (implicit resume).
+    async fn ensure_live_locked(&self, key: &SessionKey, adapter: &Arc<dyn Adapter>) -> Result<Session> {
+        let s = self.snapshot(key)?;
+        let phase = self.phase(key)?;
+        match phase {
+            Phase::Completed => Err(ControllerError::SessionClosed),
+            Phase::Starting => Err(ControllerError::SessionStarting),
+            Phase::Live if adapter.is_live(&s) => Ok(s),
+            _ => {
+                if s.scope == Scope::Side {
+                    return Err(ControllerError::SideExpired);
+                }
+                self.resume_locked(key).await
+            }
+        }
+    }
+
+    fn phase(&self, key: &SessionKey) -> Result<Phase> {
+        self.state()
+            .sessions
+            .get(key)
+            .map(|e| e.rec.phase)
+            .ok_or_else(|| ControllerError::SessionNotFound(key.session_id.clone()))
+    }
+
+    /// Submits a turn (or steers the active one).
+    pub async fn submit_turn(&self, key: &SessionKey, req: SubmitTurn) -> Result<TurnAccepted> {
+        self.check_accepting()?;
+        if req.input.is_empty() {
+            return Err(ControllerError::InvalidInput("input must contain at least one item".into()));
+        }
+        let size: usize = req.input.iter().map(|i| i.text().len()).sum();
+        if size > self.inner.config.max_input_bytes {
+            return Err(ControllerError::InvalidInput(format!(
+                "input is {size} bytes, more than the limit of {} bytes",
+                self.inner.config.max_input_bytes
+            )));
+        }
+        if req.input.iter().all(|i| i.text().trim().is_empty()) {
+            return Err(ControllerError::InvalidInput("input text must not be empty".into()));
+        }
+        let client_submit_id = req.client_submit_id.clone().filter(|c| !c.trim().is_empty());
+        let _guard = self.lock(key).await?;
+        let current = self.snapshot(key)?;
+        let adapter = self.adapter(&current.provider)?;
+        {
+            let st = self.state();
+            if let Some(e) = st.sessions.get(key)
+                && let Some(csid) = &client_submit_id
+                && let Some(turn) = e.rec.submitted_turn(csid)
+            {
+                return Ok(TurnAccepted { turn_id: turn.to_owned(), duplicate: true, steered: false });
+            }
+        }
+        if let Some(active) = current.active_turn_id.clone() {
+            let Some(steer) = adapter.steer().filter(|_| req.steer) else {
+                return Err(ControllerError::TurnActive(active));
+            };
+            steer.steer(&current, &active, req.input.clone()).await?;
+            let input = req.input.clone();
+            self.publish_with(key, true, |b| {
+                if let Some(csid) = &client_submit_id {
+                    b.entry.rec.remember_submit(csid, &active);
+                }
+                b.emit(
+                    Some(active.clone()),
+                    EventBody::TurnSteered(TurnSteeredPayload {
+                        turn_id: active.clone(),
+                        input,
+                        client_submit_id: client_submit_id.clone(),
+                    }),
+                );
+                Ok(())
+            })
+            .await?
+            .durable()
+            .await?;
+            return Ok(TurnAccepted { turn_id: active, duplicate: false, steered: true });
+        }
+        let session = self.ensure_live_locked(key, &adapter).await?;
+        let turn_id = new_id();
+        let input = req.input.clone();
+        self.publish_with(key, true, |b| {
+            if let Some(active) = &b.entry.rec.session.active_turn_id {
+                return Err(ControllerError::TurnActive(active.clone()));
+            }
+            b.entry.rec.begin_turn(&turn_id, client_submit_id.as_deref(), b.now);
+            b.emit(
+                Some(turn_id.clone()),
+                EventBody::TurnStarted(TurnStartedPayload::user(&turn_id, input, client_submit_id.clone())),
+            );
+            Ok(())
+        })
+        .await?
+        .durable()
+        .await?;
+        let request = TurnRequest { turn_id: turn_id.clone(), input: req.input, client_submit_id };
+        if let Err(err) = adapter.start_turn(&session, request).await {
+            let (code, message) = (err.code().to_owned(), err.to_string());
+            self.publish_with(key, false, |b| {
+                if b.entry.rec.session.active_turn_id.as_deref() == Some(turn_id.as_str()) {
+                    b.emit(
+                        Some(turn_id.clone()),
+                        EventBody::TurnFailed(TurnFailedPayload {
+                            turn_id: turn_id.clone(),
+                            error: ErrorInfo::new(&code, message),
+                        }),
+                    );
+                }
+                Ok(())
+            })
+            .await?
+            .durable()
+            .await?;
+            return Err(err.into());
+        }
+        Ok(TurnAccepted { turn_id, duplicate: false, steered: false })
+    }
+
+    /// Interrupts the active turn. Returns its id.
+    pub async fn cancel(&self, key: &SessionKey) -> Result<String> {
+        let _guard = self.lock(key).await?;
+        let session = self.snapshot(key)?;
+        let turn = session.active_turn_id.clone().ok_or(ControllerError::NoActiveTurn)?;
+        let adapter = self.adapter(&session.provider)?;
+        let live = session.live && adapter.is_live(&session);
+        let reach = if live { adapter.cancel(&session, &turn).await } else { Err(AdapterError::NotLive) };
+        match reach {
+            Ok(()) => Ok(turn),
+            Err(AdapterError::NotLive) => {
+                // Nobody can end this turn but us.
+                self.cancel_turn_here(key, &turn, "canceled").await?;
+                Ok(turn)
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    async fn cancel_turn_here(&self, key: &SessionKey, turn: &str, reason: &str) -> Result<()> {
+        self.publish_with(key, false, |b| {
+            if b.entry.rec.session.active_turn_id.as_deref() == Some(turn) {
+                b.emit(
+                    Some(turn.to_owned()),
+                    EventBody::TurnCanceled(TurnCanceledPayload { turn_id: turn.to_owned(), reason: reason.into() }),
+                );
+            }
+            Ok(())
+        })
+        .await?
+        .durable()
+        .await
+    }
+
+    fn active_turn(&self, key: &SessionKey) -> Option<String> {
+        self.state().sessions.get(key).and_then(|e| e.rec.session.active_turn_id.clone())
+    }
+
+    /// Waits up to `grace` for the session's active turn to end.
+    async fn wait_turn_end(&self, key: &SessionKey, grace: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + grace;
+        loop {
+            let Some(notify) = self.state().sessions.get(key).map(|e| e.turn_ended.clone()) else {
+                return true;
+            };
+            let notified = notify.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.active_turn(key).is_none() {
+                return true;
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return self.active_turn(key).is_none();
+            }
+        }
+    }
+
+    /// Closes a session: ends its turn (bounded grace), settles interactions, stops the provider
+    /// side and publishes `session.completed`. Idempotent.
+    pub async fn close(&self, key: &SessionKey) -> Result<()> {
+        let _guard = self.lock(key).await?;
+        self.close_locked(key, "session closed").await
+    }
+
+    async fn close_locked(&self, key: &SessionKey, reason: &str) -> Result<()> {
+        let session = self.snapshot(key)?;
+        if self.phase(key)? == Phase::Completed {
+            return Ok(());
+        }
+        let adapter = self.adapter(&session.provider)?;
+        let grace = self.inner.config.close_grace;
+        if let Some(turn) = session.active_turn_id.clone() {
+            if session.live && adapter.is_live(&session) {
+                let quiesced = match adapter.quiesce() {
+                    Some(q) => q.quiesce_for_close(&session, grace).await,
+                    None => adapter.cancel(&session, &turn).await,
+                };
+                if let Err(e) = quiesced {
+                    tracing::warn!(session = %key, error = %e, "cancel before close failed");
+                }
+                if !self.wait_turn_end(key, grace).await {
+                    tracing::warn!(session = %key, turn = %turn, "turn did not end within the close grace; forcing it");
+                }
+            }
+            self.cancel_turn_here(key, &turn, reason).await?;
+        }
+        if adapter.is_live(&session)
+            && let Err(e) = adapter.close(&session).await
+        {
+            tracing::warn!(session = %key, error = %e, "provider close failed");
+        }
+        let stale = self.next_generation();
+        let reason = reason.to_owned();
+        self.publish_with(key, true, |b| {
+            b.detach(stale);
+            b.settle_pending(ResolvedBy::Close);
+            b.transition(Phase::Completed)?;
+            b.entry.rec.session.resumable = false;
+            b.entry.rec.refresh();
+            let session = b.session();
+            b.emit(None, EventBody::SessionCompleted(SessionCompletedPayload { session, reason }));
+            Ok(())
+        })
+        .await?
+        .durable()
+        .await
+    }
+
+    /// Stops the live side of an idle session, keeping it resumable.
+    pub async fn release(&self, key: &SessionKey) -> Result<()> {
+        let _guard = self.lock(key).await?;
+        let session = self.snapshot(key)?;
+        let adapter = self.adapter(&session.provider)?;
+        match self.phase(key)? {
+            Phase::Completed => return Err(ControllerError::SessionClosed),
+            Phase::Live => {}
+            _ => return Ok(()),
+        }
+        if session.active_turn_id.is_some() {
+            return Err(ControllerError::SessionBusy("a turn is active".into()));
+        }
+        if self.state().sessions.get(key).is_some_and(|e| !e.rec.pending.is_empty()) {
+            return Err(ControllerError::SessionBusy("an interaction is pending".into()));
+        }
+        let released = match adapter.release() {
+            Some(r) => r.release(&session).await,
+            None => adapter.close(&session).await,
+        };
+        match released {
+            Ok(()) | Err(AdapterError::NotLive) => {}
+            Err(AdapterError::Busy(m)) => return Err(ControllerError::SessionBusy(m)),
+            Err(e) => return Err(e.into()),
+        }
+        let stale = self.next_generation();
+        self.publish_with(key, true, |b| {
+            b.detach(stale);
+            b.transition(Phase::Disconnected)?;
+            b.updated("released");
+            Ok(())
+        })
+        .await?
+        .durable()
+        .await
+    }
+
+    /// Drops the live side now (pending interactions are rejected), keeping it resumable.
+    pub async fn disconnect(&self, key: &SessionKey) -> Result<()> {
+        let _guard = self.lock(key).await?;
+        let session = self.snapshot(key)?;
+        let adapter = self.adapter(&session.provider)?;
+        match self.phase(key)? {
+            Phase::Completed => return Err(ControllerError::SessionClosed),
+            Phase::Live => {}
+            _ => return Ok(()),
+        }
+        let dropped = match adapter.disconnect() {
+            Some(d) => d.disconnect(&session).await,
+            None => adapter.close(&session).await,
+        };
+        if let Err(e) = dropped {
+            tracing::warn!(session = %key, error = %e, "provider disconnect failed");
+        }
+        let stale = self.next_generation();
+        self.publish_with(key, true, |b| {
+            b.detach(stale);
+            b.fail_active_turn("disconnected", "the session was disconnected");
+            b.settle_pending(ResolvedBy::Close);
+            b.transition(Phase::Disconnected)?;
+            b.updated("disconnected");
+            Ok(())
+        })
+        .await?
+        .durable()
+        .await
+    }
+
+    /// Answers a pending interaction.
+    pub async fn answer(
+        &self,
+        key: &SessionKey,
+        request_id: &str,
+        decision: Decision,
+        answers: Option<Value>,
+    ) -> Result<()> {
+        let session = self.snapshot(key)?;
+        let adapter = self.adapter(&session.provider)?;
+        let Some(interactive) = adapter.interactive() else {
+            return Err(ControllerError::InteractionNotFound(request_id.to_owned()));
+        };
+        let rid = request_id.to_owned();
+        let ans = answers.clone();
+        // Resolve first, under the state lock: a second answer (even a concurrent one) sees the
+        // request resolved and gets 409, and `interaction.resolved` precedes whatever the answer
+        // causes the provider to do.
+        self.publish_with(key, false, |b| {
+            let Some(pending) = b.entry.rec.pending_interaction(&rid) else {
+                return Err(if b.entry.rec.was_resolved(&rid) {
+                    ControllerError::InteractionResolved(rid.clone())
+                } else {
+                    ControllerError::InteractionNotFound(rid.clone())
+                });
+            };
+            if !pending.request.options.contains(&decision) {
+                let allowed: Vec<&str> = pending.request.options.iter().map(|d| d.as_str()).collect();
+                return Err(ControllerError::InvalidDecision(format!(
+                    "decision `{}` is not one of {}",
+                    decision.as_str(),
+                    allowed.join(", ")
+                )));
+            }
+            if pending.request.kind == InteractionKind::UserInput && decision.accepts() && ans.is_none() {
+                return Err(ControllerError::InvalidDecision("a userInput request needs `answers`".into()));
+            }
+            let turn = pending.turn_id.clone();
+            b.emit(
+                turn,
+                EventBody::InteractionResolved(InteractionResolvedPayload {
+                    request_id: rid.clone(),
+                    decision,
+                    resolved_by: ResolvedBy::Client,
+                    answers: ans,
+                }),
+            );
+            Ok(())
+        })
+        .await?;
+        interactive.respond(&session, request_id, decision, answers).await?;
+        Ok(())
+    }
+
+    // ---------------------------------------------------------------- server lifecycle
+
+    /// Loads every stored session. None is live afterwards: what was live, starting or mid-turn
+    /// when the previous process stopped is reported as interrupted, then disconnected.
+    pub async fn recover(&self) -> Result<usize> {
+        let records = self.inner.store.load_sessions().await?;
+        let count = records.len();
+        let mut keys = Vec::new();
+        {
+            let mut st = self.state();
+            for rec in records {
+                let key = rec.session.key();
+                if rec.phase != Phase::Completed {
+                    keys.push(key.clone());
+                }
+                st.sessions.insert(
+                    key,
+                    Entry { rec, generation: 0, buffer: None, announced: true, turn_ended: Arc::new(Notify::new()) },
+                );
+            }
+        }
+        for key in keys {
+            let published = self
+                .publish_with(&key, false, |b| {
+                    let before = b.events.len();
+                    b.fail_active_turn("server_restart", "the server restarted during the turn");
+                    b.settle_pending(ResolvedBy::Restart);
+                    if matches!(b.entry.rec.phase, Phase::Live | Phase::Starting) {
+                        b.transition(Phase::Disconnected)?;
+                    }
+                    if b.events.len() > before || b.persist {
+                        b.updated("server_restart");
+                    }
+                    Ok(())
+                })
+                .await?;
+            published.durable().await?;
+        }
+        Ok(count)
+    }
+
+    /// Stops accepting lifecycle operations and brings every live session down, keeping it
+    /// resumable. Called on SIGINT/SIGTERM.
+    pub async fn shutdown(&self) {
+        self.inner.accepting.store(false, Ordering::Relaxed);
+        let keys: Vec<SessionKey> = {
+            let st = self.state();
+            st.sessions.iter().filter(|(_, e)| e.rec.phase == Phase::Live).map(|(k, _)| k.clone()).collect()
+        };
+        let tasks = keys.into_iter().map(|key| {
+            let this = self.clone();
+            async move {
+                let _guard = match this.lock(&key).await {
+                    Ok(g) => Some(g),
+                    Err(e) => {
+                        tracing::warn!(session = %key, error = %e, "shutting down without the session lock");
+                        None
+                    }
+                };
+                if let Ok(session) = this.snapshot(&key)
+                    && let Ok(adapter) = this.adapter(&session.provider)
+                    && adapter.is_live(&session)
+                    && let Err(e) = adapter.close(&session).await
+                {
+                    tracing::warn!(session = %key, error = %e, "provider close at shutdown failed");
+                }
+                let stale = this.next_generation();
+                let published = this
+                    .publish_with(&key, true, |b| {
+                        if b.entry.rec.phase != Phase::Live {
+                            return Ok(());
+                        }
+                        b.detach(stale);
+                        b.fail_active_turn("server_shutdown", "the server shut down during the turn");
+                        b.settle_pending(ResolvedBy::Restart);
+                        b.transition(Phase::Disconnected)?;
+                        b.updated("server_shutdown");
+                        Ok(())
+                    })
+                    .await;
+                if let Ok(p) = published {
+                    let _ = p.durable().await;
+                }
+            }
+        });
+        futures::future::join_all(tasks).await;
+        let _ = self.inner.store.flush().await;
+    }
+}
+
+impl std::fmt::Debug for Controller {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Controller").finish_non_exhaustive()
+    }
+}

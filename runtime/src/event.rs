@@ -1,0 +1,625 @@
+//! Activity events: the envelope of the contract and one typed payload per event type.
+//!
+//! An event is serialised exactly once, by the store's writer, when it gets its room `seq`; every
+//! subscriber then shares those bytes.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::model::{Goal, InputItem, Scope, Session};
+
+/// A durable (or, for side conversations, ephemeral) event as clients receive it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct Event {
+    /// Per room (per side session for side events), from 1, gap-free.
+    pub seq: u64,
+    pub room_id: String,
+    pub event_id: String,
+    pub session_id: String,
+    pub scope: Scope,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn_id: Option<String>,
+    pub occurred_at_ms: i64,
+    #[serde(flatten)]
+    pub body: EventBody,
+}
+
+/// An event before it has a `seq`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NewEvent {
+    pub room_id: String,
+    pub event_id: String,
+    pub session_id: String,
+    pub scope: Scope,
+    pub turn_id: Option<String>,
+    pub occurred_at_ms: i64,
+    pub body: EventBody,
+}
+
+impl NewEvent {
+    pub fn with_seq(self, seq: u64) -> Event {
+        Event {
+            seq,
+            room_id: self.room_id,
+            event_id: self.event_id,
+            session_id: self.session_id,
+            scope: self.scope,
+            turn_id: self.turn_id,
+            occurred_at_ms: self.occurred_at_ms,
+            body: self.body,
+        }
+    }
+}
+
+/// The type and payload of an event (`type` and `payload` on the wire).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(tag = "type", content = "payload")]
+pub enum EventBody {
+    #[serde(rename = "session.started")]
+    SessionStarted(SessionStartedPayload),
+    #[serde(rename = "session.updated")]
+    SessionUpdated(SessionUpdatedPayload),
+    #[serde(rename = "session.completed")]
+    SessionCompleted(SessionCompletedPayload),
+    #[serde(rename = "session.failed")]
+    SessionFailed(SessionFailedPayload),
+    #[serde(rename = "turn.started")]
+    TurnStarted(TurnStartedPayload),
+    #[serde(rename = "turn.completed")]
+    TurnCompleted(TurnCompletedPayload),
+    #[serde(rename = "turn.failed")]
+    TurnFailed(TurnFailedPayload),
+    #[serde(rename = "turn.canceled")]
+    TurnCanceled(TurnCanceledPayload),
+    /// Input added to a running turn (`steer: true`).
+    #[serde(rename = "turn.steered")]
+    TurnSteered(TurnSteeredPayload),
+    #[serde(rename = "message.delta")]
+    MessageDelta(TextDeltaPayload),
+    #[serde(rename = "message.completed")]
+    MessageCompleted(TextCompletedPayload),
+    #[serde(rename = "reasoning.delta")]
+    ReasoningDelta(TextDeltaPayload),
+    #[serde(rename = "reasoning.completed")]
+    ReasoningCompleted(TextCompletedPayload),
+    #[serde(rename = "call.started")]
+    CallStarted(CallStartedPayload),
+    #[serde(rename = "call.updated")]
+    CallUpdated(CallUpdatedPayload),
+    #[serde(rename = "call.completed")]
+    CallCompleted(CallCompletedPayload),
+    #[serde(rename = "interaction.requested")]
+    InteractionRequested(InteractionRequestedPayload),
+    #[serde(rename = "interaction.resolved")]
+    InteractionResolved(InteractionResolvedPayload),
+    #[serde(rename = "usage.updated")]
+    UsageUpdated(UsagePayload),
+    #[serde(rename = "commands.updated")]
+    CommandsUpdated(CommandsUpdatedPayload),
+    #[serde(rename = "plan.updated")]
+    PlanUpdated(PlanUpdatedPayload),
+    #[serde(rename = "goal.updated")]
+    GoalUpdated(GoalUpdatedPayload),
+    #[serde(rename = "goal.cleared")]
+    GoalCleared(GoalClearedPayload),
+    #[serde(rename = "goal.reconcile_required")]
+    GoalReconcileRequired(GoalReconcileRequiredPayload),
+    #[serde(rename = "notice")]
+    Notice(NoticePayload),
+}
+
+impl EventBody {
+    /// The wire name of the event type.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Self::SessionStarted(_) => "session.started",
+            Self::SessionUpdated(_) => "session.updated",
+            Self::SessionCompleted(_) => "session.completed",
+            Self::SessionFailed(_) => "session.failed",
+            Self::TurnStarted(_) => "turn.started",
+            Self::TurnCompleted(_) => "turn.completed",
+            Self::TurnFailed(_) => "turn.failed",
+            Self::TurnCanceled(_) => "turn.canceled",
+            Self::TurnSteered(_) => "turn.steered",
+            Self::MessageDelta(_) => "message.delta",
+            Self::MessageCompleted(_) => "message.completed",
+            Self::ReasoningDelta(_) => "reasoning.delta",
+            Self::ReasoningCompleted(_) => "reasoning.completed",
+            Self::CallStarted(_) => "call.started",
+            Self::CallUpdated(_) => "call.updated",
+            Self::CallCompleted(_) => "call.completed",
+            Self::InteractionRequested(_) => "interaction.requested",
+            Self::InteractionResolved(_) => "interaction.resolved",
+            Self::UsageUpdated(_) => "usage.updated",
+            Self::CommandsUpdated(_) => "commands.updated",
+            Self::PlanUpdated(_) => "plan.updated",
+            Self::GoalUpdated(_) => "goal.updated",
+            Self::GoalCleared(_) => "goal.cleared",
+            Self::GoalReconcileRequired(_) => "goal.reconcile_required",
+            Self::Notice(_) => "notice",
+        }
+    }
+
+    /// The turn a turn-lifecycle event is about.
+    pub fn turn_id(&self) -> Option<&str> {
+        match self {
+            Self::TurnStarted(p) => Some(&p.turn_id),
+            Self::TurnCompleted(p) => Some(&p.turn_id),
+            Self::TurnFailed(p) => Some(&p.turn_id),
+            Self::TurnCanceled(p) => Some(&p.turn_id),
+            _ => None,
+        }
+    }
+
+    pub fn is_turn_terminal(&self) -> bool {
+        matches!(self, Self::TurnCompleted(_) | Self::TurnFailed(_) | Self::TurnCanceled(_))
+    }
+}
+
+/// A code and a human readable message.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ErrorInfo {
+    pub code: String,
+    pub message: String,
+}
+
+impl ErrorInfo {
+    pub fn new(code: &str, message: impl Into<String>) -> Self {
+        Self { code: code.to_owned(), message: message.into() }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct SessionStartedPayload {
+    /// The session as it is once started.
+    pub session: Session,
+    /// Set on side conversations: they are never persisted.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ephemeral: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct SessionUpdatedPayload {
+    pub session: Session,
+    /// Why it changed: `resumed`, `released`, `disconnected`, `provider_exited`, `server_restart`, …
+    pub reason: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct SessionCompletedPayload {
+    pub session: Session,
+    pub reason: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct SessionFailedPayload {
+    pub session: Session,
+    pub error: ErrorInfo,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum TurnOrigin {
+    User,
+    GoalContinuation,
+    Provider,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct TurnStartedPayload {
+    pub turn_id: String,
+    pub origin: TurnOrigin,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goal_operation_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goal_revision: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goal_repair_epoch: Option<i64>,
+    /// The submitted input (user turns).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub input: Vec<InputItem>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_submit_id: Option<String>,
+}
+
+impl TurnStartedPayload {
+    pub fn user(turn_id: &str, input: Vec<InputItem>, client_submit_id: Option<String>) -> Self {
+        Self {
+            turn_id: turn_id.to_owned(),
+            origin: TurnOrigin::User,
+            goal_operation_id: None,
+            goal_revision: None,
+            goal_repair_epoch: None,
+            input,
+            client_submit_id,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct TurnCompletedPayload {
+    pub turn_id: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct TurnFailedPayload {
+    pub turn_id: String,
+    pub error: ErrorInfo,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct TurnCanceledPayload {
+    pub turn_id: String,
+    pub reason: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct TurnSteeredPayload {
+    pub turn_id: String,
+    pub input: Vec<InputItem>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_submit_id: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct TextDeltaPayload {
+    pub item_id: String,
+    pub text: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct TextCompletedPayload {
+    pub item_id: String,
+    pub text: String,
+}
+
+/// What kind of call an item is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub enum CallKind {
+    Tool,
+    Command,
+    FileChange,
+    Mcp,
+    WebSearch,
+    Other,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct FileChange {
+    pub path: String,
+    /// `add`, `delete` or `update`.
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct CallStartedPayload {
+    pub call_id: String,
+    pub kind: CallKind,
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schema(value_type = Option<Object>))]
+    pub input: Option<Value>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changes: Vec<FileChange>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct CallUpdatedPayload {
+    pub call_id: String,
+    /// Output produced since the previous update (e.g. command output).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_delta: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum CallStatus {
+    Completed,
+    Failed,
+    Declined,
+    Interrupted,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct CallCompletedPayload {
+    pub call_id: String,
+    pub status: CallStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changes: Vec<FileChange>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub enum InteractionKind {
+    CommandApproval,
+    FileChangeApproval,
+    Permissions,
+    UserInput,
+}
+
+/// An answer to an interaction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub enum Decision {
+    Accept,
+    AcceptForSession,
+    Decline,
+    Cancel,
+}
+
+impl Decision {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Accept => "accept",
+            Self::AcceptForSession => "acceptForSession",
+            Self::Decline => "decline",
+            Self::Cancel => "cancel",
+        }
+    }
+
+    pub fn accepts(self) -> bool {
+        matches!(self, Self::Accept | Self::AcceptForSession)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct QuestionOption {
+    pub label: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct Question {
+    pub id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub header: Option<String>,
+    pub question: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub options: Vec<QuestionOption>,
+    /// Whether a free-form answer is allowed besides the options.
+    #[serde(default)]
+    pub is_other: bool,
+    #[serde(default)]
+    pub is_secret: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct InteractionRequestedPayload {
+    pub request_id: String,
+    pub kind: InteractionKind,
+    pub title: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub questions: Vec<Question>,
+    pub options: Vec<Decision>,
+    /// The call this request is about, when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_id: Option<String>,
+}
+
+/// A pending interaction as `GET .../interactions` lists it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct Interaction {
+    pub session_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn_id: Option<String>,
+    pub requested_at_ms: i64,
+    #[serde(flatten)]
+    pub request: InteractionRequestedPayload,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum ResolvedBy {
+    Client,
+    Provider,
+    Close,
+    Restart,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct InteractionResolvedPayload {
+    pub request_id: String,
+    pub decision: Decision,
+    pub resolved_by: ResolvedBy,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schema(value_type = Option<Object>))]
+    pub answers: Option<Value>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct UsagePayload {
+    pub input_tokens: i64,
+    pub output_tokens: i64,
+    #[serde(default)]
+    pub cached_input_tokens: i64,
+    #[serde(default)]
+    pub reasoning_output_tokens: i64,
+    pub total_tokens: i64,
+    /// Tokens of the latest turn alone, when the provider reports them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_turn_total_tokens: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<i64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct CommandInfo {
+    pub name: String,
+    pub description: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_hint: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct CommandsUpdatedPayload {
+    pub commands: Vec<CommandInfo>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct PlanStep {
+    pub step: String,
+    /// `pending`, `inProgress` or `completed`.
+    pub status: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct PlanUpdatedPayload {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explanation: Option<String>,
+    pub steps: Vec<PlanStep>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct GoalUpdatedPayload {
+    pub goal: Goal,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct GoalClearedPayload {
+    pub operation_id: String,
+    pub revision: i64,
+    pub repair_epoch: i64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct GoalReconcileRequiredPayload {
+    /// Why the goal needs reconciling, e.g. `unproven_continuation`.
+    pub reason: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider_turn_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operation_id: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum NoticeLevel {
+    Info,
+    Warning,
+    Error,
+}
+
+/// Something the provider said that is not part of a turn's output (warnings, deprecations).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct NoticePayload {
+    pub level: NoticeLevel,
+    pub message: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn envelope_has_type_and_payload_at_top_level() {
+        let ev = Event {
+            seq: 7,
+            room_id: "r".into(),
+            event_id: "e".into(),
+            session_id: "s".into(),
+            scope: Scope::Canonical,
+            turn_id: Some("t".into()),
+            occurred_at_ms: 1,
+            body: EventBody::MessageDelta(TextDeltaPayload { item_id: "i".into(), text: "hi".into() }),
+        };
+        let v = serde_json::to_value(&ev).unwrap();
+        assert_eq!(v["type"], "message.delta");
+        assert_eq!(v["payload"]["itemId"], "i");
+        assert_eq!(v["seq"], 7);
+        assert_eq!(v["turnId"], "t");
+        let back: Event = serde_json::from_value(v).unwrap();
+        assert_eq!(back, ev);
+    }
+}

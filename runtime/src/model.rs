@@ -1,0 +1,340 @@
+//! The wire-shaped session model of the contract (`Session`, its settings and status).
+//!
+//! These types serialise exactly as `API.md` describes them; the status and the submit availability
+//! are *derived* from the session's lifecycle phase, its active turn and its pending interactions
+//! (see [`crate::session`]), never set from two places.
+
+use serde::{Deserialize, Serialize};
+
+/// Where a session sits: an ordinary (canonical) session, or an ephemeral side conversation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum Scope {
+    #[default]
+    Canonical,
+    Side,
+}
+
+/// The status clients see. Derived, see [`crate::session::SessionRecord::refresh`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum SessionStatus {
+    Starting,
+    Ready,
+    Working,
+    Waiting,
+    Disconnected,
+    Failed,
+    Completed,
+}
+
+impl SessionStatus {
+    pub const ALL: [SessionStatus; 7] = [
+        Self::Starting,
+        Self::Ready,
+        Self::Working,
+        Self::Waiting,
+        Self::Disconnected,
+        Self::Failed,
+        Self::Completed,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Starting => "starting",
+            Self::Ready => "ready",
+            Self::Working => "working",
+            Self::Waiting => "waiting",
+            Self::Disconnected => "disconnected",
+            Self::Failed => "failed",
+            Self::Completed => "completed",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum SubmitState {
+    Available,
+    Blocked,
+}
+
+/// Whether a turn may be submitted now, and why not.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct SubmitAvailability {
+    pub state: SubmitState,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+impl SubmitAvailability {
+    pub fn available() -> Self {
+        Self { state: SubmitState::Available, reason: None }
+    }
+    pub fn blocked(reason: &str) -> Self {
+        Self { state: SubmitState::Blocked, reason: Some(reason.to_owned()) }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum AuthState {
+    Authenticated,
+    AuthRequired,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+pub enum ApprovalPolicy {
+    #[serde(rename = "untrusted")]
+    Untrusted,
+    #[serde(rename = "on-request")]
+    OnRequest,
+    #[serde(rename = "never")]
+    Never,
+}
+
+impl ApprovalPolicy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Untrusted => "untrusted",
+            Self::OnRequest => "on-request",
+            Self::Never => "never",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+pub enum SandboxMode {
+    #[serde(rename = "read-only")]
+    ReadOnly,
+    #[serde(rename = "workspace-write")]
+    WorkspaceWrite,
+    #[serde(rename = "danger-full-access")]
+    DangerFullAccess,
+}
+
+impl SandboxMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ReadOnly => "read-only",
+            Self::WorkspaceWrite => "workspace-write",
+            Self::DangerFullAccess => "danger-full-access",
+        }
+    }
+}
+
+/// Per-session settings, as submitted at start.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SessionSettings {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_effort: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval_policy: Option<ApprovalPolicy>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxMode>,
+}
+
+/// A session as the contract shows it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct Session {
+    pub room_id: String,
+    pub session_id: String,
+    pub root_session_id: String,
+    pub provider: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider_session_id: Option<String>,
+    pub scope: Scope,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_session_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub side_request_id: Option<String>,
+    pub status: SessionStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active_turn_id: Option<String>,
+    pub submit_availability: SubmitAvailability,
+    pub resumable: bool,
+    pub live: bool,
+    pub visible: bool,
+    pub title: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth_state: Option<AuthState>,
+    /// How to authenticate when `authState` is `auth_required`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth_message: Option<String>,
+    pub cwd: String,
+    pub settings: SessionSettings,
+    pub created_at_ms: i64,
+    pub updated_at_ms: i64,
+}
+
+impl Session {
+    pub fn key(&self) -> SessionKey {
+        SessionKey::new(&self.room_id, &self.session_id)
+    }
+
+    pub fn is_side(&self) -> bool {
+        self.scope == Scope::Side
+    }
+}
+
+/// A session's identity inside the server: (room, session id).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SessionKey {
+    pub room_id: String,
+    pub session_id: String,
+}
+
+impl SessionKey {
+    pub fn new(room_id: &str, session_id: &str) -> Self {
+        Self { room_id: room_id.to_owned(), session_id: session_id.to_owned() }
+    }
+}
+
+impl std::fmt::Display for SessionKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.room_id, self.session_id)
+    }
+}
+
+/// One item of turn input.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum InputItem {
+    Text { text: String },
+}
+
+impl InputItem {
+    pub fn text(&self) -> &str {
+        match self {
+            Self::Text { text } => text,
+        }
+    }
+}
+
+/// The goal of a session (contract §Goal).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct Goal {
+    pub objective: String,
+    pub status: GoalStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_budget: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens_used: Option<i64>,
+    pub operation_id: String,
+    pub revision: i64,
+    pub repair_epoch: i64,
+    pub origin: GoalOrigin,
+    pub updated_at_ms: i64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum GoalStatus {
+    Active,
+    Paused,
+    Blocked,
+    Complete,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum GoalOrigin {
+    User,
+    Provider,
+}
+
+/// What a provider can do (`GET /v1/providers`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderCapabilities {
+    pub resume: bool,
+    pub side_conversations: bool,
+    pub goals: bool,
+    pub interactive: bool,
+    pub steer: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderInfo {
+    pub id: String,
+    pub display_name: String,
+    pub available: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unavailable_reason: Option<String>,
+    pub capabilities: ProviderCapabilities,
+}
+
+/// A room as `GET /v1/rooms` lists it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct Room {
+    pub room_id: String,
+    pub session_count: u64,
+    pub head_seq: u64,
+}
+
+/// Validates a room or session id: 1–128 characters of `[A-Za-z0-9._:-]`.
+///
+/// Ids appear in URLs, log lines and SQLite keys; a narrow alphabet keeps all three unambiguous.
+pub fn validate_id(kind: &str, id: &str) -> Result<(), String> {
+    if id.is_empty() {
+        return Err(format!("{kind} must not be empty"));
+    }
+    if id.len() > 128 {
+        return Err(format!("{kind} must be at most 128 characters"));
+    }
+    if !id.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b':' | b'-')) {
+        return Err(format!("{kind} may only contain letters, digits, '.', '_', ':' and '-'"));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_validated() {
+        assert!(validate_id("roomId", "room-1").is_ok());
+        assert!(validate_id("roomId", "a.b_c:d-E9").is_ok());
+        assert!(validate_id("roomId", "").is_err());
+        assert!(validate_id("roomId", "has space").is_err());
+        assert!(validate_id("roomId", "slash/no").is_err());
+        assert!(validate_id("roomId", &"x".repeat(129)).is_err());
+        assert!(validate_id("roomId", &"x".repeat(128)).is_ok());
+    }
+
+    #[test]
+    fn settings_reject_unknown_values() {
+        let ok: SessionSettings =
+            serde_json::from_str(r#"{"approvalPolicy":"on-request","sandbox":"read-only"}"#).unwrap();
+        assert_eq!(ok.approval_policy, Some(ApprovalPolicy::OnRequest));
+        assert!(serde_json::from_str::<SessionSettings>(r#"{"approvalPolicy":"sometimes"}"#).is_err());
+        assert!(serde_json::from_str::<SessionSettings>(r#"{"bogus":1}"#).is_err());
+    }
+}

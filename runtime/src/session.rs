@@ -1,0 +1,461 @@
+//! The per-session state machine.
+//!
+//! A [`SessionRecord`] is the durable state of one session: the wire [`Session`], its lifecycle
+//! [`Phase`], its pending interactions and its idempotency memory. Its status, `live` flag and submit
+//! availability are derived from those by [`SessionRecord::refresh`]; the controller changes a record
+//! only through the transitions and the event fold below, so there is one writer of session state.
+
+use std::collections::VecDeque;
+
+use serde::{Deserialize, Serialize};
+
+use crate::event::{
+    Decision, EventBody, InteractionRequestedPayload, InteractionResolvedPayload, ResolvedBy,
+};
+use crate::model::{Session, SessionStatus, SubmitAvailability};
+
+/// How many resolved interaction ids a session remembers (to answer 409 rather than 404).
+pub const RESOLVED_MEMORY: usize = 1024;
+/// How many `clientSubmitId`s a session remembers for idempotent submits.
+pub const SUBMIT_MEMORY: usize = 512;
+
+/// The lifecycle phase of a session. Transitions are checked by [`SessionRecord::transition`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// The provider side is being started or resumed.
+    Starting,
+    /// A live provider session exists.
+    Live,
+    /// No live provider session (restart, crash, release, disconnect).
+    Disconnected,
+    /// The provider side failed; `resumable` says whether resume may bring it back.
+    Failed,
+    /// Closed. Terminal.
+    Completed,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("invalid session transition from {from:?} to {to:?}")]
+pub struct InvalidTransition {
+    pub from: Phase,
+    pub to: Phase,
+}
+
+impl Phase {
+    /// The allowed edges of the lifecycle state machine.
+    pub fn can_become(self, to: Phase) -> bool {
+        use Phase::*;
+        matches!(
+            (self, to),
+            (Starting, Live | Failed | Disconnected | Completed)
+                | (Live, Disconnected | Failed | Completed | Starting)
+                | (Disconnected, Starting | Completed)
+                | (Failed, Starting | Completed)
+        )
+    }
+}
+
+/// An interaction waiting for an answer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingInteraction {
+    pub turn_id: Option<String>,
+    pub requested_at_ms: i64,
+    pub request: InteractionRequestedPayload,
+}
+
+/// What folding one event did.
+#[derive(Debug, Default, PartialEq)]
+pub struct Folded {
+    /// Whether the event is published (a duplicate or stale fact is dropped).
+    pub publish: bool,
+    /// Whether the durable record changed and must be written with the event.
+    pub persist: bool,
+    /// Events the fold implies and that must be published right after this one
+    /// (e.g. interactions left pending by a turn that ended).
+    pub follow_up: Vec<(Option<String>, EventBody)>,
+}
+
+impl Folded {
+    fn publish(persist: bool) -> Self {
+        Self { publish: true, persist, follow_up: Vec::new() }
+    }
+    fn drop() -> Self {
+        Self::default()
+    }
+}
+
+/// The durable state of one session.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionRecord {
+    pub session: Session,
+    pub phase: Phase,
+    #[serde(default)]
+    pub pending: Vec<PendingInteraction>,
+    #[serde(default)]
+    pub resolved: VecDeque<String>,
+    /// `(clientSubmitId, turnId)`, oldest first.
+    #[serde(default)]
+    pub submits: VecDeque<(String, String)>,
+}
+
+impl SessionRecord {
+    pub fn new(session: Session, phase: Phase) -> Self {
+        let mut rec = Self {
+            session,
+            phase,
+            pending: Vec::new(),
+            resolved: VecDeque::new(),
+            submits: VecDeque::new(),
+        };
+        rec.refresh();
+        rec
+    }
+
+    /// Recomputes the derived fields of the wire session.
+    pub fn refresh(&mut self) {
+        let s = &mut self.session;
+        let turn = s.active_turn_id.is_some();
+        s.status = match self.phase {
+            Phase::Starting => SessionStatus::Starting,
+            Phase::Live if turn && !self.pending.is_empty() => SessionStatus::Waiting,
+            Phase::Live if turn => SessionStatus::Working,
+            Phase::Live => SessionStatus::Ready,
+            Phase::Disconnected => SessionStatus::Disconnected,
+            Phase::Failed => SessionStatus::Failed,
+            Phase::Completed => SessionStatus::Completed,
+        };
+        s.live = self.phase == Phase::Live;
+        s.submit_availability = match self.phase {
+            Phase::Completed => SubmitAvailability::blocked("closed"),
+            Phase::Starting => SubmitAvailability::blocked("starting"),
+            Phase::Disconnected | Phase::Failed if !s.resumable => {
+                SubmitAvailability::blocked("not_resumable")
+            }
+            _ if turn => SubmitAvailability::blocked("active_turn"),
+            _ => SubmitAvailability::available(),
+        };
+    }
+
+    /// Moves the lifecycle state machine along one of its edges.
+    pub fn transition(&mut self, to: Phase, now_ms: i64) -> Result<(), InvalidTransition> {
+        if !self.phase.can_become(to) {
+            return Err(InvalidTransition { from: self.phase, to });
+        }
+        self.phase = to;
+        self.session.updated_at_ms = now_ms;
+        self.refresh();
+        Ok(())
+    }
+
+    pub fn has_active_turn(&self) -> bool {
+        self.session.active_turn_id.is_some()
+    }
+
+    /// Marks a turn active (a user submit, before its `turn.started` is published).
+    pub fn begin_turn(&mut self, turn_id: &str, client_submit_id: Option<&str>, now_ms: i64) {
+        self.session.active_turn_id = Some(turn_id.to_owned());
+        if let Some(id) = client_submit_id {
+            self.remember_submit(id, turn_id);
+        }
+        self.session.updated_at_ms = now_ms;
+        self.refresh();
+    }
+
+    /// Clears the active turn without an event (the submit failed before reaching the provider).
+    pub fn abandon_turn(&mut self, turn_id: &str, now_ms: i64) {
+        if self.session.active_turn_id.as_deref() == Some(turn_id) {
+            self.session.active_turn_id = None;
+            self.submits.retain(|(_, t)| t != turn_id);
+            self.session.updated_at_ms = now_ms;
+            self.refresh();
+        }
+    }
+
+    /// Applies provider-owned metadata.
+    pub fn apply_patch(&mut self, patch: &crate::adapter::SessionPatch, now_ms: i64) {
+        let s = &mut self.session;
+        if let Some(id) = &patch.provider_session_id {
+            s.provider_session_id = Some(id.clone());
+        }
+        if let Some(a) = patch.auth_state {
+            s.auth_state = Some(a);
+            if a == crate::model::AuthState::Authenticated {
+                s.auth_message = None;
+            }
+        }
+        if let Some(m) = &patch.auth_message {
+            s.auth_message = Some(m.clone());
+        }
+        if let Some(t) = &patch.title {
+            s.title = t.clone();
+        }
+        s.updated_at_ms = now_ms;
+    }
+
+    pub fn submitted_turn(&self, client_submit_id: &str) -> Option<&str> {
+        self.submits.iter().find(|(c, _)| c == client_submit_id).map(|(_, t)| t.as_str())
+    }
+
+    /// Remembers that a `clientSubmitId` was answered with `turn_id` (idempotent submits).
+    pub fn remember_submit(&mut self, client_submit_id: &str, turn_id: &str) {
+        if self.submitted_turn(client_submit_id).is_some() {
+            return;
+        }
+        self.submits.push_back((client_submit_id.to_owned(), turn_id.to_owned()));
+        while self.submits.len() > SUBMIT_MEMORY {
+            self.submits.pop_front();
+        }
+    }
+
+    pub fn pending_interaction(&self, request_id: &str) -> Option<&PendingInteraction> {
+        self.pending.iter().find(|p| p.request.request_id == request_id)
+    }
+
+    pub fn was_resolved(&self, request_id: &str) -> bool {
+        self.resolved.iter().any(|r| r == request_id)
+    }
+
+    /// Events that settle every pending interaction (close, disconnect, restart).
+    pub fn settle_all_pending(&self, by: ResolvedBy) -> Vec<(Option<String>, EventBody)> {
+        self.pending
+            .iter()
+            .map(|p| {
+                (
+                    p.turn_id.clone(),
+                    EventBody::InteractionResolved(InteractionResolvedPayload {
+                        request_id: p.request.request_id.clone(),
+                        decision: Decision::Cancel,
+                        resolved_by: by,
+                        answers: None,
+                    }),
+                )
+            })
+            .collect()
+    }
+
+    /// Folds one event into the record. `turn_id` is the envelope's turn.
+    pub fn apply(&mut self, turn_id: Option<&str>, body: &EventBody, now_ms: i64) -> Folded {
+        let folded = match body {
+            EventBody::TurnStarted(p) => {
+                if self.session.active_turn_id.as_deref() == Some(p.turn_id.as_str()) {
+                    // The controller already marked this (user) turn active at submit.
+                    Folded::publish(false)
+                } else {
+                    self.session.active_turn_id = Some(p.turn_id.clone());
+                    self.session.updated_at_ms = now_ms;
+                    Folded::publish(true)
+                }
+            }
+            EventBody::TurnCompleted(_) | EventBody::TurnFailed(_) | EventBody::TurnCanceled(_) => {
+                let ended = body.turn_id().unwrap_or_default();
+                if self.session.active_turn_id.as_deref() != Some(ended) {
+                    // A turn ends once; a late or duplicate terminal (e.g. after a forced cancel)
+                    // would contradict what clients already saw.
+                    return Folded::drop();
+                }
+                self.session.active_turn_id = None;
+                self.session.updated_at_ms = now_ms;
+                let mut out = Folded::publish(true);
+                // Interactions of the ended turn can no longer be answered.
+                let (stale, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut self.pending)
+                    .into_iter()
+                    .partition(|p| p.turn_id.as_deref() == Some(ended));
+                self.pending = keep;
+                for p in stale {
+                    self.remember_resolved(&p.request.request_id);
+                    out.follow_up.push((
+                        Some(ended.to_owned()),
+                        EventBody::InteractionResolved(InteractionResolvedPayload {
+                            request_id: p.request.request_id,
+                            decision: Decision::Cancel,
+                            resolved_by: ResolvedBy::Provider,
+                            answers: None,
+                        }),
+                    ));
+                }
+                out
+            }
+            EventBody::InteractionRequested(p) => {
+                if self.pending_interaction(&p.request_id).is_some() || self.was_resolved(&p.request_id)
+                {
+                    return Folded::drop();
+                }
+                self.pending.push(PendingInteraction {
+                    turn_id: turn_id.map(str::to_owned),
+                    requested_at_ms: now_ms,
+                    request: p.clone(),
+                });
+                self.session.updated_at_ms = now_ms;
+                Folded::publish(true)
+            }
+            EventBody::InteractionResolved(p) => {
+                let before = self.pending.len();
+                self.pending.retain(|x| x.request.request_id != p.request_id);
+                if self.pending.len() == before {
+                    // Already settled (e.g. answered by the client, then reported by the provider).
+                    return Folded::drop();
+                }
+                self.remember_resolved(&p.request_id);
+                self.session.updated_at_ms = now_ms;
+                Folded::publish(true)
+            }
+            _ => Folded::publish(false),
+        };
+        self.refresh();
+        folded
+    }
+
+    fn remember_resolved(&mut self, request_id: &str) {
+        self.resolved.push_back(request_id.to_owned());
+        while self.resolved.len() > RESOLVED_MEMORY {
+            self.resolved.pop_front();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::*;
+    use crate::model::*;
+
+    pub(crate) fn session() -> Session {
+        Session {
+            room_id: "r".into(),
+            session_id: "s".into(),
+            root_session_id: "s".into(),
+            provider: "scripted".into(),
+            provider_session_id: None,
+            scope: Scope::Canonical,
+            source_session_id: None,
+            side_request_id: None,
+            status: SessionStatus::Starting,
+            active_turn_id: None,
+            submit_availability: SubmitAvailability::available(),
+            resumable: true,
+            live: false,
+            visible: true,
+            title: "t".into(),
+            last_error: None,
+            auth_state: None,
+            auth_message: None,
+            cwd: "/".into(),
+            settings: SessionSettings::default(),
+            created_at_ms: 0,
+            updated_at_ms: 0,
+        }
+    }
+
+    fn request(id: &str) -> EventBody {
+        EventBody::InteractionRequested(InteractionRequestedPayload {
+            request_id: id.into(),
+            kind: InteractionKind::CommandApproval,
+            title: "run".into(),
+            detail: None,
+            command: Some("ls".into()),
+            cwd: None,
+            diff: None,
+            questions: vec![],
+            options: vec![Decision::Accept, Decision::Decline],
+            call_id: None,
+        })
+    }
+
+    fn resolved(id: &str) -> EventBody {
+        EventBody::InteractionResolved(InteractionResolvedPayload {
+            request_id: id.into(),
+            decision: Decision::Accept,
+            resolved_by: ResolvedBy::Client,
+            answers: None,
+        })
+    }
+
+    #[test]
+    fn status_follows_phase_turn_and_interactions() {
+        let mut r = SessionRecord::new(session(), Phase::Starting);
+        assert_eq!(r.session.status, SessionStatus::Starting);
+        assert_eq!(r.session.submit_availability, SubmitAvailability::blocked("starting"));
+        r.transition(Phase::Live, 1).unwrap();
+        assert_eq!(r.session.status, SessionStatus::Ready);
+        assert!(r.session.live);
+        r.begin_turn("t1", Some("c1"), 2);
+        assert_eq!(r.session.status, SessionStatus::Working);
+        assert_eq!(r.session.submit_availability, SubmitAvailability::blocked("active_turn"));
+        assert!(r.apply(Some("t1"), &request("q1"), 3).publish);
+        assert_eq!(r.session.status, SessionStatus::Waiting);
+        assert!(r.apply(Some("t1"), &resolved("q1"), 4).publish);
+        assert_eq!(r.session.status, SessionStatus::Working);
+        let done = EventBody::TurnCompleted(TurnCompletedPayload { turn_id: "t1".into() });
+        assert!(r.apply(Some("t1"), &done, 5).publish);
+        assert_eq!(r.session.status, SessionStatus::Ready);
+        assert_eq!(r.submitted_turn("c1"), Some("t1"));
+        r.transition(Phase::Disconnected, 6).unwrap();
+        assert_eq!(r.session.status, SessionStatus::Disconnected);
+        assert!(!r.session.live);
+        assert_eq!(r.session.submit_availability, SubmitAvailability::available());
+        r.transition(Phase::Completed, 7).unwrap();
+        assert_eq!(r.session.submit_availability, SubmitAvailability::blocked("closed"));
+        assert!(r.transition(Phase::Live, 8).is_err(), "completed is terminal");
+    }
+
+    #[test]
+    fn a_turn_ends_once_and_settles_its_interactions() {
+        let mut r = SessionRecord::new(session(), Phase::Live);
+        r.begin_turn("t1", None, 1);
+        r.apply(Some("t1"), &request("q1"), 2);
+        let canceled =
+            EventBody::TurnCanceled(TurnCanceledPayload { turn_id: "t1".into(), reason: "x".into() });
+        let f = r.apply(Some("t1"), &canceled, 3);
+        assert!(f.publish);
+        assert_eq!(f.follow_up.len(), 1, "the pending request is settled");
+        assert!(r.pending.is_empty());
+        assert!(r.was_resolved("q1"));
+        // A second terminal for the same turn is dropped.
+        let done = EventBody::TurnCompleted(TurnCompletedPayload { turn_id: "t1".into() });
+        assert!(!r.apply(Some("t1"), &done, 4).publish);
+        // So is a late resolution of the settled request.
+        assert!(!r.apply(Some("t1"), &resolved("q1"), 5).publish);
+    }
+
+    #[test]
+    fn duplicate_interaction_requests_are_dropped() {
+        let mut r = SessionRecord::new(session(), Phase::Live);
+        assert!(r.apply(None, &request("q"), 1).publish);
+        assert!(!r.apply(None, &request("q"), 2).publish);
+        assert_eq!(r.pending.len(), 1);
+    }
+
+    #[test]
+    fn only_listed_edges_are_allowed() {
+        use Phase::*;
+        let all = [Starting, Live, Disconnected, Failed, Completed];
+        for from in all {
+            for to in all {
+                let allowed = from.can_become(to);
+                if from == Completed {
+                    assert!(!allowed, "{from:?} -> {to:?}");
+                }
+                if from == to {
+                    assert!(!allowed, "self loop {from:?}");
+                }
+            }
+        }
+        assert!(Disconnected.can_become(Starting));
+        assert!(!Disconnected.can_become(Live), "resume passes through starting");
+    }
+
+    #[test]
+    fn submit_memory_is_bounded() {
+        let mut r = SessionRecord::new(session(), Phase::Live);
+        for i in 0..(SUBMIT_MEMORY + 10) {
+            r.begin_turn(&format!("t{i}"), Some(&format!("c{i}")), 1);
+            r.session.active_turn_id = None;
+        }
+        assert_eq!(r.submits.len(), SUBMIT_MEMORY);
+        assert!(r.submitted_turn("c0").is_none());
+        assert!(r.submitted_turn(&format!("c{}", SUBMIT_MEMORY + 9)).is_some());
+    }
+}
