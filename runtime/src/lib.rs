@@ -7,6 +7,7 @@ pub mod adapter;
 pub mod bus;
 pub mod clock;
 pub mod controller;
+pub mod cursor;
 pub mod event;
 pub mod locks;
 pub mod model;

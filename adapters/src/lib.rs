@@ -1,0 +1,5 @@
+//! Ensemble's providers. Each module turns one agent dialect into runtime events; none knows HTTP.
+//!
+//! - [`scripted`]: the built-in deterministic agent (the server's default provider).
+
+pub mod scripted;

@@ -1,0 +1,770 @@
+//! The built-in `scripted` provider: a real in-process agent with deterministic behaviour, so the
+//! server does real work with nothing installed and every runtime path is testable without codex.
+//!
+//! A turn's input is read line by line. Lines starting with `/` are directives (see [`Directive`]
+//! and the README); other lines are text the agent echoes back. The reply is streamed word by word
+//! as `message.delta`s with a configurable delay, so cancel and reconnect can happen mid-stream.
+//! The conversation is kept in the store (provider state), so `/history` works after a restart.
+
+use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use ensemble_runtime::adapter::{
+    Adapter, AdapterError, DisconnectAdapter, EventSink, InteractiveAdapter, ProviderDescriptor,
+    ReleaseAdapter, SessionHandle, StartOutcome, SteerAdapter, TurnRequest,
+};
+use ensemble_runtime::event::{
+    CallCompletedPayload, CallKind, CallStartedPayload, CallStatus, CallUpdatedPayload, CommandInfo,
+    CommandsUpdatedPayload, Decision, ErrorInfo, EventBody, InteractionKind, InteractionRequestedPayload,
+    PlanStep, PlanUpdatedPayload, Question, TextCompletedPayload, TextDeltaPayload, TurnCanceledPayload,
+    TurnCompletedPayload, TurnFailedPayload, UsagePayload,
+};
+use ensemble_runtime::model::{InputItem, Session, SessionKey};
+use futures::FutureExt;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+/// The provider id.
+pub const SCRIPTED: &str = "scripted";
+/// How many turns of the transcript are kept.
+const TRANSCRIPT_TURNS: usize = 200;
+const TRANSCRIPT_KEY: &str = "transcript";
+
+#[derive(Clone, Debug)]
+pub struct ScriptedConfig {
+    /// Pause between two streamed chunks (overridable per turn with `/slow MS`).
+    pub chunk_delay: Duration,
+}
+
+impl Default for ScriptedConfig {
+    fn default() -> Self {
+        Self { chunk_delay: Duration::from_millis(20) }
+    }
+}
+
+/// One line of scripted input.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Directive {
+    /// Plain text: echoed back.
+    Say(String),
+    /// `/tool NAME [ARGS]`: a simulated tool call.
+    Tool { name: String, args: String },
+    /// `/run COMMAND`: asks for approval, then "runs" the command.
+    Run(String),
+    /// `/ask QUESTION`: asks the user a question.
+    Ask(String),
+    /// `/slow MS`: delay between chunks for this turn.
+    Slow(u64),
+    /// `/chunks N`: stream N numbered chunks.
+    Chunks(u64),
+    /// `/reason TEXT`: reasoning before the reply.
+    Reason(String),
+    /// `/plan A; B; C`: a plan update.
+    Plan(Vec<String>),
+    /// `/fail [MESSAGE]`: the turn fails.
+    Fail(String),
+    /// `/history`: lists the earlier inputs of this session.
+    History,
+    /// `/hang`: nothing more happens until the turn is canceled.
+    Hang,
+    /// `/exit`: the agent "process" dies mid-turn.
+    Exit,
+    /// `/panic`: the agent's turn task panics.
+    Panic,
+    /// An unknown directive (reported in the reply).
+    Unknown(String),
+}
+
+/// Parses a turn's input into directives, one per line.
+pub fn parse(input: &str) -> Vec<Directive> {
+    let mut out = Vec::new();
+    for line in input.lines() {
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        let Some(rest) = line.strip_prefix('/') else {
+            out.push(Directive::Say(line.to_owned()));
+            continue;
+        };
+        let (cmd, arg) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+        let arg = arg.trim().to_owned();
+        let d = match cmd {
+            "tool" => {
+                let (name, args) = arg.split_once(char::is_whitespace).unwrap_or((&arg, ""));
+                Directive::Tool {
+                    name: if name.is_empty() { "echo".into() } else { name.to_owned() },
+                    args: args.trim().to_owned(),
+                }
+            }
+            "run" if !arg.is_empty() => Directive::Run(arg),
+            "ask" if !arg.is_empty() => Directive::Ask(arg),
+            "slow" => arg.parse().map(Directive::Slow).unwrap_or(Directive::Unknown(line.to_owned())),
+            "chunks" => arg.parse().map(Directive::Chunks).unwrap_or(Directive::Unknown(line.to_owned())),
+            "reason" => Directive::Reason(if arg.is_empty() { "Thinking it over.".into() } else { arg }),
+            "plan" => Directive::Plan(arg.split(';').map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()).collect()),
+            "fail" => Directive::Fail(if arg.is_empty() { "scripted failure".into() } else { arg }),
+            "history" => Directive::History,
+            "hang" => Directive::Hang,
+            "exit" => Directive::Exit,
+            "panic" => Directive::Panic,
+            _ => Directive::Unknown(line.to_owned()),
+        };
+        out.push(d);
+    }
+    out
+}
+
+/// The commands the scripted agent advertises (`commands.updated`).
+pub fn commands() -> Vec<CommandInfo> {
+    let c = |name: &str, description: &str, hint: Option<&str>| CommandInfo {
+        name: name.into(),
+        description: description.into(),
+        input_hint: hint.map(Into::into),
+    };
+    vec![
+        c("tool", "simulate a tool call", Some("NAME [ARGS]")),
+        c("run", "ask for approval, then run a command (simulated)", Some("COMMAND")),
+        c("ask", "ask the user a question", Some("QUESTION")),
+        c("slow", "milliseconds between streamed chunks for this turn", Some("MS")),
+        c("chunks", "stream N numbered chunks", Some("N")),
+        c("reason", "stream reasoning before the reply", Some("TEXT")),
+        c("plan", "publish a plan", Some("STEP; STEP; …")),
+        c("fail", "make the turn fail", Some("MESSAGE")),
+        c("history", "list this session's earlier inputs", None),
+        c("hang", "never finish (until canceled)", None),
+        c("exit", "simulate the agent process dying mid-turn", None),
+        c("panic", "simulate a crash of the agent's turn task", None),
+    ]
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+struct Transcript {
+    turns: Vec<TranscriptTurn>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct TranscriptTurn {
+    input: String,
+    reply: String,
+}
+
+type Answer = (Decision, Option<Value>);
+
+struct RunningTurn {
+    turn_id: String,
+    cancel: CancellationToken,
+    pending: HashMap<String, oneshot::Sender<Answer>>,
+    steer: mpsc::UnboundedSender<String>,
+}
+
+struct Live {
+    handle: SessionHandle,
+    cwd: String,
+    transcript: tokio::sync::Mutex<Transcript>,
+    turn: Mutex<Option<RunningTurn>>,
+    /// `acceptForSession` was given: later `/run`s need no approval.
+    approved_for_session: AtomicBool,
+    ids: AtomicU64,
+}
+
+impl Live {
+    fn next_id(&self, prefix: &str) -> String {
+        format!("{prefix}-{}", self.ids.fetch_add(1, Ordering::Relaxed) + 1)
+    }
+
+    fn turn(&self) -> std::sync::MutexGuard<'_, Option<RunningTurn>> {
+        self.turn.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The scripted provider.
+pub struct ScriptedAdapter {
+    config: ScriptedConfig,
+    sessions: Mutex<HashMap<SessionKey, Arc<Live>>>,
+}
+
+impl ScriptedAdapter {
+    pub fn new(config: ScriptedConfig) -> Self {
+        Self { config, sessions: Mutex::new(HashMap::new()) }
+    }
+
+    fn live(&self, key: &SessionKey) -> Option<Arc<Live>> {
+        self.sessions.lock().unwrap_or_else(|e| e.into_inner()).get(key).cloned()
+    }
+
+    async fn open(&self, session: &Session, handle: SessionHandle) -> Result<StartOutcome, AdapterError> {
+        let transcript = match handle.state.get(TRANSCRIPT_KEY).await {
+            Ok(Some(json)) => serde_json::from_str(&json).unwrap_or_default(),
+            Ok(None) => Transcript::default(),
+            Err(e) => return Err(AdapterError::failed("state_unavailable", e.to_string())),
+        };
+        let live = Arc::new(Live {
+            handle,
+            cwd: session.cwd.clone(),
+            transcript: tokio::sync::Mutex::new(transcript),
+            turn: Mutex::new(None),
+            approved_for_session: AtomicBool::new(false),
+            ids: AtomicU64::new(0),
+        });
+        let old = self.sessions.lock().unwrap_or_else(|e| e.into_inner()).insert(session.key(), live);
+        if let Some(old) = old {
+            // Starting over a live session replaces it.
+            stop_turn(&old);
+        }
+        Ok(StartOutcome {
+            patch: Default::default(),
+            events: vec![EventBody::CommandsUpdated(CommandsUpdatedPayload { commands: commands() })],
+        })
+    }
+
+    fn remove(&self, key: &SessionKey) -> Option<Arc<Live>> {
+        self.sessions.lock().unwrap_or_else(|e| e.into_inner()).remove(key)
+    }
+}
+
+fn stop_turn(live: &Live) {
+    if let Some(turn) = live.turn().take() {
+        turn.cancel.cancel();
+    }
+}
+
+#[async_trait]
+impl Adapter for ScriptedAdapter {
+    fn id(&self) -> &str {
+        SCRIPTED
+    }
+
+    fn descriptor(&self) -> ProviderDescriptor {
+        ProviderDescriptor { display_name: "Scripted agent (built in)".into(), available: true, unavailable_reason: None }
+    }
+
+    async fn start(&self, session: &Session, handle: SessionHandle) -> Result<StartOutcome, AdapterError> {
+        self.open(session, handle).await
+    }
+
+    async fn resume(&self, session: &Session, handle: SessionHandle) -> Result<StartOutcome, AdapterError> {
+        self.open(session, handle).await
+    }
+
+    async fn close(&self, session: &Session) -> Result<(), AdapterError> {
+        if let Some(live) = self.remove(&session.key()) {
+            stop_turn(&live);
+        }
+        Ok(())
+    }
+
+    async fn start_turn(&self, session: &Session, turn: TurnRequest) -> Result<(), AdapterError> {
+        let live = self.live(&session.key()).ok_or(AdapterError::NotLive)?;
+        let cancel = CancellationToken::new();
+        let (steer_tx, steer_rx) = mpsc::unbounded_channel();
+        {
+            let mut slot = live.turn();
+            if let Some(t) = slot.as_ref() {
+                return Err(AdapterError::Busy(format!("turn {} is running", t.turn_id)));
+            }
+            *slot = Some(RunningTurn {
+                turn_id: turn.turn_id.clone(),
+                cancel: cancel.clone(),
+                pending: HashMap::new(),
+                steer: steer_tx,
+            });
+        }
+        let delay = self.config.chunk_delay;
+        let text: String = turn.input.iter().map(InputItem::text).collect::<Vec<_>>().join("\n");
+        let task_live = live.clone();
+        let turn_id = turn.turn_id.clone();
+        tokio::spawn(async move {
+            let sink = task_live.handle.sink.clone();
+            let run = TurnRun { live: task_live.clone(), turn_id: turn_id.clone(), cancel, steer: steer_rx, delay };
+            let outcome = AssertUnwindSafe(run.run(text)).catch_unwind().await;
+            // The turn slot is ours to clear, unless a newer turn replaced it.
+            {
+                let mut slot = task_live.turn();
+                if slot.as_ref().is_some_and(|t| t.turn_id == turn_id) {
+                    *slot = None;
+                }
+            }
+            match outcome {
+                Ok(Some(end)) => sink.emit(Some(&turn_id), end).await,
+                Ok(None) => {}
+                Err(_) => {
+                    tracing::error!(session = %sink.key(), turn = %turn_id, "scripted turn task panicked");
+                    sink.lost("the scripted agent crashed (its turn task panicked)").await;
+                }
+            }
+        });
+        Ok(())
+    }
+
+    async fn cancel(&self, session: &Session, turn_id: &str) -> Result<(), AdapterError> {
+        let live = self.live(&session.key()).ok_or(AdapterError::NotLive)?;
+        let slot = live.turn();
+        match slot.as_ref() {
+            Some(t) if t.turn_id == turn_id => {
+                t.cancel.cancel();
+                Ok(())
+            }
+            // The turn already ended on our side; its terminal event is on its way.
+            _ => Ok(()),
+        }
+    }
+
+    fn is_live(&self, session: &Session) -> bool {
+        self.live(&session.key()).is_some()
+    }
+
+    fn interactive(&self) -> Option<&dyn InteractiveAdapter> {
+        Some(self)
+    }
+    fn steer(&self) -> Option<&dyn SteerAdapter> {
+        Some(self)
+    }
+    fn release(&self) -> Option<&dyn ReleaseAdapter> {
+        Some(self)
+    }
+    fn disconnect(&self) -> Option<&dyn DisconnectAdapter> {
+        Some(self)
+    }
+}
+
+#[async_trait]
+impl InteractiveAdapter for ScriptedAdapter {
+    async fn respond(
+        &self,
+        session: &Session,
+        request_id: &str,
+        decision: Decision,
+        answers: Option<Value>,
+    ) -> Result<(), AdapterError> {
+        let live = self.live(&session.key()).ok_or(AdapterError::NotLive)?;
+        let tx = live
+            .turn()
+            .as_mut()
+            .and_then(|t| t.pending.remove(request_id))
+            .ok_or_else(|| AdapterError::UnknownInteraction(request_id.to_owned()))?;
+        tx.send((decision, answers)).map_err(|_| AdapterError::AlreadyAnswered(request_id.to_owned()))
+    }
+}
+
+#[async_trait]
+impl SteerAdapter for ScriptedAdapter {
+    async fn steer(&self, session: &Session, turn_id: &str, input: Vec<InputItem>) -> Result<(), AdapterError> {
+        let live = self.live(&session.key()).ok_or(AdapterError::NotLive)?;
+        let slot = live.turn();
+        let t = slot.as_ref().filter(|t| t.turn_id == turn_id).ok_or_else(|| AdapterError::Invalid("no such running turn".into()))?;
+        let text = input.iter().map(InputItem::text).collect::<Vec<_>>().join("\n");
+        t.steer.send(text).map_err(|_| AdapterError::Invalid("the turn is ending".into()))
+    }
+}
+
+#[async_trait]
+impl ReleaseAdapter for ScriptedAdapter {
+    async fn release(&self, session: &Session) -> Result<(), AdapterError> {
+        let key = session.key();
+        let live = self.live(&key).ok_or(AdapterError::NotLive)?;
+        if live.turn().is_some() {
+            return Err(AdapterError::Busy("a turn is running".into()));
+        }
+        self.remove(&key);
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl DisconnectAdapter for ScriptedAdapter {
+    async fn disconnect(&self, session: &Session) -> Result<(), AdapterError> {
+        if let Some(live) = self.remove(&session.key()) {
+            // Dropping the turn drops its pending answer channels: waiting requests end.
+            stop_turn(&live);
+        }
+        Ok(())
+    }
+}
+
+/// Why a turn stopped early.
+enum Stop {
+    Canceled,
+    Declined,
+    /// The turn's end was already reported (a failure, or the "process" died).
+    Reported,
+}
+
+struct TurnRun {
+    live: Arc<Live>,
+    turn_id: String,
+    cancel: CancellationToken,
+    steer: mpsc::UnboundedReceiver<String>,
+    delay: Duration,
+}
+
+impl TurnRun {
+    fn sink(&self) -> &EventSink {
+        &self.live.handle.sink
+    }
+
+    async fn emit(&self, body: EventBody) {
+        self.sink().emit(Some(&self.turn_id), body).await;
+    }
+
+    /// Waits `d`, or stops when the turn is canceled.
+    async fn pause(&self, d: Duration) -> Result<(), Stop> {
+        if d.is_zero() {
+            tokio::task::yield_now().await;
+            return if self.cancel.is_cancelled() { Err(Stop::Canceled) } else { Ok(()) };
+        }
+        tokio::select! {
+            _ = self.cancel.cancelled() => Err(Stop::Canceled),
+            _ = tokio::time::sleep(d) => Ok(()),
+        }
+    }
+
+    /// Runs the turn; returns its terminal event (None if the sink was already told it ended).
+    async fn run(mut self, input: String) -> Option<EventBody> {
+        let directives = parse(&input);
+        let mut reply = String::new();
+        let result = self.script(&directives, &mut reply).await;
+        let turn_id = self.turn_id.clone();
+        match result {
+            Ok(()) => {
+                self.record(&input, &reply).await;
+                let words = (input.split_whitespace().count() + reply.split_whitespace().count()) as i64;
+                self.emit(EventBody::UsageUpdated(UsagePayload {
+                    input_tokens: input.split_whitespace().count() as i64,
+                    output_tokens: reply.split_whitespace().count() as i64,
+                    total_tokens: words,
+                    last_turn_total_tokens: Some(words),
+                    ..Default::default()
+                }))
+                .await;
+                Some(EventBody::TurnCompleted(TurnCompletedPayload { turn_id }))
+            }
+            Err(Stop::Canceled) => Some(EventBody::TurnCanceled(TurnCanceledPayload { turn_id, reason: "interrupted".into() })),
+            Err(Stop::Declined) => Some(EventBody::TurnCanceled(TurnCanceledPayload { turn_id, reason: "declined".into() })),
+            Err(Stop::Reported) => None,
+        }
+    }
+
+    async fn record(&self, input: &str, reply: &str) {
+        let mut t = self.live.transcript.lock().await;
+        t.turns.push(TranscriptTurn { input: input.to_owned(), reply: reply.to_owned() });
+        let excess = t.turns.len().saturating_sub(TRANSCRIPT_TURNS);
+        t.turns.drain(..excess);
+        match serde_json::to_string(&*t) {
+            Ok(json) => {
+                if let Err(e) = self.live.handle.state.set(TRANSCRIPT_KEY, json).await {
+                    tracing::warn!(error = %e, "could not save the scripted transcript");
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "could not encode the scripted transcript"),
+        }
+    }
+
+    async fn script(&mut self, directives: &[Directive], reply: &mut String) -> Result<(), Stop> {
+        let mut said = Vec::new();
+        for d in directives {
+            match d {
+                Directive::Slow(ms) => self.delay = Duration::from_millis(*ms),
+                Directive::Say(text) => said.push(format!("You said: {text}")),
+                Directive::Tool { name, args } => self.tool(name, args).await?,
+                Directive::Run(cmd) => {
+                    let line = self.run_command(cmd).await?;
+                    said.push(line);
+                }
+                Directive::Ask(q) => {
+                    let line = self.ask(q).await?;
+                    said.push(line);
+                }
+                Directive::Chunks(n) => {
+                    let text: String = (1..=*n).map(|i| format!("chunk {i} ")).collect();
+                    self.stream_message(text.trim_end(), reply).await?;
+                }
+                Directive::Reason(text) => self.stream_reasoning(text).await?,
+                Directive::Plan(steps) => {
+                    self.emit(EventBody::PlanUpdated(PlanUpdatedPayload {
+                        explanation: None,
+                        steps: steps.iter().map(|s| PlanStep { step: s.clone(), status: "pending".into() }).collect(),
+                    }))
+                    .await;
+                }
+                Directive::Fail(message) => {
+                    let turn_id = self.turn_id.clone();
+                    self.emit(EventBody::TurnFailed(TurnFailedPayload {
+                        turn_id,
+                        error: ErrorInfo::new("scripted_failure", message.clone()),
+                    }))
+                    .await;
+                    return Err(Stop::Reported);
+                }
+                Directive::History => {
+                    let t = self.live.transcript.lock().await;
+                    if t.turns.is_empty() {
+                        said.push("No earlier turns.".into());
+                    } else {
+                        for (i, turn) in t.turns.iter().enumerate() {
+                            said.push(format!("{}. {}", i + 1, turn.input.replace('\n', " ")));
+                        }
+                    }
+                }
+                Directive::Hang => {
+                    self.cancel.cancelled().await;
+                    return Err(Stop::Canceled);
+                }
+                Directive::Exit => {
+                    self.sink().lost("the scripted agent exited mid-turn").await;
+                    return Err(Stop::Reported);
+                }
+                Directive::Panic => panic_now(),
+                Directive::Unknown(line) => said.push(format!("Unknown directive: {line}")),
+            }
+        }
+        if said.is_empty() && reply.is_empty() {
+            said.push("Done.".into());
+        }
+        if !said.is_empty() {
+            self.stream_message(&said.join("\n"), reply).await?;
+        }
+        Ok(())
+    }
+
+    /// Streams one agent message word by word; steering input received meanwhile is appended.
+    async fn stream_message(&mut self, text: &str, reply: &mut String) -> Result<(), Stop> {
+        let item_id = self.live.next_id("msg");
+        let mut sent = String::new();
+        let mut words: Vec<String> = split_words(text);
+        let mut i = 0;
+        while i < words.len() {
+            while let Ok(extra) = self.steer.try_recv() {
+                words.extend(split_words(&format!(" (steered: {})", extra.replace('\n', " "))));
+            }
+            if let Err(stop) = self.pause(self.delay).await {
+                // Close the item the interrupted stream leaves open.
+                self.emit(EventBody::MessageCompleted(TextCompletedPayload { item_id, text: sent })).await;
+                return Err(stop);
+            }
+            sent.push_str(&words[i]);
+            self.emit(EventBody::MessageDelta(TextDeltaPayload { item_id: item_id.clone(), text: words[i].clone() }))
+                .await;
+            i += 1;
+        }
+        self.emit(EventBody::MessageCompleted(TextCompletedPayload { item_id, text: sent.clone() })).await;
+        if !reply.is_empty() {
+            reply.push('\n');
+        }
+        reply.push_str(&sent);
+        Ok(())
+    }
+
+    async fn stream_reasoning(&self, text: &str) -> Result<(), Stop> {
+        let item_id = self.live.next_id("reasoning");
+        let mut sent = String::new();
+        for w in split_words(text) {
+            self.pause(self.delay).await?;
+            sent.push_str(&w);
+            self.emit(EventBody::ReasoningDelta(TextDeltaPayload { item_id: item_id.clone(), text: w })).await;
+        }
+        self.emit(EventBody::ReasoningCompleted(TextCompletedPayload { item_id, text: sent })).await;
+        Ok(())
+    }
+
+    async fn tool(&self, name: &str, args: &str) -> Result<(), Stop> {
+        let call_id = self.live.next_id("call");
+        self.emit(EventBody::CallStarted(CallStartedPayload {
+            call_id: call_id.clone(),
+            kind: CallKind::Tool,
+            name: name.to_owned(),
+            command: None,
+            cwd: None,
+            input: Some(serde_json::json!({ "args": args })),
+            changes: vec![],
+        }))
+        .await;
+        self.pause(self.delay).await?;
+        self.emit(EventBody::CallCompleted(CallCompletedPayload {
+            call_id,
+            status: CallStatus::Completed,
+            output: Some(format!("{name}: ok")),
+            exit_code: None,
+            changes: vec![],
+        }))
+        .await;
+        Ok(())
+    }
+
+    /// Registers a pending request and waits for its answer (or the turn's end).
+    async fn request(&self, payload: InteractionRequestedPayload) -> Result<Answer, Stop> {
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut slot = self.live.turn();
+            let Some(turn) = slot.as_mut().filter(|t| t.turn_id == self.turn_id) else {
+                return Err(Stop::Canceled);
+            };
+            turn.pending.insert(payload.request_id.clone(), tx);
+        }
+        self.emit(EventBody::InteractionRequested(payload)).await;
+        tokio::select! {
+            _ = self.cancel.cancelled() => Err(Stop::Canceled),
+            answer = rx => answer.map_err(|_| Stop::Canceled),
+        }
+    }
+
+    async fn run_command(&self, cmd: &str) -> Result<String, Stop> {
+        let call_id = self.live.next_id("call");
+        if !self.live.approved_for_session.load(Ordering::Relaxed) {
+            let (decision, _) = self
+                .request(InteractionRequestedPayload {
+                    request_id: self.live.next_id("approval"),
+                    kind: InteractionKind::CommandApproval,
+                    title: format!("Run `{cmd}`?"),
+                    detail: Some("The scripted agent wants to run a command.".into()),
+                    command: Some(cmd.to_owned()),
+                    cwd: Some(self.live.cwd.clone()),
+                    diff: None,
+                    questions: vec![],
+                    options: vec![Decision::Accept, Decision::AcceptForSession, Decision::Decline, Decision::Cancel],
+                    call_id: Some(call_id.clone()),
+                })
+                .await?;
+            match decision {
+                Decision::Accept => {}
+                Decision::AcceptForSession => self.live.approved_for_session.store(true, Ordering::Relaxed),
+                Decision::Decline => return Ok(format!("The command `{cmd}` was declined.")),
+                Decision::Cancel => return Err(Stop::Declined),
+            }
+        }
+        self.emit(EventBody::CallStarted(CallStartedPayload {
+            call_id: call_id.clone(),
+            kind: CallKind::Command,
+            name: "shell".into(),
+            command: Some(cmd.to_owned()),
+            cwd: Some(self.live.cwd.clone()),
+            input: None,
+            changes: vec![],
+        }))
+        .await;
+        self.pause(self.delay).await?;
+        let output = format!("(scripted) ran: {cmd}\n");
+        self.emit(EventBody::CallUpdated(CallUpdatedPayload {
+            call_id: call_id.clone(),
+            output_delta: Some(output.clone()),
+            status: None,
+        }))
+        .await;
+        self.emit(EventBody::CallCompleted(CallCompletedPayload {
+            call_id,
+            status: CallStatus::Completed,
+            output: Some(output),
+            exit_code: Some(0),
+            changes: vec![],
+        }))
+        .await;
+        Ok(format!("The command `{cmd}` ran."))
+    }
+
+    async fn ask(&self, question: &str) -> Result<String, Stop> {
+        let (decision, answers) = self
+            .request(InteractionRequestedPayload {
+                request_id: self.live.next_id("question"),
+                kind: InteractionKind::UserInput,
+                title: question.to_owned(),
+                detail: None,
+                command: None,
+                cwd: None,
+                diff: None,
+                questions: vec![Question {
+                    id: "answer".into(),
+                    header: None,
+                    question: question.to_owned(),
+                    options: vec![],
+                    is_other: true,
+                    is_secret: false,
+                }],
+                options: vec![Decision::Accept, Decision::Decline, Decision::Cancel],
+                call_id: None,
+            })
+            .await?;
+        match decision {
+            Decision::Cancel => Err(Stop::Declined),
+            Decision::Decline => Ok("The question was declined.".into()),
+            Decision::Accept | Decision::AcceptForSession => Ok(format!("You answered: {}", answer_text(answers.as_ref()))),
+        }
+    }
+}
+
+/// Reads `{"answer": "text"}` or codex's `{"answer": {"answers": ["text"]}}`.
+fn answer_text(answers: Option<&Value>) -> String {
+    let Some(v) = answers.and_then(|a| a.get("answer")) else { return String::new() };
+    match v {
+        Value::String(s) => s.clone(),
+        other => other
+            .get("answers")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(", "))
+            .unwrap_or_default(),
+    }
+}
+
+#[expect(clippy::panic, reason = "the /panic directive exists to exercise crash containment")]
+fn panic_now() -> ! {
+    panic!("the /panic directive")
+}
+
+/// Splits text into words that keep their following whitespace, so the deltas concatenate back.
+fn split_words(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    for ch in text.chars() {
+        cur.push(ch);
+        if ch.is_whitespace() {
+            out.push(std::mem::take(&mut cur));
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_directives_and_text() {
+        let d = parse("hello there\n/tool grep -n foo\n/run ls -la\n/ask Which color?\n/slow 5\n/bogus x\n\n/fail boom");
+        assert_eq!(
+            d,
+            vec![
+                Directive::Say("hello there".into()),
+                Directive::Tool { name: "grep".into(), args: "-n foo".into() },
+                Directive::Run("ls -la".into()),
+                Directive::Ask("Which color?".into()),
+                Directive::Slow(5),
+                Directive::Unknown("/bogus x".into()),
+                Directive::Fail("boom".into()),
+            ]
+        );
+        assert_eq!(parse("/slow fast"), vec![Directive::Unknown("/slow fast".into())]);
+        assert_eq!(parse("/plan a; b ;; c"), vec![Directive::Plan(vec!["a".into(), "b".into(), "c".into()])]);
+    }
+
+    #[test]
+    fn words_concatenate_back() {
+        let text = "one two  three\nfour";
+        assert_eq!(split_words(text).concat(), text);
+        assert_eq!(split_words("a b").len(), 2);
+    }
+
+    #[test]
+    fn answers_in_both_shapes() {
+        assert_eq!(answer_text(Some(&serde_json::json!({"answer": "blue"}))), "blue");
+        assert_eq!(answer_text(Some(&serde_json::json!({"answer": {"answers": ["red", "green"]}}))), "red, green");
+        assert_eq!(answer_text(None), "");
+    }
+}

@@ -1,0 +1,192 @@
+//! Wire types of the REST API that are not runtime types (request bodies, list wrappers, frames).
+
+use ensemble_runtime::event::{Decision, Event, Interaction};
+use ensemble_runtime::model::{InputItem, ProviderInfo, Room, Session, SessionSettings};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::{IntoParams, ToSchema};
+
+/// `POST /v1/rooms/{roomId}/sessions`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StartSessionRequest {
+    /// Provider id (see `GET /v1/providers`); defaults to the built-in `scripted` provider.
+    #[serde(default)]
+    pub provider: Option<String>,
+    /// Chosen by the client; generated when absent.
+    #[serde(default)]
+    pub session_id: Option<String>,
+    #[serde(default)]
+    pub title: Option<String>,
+    /// Absolute working directory of the agent.
+    #[serde(default)]
+    pub cwd: Option<String>,
+    #[serde(default)]
+    pub settings: Option<SessionSettings>,
+}
+
+/// `POST .../turns`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SubmitTurnRequest {
+    pub input: Vec<InputItem>,
+    /// Idempotency key: the same value again returns the same turn and starts nothing.
+    #[serde(default)]
+    pub client_submit_id: Option<String>,
+    /// Add the input to the running turn instead of refusing with 409 (if the provider can steer).
+    #[serde(default)]
+    pub steer: Option<bool>,
+}
+
+/// The answer to an accepted submit.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnAccepted {
+    pub turn_id: String,
+    /// True when this `clientSubmitId` was seen before and no new turn started.
+    pub duplicate: bool,
+    /// True when the input was added to the running turn.
+    pub steered: bool,
+}
+
+/// `POST .../cancel`.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CancelAccepted {
+    pub turn_id: String,
+}
+
+/// `POST .../interactions/{requestId}`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AnswerRequest {
+    pub decision: Decision,
+    /// For `userInput` requests: answers keyed by question id.
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub answers: Option<Value>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AnswerAccepted {
+    pub request_id: String,
+    pub decision: Decision,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SessionList {
+    pub data: Vec<Session>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RoomList {
+    pub data: Vec<Room>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ProviderList {
+    pub data: Vec<ProviderInfo>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct InteractionList {
+    pub data: Vec<Interaction>,
+}
+
+/// A page of a room's durable events.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EventList {
+    pub data: Vec<Event>,
+    /// The room's latest seq.
+    pub head_seq: u64,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct EventsQuery {
+    /// Return events with `seq` greater than this (default 0).
+    pub after: Option<u64>,
+    /// At most this many events (default 100, at most 1000).
+    pub limit: Option<u32>,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct WsQuery {
+    /// Replay events with `seq` greater than this, then go live (default: the head, live only).
+    pub after: Option<u64>,
+}
+
+/// Side-conversation capabilities of the live adapter behind a session.
+#[derive(Debug, Default, Serialize, Deserialize, ToSchema, Clone, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct SideCapabilities {
+    pub supported: bool,
+    pub active_source_turn: bool,
+    pub ephemeral: bool,
+    pub hide_inherited_turns: bool,
+    pub model_boundary_injected: bool,
+}
+
+/// `POST .../sides`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct OpenSideRequest {
+    pub request_id: String,
+    #[serde(default)]
+    pub side_session_id: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SideOpened {
+    pub session: Session,
+    pub capabilities: SideCapabilities,
+}
+
+/// `PUT .../goal`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SetGoalRequest {
+    pub objective: String,
+    pub client_submit_id: String,
+    #[serde(default)]
+    pub token_budget: Option<i64>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Health {
+    /// `ok`, or `draining` while shutting down.
+    pub status: String,
+}
+
+/// Frames the server sends on a room WebSocket.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ServerFrame {
+    /// First frame: the room's head and its sessions.
+    #[serde(rename_all = "camelCase")]
+    Hello { room_id: String, head_seq: u64, sessions: Vec<Session> },
+    /// A durable room event.
+    Event { event: Event },
+    /// An event of a side conversation (its `seq` counts within the side).
+    SideEvent { event: Event },
+    /// History the client asked for is gone, or it fell too far behind: reload over REST and
+    /// reconnect. The connection closes after this frame.
+    #[serde(rename_all = "camelCase")]
+    Resync { reason: String, head_seq: u64 },
+    Pong,
+    /// The client sent something the server does not understand.
+    Error { code: String, message: String },
+}
+
+/// Frames a client may send on a room WebSocket.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ClientFrame {
+    Ping,
+}

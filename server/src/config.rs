@@ -1,0 +1,203 @@
+//! Command line and environment configuration. Every flag has an `ENSEMBLE_*` environment fallback;
+//! every limit and timeout has a name and a default here.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(name = "ensemble", version, about = "Runs coding agents as a shared, observable service.")]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    #[command(flatten)]
+    pub serve: ServeArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the server (the default).
+    Serve(ServeArgs),
+    /// Print the OpenAPI document.
+    Openapi,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SqliteSync {
+    Normal,
+    Full,
+}
+
+#[derive(Clone, Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on (port 0 picks a free port).
+    #[arg(long, env = "ENSEMBLE_LISTEN", default_value = "127.0.0.1:7878")]
+    pub listen: SocketAddr,
+
+    /// Where the database and managed state live [default: $XDG_DATA_HOME/ensemble].
+    #[arg(long, env = "ENSEMBLE_DATA_DIR")]
+    pub data_dir: Option<PathBuf>,
+
+    #[arg(long, env = "ENSEMBLE_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+
+    /// Working directory of sessions started without `cwd` [default: the user's home].
+    #[arg(long, env = "ENSEMBLE_DEFAULT_CWD")]
+    pub default_cwd: Option<PathBuf>,
+
+    /// Pause between two chunks the scripted provider streams.
+    #[arg(long, env = "ENSEMBLE_SCRIPTED_CHUNK_DELAY_MS", default_value_t = 20)]
+    pub scripted_chunk_delay_ms: u64,
+
+    /// Events kept per room; older ones are pruned (0 = keep all).
+    #[arg(long, env = "ENSEMBLE_RETENTION_EVENTS", default_value_t = 100_000)]
+    pub retention_events: u64,
+
+    /// Events older than this many seconds are pruned (0 = no age limit).
+    #[arg(long, env = "ENSEMBLE_RETENTION_SECS", default_value_t = 0)]
+    pub retention_secs: u64,
+
+    /// Longest the store writer waits to group more work into one commit.
+    #[arg(long, env = "ENSEMBLE_COMMIT_LINGER_MS", default_value_t = 2)]
+    pub commit_linger_ms: u64,
+
+    /// Most events in one commit.
+    #[arg(long, env = "ENSEMBLE_COMMIT_MAX_BATCH", default_value_t = 512)]
+    pub commit_max_batch: usize,
+
+    /// Write operations queued for the store before publishers wait.
+    #[arg(long, env = "ENSEMBLE_STORE_QUEUE", default_value_t = 4096)]
+    pub store_queue: usize,
+
+    /// SQLite durability: `normal` survives a killed process, `full` also a power loss.
+    #[arg(long, env = "ENSEMBLE_SQLITE_SYNC", value_enum, default_value_t = SqliteSync::Normal)]
+    pub sqlite_sync: SqliteSync,
+
+    /// Longest a lifecycle operation waits for its session's lock.
+    #[arg(long, env = "ENSEMBLE_LOCK_TIMEOUT_MS", default_value_t = 10_000)]
+    pub lock_timeout_ms: u64,
+
+    /// How long close waits for a canceled turn to end before forcing it.
+    #[arg(long, env = "ENSEMBLE_CLOSE_GRACE_MS", default_value_t = 3_000)]
+    pub close_grace_ms: u64,
+
+    /// Largest accepted request body (413 beyond).
+    #[arg(long, env = "ENSEMBLE_MAX_BODY_BYTES", default_value_t = 8 * 1024 * 1024)]
+    pub max_body_bytes: usize,
+
+    /// Largest turn input text.
+    #[arg(long, env = "ENSEMBLE_MAX_INPUT_BYTES", default_value_t = 1024 * 1024)]
+    pub max_input_bytes: usize,
+
+    /// Largest message a WebSocket client may send.
+    #[arg(long, env = "ENSEMBLE_WS_MAX_MESSAGE_BYTES", default_value_t = 64 * 1024)]
+    pub ws_max_message_bytes: usize,
+
+    /// Frames a WebSocket client may fall behind before it gets `resync` and is closed.
+    #[arg(long, env = "ENSEMBLE_WS_QUEUE", default_value_t = 4096)]
+    pub ws_queue: usize,
+
+    /// Bytes buffered for a WebSocket peer that does not read before the connection is dropped.
+    #[arg(long, env = "ENSEMBLE_WS_WRITE_BUFFER_BYTES", default_value_t = 4 * 1024 * 1024)]
+    pub ws_write_buffer_bytes: usize,
+
+    /// Interval of server pings on WebSockets.
+    #[arg(long, env = "ENSEMBLE_WS_PING_SECS", default_value_t = 20)]
+    pub ws_ping_secs: u64,
+
+    /// A WebSocket peer silent for this long is closed.
+    #[arg(long, env = "ENSEMBLE_WS_IDLE_SECS", default_value_t = 60)]
+    pub ws_idle_secs: u64,
+
+    /// Longest a write to a WebSocket peer may take before the peer counts as dead.
+    #[arg(long, env = "ENSEMBLE_WS_WRITE_TIMEOUT_SECS", default_value_t = 10)]
+    pub ws_write_timeout_secs: u64,
+
+    /// On SIGTERM/SIGINT: how long `/readyz` answers 503 (and new work is refused) before the
+    /// listener stops.
+    #[arg(long, env = "ENSEMBLE_DRAIN_MS", default_value_t = 250)]
+    pub drain_ms: u64,
+
+    /// Longest the shutdown waits for open requests and connections.
+    #[arg(long, env = "ENSEMBLE_SHUTDOWN_TIMEOUT_SECS", default_value_t = 10)]
+    pub shutdown_timeout_secs: u64,
+
+    /// Longest a REST request may take (408 beyond).
+    #[arg(long, env = "ENSEMBLE_REQUEST_TIMEOUT_SECS", default_value_t = 120)]
+    pub request_timeout_secs: u64,
+}
+
+impl ServeArgs {
+    pub fn data_dir(&self) -> PathBuf {
+        if let Some(d) = &self.data_dir {
+            return d.clone();
+        }
+        if let Some(x) = std::env::var_os("XDG_DATA_HOME").filter(|v| !v.is_empty()) {
+            return PathBuf::from(x).join("ensemble");
+        }
+        home_dir().join(".local").join("share").join("ensemble")
+    }
+
+    pub fn default_cwd(&self) -> PathBuf {
+        self.default_cwd.clone().unwrap_or_else(home_dir)
+    }
+
+    pub fn ws(&self) -> WsLimits {
+        WsLimits {
+            max_message_bytes: self.ws_max_message_bytes,
+            queue: self.ws_queue,
+            write_buffer_bytes: self.ws_write_buffer_bytes,
+            ping_interval: Duration::from_secs(self.ws_ping_secs.max(1)),
+            idle_timeout: Duration::from_secs(self.ws_idle_secs.max(1)),
+            write_timeout: Duration::from_secs(self.ws_write_timeout_secs.max(1)),
+        }
+    }
+}
+
+/// WebSocket limits, as the handler uses them.
+#[derive(Clone, Debug)]
+pub struct WsLimits {
+    pub max_message_bytes: usize,
+    pub queue: usize,
+    pub write_buffer_bytes: usize,
+    pub ping_interval: Duration,
+    pub idle_timeout: Duration,
+    pub write_timeout: Duration,
+}
+
+pub fn home_dir() -> PathBuf {
+    std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_match_the_contract() {
+        let a = Cli::try_parse_from(["ensemble"]).unwrap().serve;
+        assert_eq!(a.listen.to_string(), "127.0.0.1:7878");
+        assert_eq!(a.max_body_bytes, 8 * 1024 * 1024);
+        assert_eq!(a.log_format, LogFormat::Text);
+    }
+
+    #[test]
+    fn serve_is_the_default_subcommand() {
+        let cli = Cli::try_parse_from(["ensemble", "--listen", "127.0.0.1:0"]).unwrap();
+        assert!(cli.command.is_none());
+        assert_eq!(cli.serve.listen.port(), 0);
+        let cli = Cli::try_parse_from(["ensemble", "serve", "--listen", "127.0.0.1:0"]).unwrap();
+        assert!(matches!(cli.command, Some(Command::Serve(_))));
+        assert!(Cli::try_parse_from(["ensemble", "openapi"]).is_ok());
+        assert!(Cli::try_parse_from(["ensemble", "--log-format", "xml"]).is_err());
+    }
+}

@@ -1,0 +1,199 @@
+//! The one error shape of the HTTP edge: `{"error": {"code", "message", "details"?}}`.
+//!
+//! Every failure, including axum's own extractor rejections, becomes an [`ApiError`]; unexpected
+//! ones are logged once and answered with a generic 500 that leaks nothing.
+
+use std::borrow::Cow;
+
+use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
+use axum::extract::{FromRequest, FromRequestParts};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use ensemble_runtime::adapter::AdapterError;
+use ensemble_runtime::controller::ControllerError;
+use serde::Serialize;
+use serde_json::Value;
+use utoipa::ToSchema;
+
+/// The body of every error response.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ErrorResponse {
+    pub error: ErrorBody,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ErrorBody {
+    /// A stable snake_case code, e.g. `session_not_found`.
+    pub code: String,
+    /// A human readable explanation.
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub details: Option<Value>,
+}
+
+#[derive(Debug)]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub code: Cow<'static, str>,
+    pub message: String,
+    pub details: Option<Value>,
+    /// Seconds, for 429/503.
+    pub retry_after: Option<u64>,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, code: impl Into<Cow<'static, str>>, message: impl Into<String>) -> Self {
+        Self { status, code: code.into(), message: message.into(), details: None, retry_after: None }
+    }
+
+    pub fn bad_request(code: &'static str, message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, code, message)
+    }
+
+    pub fn not_found(code: &'static str, message: impl Into<String>) -> Self {
+        Self::new(StatusCode::NOT_FOUND, code, message)
+    }
+
+    pub fn internal(context: &str, err: impl std::fmt::Display) -> Self {
+        tracing::error!(error = %err, "{context}");
+        Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "something went wrong on the server")
+    }
+
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.details = Some(details);
+        self
+    }
+
+    pub fn retry_after(mut self, secs: u64) -> Self {
+        self.retry_after = Some(secs);
+        self
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = ErrorResponse {
+            error: ErrorBody { code: self.code.into_owned(), message: self.message, details: self.details },
+        };
+        let mut res = (self.status, axum::Json(body)).into_response();
+        if let Some(secs) = self.retry_after
+            && let Ok(v) = HeaderValue::from_str(&secs.to_string())
+        {
+            res.headers_mut().insert(header::RETRY_AFTER, v);
+        }
+        res
+    }
+}
+
+impl From<ControllerError> for ApiError {
+    fn from(e: ControllerError) -> Self {
+        use ControllerError as C;
+        let code = e.code().to_owned();
+        let status = match &e {
+            C::InvalidInput(_) | C::UnknownProvider(_) | C::InvalidDecision(_) => StatusCode::BAD_REQUEST,
+            C::ProviderUnavailable { .. } | C::Unsupported(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            C::SessionNotFound(_) | C::InteractionNotFound(_) => StatusCode::NOT_FOUND,
+            C::SessionExists(_)
+            | C::TurnActive(_)
+            | C::NoActiveTurn
+            | C::SessionBusy(_)
+            | C::SessionClosed
+            | C::SessionStarting
+            | C::NotResumable
+            | C::SideExpired
+            | C::InteractionResolved(_) => StatusCode::CONFLICT,
+            C::LockTimeout(_) => {
+                return ApiError::new(StatusCode::SERVICE_UNAVAILABLE, code, e.to_string()).retry_after(1);
+            }
+            C::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
+            C::Store(err) => return ApiError::internal("store failure", err),
+            C::Provider(a) => return provider_error(a),
+        };
+        ApiError::new(status, code, e.to_string())
+    }
+}
+
+fn provider_error(e: &AdapterError) -> ApiError {
+    use AdapterError as A;
+    let status = match e {
+        A::NotLive | A::Busy(_) | A::AlreadyAnswered(_) => StatusCode::CONFLICT,
+        A::Unsupported(_) | A::Unavailable(_) => StatusCode::UNPROCESSABLE_ENTITY,
+        A::UnknownInteraction(_) => StatusCode::NOT_FOUND,
+        A::Invalid(_) => StatusCode::BAD_REQUEST,
+        A::Timeout(_) => StatusCode::GATEWAY_TIMEOUT,
+        A::Overloaded(_) => {
+            return ApiError::new(StatusCode::SERVICE_UNAVAILABLE, e.code().to_owned(), e.to_string()).retry_after(5);
+        }
+        // The agent behind us failed: a bad gateway, not a bug of ours.
+        A::Failed { .. } => StatusCode::BAD_GATEWAY,
+    };
+    ApiError::new(status, e.code().to_owned(), e.to_string())
+}
+
+impl From<JsonRejection> for ApiError {
+    fn from(r: JsonRejection) -> Self {
+        let (status, code) = match &r {
+            JsonRejection::MissingJsonContentType(_) => (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type"),
+            JsonRejection::JsonSyntaxError(_) => (StatusCode::BAD_REQUEST, "invalid_json"),
+            JsonRejection::JsonDataError(_) => (StatusCode::BAD_REQUEST, "invalid_body"),
+            _ if r.status() == StatusCode::PAYLOAD_TOO_LARGE => (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large"),
+            _ => (StatusCode::BAD_REQUEST, "invalid_body"),
+        };
+        ApiError::new(status, code, r.body_text())
+    }
+}
+
+impl From<PathRejection> for ApiError {
+    fn from(r: PathRejection) -> Self {
+        ApiError::new(StatusCode::BAD_REQUEST, "invalid_path", r.body_text())
+    }
+}
+
+impl From<QueryRejection> for ApiError {
+    fn from(r: QueryRejection) -> Self {
+        ApiError::new(StatusCode::BAD_REQUEST, "invalid_query", r.body_text())
+    }
+}
+
+/// `axum::Json` whose rejections use the JSON error shape.
+#[derive(Debug, FromRequest)]
+#[from_request(via(axum::Json), rejection(ApiError))]
+pub struct Json<T>(pub T);
+
+impl<T: Serialize> IntoResponse for Json<T> {
+    fn into_response(self) -> Response {
+        axum::Json(self.0).into_response()
+    }
+}
+
+/// `axum::extract::Path` whose rejections use the JSON error shape.
+#[derive(Debug, FromRequestParts)]
+#[from_request(via(axum::extract::Path), rejection(ApiError))]
+pub struct Path<T>(pub T);
+
+/// `axum::extract::Query` whose rejections use the JSON error shape.
+#[derive(Debug, FromRequestParts)]
+#[from_request(via(axum::extract::Query), rejection(ApiError))]
+pub struct Query<T>(pub T);
+
+/// The answer to any route that does not exist.
+pub async fn not_found() -> ApiError {
+    ApiError::not_found("route_not_found", "no such route")
+}
+
+pub async fn method_not_allowed() -> ApiError {
+    ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", "this route does not accept that method")
+}
+
+/// Turns a handler panic into the JSON 500 (the server keeps serving).
+pub fn panic_response(err: Box<dyn std::any::Any + Send + 'static>) -> Response {
+    let what = err
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| err.downcast_ref::<&str>().copied())
+        .unwrap_or("a panic");
+    tracing::error!(panic = %what, "request handler panicked");
+    metrics::counter!("ensemble_http_panics_total").increment(1);
+    ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "something went wrong on the server").into_response()
+}

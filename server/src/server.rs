@@ -1,0 +1,117 @@
+//! Wiring and running the server: store, adapters, controller, router, signals, shutdown.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use ensemble_adapters::scripted::{ScriptedAdapter, ScriptedConfig};
+use ensemble_runtime::adapter::Adapter;
+use ensemble_runtime::bus::RoomHub;
+use ensemble_runtime::clock::SystemClock;
+use ensemble_runtime::controller::{Controller, ControllerConfig};
+use ensemble_runtime::store::{Retention, Store, StoreConfig, Synchronous};
+use tokio::net::TcpListener;
+
+use crate::app::{AppState, router};
+use crate::config::{ServeArgs, SqliteSync};
+use crate::telemetry;
+
+/// The file name of the database inside the data dir.
+pub const DB_FILE: &str = "ensemble.sqlite3";
+
+/// Builds the controller (and its store) from the configuration.
+pub fn build_controller(args: &ServeArgs) -> anyhow::Result<Controller> {
+    let data_dir = args.data_dir();
+    std::fs::create_dir_all(&data_dir).with_context(|| format!("creating the data dir {}", data_dir.display()))?;
+    let hub = RoomHub::new(args.ws_queue);
+    let mut cfg = StoreConfig::new(data_dir.join(DB_FILE));
+    cfg.linger = Duration::from_millis(args.commit_linger_ms);
+    cfg.max_batch = args.commit_max_batch.max(1);
+    cfg.queue_capacity = args.store_queue.max(1);
+    cfg.synchronous = match args.sqlite_sync {
+        SqliteSync::Normal => Synchronous::Normal,
+        SqliteSync::Full => Synchronous::Full,
+    };
+    cfg.retention = Retention {
+        max_events_per_room: (args.retention_events > 0).then_some(args.retention_events),
+        max_age: (args.retention_secs > 0).then(|| Duration::from_secs(args.retention_secs)),
+    };
+    let store = Store::open(cfg, hub.clone()).context("opening the store")?;
+    let adapters: Vec<Arc<dyn Adapter>> = vec![Arc::new(ScriptedAdapter::new(ScriptedConfig {
+        chunk_delay: Duration::from_millis(args.scripted_chunk_delay_ms),
+    }))];
+    let config = ControllerConfig {
+        lock_timeout: Duration::from_millis(args.lock_timeout_ms),
+        close_grace: Duration::from_millis(args.close_grace_ms),
+        default_cwd: args.default_cwd().to_string_lossy().into_owned(),
+        max_input_bytes: args.max_input_bytes,
+    };
+    Ok(Controller::new(config, store, hub, adapters, Arc::new(SystemClock::default())))
+}
+
+/// Runs the server until SIGINT/SIGTERM, then shuts down gracefully.
+pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    telemetry::metrics_handle();
+    let controller = build_controller(&args)?;
+    let recovered = controller.recover().await.context("loading stored sessions")?;
+    let state = AppState::new(
+        controller.clone(),
+        args.ws(),
+        args.max_body_bytes,
+        Duration::from_secs(args.request_timeout_secs.max(1)),
+    );
+    let listener = TcpListener::bind(args.listen).await.with_context(|| format!("binding {}", args.listen))?;
+    let addr = listener.local_addr()?;
+    // Tests and scripts read this exact line to learn the bound address.
+    println!("listening on http://{addr}");
+    tracing::info!(%addr, data_dir = %args.data_dir().display(), recovered, "ensemble started");
+
+    let signal_state = state.clone();
+    let drain = Duration::from_millis(args.drain_ms);
+    tokio::spawn(async move {
+        wait_for_signal().await;
+        tracing::info!("shutting down: draining");
+        signal_state.start_draining();
+        tokio::time::sleep(drain).await;
+        signal_state.shutdown.cancel();
+    });
+
+    let shutdown = state.shutdown.clone();
+    let app = router(state.clone()).into_make_service_with_connect_info::<SocketAddr>();
+    let serving = axum::serve(listener, app).with_graceful_shutdown(shutdown.clone().cancelled_owned());
+    let limit = Duration::from_secs(args.shutdown_timeout_secs);
+    tokio::select! {
+        r = serving => r.context("serving")?,
+        _ = async { shutdown.cancelled().await; tokio::time::sleep(limit).await } => {
+            tracing::warn!("open connections did not finish within the shutdown timeout");
+        }
+    }
+    tracing::info!("closing live sessions");
+    controller.shutdown().await;
+    controller.store().close().await;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+async fn wait_for_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) {
+            (Ok(mut term), Ok(mut int)) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = int.recv() => {}
+                }
+            }
+            _ => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

@@ -1,0 +1,241 @@
+//! The room WebSocket: `hello`, then the replay from the durable log, then live events, with no
+//! gap and no duplicate across the switch.
+//!
+//! The ordering work is the runtime's [`RoomCursor`] (subscribe first, then replay, then live,
+//! dropping the overlap by seq); this module adds the socket: batching (feed many frames, flush
+//! once), pings, idle and write timeouts, client frames. A client more than `ws_queue` frames behind
+//! gets `resync` and is closed with [`CLOSE_RESYNC`]; it reconnects with `after=` and misses nothing.
+
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::extract::ws::rejection::WebSocketUpgradeRejection;
+use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
+use axum::http::StatusCode;
+use axum::response::Response;
+use bytes::Bytes;
+use ensemble_runtime::cursor::{CursorError, Item, RoomCursor};
+use futures::{SinkExt, StreamExt};
+use tokio::time::{Instant, timeout};
+
+use crate::api::{ClientFrame, ServerFrame, WsQuery};
+use crate::app::AppState;
+use crate::error::{ApiError, ErrorResponse, Path, Query};
+
+/// Close code after a `resync` frame (the client must reload and reconnect).
+pub const CLOSE_RESYNC: u16 = 4000;
+/// Close code for a peer that stayed silent past the idle timeout.
+pub const CLOSE_IDLE: u16 = 4001;
+/// Close code when the server shuts down.
+pub const CLOSE_GOING_AWAY: u16 = 1001;
+/// Frames written before one flush.
+const FLUSH_BATCH: usize = 64;
+
+/// The room's live WebSocket (see the contract's "Room WebSocket").
+#[utoipa::path(get, path = "/v1/rooms/{roomId}/ws", tag = "rooms",
+    params(("roomId" = String, Path, description = "Room id"), WsQuery),
+    responses(
+        (status = 101, description = "Switching protocols. The server sends `ServerFrame`s as JSON text frames; the client may send `ClientFrame`s.", body = ServerFrame),
+        (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
+pub async fn room_ws(
+    State(state): State<AppState>,
+    Path(room): Path<String>,
+    Query(q): Query<WsQuery>,
+    ws: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
+) -> Result<Response, ApiError> {
+    ensemble_runtime::model::validate_id("roomId", &room).map_err(|m| ApiError::bad_request("invalid_id", m))?;
+    let ws = ws.map_err(|r| {
+        ApiError::new(
+            if r.status() == StatusCode::METHOD_NOT_ALLOWED { StatusCode::METHOD_NOT_ALLOWED } else { StatusCode::BAD_REQUEST },
+            "websocket_upgrade_required",
+            r.body_text(),
+        )
+    })?;
+    if state.is_draining() {
+        return Err(ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "shutting_down", "the server is shutting down"));
+    }
+    let limits = state.ws.clone();
+    Ok(ws
+        // A small read buffer: tungstenite zero-fills it on every read (see fanout-baseline.md).
+        .read_buffer_size(4 * 1024)
+        .max_write_buffer_size(limits.write_buffer_bytes)
+        .max_message_size(limits.max_message_bytes)
+        .max_frame_size(limits.max_message_bytes)
+        .on_upgrade(move |socket| async move {
+            state.ws_connections.fetch_add(1, Ordering::Relaxed);
+            metrics::gauge!("ensemble_ws_connections").increment(1.0);
+            let outcome = Connection { state: state.clone(), room, socket }.run(q.after).await;
+            tracing::debug!(?outcome, "room websocket ended");
+            state.ws_connections.fetch_sub(1, Ordering::Relaxed);
+            metrics::gauge!("ensemble_ws_connections").decrement(1.0);
+        }))
+}
+
+#[derive(Debug)]
+enum End {
+    ClientClosed,
+    Resync(&'static str),
+    Idle,
+    Shutdown,
+    WriteFailed,
+    ReadFailed,
+}
+
+struct Connection {
+    state: AppState,
+    room: String,
+    socket: WebSocket,
+}
+
+impl Connection {
+    async fn run(mut self, after: Option<u64>) -> End {
+        let end = self.serve(after).await;
+        let close = match &end {
+            End::Resync(reason) => {
+                tracing::debug!(room = %self.room, reason, "closing after resync");
+                Some((CLOSE_RESYNC, "resync"))
+            }
+            End::Idle => Some((CLOSE_IDLE, "idle timeout")),
+            End::Shutdown => Some((CLOSE_GOING_AWAY, "server shutting down")),
+            End::ClientClosed | End::WriteFailed | End::ReadFailed => None,
+        };
+        if let Some((code, reason)) = close {
+            let frame = Message::Close(Some(CloseFrame { code, reason: Utf8Bytes::from_static(reason) }));
+            // Never let a stalled peer delay shutdown or the task's end.
+            let _ = timeout(Duration::from_secs(1), self.socket.send(frame)).await;
+        }
+        end
+    }
+
+    async fn serve(&mut self, after: Option<u64>) -> End {
+        let controller = self.state.controller.clone();
+        let opened = RoomCursor::open(controller.hub(), controller.store(), &self.room, after).await;
+        let head = match &opened {
+            Ok((_, head)) => *head,
+            Err(CursorError::HistoryExpired { head } | CursorError::AheadOfLog { head }) => *head,
+            Err(e) => {
+                tracing::error!(room = %self.room, error = %e, "opening the room cursor failed");
+                return End::ReadFailed;
+            }
+        };
+        let hello = ServerFrame::Hello { room_id: self.room.clone(), head_seq: head, sessions: controller.sessions(&self.room) };
+        if let Err(end) = self.send_json(&hello).await {
+            return end;
+        }
+        match opened {
+            Ok((mut cursor, _)) => self.pump(&mut cursor).await,
+            Err(e) => self.resync(&e, head).await,
+        }
+    }
+
+    /// Forwards the cursor's items and answers the client until one side stops.
+    async fn pump(&mut self, cursor: &mut RoomCursor) -> End {
+        let limits = self.state.ws.clone();
+        let shutdown = self.state.shutdown.clone();
+        let mut ping = tokio::time::interval_at(Instant::now() + limits.ping_interval, limits.ping_interval);
+        let mut last_heard = Instant::now();
+        loop {
+            let idle_deadline = last_heard + limits.idle_timeout;
+            tokio::select! {
+                biased;
+                _ = shutdown.cancelled() => return End::Shutdown,
+                batch = cursor.next_batch(FLUSH_BATCH) => {
+                    let items = match batch {
+                        Ok(items) => items,
+                        Err(e) => {
+                            if let CursorError::Lagged { behind } = e {
+                                metrics::counter!("ensemble_ws_lagged_total").increment(1);
+                                tracing::info!(room = %self.room, behind, "websocket client fell behind; resync");
+                            }
+                            let head = self.head(cursor.position()).await;
+                            return self.resync(&e, head).await;
+                        }
+                    };
+                    let n = items.len() as u64;
+                    for item in items {
+                        let (Item::Event { frame, .. } | Item::Side { frame }) = item;
+                        if let Err(end) = self.feed(frame).await {
+                            return end;
+                        }
+                    }
+                    if let Err(end) = self.flush().await {
+                        return end;
+                    }
+                    metrics::counter!("ensemble_ws_frames_sent_total").increment(n);
+                }
+                msg = self.socket.next() => {
+                    last_heard = Instant::now();
+                    let reply = match msg {
+                        None | Some(Ok(Message::Close(_))) => return End::ClientClosed,
+                        Some(Err(e)) => {
+                            tracing::debug!(error = %e, "websocket read failed");
+                            return End::ReadFailed;
+                        }
+                        Some(Ok(Message::Text(text))) => match serde_json::from_str::<ClientFrame>(text.as_str()) {
+                            Ok(ClientFrame::Ping) => Some(ServerFrame::Pong),
+                            Err(e) => Some(ServerFrame::Error { code: "invalid_frame".into(), message: e.to_string() }),
+                        },
+                        Some(Ok(Message::Binary(_))) => Some(ServerFrame::Error {
+                            code: "invalid_frame".into(),
+                            message: "binary frames are not supported".into(),
+                        }),
+                        Some(Ok(Message::Ping(_) | Message::Pong(_))) => None,
+                    };
+                    if let Some(reply) = reply
+                        && let Err(end) = self.send_json(&reply).await
+                    {
+                        return end;
+                    }
+                }
+                _ = ping.tick() => {
+                    if let Err(end) = self.send(Message::Ping(Bytes::new())).await {
+                        return end;
+                    }
+                }
+                _ = tokio::time::sleep_until(idle_deadline) => return End::Idle,
+            }
+        }
+    }
+
+    async fn head(&mut self, fallback: u64) -> u64 {
+        let store = self.state.controller.store().clone();
+        store.room_heads(&self.room).await.map(|(h, _)| h).unwrap_or(fallback)
+    }
+
+    async fn resync(&mut self, why: &CursorError, head: u64) -> End {
+        let reason = why.reason();
+        metrics::counter!("ensemble_ws_resyncs_total", "reason" => reason).increment(1);
+        match self.send_json(&ServerFrame::Resync { reason: reason.into(), head_seq: head }).await {
+            Ok(()) => End::Resync(reason),
+            Err(end) => end,
+        }
+    }
+
+    async fn send_json(&mut self, frame: &ServerFrame) -> Result<(), End> {
+        let text = serde_json::to_string(frame).map_err(|_| End::WriteFailed)?;
+        self.send(Message::Text(Utf8Bytes::from(text))).await
+    }
+
+    async fn send(&mut self, msg: Message) -> Result<(), End> {
+        match timeout(self.state.ws.write_timeout, self.socket.send(msg)).await {
+            Ok(Ok(())) => Ok(()),
+            _ => Err(End::WriteFailed),
+        }
+    }
+
+    async fn feed(&mut self, frame: Bytes) -> Result<(), End> {
+        let text = Utf8Bytes::try_from(frame).map_err(|_| End::WriteFailed)?;
+        match timeout(self.state.ws.write_timeout, self.socket.feed(Message::Text(text))).await {
+            Ok(Ok(())) => Ok(()),
+            _ => Err(End::WriteFailed),
+        }
+    }
+
+    async fn flush(&mut self) -> Result<(), End> {
+        match timeout(self.state.ws.write_timeout, self.socket.flush()).await {
+            Ok(Ok(())) => Ok(()),
+            _ => Err(End::WriteFailed),
+        }
+    }
+}
