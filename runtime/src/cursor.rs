@@ -68,7 +68,12 @@ pub struct RoomCursor {
 impl RoomCursor {
     /// Opens a cursor after `after` (None: at the head, live only). Returns it with the head seq
     /// at opening time.
-    pub async fn open(hub: &Arc<RoomHub>, store: &Store, room: &str, after: Option<u64>) -> Result<(Self, u64), CursorError> {
+    pub async fn open(
+        hub: &Arc<RoomHub>,
+        store: &Store,
+        room: &str,
+        after: Option<u64>,
+    ) -> Result<(Self, u64), CursorError> {
         // Subscribe first: see the module comment.
         let sub = hub.subscribe(room);
         let (head, pruned) = store.room_heads(room).await?;
@@ -154,15 +159,22 @@ impl RoomCursor {
 
     /// Reads the log after `last` (up to `until`) into the replay buffer.
     async fn fill(&mut self, until: u64) -> Result<(), CursorError> {
-        let page = self.store.events_after(&self.room, self.last, REPLAY_PAGE).await?;
+        let page = self
+            .store
+            .events_after(&self.room, self.last, REPLAY_PAGE)
+            .await?;
         if let Some((first, _)) = page.events.first()
             && *first != self.last + 1
         {
             // Pruned while we were reading: never a silent gap.
-            return Err(CursorError::HistoryExpired { head: page.head_seq });
+            return Err(CursorError::HistoryExpired {
+                head: page.head_seq,
+            });
         }
         if page.events.is_empty() && page.pruned_through > self.last {
-            return Err(CursorError::HistoryExpired { head: page.head_seq });
+            return Err(CursorError::HistoryExpired {
+                head: page.head_seq,
+            });
         }
         let full = page.events.len() == REPLAY_PAGE;
         for (seq, raw) in page.events {

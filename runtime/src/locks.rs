@@ -37,16 +37,27 @@ impl LockTable {
         Arc::new(Self::default())
     }
 
-    pub async fn acquire(self: &Arc<Self>, key: &SessionKey, deadline: Duration) -> Result<LifecycleGuard, LockTimeout> {
+    pub async fn acquire(
+        self: &Arc<Self>,
+        key: &SessionKey,
+        deadline: Duration,
+    ) -> Result<LifecycleGuard, LockTimeout> {
         let lock = {
             let mut locks = self.locks.lock().unwrap_or_else(|e| e.into_inner());
             locks.entry(key.clone()).or_default().clone()
         };
         match tokio::time::timeout(deadline, lock.lock_owned()).await {
-            Ok(guard) => Ok(LifecycleGuard { guard: Some(guard), key: key.clone(), table: self.clone() }),
+            Ok(guard) => Ok(LifecycleGuard {
+                guard: Some(guard),
+                key: key.clone(),
+                table: self.clone(),
+            }),
             Err(_) => {
                 self.forget_if_unused(key);
-                Err(LockTimeout { key: key.to_string(), waited: deadline })
+                Err(LockTimeout {
+                    key: key.to_string(),
+                    waited: deadline,
+                })
             }
         }
     }
@@ -103,11 +114,18 @@ mod tests {
     async fn a_held_lock_times_out_with_a_clear_error() {
         let t = LockTable::new();
         let _g = t.acquire(&key("a"), Duration::from_secs(1)).await.unwrap();
-        let err = t.acquire(&key("a"), Duration::from_millis(200)).await.err().unwrap();
+        let err = t
+            .acquire(&key("a"), Duration::from_millis(200))
+            .await
+            .err()
+            .unwrap();
         assert_eq!(err.waited, Duration::from_millis(200));
         assert!(err.to_string().contains("r/a"));
         // Other keys are independent.
-        let _b = t.acquire(&key("b"), Duration::from_millis(200)).await.unwrap();
+        let _b = t
+            .acquire(&key("b"), Duration::from_millis(200))
+            .await
+            .unwrap();
     }
 
     #[tokio::test]
@@ -127,8 +145,15 @@ mod tests {
         for i in 0..50 {
             let t = t.clone();
             tasks.push(tokio::spawn(async move {
-                let (a, b) = if i % 2 == 0 { (key("x"), key("y")) } else { (key("y"), key("x")) };
-                let (ga, gb) = t.acquire_pair(&a, &b, Duration::from_secs(5)).await.unwrap();
+                let (a, b) = if i % 2 == 0 {
+                    (key("x"), key("y"))
+                } else {
+                    (key("y"), key("x"))
+                };
+                let (ga, gb) = t
+                    .acquire_pair(&a, &b, Duration::from_secs(5))
+                    .await
+                    .unwrap();
                 assert_eq!(ga.key, a);
                 assert_eq!(gb.key, b);
                 tokio::task::yield_now().await;
@@ -146,7 +171,11 @@ mod tests {
         let g = t.acquire(&key("a"), Duration::from_secs(1)).await.unwrap();
         let waiter = {
             let t = t.clone();
-            tokio::spawn(async move { t.acquire(&key("a"), Duration::from_secs(60)).await.map(|_| ()) })
+            tokio::spawn(async move {
+                t.acquire(&key("a"), Duration::from_secs(60))
+                    .await
+                    .map(|_| ())
+            })
         };
         tokio::task::yield_now().await;
         waiter.abort();

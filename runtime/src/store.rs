@@ -110,7 +110,10 @@ struct FnJob<T, F> {
 
 impl<T: Send, F: FnOnce(&Connection) -> Result<T, StoreError> + Send> Job for FnJob<T, F> {
     fn run(&mut self, conn: &Connection) -> Result<(), StoreError> {
-        let f = self.f.take().ok_or_else(|| StoreError::Other("job ran twice".into()))?;
+        let f = self
+            .f
+            .take()
+            .ok_or_else(|| StoreError::Other("job ran twice".into()))?;
         self.value = Some(f(conn)?);
         Ok(())
     }
@@ -139,7 +142,10 @@ pub enum WriteOp {
     Append(AppendBatch),
     Job(Box<dyn Job>),
     /// Removes a session record (failed start, nothing else to keep).
-    DeleteSession { room_id: String, session_id: String },
+    DeleteSession {
+        room_id: String,
+        session_id: String,
+    },
     /// Commits what came before, then stops the writer.
     Shutdown,
 }
@@ -188,7 +194,10 @@ pub struct Store {
 
 impl Store {
     /// Opens (creating and migrating) the database and starts the writer thread.
-    pub fn open(config: StoreConfig, listener: Arc<dyn CommitListener>) -> Result<Self, StoreError> {
+    pub fn open(
+        config: StoreConfig,
+        listener: Arc<dyn CommitListener>,
+    ) -> Result<Self, StoreError> {
         if let Some(dir) = config.path.parent() {
             std::fs::create_dir_all(dir)?;
         }
@@ -196,13 +205,18 @@ impl Store {
         migrate(&mut conn)?;
         let (tx, rx) = mpsc::channel(config.queue_capacity.max(1));
         let readers = Arc::new(ReaderPool::new(config.path.clone(), config.readers.max(1)));
-        let cfg = config.clone();
+        let cfg = config;
         let stats = Arc::new(StoreStats::default());
         let writer_stats = stats.clone();
         let handle = std::thread::Builder::new()
             .name("ensemble-store-writer".into())
             .spawn(move || Writer::new(conn, cfg, listener, writer_stats).run(rx))?;
-        Ok(Self { tx, readers, writer: Arc::new(Mutex::new(Some(handle))), stats })
+        Ok(Self {
+            tx,
+            readers,
+            writer: Arc::new(Mutex::new(Some(handle))),
+            stats,
+        })
     }
 
     pub fn stats(&self) -> &StoreStats {
@@ -211,7 +225,11 @@ impl Store {
 
     /// Waits for a place in the writer queue.
     pub async fn reserve(&self) -> Result<WritePermit<'_>, StoreError> {
-        self.tx.reserve().await.map(WritePermit).map_err(|_| StoreError::Closed)
+        self.tx
+            .reserve()
+            .await
+            .map(WritePermit)
+            .map_err(|_| StoreError::Closed)
     }
 
     pub async fn send(&self, op: WriteOp) -> Result<(), StoreError> {
@@ -230,7 +248,11 @@ impl Store {
         F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
     {
         let (reply, rx) = oneshot::channel();
-        let job = FnJob { f: Some(f), value: None, reply: Some(reply) };
+        let job = FnJob {
+            f: Some(f),
+            value: None,
+            reply: Some(reply),
+        };
         self.send(WriteOp::Job(Box::new(job))).await?;
         rx.await.map_err(|_| StoreError::Closed)?
     }
@@ -261,7 +283,12 @@ impl Store {
     }
 
     /// Events of a room with `seq > after`, oldest first, at most `limit`.
-    pub async fn events_after(&self, room_id: &str, after: u64, limit: usize) -> Result<EventPage, StoreError> {
+    pub async fn events_after(
+        &self,
+        room_id: &str,
+        after: u64,
+        limit: usize,
+    ) -> Result<EventPage, StoreError> {
         let room = room_id.to_owned();
         self.read(move |conn| {
             let tx = conn.unchecked_transaction()?;
@@ -286,7 +313,8 @@ impl Store {
 
     pub async fn load_sessions(&self) -> Result<Vec<SessionRecord>, StoreError> {
         self.read(|conn| {
-            let mut stmt = conn.prepare("SELECT record FROM sessions ORDER BY room_id, session_id")?;
+            let mut stmt =
+                conn.prepare("SELECT record FROM sessions ORDER BY room_id, session_id")?;
             let rows = stmt.query_map([], |row| row.get::<_, String>(0))?;
             let mut out = Vec::new();
             for row in rows {
@@ -331,7 +359,12 @@ impl Store {
     }
 
     /// Provider-private state of a session (e.g. the scripted provider's conversation).
-    pub async fn provider_state(&self, room_id: &str, session_id: &str, key: &str) -> Result<Option<String>, StoreError> {
+    pub async fn provider_state(
+        &self,
+        room_id: &str,
+        session_id: &str,
+        key: &str,
+    ) -> Result<Option<String>, StoreError> {
         let (r, s, k) = (room_id.to_owned(), session_id.to_owned(), key.to_owned());
         self.read(move |conn| {
             Ok(conn
@@ -345,7 +378,13 @@ impl Store {
         .await
     }
 
-    pub async fn set_provider_state(&self, room_id: &str, session_id: &str, key: &str, value: String) -> Result<(), StoreError> {
+    pub async fn set_provider_state(
+        &self,
+        room_id: &str,
+        session_id: &str,
+        key: &str,
+        value: String,
+    ) -> Result<(), StoreError> {
         let (r, s, k) = (room_id.to_owned(), session_id.to_owned(), key.to_owned());
         self.write(move |conn| {
             conn.execute(
@@ -374,10 +413,14 @@ fn open_write_connection(path: &Path, sync: Synchronous) -> Result<Connection, S
     let conn = Connection::open(path)?;
     conn.busy_timeout(Duration::from_secs(5))?;
     conn.pragma_update(None, "journal_mode", "WAL")?;
-    conn.pragma_update(None, "synchronous", match sync {
-        Synchronous::Normal => "NORMAL",
-        Synchronous::Full => "FULL",
-    })?;
+    conn.pragma_update(
+        None,
+        "synchronous",
+        match sync {
+            Synchronous::Normal => "NORMAL",
+            Synchronous::Full => "FULL",
+        },
+    )?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
     Ok(conn)
 }
@@ -440,10 +483,17 @@ struct ReaderPool {
 
 impl ReaderPool {
     fn new(path: PathBuf, max_idle: usize) -> Self {
-        Self { path, idle: Mutex::new(Vec::new()), max_idle }
+        Self {
+            path,
+            idle: Mutex::new(Vec::new()),
+            max_idle,
+        }
     }
 
-    fn with<T>(&self, f: impl FnOnce(&Connection) -> Result<T, StoreError>) -> Result<T, StoreError> {
+    fn with<T>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
         let conn = self.idle.lock().ok().and_then(|mut v| v.pop());
         let conn = match conn {
             Some(c) => c,
@@ -482,19 +532,45 @@ struct Writer {
 }
 
 enum Outcome {
-    Appended { room_id: String, events: Vec<CommittedEvent>, ack: Option<oneshot::Sender<Result<u64, StoreError>>>, last: u64 },
-    Failed { ack: Option<oneshot::Sender<Result<u64, StoreError>>>, error: StoreError },
-    Job { job: Box<dyn Job>, result: Result<(), StoreError> },
+    Appended {
+        room_id: String,
+        events: Vec<CommittedEvent>,
+        ack: Option<oneshot::Sender<Result<u64, StoreError>>>,
+        last: u64,
+    },
+    Failed {
+        ack: Option<oneshot::Sender<Result<u64, StoreError>>>,
+        error: StoreError,
+    },
+    Job {
+        job: Box<dyn Job>,
+        result: Result<(), StoreError>,
+    },
     Nothing,
 }
 
 impl Writer {
-    fn new(conn: Connection, config: StoreConfig, listener: Arc<dyn CommitListener>, stats: Arc<StoreStats>) -> Self {
-        Self { conn, config, listener, heads: HashMap::new(), last_age_prune: Instant::now(), stats }
+    fn new(
+        conn: Connection,
+        config: StoreConfig,
+        listener: Arc<dyn CommitListener>,
+        stats: Arc<StoreStats>,
+    ) -> Self {
+        Self {
+            conn,
+            config,
+            listener,
+            heads: HashMap::new(),
+            last_age_prune: Instant::now(),
+            stats,
+        }
     }
 
     fn run(mut self, mut rx: mpsc::Receiver<WriteOp>) {
-        let rt = match tokio::runtime::Builder::new_current_thread().enable_time().build() {
+        let rt = match tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+        {
             Ok(rt) => rt,
             Err(e) => {
                 tracing::error!(error = %e, "store writer could not start");
@@ -514,7 +590,10 @@ impl Writer {
                     let next = match rx.try_recv() {
                         Ok(op) => Some(op),
                         Err(mpsc::error::TryRecvError::Empty) if !self.config.linger.is_zero() => {
-                            tokio::time::timeout_at(deadline, rx.recv()).await.ok().flatten()
+                            tokio::time::timeout_at(deadline, rx.recv())
+                                .await
+                                .ok()
+                                .flatten()
                         }
                         Err(_) => None,
                     };
@@ -554,7 +633,12 @@ impl Writer {
                             Ok((events, last)) => {
                                 sp.commit()?;
                                 event_count += events.len();
-                                Outcome::Appended { room_id: b.room_id, events, ack: b.ack, last }
+                                Outcome::Appended {
+                                    room_id: b.room_id,
+                                    events,
+                                    ack: b.ack,
+                                    last,
+                                }
                             }
                             Err(error) => {
                                 drop(sp);
@@ -578,7 +662,10 @@ impl Writer {
                         Outcome::Job { job, result }
                     }
                     WriteOp::Shutdown => Outcome::Nothing,
-                    WriteOp::DeleteSession { room_id, session_id } => {
+                    WriteOp::DeleteSession {
+                        room_id,
+                        session_id,
+                    } => {
                         tx.execute(
                             "DELETE FROM sessions WHERE room_id = ?1 AND session_id = ?2",
                             params![room_id, session_id],
@@ -599,16 +686,26 @@ impl Writer {
             tx.commit()?;
             Ok(())
         })();
-        metrics::histogram!("ensemble_store_commit_seconds").record(started.elapsed().as_secs_f64());
+        metrics::histogram!("ensemble_store_commit_seconds")
+            .record(started.elapsed().as_secs_f64());
         metrics::histogram!("ensemble_store_batch_events").record(event_count as f64);
         match tx_result {
             Ok(()) => {
                 metrics::counter!("ensemble_events_appended_total").increment(event_count as u64);
-                self.stats.commits.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                self.stats.events.fetch_add(event_count as u64, std::sync::atomic::Ordering::Relaxed);
+                self.stats
+                    .commits
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                self.stats
+                    .events
+                    .fetch_add(event_count as u64, std::sync::atomic::Ordering::Relaxed);
                 for outcome in outcomes {
                     match outcome {
-                        Outcome::Appended { room_id, events, ack, last } => {
+                        Outcome::Appended {
+                            room_id,
+                            events,
+                            ack,
+                            last,
+                        } => {
                             if !events.is_empty() {
                                 self.listener.committed(&room_id, &events);
                             }
@@ -634,7 +731,8 @@ impl Writer {
                 let msg = error.to_string();
                 for outcome in outcomes {
                     match outcome {
-                        Outcome::Appended { ack: Some(ack), .. } | Outcome::Failed { ack: Some(ack), .. } => {
+                        Outcome::Appended { ack: Some(ack), .. }
+                        | Outcome::Failed { ack: Some(ack), .. } => {
                             let _ = ack.send(Err(StoreError::Other(msg.clone())));
                         }
                         Outcome::Job { job, .. } => job.finish(Err(StoreError::Other(msg.clone()))),
@@ -655,12 +753,24 @@ fn batch_events(ops: &[WriteOp]) -> usize {
         .sum()
 }
 
-fn load_heads<'a>(conn: &Connection, heads: &'a mut HashMap<String, Heads>, room: &str) -> Result<&'a mut Heads, StoreError> {
+fn load_heads<'a>(
+    conn: &Connection,
+    heads: &'a mut HashMap<String, Heads>,
+    room: &str,
+) -> Result<&'a mut Heads, StoreError> {
     if !heads.contains_key(room) {
         let (head, pruned_through) = room_heads(conn, room)?;
-        heads.insert(room.to_owned(), Heads { head, pruned_through });
+        heads.insert(
+            room.to_owned(),
+            Heads {
+                head,
+                pruned_through,
+            },
+        );
     }
-    heads.get_mut(room).ok_or_else(|| StoreError::Other("room heads vanished".into()))
+    heads
+        .get_mut(room)
+        .ok_or_else(|| StoreError::Other("room heads vanished".into()))
 }
 
 fn append(
@@ -685,7 +795,11 @@ fn append(
             frame.push_str("{\"type\":\"event\",\"event\":");
             frame.push_str(&json);
             frame.push('}');
-            committed.push(CommittedEvent { seq, session_id: ev.session_id.clone(), frame: Bytes::from(frame) });
+            committed.push(CommittedEvent {
+                seq,
+                session_id: ev.session_id.clone(),
+                frame: Bytes::from(frame),
+            });
         }
     }
     if !batch.events.is_empty() {
@@ -722,8 +836,14 @@ fn append(
     Ok((committed, last))
 }
 
-fn prune_by_age(conn: &Connection, heads: &mut HashMap<String, Heads>, retention: &Retention) -> Result<(), StoreError> {
-    let Some(max_age) = retention.max_age else { return Ok(()) };
+fn prune_by_age(
+    conn: &Connection,
+    heads: &mut HashMap<String, Heads>,
+    retention: &Retention,
+) -> Result<(), StoreError> {
+    let Some(max_age) = retention.max_age else {
+        return Ok(());
+    };
     let cutoff = crate::clock::unix_ms() - max_age.as_millis() as i64;
     let rooms: Vec<(String, i64)> = {
         let mut stmt = conn.prepare(
@@ -733,7 +853,10 @@ fn prune_by_age(conn: &Connection, heads: &mut HashMap<String, Heads>, retention
             .collect::<Result<_, _>>()?
     };
     for (room, through) in rooms {
-        conn.execute("DELETE FROM events WHERE room_id = ?1 AND seq <= ?2", params![room, through])?;
+        conn.execute(
+            "DELETE FROM events WHERE room_id = ?1 AND seq <= ?2",
+            params![room, through],
+        )?;
         conn.execute(
             "UPDATE rooms SET pruned_through = MAX(pruned_through, ?2) WHERE room_id = ?1",
             params![room, through],
@@ -770,7 +893,10 @@ mod tests {
             scope: Scope::Canonical,
             turn_id: None,
             occurred_at_ms: 1,
-            body: EventBody::MessageDelta(TextDeltaPayload { item_id: "i".into(), text: format!("{i}") }),
+            body: EventBody::MessageDelta(TextDeltaPayload {
+                item_id: "i".into(),
+                text: format!("{i}"),
+            }),
         }
     }
 
@@ -798,7 +924,11 @@ mod tests {
         assert_eq!(append_n(&store, "b", 2).await, 2);
         assert_eq!(append_n(&store, "a", 1).await, 4);
         let seen = listener.0.lock().unwrap().clone();
-        let a: Vec<u64> = seen.iter().filter(|(r, _)| r == "a").map(|(_, s)| *s).collect();
+        let a: Vec<u64> = seen
+            .iter()
+            .filter(|(r, _)| r == "a")
+            .map(|(_, s)| *s)
+            .collect();
         assert_eq!(a, vec![1, 2, 3, 4]);
         store.close().await;
         drop(store);
@@ -806,7 +936,10 @@ mod tests {
         let store = Store::open(StoreConfig::new(&path), Arc::new(Collect::default())).unwrap();
         assert_eq!(append_n(&store, "a", 1).await, 5);
         let page = store.events_after("a", 2, 10).await.unwrap();
-        assert_eq!(page.events.iter().map(|(s, _)| *s).collect::<Vec<_>>(), vec![3, 4, 5]);
+        assert_eq!(
+            page.events.iter().map(|(s, _)| *s).collect::<Vec<_>>(),
+            vec![3, 4, 5]
+        );
         assert_eq!(page.head_seq, 5);
         let v: serde_json::Value = serde_json::from_str(page.events[0].1.get()).unwrap();
         assert_eq!(v["seq"], 3);
@@ -841,7 +974,12 @@ mod tests {
         for i in 0..200 {
             let (ack, rx) = oneshot::channel();
             store
-                .send(WriteOp::Append(AppendBatch { room_id: "r".into(), events: vec![ev("r", i)], records: vec![], ack: Some(ack) }))
+                .send(WriteOp::Append(AppendBatch {
+                    room_id: "r".into(),
+                    events: vec![ev("r", i)],
+                    records: vec![],
+                    ack: Some(ack),
+                }))
                 .await
                 .unwrap();
             acks.push(rx);
@@ -858,15 +996,25 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(stored, 200);
-        let commits = store.stats().commits.load(std::sync::atomic::Ordering::Relaxed);
+        let commits = store
+            .stats()
+            .commits
+            .load(std::sync::atomic::Ordering::Relaxed);
         assert!(commits <= 20, "200 queued events took {commits} commits");
     }
 
     #[tokio::test]
     async fn jobs_return_values_after_commit_and_failures_roll_back_alone() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(StoreConfig::new(dir.path().join("db.sqlite")), Arc::new(Collect::default())).unwrap();
-        store.set_provider_state("r", "s", "k", "v1".into()).await.unwrap();
+        let store = Store::open(
+            StoreConfig::new(dir.path().join("db.sqlite")),
+            Arc::new(Collect::default()),
+        )
+        .unwrap();
+        store
+            .set_provider_state("r", "s", "k", "v1".into())
+            .await
+            .unwrap();
         let bad = store.write(|c| {
             c.execute("INSERT INTO provider_state VALUES ('r','s','k2','x')", [])?;
             c.execute("INSERT INTO no_such_table VALUES (1)", [])?;
@@ -876,8 +1024,26 @@ mod tests {
         let (bad, good) = tokio::join!(bad, good);
         assert!(bad.is_err());
         good.unwrap();
-        assert_eq!(store.provider_state("r", "s", "k").await.unwrap().as_deref(), Some("v1"));
-        assert_eq!(store.provider_state("r", "s", "k2").await.unwrap(), None, "failed job rolled back");
-        assert_eq!(store.provider_state("r", "s", "k3").await.unwrap().as_deref(), Some("v3"));
+        assert_eq!(
+            store
+                .provider_state("r", "s", "k")
+                .await
+                .unwrap()
+                .as_deref(),
+            Some("v1")
+        );
+        assert_eq!(
+            store.provider_state("r", "s", "k2").await.unwrap(),
+            None,
+            "failed job rolled back"
+        );
+        assert_eq!(
+            store
+                .provider_state("r", "s", "k3")
+                .await
+                .unwrap()
+                .as_deref(),
+            Some("v3")
+        );
     }
 }

@@ -1,6 +1,8 @@
 //! Property: any interleaving of publish / subscribe / read / disconnect / reconnect gives every
 //! reader a gap-free, duplicate-free, ordered sequence (real store, real bus, real writer thread).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -44,20 +46,25 @@ impl Reader {
 
     async fn connect(&mut self, hub: &Arc<RoomHub>, store: &Store) {
         if self.cursor.is_none() {
-            let (cursor, _) = RoomCursor::open(hub, store, ROOM, Some(self.last())).await.expect("open");
+            let (cursor, _) = RoomCursor::open(hub, store, ROOM, Some(self.last()))
+                .await
+                .expect("open");
             self.cursor = Some(cursor);
         }
     }
 
     /// Reads up to `n` items, giving up (cancelling the read) after a short wait.
     async fn read(&mut self, n: usize, wait: Duration) {
-        let Some(cursor) = self.cursor.as_mut() else { return };
+        let Some(cursor) = self.cursor.as_mut() else {
+            return;
+        };
         match tokio::time::timeout(wait, cursor.next_batch(n)).await {
             Err(_) => {}
             Ok(Ok(items)) => {
                 for item in items {
                     if let Item::Event { seq, frame } = item {
-                        let v: serde_json::Value = serde_json::from_slice(&frame).expect("frame is json");
+                        let v: serde_json::Value =
+                            serde_json::from_slice(&frame).expect("frame is json");
                         assert_eq!(v["event"]["seq"], seq, "frame and seq agree");
                         self.seen.push(seq);
                     }
@@ -78,7 +85,10 @@ fn event(i: usize) -> NewEvent {
         scope: Scope::Canonical,
         turn_id: None,
         occurred_at_ms: 0,
-        body: EventBody::MessageDelta(TextDeltaPayload { item_id: "m".into(), text: format!("{i}") }),
+        body: EventBody::MessageDelta(TextDeltaPayload {
+            item_id: "m".into(),
+            text: format!("{i}"),
+        }),
     }
 }
 
@@ -87,7 +97,12 @@ async fn publish(store: &Store, n: usize, counter: &mut usize) {
     *counter += n;
     // No ack: the writer commits concurrently with the readers.
     store
-        .send(WriteOp::Append(AppendBatch { room_id: ROOM.into(), events, records: vec![], ack: None }))
+        .send(WriteOp::Append(AppendBatch {
+            room_id: ROOM.into(),
+            events,
+            records: vec![],
+            ack: None,
+        }))
         .await
         .expect("send");
 }
@@ -114,7 +129,11 @@ async fn scenario(ops: Vec<Op>, capacity: usize, linger_ms: u64) {
     for r in &mut readers {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
         while r.last() < head {
-            assert!(tokio::time::Instant::now() < deadline, "reader stuck at {} of {head}", r.last());
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "reader stuck at {} of {head}",
+                r.last()
+            );
             r.connect(&hub, &store).await;
             r.read(64, Duration::from_millis(200)).await;
         }
@@ -143,7 +162,8 @@ async fn readers_joining_during_a_burst_miss_nothing() {
     // A concurrent publisher while readers connect at random points (the subscribe/replay race).
     let dir = tempfile::tempdir().expect("tempdir");
     let hub = RoomHub::new(1 << 16);
-    let store = Store::open(StoreConfig::new(dir.path().join("db.sqlite")), hub.clone()).expect("store");
+    let store =
+        Store::open(StoreConfig::new(dir.path().join("db.sqlite")), hub.clone()).expect("store");
     let publisher = {
         let store = store.clone();
         tokio::spawn(async move {

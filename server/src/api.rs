@@ -170,18 +170,32 @@ pub struct Health {
 pub enum ServerFrame {
     /// First frame: the room's head and its sessions.
     #[serde(rename_all = "camelCase")]
-    Hello { room_id: String, head_seq: u64, sessions: Vec<Session> },
+    Hello {
+        room_id: String,
+        head_seq: u64,
+        sessions: Vec<Session>,
+    },
     /// A durable room event.
-    Event { event: Event },
+    Event {
+        event: Event,
+    },
     /// An event of a side conversation (its `seq` counts within the side).
-    SideEvent { event: Event },
+    SideEvent {
+        event: Event,
+    },
     /// History the client asked for is gone, or it fell too far behind: reload over REST and
     /// reconnect. The connection closes after this frame.
     #[serde(rename_all = "camelCase")]
-    Resync { reason: String, head_seq: u64 },
+    Resync {
+        reason: String,
+        head_seq: u64,
+    },
     Pong,
     /// The client sent something the server does not understand.
-    Error { code: String, message: String },
+    Error {
+        code: String,
+        message: String,
+    },
 }
 
 /// Frames a client may send on a room WebSocket.

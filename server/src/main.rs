@@ -13,11 +13,15 @@ fn main() -> ExitCode {
             print!("{}", openapi::pretty());
             return ExitCode::SUCCESS;
         }
-        Some(Command::Serve(args)) => args,
+        Some(Command::Serve(args)) => *args,
         None => cli.serve,
     };
     telemetry::init_tracing(args.log_format);
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().thread_name("ensemble").build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("ensemble")
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("ensemble: cannot start the async runtime: {e}");
