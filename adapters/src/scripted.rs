@@ -14,14 +14,14 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use ensemble_runtime::adapter::{
-    Adapter, AdapterError, DisconnectAdapter, EventSink, InteractiveAdapter, ProviderDescriptor,
-    ReleaseAdapter, SessionHandle, StartOutcome, SteerAdapter, TurnRequest,
+    Adapter, AdapterError, DisconnectAdapter, EventSink, InteractiveAdapter, ProviderDescriptor, ReleaseAdapter,
+    SessionHandle, StartOutcome, SteerAdapter, TurnRequest,
 };
 use ensemble_runtime::event::{
-    CallCompletedPayload, CallKind, CallStartedPayload, CallStatus, CallUpdatedPayload,
-    CommandInfo, CommandsUpdatedPayload, Decision, ErrorInfo, EventBody, InteractionKind,
-    InteractionRequestedPayload, PlanStep, PlanUpdatedPayload, Question, TextCompletedPayload,
-    TextDeltaPayload, TurnCanceledPayload, TurnCompletedPayload, TurnFailedPayload, UsagePayload,
+    CallCompletedPayload, CallKind, CallStartedPayload, CallStatus, CallUpdatedPayload, CommandInfo,
+    CommandsUpdatedPayload, Decision, ErrorInfo, EventBody, InteractionKind, InteractionRequestedPayload, PlanStep,
+    PlanUpdatedPayload, Question, TextCompletedPayload, TextDeltaPayload, TurnCanceledPayload, TurnCompletedPayload,
+    TurnFailedPayload, UsagePayload,
 };
 use ensemble_runtime::model::{InputItem, Session, SessionKey};
 use futures::FutureExt;
@@ -44,9 +44,7 @@ pub struct ScriptedConfig {
 
 impl Default for ScriptedConfig {
     fn default() -> Self {
-        Self {
-            chunk_delay: Duration::from_millis(20),
-        }
+        Self { chunk_delay: Duration::from_millis(20) }
     }
 }
 
@@ -101,40 +99,17 @@ pub fn parse(input: &str) -> Vec<Directive> {
             "tool" => {
                 let (name, args) = arg.split_once(char::is_whitespace).unwrap_or((&arg, ""));
                 Directive::Tool {
-                    name: if name.is_empty() {
-                        "echo".into()
-                    } else {
-                        name.to_owned()
-                    },
+                    name: if name.is_empty() { "echo".into() } else { name.to_owned() },
                     args: args.trim().to_owned(),
                 }
             }
             "run" if !arg.is_empty() => Directive::Run(arg),
             "ask" if !arg.is_empty() => Directive::Ask(arg),
-            "slow" => arg
-                .parse()
-                .map(Directive::Slow)
-                .unwrap_or(Directive::Unknown(line.to_owned())),
-            "chunks" => arg
-                .parse()
-                .map(Directive::Chunks)
-                .unwrap_or(Directive::Unknown(line.to_owned())),
-            "reason" => Directive::Reason(if arg.is_empty() {
-                "Thinking it over.".into()
-            } else {
-                arg
-            }),
-            "plan" => Directive::Plan(
-                arg.split(';')
-                    .map(|s| s.trim().to_owned())
-                    .filter(|s| !s.is_empty())
-                    .collect(),
-            ),
-            "fail" => Directive::Fail(if arg.is_empty() {
-                "scripted failure".into()
-            } else {
-                arg
-            }),
+            "slow" => arg.parse().map(Directive::Slow).unwrap_or(Directive::Unknown(line.to_owned())),
+            "chunks" => arg.parse().map(Directive::Chunks).unwrap_or(Directive::Unknown(line.to_owned())),
+            "reason" => Directive::Reason(if arg.is_empty() { "Thinking it over.".into() } else { arg }),
+            "plan" => Directive::Plan(arg.split(';').map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()).collect()),
+            "fail" => Directive::Fail(if arg.is_empty() { "scripted failure".into() } else { arg }),
             "history" => Directive::History,
             "hang" => Directive::Hang,
             "exit" => Directive::Exit,
@@ -155,17 +130,9 @@ pub fn commands() -> Vec<CommandInfo> {
     };
     vec![
         c("tool", "simulate a tool call", Some("NAME [ARGS]")),
-        c(
-            "run",
-            "ask for approval, then run a command (simulated)",
-            Some("COMMAND"),
-        ),
+        c("run", "ask for approval, then run a command (simulated)", Some("COMMAND")),
         c("ask", "ask the user a question", Some("QUESTION")),
-        c(
-            "slow",
-            "milliseconds between streamed chunks for this turn",
-            Some("MS"),
-        ),
+        c("slow", "milliseconds between streamed chunks for this turn", Some("MS")),
         c("chunks", "stream N numbered chunks", Some("N")),
         c("reason", "stream reasoning before the reply", Some("TEXT")),
         c("plan", "publish a plan", Some("STEP; STEP; …")),
@@ -225,25 +192,14 @@ pub struct ScriptedAdapter {
 
 impl ScriptedAdapter {
     pub fn new(config: ScriptedConfig) -> Self {
-        Self {
-            config,
-            sessions: Mutex::new(HashMap::new()),
-        }
+        Self { config, sessions: Mutex::new(HashMap::new()) }
     }
 
     fn live(&self, key: &SessionKey) -> Option<Arc<Live>> {
-        self.sessions
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(key)
-            .cloned()
+        self.sessions.lock().unwrap_or_else(|e| e.into_inner()).get(key).cloned()
     }
 
-    async fn open(
-        &self,
-        session: &Session,
-        handle: SessionHandle,
-    ) -> Result<StartOutcome, AdapterError> {
+    async fn open(&self, session: &Session, handle: SessionHandle) -> Result<StartOutcome, AdapterError> {
         let transcript = match handle.state.get(TRANSCRIPT_KEY).await {
             Ok(Some(json)) => serde_json::from_str(&json).unwrap_or_default(),
             Ok(None) => Transcript::default(),
@@ -257,28 +213,19 @@ impl ScriptedAdapter {
             approved_for_session: AtomicBool::new(false),
             ids: AtomicU64::new(0),
         });
-        let old = self
-            .sessions
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(session.key(), live);
+        let old = self.sessions.lock().unwrap_or_else(|e| e.into_inner()).insert(session.key(), live);
         if let Some(old) = old {
             // Starting over a live session replaces it.
             stop_turn(&old);
         }
         Ok(StartOutcome {
             patch: Default::default(),
-            events: vec![EventBody::CommandsUpdated(CommandsUpdatedPayload {
-                commands: commands(),
-            })],
+            events: vec![EventBody::CommandsUpdated(CommandsUpdatedPayload { commands: commands() })],
         })
     }
 
     fn remove(&self, key: &SessionKey) -> Option<Arc<Live>> {
-        self.sessions
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(key)
+        self.sessions.lock().unwrap_or_else(|e| e.into_inner()).remove(key)
     }
 }
 
@@ -302,19 +249,11 @@ impl Adapter for ScriptedAdapter {
         }
     }
 
-    async fn start(
-        &self,
-        session: &Session,
-        handle: SessionHandle,
-    ) -> Result<StartOutcome, AdapterError> {
+    async fn start(&self, session: &Session, handle: SessionHandle) -> Result<StartOutcome, AdapterError> {
         self.open(session, handle).await
     }
 
-    async fn resume(
-        &self,
-        session: &Session,
-        handle: SessionHandle,
-    ) -> Result<StartOutcome, AdapterError> {
+    async fn resume(&self, session: &Session, handle: SessionHandle) -> Result<StartOutcome, AdapterError> {
         self.open(session, handle).await
     }
 
@@ -342,23 +281,12 @@ impl Adapter for ScriptedAdapter {
             });
         }
         let delay = self.config.chunk_delay;
-        let text: String = turn
-            .input
-            .iter()
-            .map(InputItem::text)
-            .collect::<Vec<_>>()
-            .join("\n");
+        let text: String = turn.input.iter().map(InputItem::text).collect::<Vec<_>>().join("\n");
         let task_live = live;
         let turn_id = turn.turn_id;
         tokio::spawn(async move {
             let sink = task_live.handle.sink.clone();
-            let run = TurnRun {
-                live: task_live.clone(),
-                turn_id: turn_id.clone(),
-                cancel,
-                steer: steer_rx,
-                delay,
-            };
+            let run = TurnRun { live: task_live.clone(), turn_id: turn_id.clone(), cancel, steer: steer_rx, delay };
             let outcome = AssertUnwindSafe(run.run(text)).catch_unwind().await;
             // The turn slot is ours to clear, unless a newer turn replaced it.
             {
@@ -372,8 +300,7 @@ impl Adapter for ScriptedAdapter {
                 Ok(None) => {}
                 Err(_) => {
                     tracing::error!(session = %sink.key(), turn = %turn_id, "scripted turn task panicked");
-                    sink.lost("the scripted agent crashed (its turn task panicked)")
-                        .await;
+                    sink.lost("the scripted agent crashed (its turn task panicked)").await;
                 }
             }
         });
@@ -426,33 +353,21 @@ impl InteractiveAdapter for ScriptedAdapter {
             .as_mut()
             .and_then(|t| t.pending.remove(request_id))
             .ok_or_else(|| AdapterError::UnknownInteraction(request_id.to_owned()))?;
-        tx.send((decision, answers))
-            .map_err(|_| AdapterError::AlreadyAnswered(request_id.to_owned()))
+        tx.send((decision, answers)).map_err(|_| AdapterError::AlreadyAnswered(request_id.to_owned()))
     }
 }
 
 #[async_trait]
 impl SteerAdapter for ScriptedAdapter {
-    async fn steer(
-        &self,
-        session: &Session,
-        turn_id: &str,
-        input: Vec<InputItem>,
-    ) -> Result<(), AdapterError> {
+    async fn steer(&self, session: &Session, turn_id: &str, input: Vec<InputItem>) -> Result<(), AdapterError> {
         let live = self.live(&session.key()).ok_or(AdapterError::NotLive)?;
         let slot = live.turn();
         let t = slot
             .as_ref()
             .filter(|t| t.turn_id == turn_id)
             .ok_or_else(|| AdapterError::Invalid("no such running turn".into()))?;
-        let text = input
-            .iter()
-            .map(InputItem::text)
-            .collect::<Vec<_>>()
-            .join("\n");
-        t.steer
-            .send(text)
-            .map_err(|_| AdapterError::Invalid("the turn is ending".into()))
+        let text = input.iter().map(InputItem::text).collect::<Vec<_>>().join("\n");
+        t.steer.send(text).map_err(|_| AdapterError::Invalid("the turn is ending".into()))
     }
 }
 
@@ -509,11 +424,7 @@ impl TurnRun {
     async fn pause(&self, d: Duration) -> Result<(), Stop> {
         if d.is_zero() {
             tokio::task::yield_now().await;
-            return if self.cancel.is_cancelled() {
-                Err(Stop::Canceled)
-            } else {
-                Ok(())
-            };
+            return if self.cancel.is_cancelled() { Err(Stop::Canceled) } else { Ok(()) };
         }
         tokio::select! {
             _ = self.cancel.cancelled() => Err(Stop::Canceled),
@@ -530,8 +441,7 @@ impl TurnRun {
         match result {
             Ok(()) => {
                 self.record(&input, &reply).await;
-                let words =
-                    (input.split_whitespace().count() + reply.split_whitespace().count()) as i64;
+                let words = (input.split_whitespace().count() + reply.split_whitespace().count()) as i64;
                 self.emit(EventBody::UsageUpdated(UsagePayload {
                     input_tokens: input.split_whitespace().count() as i64,
                     output_tokens: reply.split_whitespace().count() as i64,
@@ -542,24 +452,19 @@ impl TurnRun {
                 .await;
                 Some(EventBody::TurnCompleted(TurnCompletedPayload { turn_id }))
             }
-            Err(Stop::Canceled) => Some(EventBody::TurnCanceled(TurnCanceledPayload {
-                turn_id,
-                reason: "interrupted".into(),
-            })),
-            Err(Stop::Declined) => Some(EventBody::TurnCanceled(TurnCanceledPayload {
-                turn_id,
-                reason: "declined".into(),
-            })),
+            Err(Stop::Canceled) => {
+                Some(EventBody::TurnCanceled(TurnCanceledPayload { turn_id, reason: "interrupted".into() }))
+            }
+            Err(Stop::Declined) => {
+                Some(EventBody::TurnCanceled(TurnCanceledPayload { turn_id, reason: "declined".into() }))
+            }
             Err(Stop::Reported) => None,
         }
     }
 
     async fn record(&self, input: &str, reply: &str) {
         let mut t = self.live.transcript.lock().await;
-        t.turns.push(TranscriptTurn {
-            input: input.to_owned(),
-            reply: reply.to_owned(),
-        });
+        t.turns.push(TranscriptTurn { input: input.to_owned(), reply: reply.to_owned() });
         let excess = t.turns.len().saturating_sub(TRANSCRIPT_TURNS);
         t.turns.drain(..excess);
         match serde_json::to_string(&*t) {
@@ -595,13 +500,7 @@ impl TurnRun {
                 Directive::Plan(steps) => {
                     self.emit(EventBody::PlanUpdated(PlanUpdatedPayload {
                         explanation: None,
-                        steps: steps
-                            .iter()
-                            .map(|s| PlanStep {
-                                step: s.clone(),
-                                status: "pending".into(),
-                            })
-                            .collect(),
+                        steps: steps.iter().map(|s| PlanStep { step: s.clone(), status: "pending".into() }).collect(),
                     }))
                     .await;
                 }
@@ -653,33 +552,19 @@ impl TurnRun {
         let mut i = 0;
         while i < words.len() {
             while let Ok(extra) = self.steer.try_recv() {
-                words.extend(split_words(&format!(
-                    " (steered: {})",
-                    extra.replace('\n', " ")
-                )));
+                words.extend(split_words(&format!(" (steered: {})", extra.replace('\n', " "))));
             }
             if let Err(stop) = self.pause(self.delay).await {
                 // Close the item the interrupted stream leaves open.
-                self.emit(EventBody::MessageCompleted(TextCompletedPayload {
-                    item_id,
-                    text: sent,
-                }))
-                .await;
+                self.emit(EventBody::MessageCompleted(TextCompletedPayload { item_id, text: sent })).await;
                 return Err(stop);
             }
             sent.push_str(&words[i]);
-            self.emit(EventBody::MessageDelta(TextDeltaPayload {
-                item_id: item_id.clone(),
-                text: words[i].clone(),
-            }))
-            .await;
+            self.emit(EventBody::MessageDelta(TextDeltaPayload { item_id: item_id.clone(), text: words[i].clone() }))
+                .await;
             i += 1;
         }
-        self.emit(EventBody::MessageCompleted(TextCompletedPayload {
-            item_id,
-            text: sent.clone(),
-        }))
-        .await;
+        self.emit(EventBody::MessageCompleted(TextCompletedPayload { item_id, text: sent.clone() })).await;
         if !reply.is_empty() {
             reply.push('\n');
         }
@@ -693,17 +578,9 @@ impl TurnRun {
         for w in split_words(text) {
             self.pause(self.delay).await?;
             sent.push_str(&w);
-            self.emit(EventBody::ReasoningDelta(TextDeltaPayload {
-                item_id: item_id.clone(),
-                text: w,
-            }))
-            .await;
+            self.emit(EventBody::ReasoningDelta(TextDeltaPayload { item_id: item_id.clone(), text: w })).await;
         }
-        self.emit(EventBody::ReasoningCompleted(TextCompletedPayload {
-            item_id,
-            text: sent,
-        }))
-        .await;
+        self.emit(EventBody::ReasoningCompleted(TextCompletedPayload { item_id, text: sent })).await;
         Ok(())
     }
 
@@ -761,21 +638,13 @@ impl TurnRun {
                     cwd: Some(self.live.cwd.clone()),
                     diff: None,
                     questions: vec![],
-                    options: vec![
-                        Decision::Accept,
-                        Decision::AcceptForSession,
-                        Decision::Decline,
-                        Decision::Cancel,
-                    ],
+                    options: vec![Decision::Accept, Decision::AcceptForSession, Decision::Decline, Decision::Cancel],
                     call_id: Some(call_id.clone()),
                 })
                 .await?;
             match decision {
                 Decision::Accept => {}
-                Decision::AcceptForSession => self
-                    .live
-                    .approved_for_session
-                    .store(true, Ordering::Relaxed),
+                Decision::AcceptForSession => self.live.approved_for_session.store(true, Ordering::Relaxed),
                 Decision::Decline => return Ok(format!("The command `{cmd}` was declined.")),
                 Decision::Cancel => return Err(Stop::Declined),
             }
@@ -851,20 +720,12 @@ fn answer_text(answers: Option<&Value>) -> String {
         other => other
             .get("answers")
             .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            })
+            .map(|a| a.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(", "))
             .unwrap_or_default(),
     }
 }
 
-#[expect(
-    clippy::panic,
-    reason = "the /panic directive exists to exercise crash containment"
-)]
+#[expect(clippy::panic, reason = "the /panic directive exists to exercise crash containment")]
 fn panic_now() -> ! {
     panic!("the /panic directive")
 }
@@ -891,17 +752,13 @@ mod tests {
 
     #[test]
     fn parses_directives_and_text() {
-        let d = parse(
-            "hello there\n/tool grep -n foo\n/run ls -la\n/ask Which color?\n/slow 5\n/bogus x\n\n/fail boom",
-        );
+        let d =
+            parse("hello there\n/tool grep -n foo\n/run ls -la\n/ask Which color?\n/slow 5\n/bogus x\n\n/fail boom");
         assert_eq!(
             d,
             vec![
                 Directive::Say("hello there".into()),
-                Directive::Tool {
-                    name: "grep".into(),
-                    args: "-n foo".into()
-                },
+                Directive::Tool { name: "grep".into(), args: "-n foo".into() },
                 Directive::Run("ls -la".into()),
                 Directive::Ask("Which color?".into()),
                 Directive::Slow(5),
@@ -909,14 +766,8 @@ mod tests {
                 Directive::Fail("boom".into()),
             ]
         );
-        assert_eq!(
-            parse("/slow fast"),
-            vec![Directive::Unknown("/slow fast".into())]
-        );
-        assert_eq!(
-            parse("/plan a; b ;; c"),
-            vec![Directive::Plan(vec!["a".into(), "b".into(), "c".into()])]
-        );
+        assert_eq!(parse("/slow fast"), vec![Directive::Unknown("/slow fast".into())]);
+        assert_eq!(parse("/plan a; b ;; c"), vec![Directive::Plan(vec!["a".into(), "b".into(), "c".into()])]);
     }
 
     #[test]
@@ -928,16 +779,8 @@ mod tests {
 
     #[test]
     fn answers_in_both_shapes() {
-        assert_eq!(
-            answer_text(Some(&serde_json::json!({"answer": "blue"}))),
-            "blue"
-        );
-        assert_eq!(
-            answer_text(Some(
-                &serde_json::json!({"answer": {"answers": ["red", "green"]}})
-            )),
-            "red, green"
-        );
+        assert_eq!(answer_text(Some(&serde_json::json!({"answer": "blue"}))), "blue");
+        assert_eq!(answer_text(Some(&serde_json::json!({"answer": {"answers": ["red", "green"]}}))), "red, green");
         assert_eq!(answer_text(None), "");
     }
 }

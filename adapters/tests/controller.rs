@@ -9,14 +9,10 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use ensemble_adapters::scripted::{SCRIPTED, ScriptedAdapter, ScriptedConfig};
-use ensemble_runtime::adapter::{
-    Adapter, AdapterError, ProviderDescriptor, SessionHandle, StartOutcome, TurnRequest,
-};
+use ensemble_runtime::adapter::{Adapter, AdapterError, ProviderDescriptor, SessionHandle, StartOutcome, TurnRequest};
 use ensemble_runtime::bus::RoomHub;
 use ensemble_runtime::clock::SystemClock;
-use ensemble_runtime::controller::{
-    Controller, ControllerConfig, ControllerError, StartSession, SubmitTurn,
-};
+use ensemble_runtime::controller::{Controller, ControllerConfig, ControllerError, StartSession, SubmitTurn};
 use ensemble_runtime::event::{EventBody, TextDeltaPayload};
 use ensemble_runtime::model::{InputItem, Session, SessionKey};
 use ensemble_runtime::store::{Store, StoreConfig};
@@ -38,28 +34,14 @@ impl Adapter for Puppet {
         "puppet"
     }
     fn descriptor(&self) -> ProviderDescriptor {
-        ProviderDescriptor {
-            display_name: "Puppet".into(),
-            available: true,
-            unavailable_reason: None,
-        }
+        ProviderDescriptor { display_name: "Puppet".into(), available: true, unavailable_reason: None }
     }
-    async fn start(
-        &self,
-        _s: &Session,
-        handle: SessionHandle,
-    ) -> Result<StartOutcome, AdapterError> {
+    async fn start(&self, _s: &Session, handle: SessionHandle) -> Result<StartOutcome, AdapterError> {
         self.starts.fetch_add(1, Ordering::SeqCst);
         // Facts emitted while starting must wait for session.started (or vanish with a failure).
         handle
             .sink
-            .emit(
-                None,
-                EventBody::MessageDelta(TextDeltaPayload {
-                    item_id: "early".into(),
-                    text: "hi".into(),
-                }),
-            )
+            .emit(None, EventBody::MessageDelta(TextDeltaPayload { item_id: "early".into(), text: "hi".into() }))
             .await;
         if let Some(g) = &self.gate {
             g.notified().await;
@@ -70,11 +52,7 @@ impl Adapter for Puppet {
         }
         Ok(StartOutcome::default())
     }
-    async fn resume(
-        &self,
-        s: &Session,
-        handle: SessionHandle,
-    ) -> Result<StartOutcome, AdapterError> {
+    async fn resume(&self, s: &Session, handle: SessionHandle) -> Result<StartOutcome, AdapterError> {
         self.start(s, handle).await
     }
     async fn close(&self, _s: &Session) -> Result<(), AdapterError> {
@@ -101,27 +79,12 @@ fn fixture(adapters: Vec<Arc<dyn Adapter>>, config: ControllerConfig) -> Fixture
     let dir = tempfile::tempdir().unwrap();
     let hub = RoomHub::new(1024);
     let store = Store::open(StoreConfig::new(dir.path().join("db.sqlite")), hub.clone()).unwrap();
-    let controller = Controller::new(
-        config,
-        store.clone(),
-        hub,
-        adapters,
-        Arc::new(SystemClock::default()),
-    );
-    Fixture {
-        controller,
-        store,
-        _dir: dir,
-    }
+    let controller = Controller::new(config, store.clone(), hub, adapters, Arc::new(SystemClock::default()));
+    Fixture { controller, store, _dir: dir }
 }
 
 fn start(provider: &str, id: &str) -> StartSession {
-    StartSession {
-        room_id: "r".into(),
-        session_id: Some(id.into()),
-        provider: provider.into(),
-        ..Default::default()
-    }
+    StartSession { room_id: "r".into(), session_id: Some(id.into()), provider: provider.into(), ..Default::default() }
 }
 
 async fn event_types(store: &Store) -> Vec<String> {
@@ -129,91 +92,52 @@ async fn event_types(store: &Store) -> Vec<String> {
     page.events
         .iter()
         .map(|(_, raw)| {
-            serde_json::from_str::<serde_json::Value>(raw.get()).unwrap()["type"]
-                .as_str()
-                .unwrap()
-                .to_owned()
+            serde_json::from_str::<serde_json::Value>(raw.get()).unwrap()["type"].as_str().unwrap().to_owned()
         })
         .collect()
 }
 
 #[tokio::test]
 async fn a_failed_start_leaves_no_residue_and_the_id_is_reusable() {
-    let failing = Arc::new(Puppet {
-        fail_start: true,
-        ..Default::default()
-    });
+    let failing = Arc::new(Puppet { fail_start: true, ..Default::default() });
     let f = fixture(
-        vec![
-            failing.clone(),
-            Arc::new(ScriptedAdapter::new(ScriptedConfig::default())),
-        ],
+        vec![failing.clone(), Arc::new(ScriptedAdapter::new(ScriptedConfig::default()))],
         ControllerConfig::default(),
     );
     let err = f.controller.start(start("puppet", "x")).await.unwrap_err();
     assert_eq!(err.code(), "boom");
     let key = SessionKey::new("r", "x");
-    assert!(matches!(
-        f.controller.session(&key),
-        Err(ControllerError::SessionNotFound(_))
-    ));
+    assert!(matches!(f.controller.session(&key), Err(ControllerError::SessionNotFound(_))));
     assert!(f.controller.sessions("r").is_empty());
     f.store.flush().await.unwrap();
-    assert!(
-        event_types(&f.store).await.is_empty(),
-        "the buffered early fact was dropped, nothing published"
-    );
-    assert!(
-        f.store.load_sessions().await.unwrap().is_empty(),
-        "nothing persisted"
-    );
+    assert!(event_types(&f.store).await.is_empty(), "the buffered early fact was dropped, nothing published");
+    assert!(f.store.load_sessions().await.unwrap().is_empty(), "nothing persisted");
     // A late fact from the failed start's sink goes nowhere.
     let handle = failing.handles.lock().unwrap().pop().unwrap();
     handle
         .sink
-        .emit(
-            None,
-            EventBody::MessageDelta(TextDeltaPayload {
-                item_id: "late".into(),
-                text: "x".into(),
-            }),
-        )
+        .emit(None, EventBody::MessageDelta(TextDeltaPayload { item_id: "late".into(), text: "x".into() }))
         .await;
     // The same id starts fine with another provider.
     let s = f.controller.start(start(SCRIPTED, "x")).await.unwrap();
     assert_eq!(s.status.as_str(), "ready");
     f.store.flush().await.unwrap();
-    assert_eq!(
-        event_types(&f.store).await,
-        ["session.started", "commands.updated"]
-    );
+    assert_eq!(event_types(&f.store).await, ["session.started", "commands.updated"]);
 }
 
 #[tokio::test]
 async fn facts_emitted_during_start_follow_session_started() {
-    let f = fixture(
-        vec![Arc::new(Puppet::default())],
-        ControllerConfig::default(),
-    );
+    let f = fixture(vec![Arc::new(Puppet::default())], ControllerConfig::default());
     f.controller.start(start("puppet", "p")).await.unwrap();
     f.store.flush().await.unwrap();
-    assert_eq!(
-        event_types(&f.store).await,
-        ["session.started", "message.delta"]
-    );
+    assert_eq!(event_types(&f.store).await, ["session.started", "message.delta"]);
 }
 
 #[tokio::test]
 async fn a_held_lifecycle_lock_gives_lock_timeout_not_a_hang() {
     let gate = Arc::new(Notify::new());
-    let slow = Arc::new(Puppet {
-        gate: Some(gate.clone()),
-        ..Default::default()
-    });
-    let config = ControllerConfig {
-        lock_timeout: Duration::from_millis(100),
-        ..Default::default()
-    };
+    let slow = Arc::new(Puppet { gate: Some(gate.clone()), ..Default::default() });
+    let config = ControllerConfig { lock_timeout: Duration::from_millis(100), ..Default::default() };
     let f = fixture(vec![slow.clone()], config);
     let c = f.controller.clone();
     let first = tokio::spawn(async move { c.start(start("puppet", "p")).await });
@@ -227,18 +151,13 @@ async fn a_held_lifecycle_lock_gives_lock_timeout_not_a_hang() {
     gate.notify_one();
     first.await.unwrap().unwrap();
     // And once released, operations on the session proceed.
-    f.controller
-        .close(&SessionKey::new("r", "p"))
-        .await
-        .unwrap();
+    f.controller.close(&SessionKey::new("r", "p")).await.unwrap();
 }
 
 #[tokio::test]
 async fn concurrent_submits_start_exactly_one_turn() {
     let f = fixture(
-        vec![Arc::new(ScriptedAdapter::new(ScriptedConfig {
-            chunk_delay: Duration::from_millis(50),
-        }))],
+        vec![Arc::new(ScriptedAdapter::new(ScriptedConfig { chunk_delay: Duration::from_millis(50) }))],
         ControllerConfig::default(),
     );
     f.controller.start(start(SCRIPTED, "s")).await.unwrap();
@@ -250,12 +169,7 @@ async fn concurrent_submits_start_exactly_one_turn() {
         tasks.push(tokio::spawn(async move {
             c.submit_turn(
                 &key,
-                SubmitTurn {
-                    input: vec![InputItem::Text {
-                        text: format!("/chunks 5\n{i}"),
-                    }],
-                    ..Default::default()
-                },
+                SubmitTurn { input: vec![InputItem::Text { text: format!("/chunks 5\n{i}") }], ..Default::default() },
             )
             .await
         }));
@@ -283,21 +197,9 @@ async fn facts_of_a_replaced_live_session_are_dropped() {
     f.controller.resume(&key).await.unwrap();
     f.store.flush().await.unwrap();
     let before = event_types(&f.store).await;
-    old.sink
-        .emit(
-            None,
-            EventBody::MessageDelta(TextDeltaPayload {
-                item_id: "stale".into(),
-                text: "x".into(),
-            }),
-        )
-        .await;
+    old.sink.emit(None, EventBody::MessageDelta(TextDeltaPayload { item_id: "stale".into(), text: "x".into() })).await;
     old.sink.lost("old process died").await;
     f.store.flush().await.unwrap();
-    assert_eq!(
-        event_types(&f.store).await,
-        before,
-        "nothing from the old generation"
-    );
+    assert_eq!(event_types(&f.store).await, before, "nothing from the old generation");
     assert_eq!(f.controller.session(&key).unwrap().status.as_str(), "ready");
 }

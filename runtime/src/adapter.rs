@@ -20,10 +20,7 @@ use crate::store::{Store, StoreError};
 #[expect(clippy::large_enum_variant, reason = "events are the common case; boxing them would allocate per fact")]
 pub enum Fact {
     /// An activity event, with the turn it belongs to.
-    Event {
-        turn_id: Option<String>,
-        body: EventBody,
-    },
+    Event { turn_id: Option<String>, body: EventBody },
     /// The provider side of the session is gone (process exit, EOF, crash).
     Lost { reason: String },
     /// Session metadata learnt from the provider.
@@ -57,20 +54,13 @@ pub struct EventSink {
 
 impl std::fmt::Debug for EventSink {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EventSink")
-            .field("key", &self.key)
-            .field("generation", &self.generation)
-            .finish()
+        f.debug_struct("EventSink").field("key", &self.key).field("generation", &self.generation).finish()
     }
 }
 
 impl EventSink {
     pub fn new(target: Arc<dyn FactReceiver>, key: SessionKey, generation: u64) -> Self {
-        Self {
-            target,
-            key,
-            generation,
-        }
+        Self { target, key, generation }
     }
 
     pub fn key(&self) -> &SessionKey {
@@ -82,26 +72,16 @@ impl EventSink {
     }
 
     pub async fn emit(&self, turn_id: Option<&str>, body: EventBody) {
-        self.send(vec![Fact::Event {
-            turn_id: turn_id.map(str::to_owned),
-            body,
-        }])
-        .await;
+        self.send(vec![Fact::Event { turn_id: turn_id.map(str::to_owned), body }]).await;
     }
 
     pub async fn emit_many(&self, events: Vec<(Option<String>, EventBody)>) {
-        let facts = events
-            .into_iter()
-            .map(|(turn_id, body)| Fact::Event { turn_id, body })
-            .collect();
+        let facts = events.into_iter().map(|(turn_id, body)| Fact::Event { turn_id, body }).collect();
         self.send(facts).await;
     }
 
     pub async fn lost(&self, reason: impl Into<String>) {
-        self.send(vec![Fact::Lost {
-            reason: reason.into(),
-        }])
-        .await;
+        self.send(vec![Fact::Lost { reason: reason.into() }]).await;
     }
 
     pub async fn update(&self, patch: SessionPatch) {
@@ -128,16 +108,12 @@ impl ProviderState {
     }
 
     pub async fn get(&self, name: &str) -> Result<Option<String>, StoreError> {
-        self.store
-            .provider_state(&self.key.room_id, &self.key.session_id, name)
-            .await
+        self.store.provider_state(&self.key.room_id, &self.key.session_id, name).await
     }
 
     /// Durable once this returns.
     pub async fn set(&self, name: &str, value: String) -> Result<(), StoreError> {
-        self.store
-            .set_provider_state(&self.key.room_id, &self.key.session_id, name, value)
-            .await
+        self.store.set_provider_state(&self.key.room_id, &self.key.session_id, name, value).await
     }
 }
 
@@ -194,10 +170,7 @@ pub enum AdapterError {
 
 impl AdapterError {
     pub fn failed(code: &str, message: impl Into<String>) -> Self {
-        Self::Failed {
-            code: code.to_owned(),
-            message: message.into(),
-        }
+        Self::Failed { code: code.to_owned(), message: message.into() }
     }
 
     pub fn code(&self) -> &str {
@@ -233,18 +206,10 @@ pub trait Adapter: Send + Sync + 'static {
     fn descriptor(&self) -> ProviderDescriptor;
 
     /// Starts the provider side of a new session.
-    async fn start(
-        &self,
-        session: &Session,
-        handle: SessionHandle,
-    ) -> Result<StartOutcome, AdapterError>;
+    async fn start(&self, session: &Session, handle: SessionHandle) -> Result<StartOutcome, AdapterError>;
 
     /// Reconnects a session whose live side is gone. Never starts a turn.
-    async fn resume(
-        &self,
-        session: &Session,
-        handle: SessionHandle,
-    ) -> Result<StartOutcome, AdapterError>;
+    async fn resume(&self, session: &Session, handle: SessionHandle) -> Result<StartOutcome, AdapterError>;
 
     /// Stops the provider side for good. Must not fail on an already-gone session.
     async fn close(&self, session: &Session) -> Result<(), AdapterError>;
@@ -301,12 +266,7 @@ pub trait InteractiveAdapter: Send + Sync {
 /// Adds input to a running turn.
 #[async_trait]
 pub trait SteerAdapter: Send + Sync {
-    async fn steer(
-        &self,
-        session: &Session,
-        turn_id: &str,
-        input: Vec<InputItem>,
-    ) -> Result<(), AdapterError>;
+    async fn steer(&self, session: &Session, turn_id: &str, input: Vec<InputItem>) -> Result<(), AdapterError>;
 }
 
 /// Stops the live side of an idle session, keeping it resumable. Returns
@@ -326,9 +286,5 @@ pub trait DisconnectAdapter: Send + Sync {
 /// Brings an active turn to an end before close: cancel, wait up to `grace`, then force.
 #[async_trait]
 pub trait QuiesceAdapter: Send + Sync {
-    async fn quiesce_for_close(
-        &self,
-        session: &Session,
-        grace: Duration,
-    ) -> Result<(), AdapterError>;
+    async fn quiesce_for_close(&self, session: &Session, grace: Duration) -> Result<(), AdapterError>;
 }

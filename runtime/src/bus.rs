@@ -35,27 +35,19 @@ pub struct RoomHub {
 impl RoomHub {
     /// `capacity`: frames a subscriber may fall behind before it must resync.
     pub fn new(capacity: usize) -> Arc<Self> {
-        Arc::new(Self {
-            rooms: Mutex::new(HashMap::new()),
-            capacity: capacity.max(1),
-        })
+        Arc::new(Self { rooms: Mutex::new(HashMap::new()), capacity: capacity.max(1) })
     }
 
     /// Subscribes to a room's live frames. Everything committed after this call is delivered.
     pub fn subscribe(self: &Arc<Self>, room_id: &str) -> Subscription {
         let rx = {
             let mut rooms = self.rooms.lock().unwrap_or_else(|e| e.into_inner());
-            let bus = rooms.entry(room_id.to_owned()).or_insert_with(|| RoomBus {
-                tx: broadcast::channel(self.capacity).0,
-            });
+            let bus =
+                rooms.entry(room_id.to_owned()).or_insert_with(|| RoomBus { tx: broadcast::channel(self.capacity).0 });
             bus.tx.subscribe()
         };
         metrics::gauge!("ensemble_room_subscribers").increment(1.0);
-        Subscription {
-            rx: Some(rx),
-            room_id: room_id.to_owned(),
-            hub: self.clone(),
-        }
+        Subscription { rx: Some(rx), room_id: room_id.to_owned(), hub: self.clone() }
     }
 
     /// Rooms that currently have a bus (i.e. subscribers).
@@ -73,10 +65,7 @@ impl RoomHub {
 
     fn unsubscribed(&self, room_id: &str) {
         let mut rooms = self.rooms.lock().unwrap_or_else(|e| e.into_inner());
-        if rooms
-            .get(room_id)
-            .is_some_and(|b| b.tx.receiver_count() == 0)
-        {
+        if rooms.get(room_id).is_some_and(|b| b.tx.receiver_count() == 0) {
             rooms.remove(room_id);
         }
     }
@@ -87,10 +76,7 @@ impl CommitListener for RoomHub {
         let rooms = self.rooms.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(bus) = rooms.get(room_id) {
             for e in events {
-                let _ = bus.tx.send(Frame::Event {
-                    seq: e.seq,
-                    bytes: e.frame.clone(),
-                });
+                let _ = bus.tx.send(Frame::Event { seq: e.seq, bytes: e.frame.clone() });
             }
             metrics::counter!("ensemble_events_broadcast_total").increment(events.len() as u64);
         }
@@ -152,11 +138,7 @@ mod tests {
     use super::*;
 
     fn committed(seq: u64) -> CommittedEvent {
-        CommittedEvent {
-            seq,
-            session_id: "s".into(),
-            frame: Bytes::from(format!("{seq}")),
-        }
+        CommittedEvent { seq, session_id: "s".into(), frame: Bytes::from(format!("{seq}")) }
     }
 
     #[tokio::test]

@@ -4,10 +4,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 
 /// Milliseconds since the unix epoch.
 pub fn unix_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
 }
 
 /// The controller's source of time. Timestamps it hands out never go backwards, so events of one

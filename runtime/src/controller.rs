@@ -19,20 +19,18 @@ use async_trait::async_trait;
 use serde_json::Value;
 use tokio::sync::{Notify, oneshot};
 
-use crate::adapter::{
-    Adapter, AdapterError, EventSink, Fact, FactReceiver, ProviderState, SessionHandle, TurnRequest,
-};
+use crate::adapter::{Adapter, AdapterError, EventSink, Fact, FactReceiver, ProviderState, SessionHandle, TurnRequest};
 use crate::bus::RoomHub;
 use crate::clock::{Clock, new_id};
 use crate::event::{
-    Decision, ErrorInfo, EventBody, Interaction, InteractionKind, InteractionResolvedPayload,
-    NewEvent, ResolvedBy, SessionCompletedPayload, SessionStartedPayload, SessionUpdatedPayload,
-    TurnCanceledPayload, TurnFailedPayload, TurnStartedPayload, TurnSteeredPayload,
+    Decision, ErrorInfo, EventBody, Interaction, InteractionKind, InteractionResolvedPayload, NewEvent, ResolvedBy,
+    SessionCompletedPayload, SessionStartedPayload, SessionUpdatedPayload, TurnCanceledPayload, TurnFailedPayload,
+    TurnStartedPayload, TurnSteeredPayload,
 };
 use crate::locks::{LifecycleGuard, LockTable, LockTimeout};
 use crate::model::{
-    InputItem, ProviderCapabilities, ProviderInfo, Room, Scope, Session, SessionKey,
-    SessionSettings, SessionStatus, SubmitAvailability, validate_id,
+    InputItem, ProviderCapabilities, ProviderInfo, Room, Scope, Session, SessionKey, SessionSettings, SessionStatus,
+    SubmitAvailability, validate_id,
 };
 use crate::session::{Phase, SessionRecord};
 use crate::store::{AppendBatch, EventPage, Store, StoreError, WriteOp};
@@ -238,23 +236,14 @@ impl Batch<'_> {
     }
 
     fn transition(&mut self, to: Phase) -> Result<()> {
-        self.entry
-            .rec
-            .transition(to, self.now)
-            .map_err(|e| ControllerError::InvalidInput(e.to_string()))?;
+        self.entry.rec.transition(to, self.now).map_err(|e| ControllerError::InvalidInput(e.to_string()))?;
         self.persist = true;
         Ok(())
     }
 
     fn updated(&mut self, reason: &str) {
         let session = self.session();
-        self.emit(
-            None,
-            EventBody::SessionUpdated(SessionUpdatedPayload {
-                session,
-                reason: reason.into(),
-            }),
-        );
+        self.emit(None, EventBody::SessionUpdated(SessionUpdatedPayload { session, reason: reason.into() }));
     }
 
     /// Ends the active turn from the controller's side (the provider cannot anymore).
@@ -262,10 +251,7 @@ impl Batch<'_> {
         if let Some(turn) = self.entry.rec.session.active_turn_id.clone() {
             self.emit(
                 Some(turn.clone()),
-                EventBody::TurnFailed(TurnFailedPayload {
-                    turn_id: turn,
-                    error: ErrorInfo::new(code, message),
-                }),
+                EventBody::TurnFailed(TurnFailedPayload { turn_id: turn, error: ErrorInfo::new(code, message) }),
             );
         }
     }
@@ -347,10 +333,7 @@ impl Controller {
         adapters: Vec<Arc<dyn Adapter>>,
         clock: Arc<dyn Clock>,
     ) -> Self {
-        let adapters = adapters
-            .into_iter()
-            .map(|a| (a.id().to_owned(), a))
-            .collect();
+        let adapters = adapters.into_iter().map(|a| (a.id().to_owned(), a)).collect();
         let inner = Arc::new_cyclic(|weak: &Weak<Inner>| Inner {
             config,
             store,
@@ -389,27 +372,15 @@ impl Controller {
     }
 
     fn adapter(&self, provider: &str) -> Result<Arc<dyn Adapter>> {
-        self.inner
-            .adapters
-            .get(provider)
-            .cloned()
-            .ok_or_else(|| ControllerError::UnknownProvider(provider.to_owned()))
+        self.inner.adapters.get(provider).cloned().ok_or_else(|| ControllerError::UnknownProvider(provider.to_owned()))
     }
 
     async fn lock(&self, key: &SessionKey) -> Result<LifecycleGuard> {
-        Ok(self
-            .inner
-            .locks
-            .acquire(key, self.inner.config.lock_timeout)
-            .await?)
+        Ok(self.inner.locks.acquire(key, self.inner.config.lock_timeout).await?)
     }
 
     fn check_accepting(&self) -> Result<()> {
-        if self.inner.accepting.load(Ordering::Relaxed) {
-            Ok(())
-        } else {
-            Err(ControllerError::ShuttingDown)
-        }
+        if self.inner.accepting.load(Ordering::Relaxed) { Ok(()) } else { Err(ControllerError::ShuttingDown) }
     }
 
     fn handle(&self, key: &SessionKey, generation: u64) -> SessionHandle {
@@ -432,51 +403,24 @@ impl Controller {
     /// Runs `f` on a session under the state lock and publishes the events it emits.
     ///
     /// The store permit is taken first, so the fold and the enqueue happen in one critical section.
-    pub(crate) async fn publish_with<F>(
-        &self,
-        key: &SessionKey,
-        force_persist: bool,
-        f: F,
-    ) -> Result<Published>
+    pub(crate) async fn publish_with<F>(&self, key: &SessionKey, force_persist: bool, f: F) -> Result<Published>
     where
         F: FnOnce(&mut Batch<'_>) -> Result<()>,
     {
         let permit = self.inner.store.reserve().await?;
         let now = self.inner.clock.now_ms();
         let mut st = self.state();
-        let entry = st
-            .sessions
-            .get_mut(key)
-            .ok_or_else(|| ControllerError::SessionNotFound(key.session_id.clone()))?;
-        let mut batch = Batch {
-            entry,
-            now,
-            events: Vec::new(),
-            persist: force_persist,
-        };
+        let entry = st.sessions.get_mut(key).ok_or_else(|| ControllerError::SessionNotFound(key.session_id.clone()))?;
+        let mut batch = Batch { entry, now, events: Vec::new(), persist: force_persist };
         f(&mut batch)?;
-        let Batch {
-            entry,
-            events,
-            persist,
-            ..
-        } = batch;
+        let Batch { entry, events, persist, .. } = batch;
         let side = entry.rec.session.scope == Scope::Side;
-        let records = if persist && !side && entry.announced {
-            vec![entry.rec.clone()]
-        } else {
-            Vec::new()
-        };
+        let records = if persist && !side && entry.announced { vec![entry.rec.clone()] } else { Vec::new() };
         if events.is_empty() && records.is_empty() {
             return Ok(Published(None));
         }
         let (ack, rx) = oneshot::channel();
-        permit.send(WriteOp::Append(AppendBatch {
-            room_id: key.room_id.clone(),
-            events,
-            records,
-            ack: Some(ack),
-        }));
+        permit.send(WriteOp::Append(AppendBatch { room_id: key.room_id.clone(), events, records, ack: Some(ack) }));
         Ok(Published(Some(rx)))
     }
 
@@ -534,10 +478,7 @@ impl Controller {
             .sessions
             .iter()
             .filter(|(k, e)| {
-                k.room_id == room_id
-                    && e.announced
-                    && e.rec.session.visible
-                    && e.rec.session.scope == Scope::Canonical
+                k.room_id == room_id && e.announced && e.rec.session.visible && e.rec.session.scope == Scope::Canonical
             })
             .map(|(_, e)| e.rec.session.clone())
             .collect();
@@ -575,11 +516,7 @@ impl Controller {
             .rooms()
             .await?
             .into_iter()
-            .map(|r| Room {
-                room_id: r.room_id,
-                session_count: r.session_count,
-                head_seq: r.head_seq,
-            })
+            .map(|r| Room { room_id: r.room_id, session_count: r.session_count, head_seq: r.head_seq })
             .collect())
     }
 
@@ -598,11 +535,7 @@ impl Controller {
     }
 
     pub fn live_processes(&self) -> usize {
-        self.inner
-            .adapters
-            .values()
-            .map(|a| a.live_processes())
-            .sum()
+        self.inner.adapters.values().map(|a| a.live_processes()).sum()
     }
 
     // ---------------------------------------------------------------- lifecycle
@@ -619,9 +552,7 @@ impl Controller {
         if !d.available {
             return Err(ControllerError::ProviderUnavailable {
                 id: req.provider.clone(),
-                reason: d
-                    .unavailable_reason
-                    .unwrap_or_else(|| "not available".into()),
+                reason: d.unavailable_reason.unwrap_or_else(|| "not available".into()),
             });
         }
         let session_id = req.session_id.clone().unwrap_or_else(new_id);
@@ -644,18 +575,11 @@ impl Controller {
             resumable: true,
             live: false,
             visible: true,
-            title: req
-                .title
-                .clone()
-                .filter(|t| !t.trim().is_empty())
-                .unwrap_or_else(|| "New session".into()),
+            title: req.title.clone().filter(|t| !t.trim().is_empty()).unwrap_or_else(|| "New session".into()),
             last_error: None,
             auth_state: None,
             auth_message: None,
-            cwd: req
-                .cwd
-                .clone()
-                .unwrap_or_else(|| self.inner.config.default_cwd.clone()),
+            cwd: req.cwd.clone().unwrap_or_else(|| self.inner.config.default_cwd.clone()),
             settings: req.settings.clone(),
             created_at_ms: now,
             updated_at_ms: now,
@@ -691,13 +615,7 @@ impl Controller {
                 b.entry.rec.apply_patch(&outcome.patch, b.now);
                 b.transition(Phase::Live)?;
                 let session = b.session();
-                b.emit(
-                    None,
-                    EventBody::SessionStarted(SessionStartedPayload {
-                        session,
-                        ephemeral: false,
-                    }),
-                );
+                b.emit(None, EventBody::SessionStarted(SessionStartedPayload { session, ephemeral: false }));
                 for ev in outcome.events.iter().cloned() {
                     b.emit(None, ev);
                 }
@@ -731,10 +649,7 @@ impl Controller {
         let generation = self.next_generation();
         let (session, previous) = {
             let mut st = self.state();
-            let e = st
-                .sessions
-                .get_mut(key)
-                .ok_or_else(|| ControllerError::SessionNotFound(key.session_id.clone()))?;
+            let e = st.sessions.get_mut(key).ok_or_else(|| ControllerError::SessionNotFound(key.session_id.clone()))?;
             match e.rec.phase {
                 Phase::Completed => return Err(ControllerError::SessionClosed),
                 Phase::Starting => return Err(ControllerError::SessionStarting),
@@ -752,9 +667,7 @@ impl Controller {
                 _ => Phase::Disconnected,
             };
             let now = self.inner.clock.now_ms();
-            e.rec
-                .transition(Phase::Starting, now)
-                .map_err(|err| ControllerError::InvalidInput(err.to_string()))?;
+            e.rec.transition(Phase::Starting, now).map_err(|err| ControllerError::InvalidInput(err.to_string()))?;
             e.generation = generation;
             e.buffer = Some(Vec::new());
             (e.rec.session.clone(), previous)
@@ -800,11 +713,7 @@ impl Controller {
     }
 
     /// Makes sure the session has a live provider side, resuming it if needed (implicit resume).
-    async fn ensure_live_locked(
-        &self,
-        key: &SessionKey,
-        adapter: &Arc<dyn Adapter>,
-    ) -> Result<Session> {
+    async fn ensure_live_locked(&self, key: &SessionKey, adapter: &Arc<dyn Adapter>) -> Result<Session> {
         let s = self.snapshot(key)?;
         let phase = self.phase(key)?;
         match phase {
@@ -832,9 +741,7 @@ impl Controller {
     pub async fn submit_turn(&self, key: &SessionKey, req: SubmitTurn) -> Result<TurnAccepted> {
         self.check_accepting()?;
         if req.input.is_empty() {
-            return Err(ControllerError::InvalidInput(
-                "input must contain at least one item".into(),
-            ));
+            return Err(ControllerError::InvalidInput("input must contain at least one item".into()));
         }
         let size: usize = req.input.iter().map(|i| i.text().len()).sum();
         if size > self.inner.config.max_input_bytes {
@@ -844,14 +751,9 @@ impl Controller {
             )));
         }
         if req.input.iter().all(|i| i.text().trim().is_empty()) {
-            return Err(ControllerError::InvalidInput(
-                "input text must not be empty".into(),
-            ));
+            return Err(ControllerError::InvalidInput("input text must not be empty".into()));
         }
-        let client_submit_id = req
-            .client_submit_id
-            .clone()
-            .filter(|c| !c.trim().is_empty());
+        let client_submit_id = req.client_submit_id.clone().filter(|c| !c.trim().is_empty());
         let _guard = self.lock(key).await?;
         let current = self.snapshot(key)?;
         let adapter = self.adapter(&current.provider)?;
@@ -861,11 +763,7 @@ impl Controller {
                 && let Some(csid) = &client_submit_id
                 && let Some(turn) = e.rec.submitted_turn(csid)
             {
-                return Ok(TurnAccepted {
-                    turn_id: turn.to_owned(),
-                    duplicate: true,
-                    steered: false,
-                });
+                return Ok(TurnAccepted { turn_id: turn.to_owned(), duplicate: true, steered: false });
             }
         }
         if let Some(active) = current.active_turn_id.clone() {
@@ -891,11 +789,7 @@ impl Controller {
             .await?
             .durable()
             .await?;
-            return Ok(TurnAccepted {
-                turn_id: active,
-                duplicate: false,
-                steered: true,
-            });
+            return Ok(TurnAccepted { turn_id: active, duplicate: false, steered: true });
         }
         let session = self.ensure_live_locked(key, &adapter).await?;
         let turn_id = new_id();
@@ -904,27 +798,17 @@ impl Controller {
             if let Some(active) = &b.entry.rec.session.active_turn_id {
                 return Err(ControllerError::TurnActive(active.clone()));
             }
-            b.entry
-                .rec
-                .begin_turn(&turn_id, client_submit_id.as_deref(), b.now);
+            b.entry.rec.begin_turn(&turn_id, client_submit_id.as_deref(), b.now);
             b.emit(
                 Some(turn_id.clone()),
-                EventBody::TurnStarted(TurnStartedPayload::user(
-                    &turn_id,
-                    input,
-                    client_submit_id.clone(),
-                )),
+                EventBody::TurnStarted(TurnStartedPayload::user(&turn_id, input, client_submit_id.clone())),
             );
             Ok(())
         })
         .await?
         .durable()
         .await?;
-        let request = TurnRequest {
-            turn_id: turn_id.clone(),
-            input: req.input,
-            client_submit_id,
-        };
+        let request = TurnRequest { turn_id: turn_id.clone(), input: req.input, client_submit_id };
         if let Err(err) = adapter.start_turn(&session, request).await {
             let (code, message) = (err.code().to_owned(), err.to_string());
             self.publish_with(key, false, |b| {
@@ -944,28 +828,17 @@ impl Controller {
             .await?;
             return Err(err.into());
         }
-        Ok(TurnAccepted {
-            turn_id,
-            duplicate: false,
-            steered: false,
-        })
+        Ok(TurnAccepted { turn_id, duplicate: false, steered: false })
     }
 
     /// Interrupts the active turn. Returns its id.
     pub async fn cancel(&self, key: &SessionKey) -> Result<String> {
         let _guard = self.lock(key).await?;
         let session = self.snapshot(key)?;
-        let turn = session
-            .active_turn_id
-            .clone()
-            .ok_or(ControllerError::NoActiveTurn)?;
+        let turn = session.active_turn_id.clone().ok_or(ControllerError::NoActiveTurn)?;
         let adapter = self.adapter(&session.provider)?;
         let live = session.live && adapter.is_live(&session);
-        let reach = if live {
-            adapter.cancel(&session, &turn).await
-        } else {
-            Err(AdapterError::NotLive)
-        };
+        let reach = if live { adapter.cancel(&session, &turn).await } else { Err(AdapterError::NotLive) };
         match reach {
             Ok(()) => Ok(turn),
             Err(AdapterError::NotLive) => {
@@ -982,10 +855,7 @@ impl Controller {
             if b.entry.rec.session.active_turn_id.as_deref() == Some(turn) {
                 b.emit(
                     Some(turn.to_owned()),
-                    EventBody::TurnCanceled(TurnCanceledPayload {
-                        turn_id: turn.to_owned(),
-                        reason: reason.into(),
-                    }),
+                    EventBody::TurnCanceled(TurnCanceledPayload { turn_id: turn.to_owned(), reason: reason.into() }),
                 );
             }
             Ok(())
@@ -996,10 +866,7 @@ impl Controller {
     }
 
     fn active_turn(&self, key: &SessionKey) -> Option<String> {
-        self.state()
-            .sessions
-            .get(key)
-            .and_then(|e| e.rec.session.active_turn_id.clone())
+        self.state().sessions.get(key).and_then(|e| e.rec.session.active_turn_id.clone())
     }
 
     /// Waits up to `grace` for the session's active turn to end.
@@ -1070,10 +937,7 @@ impl Controller {
             b.entry.rec.session.resumable = false;
             b.entry.rec.refresh();
             let session = b.session();
-            b.emit(
-                None,
-                EventBody::SessionCompleted(SessionCompletedPayload { session, reason }),
-            );
+            b.emit(None, EventBody::SessionCompleted(SessionCompletedPayload { session, reason }));
             Ok(())
         })
         .await?
@@ -1094,15 +958,8 @@ impl Controller {
         if session.active_turn_id.is_some() {
             return Err(ControllerError::SessionBusy("a turn is active".into()));
         }
-        if self
-            .state()
-            .sessions
-            .get(key)
-            .is_some_and(|e| !e.rec.pending.is_empty())
-        {
-            return Err(ControllerError::SessionBusy(
-                "an interaction is pending".into(),
-            ));
+        if self.state().sessions.get(key).is_some_and(|e| !e.rec.pending.is_empty()) {
+            return Err(ControllerError::SessionBusy("an interaction is pending".into()));
         }
         let released = match adapter.release() {
             Some(r) => r.release(&session).await,
@@ -1183,21 +1040,15 @@ impl Controller {
                 });
             };
             if !pending.request.options.contains(&decision) {
-                let allowed: Vec<&str> =
-                    pending.request.options.iter().map(|d| d.as_str()).collect();
+                let allowed: Vec<&str> = pending.request.options.iter().map(|d| d.as_str()).collect();
                 return Err(ControllerError::InvalidDecision(format!(
                     "decision `{}` is not one of {}",
                     decision.as_str(),
                     allowed.join(", ")
                 )));
             }
-            if pending.request.kind == InteractionKind::UserInput
-                && decision.accepts()
-                && ans.is_none()
-            {
-                return Err(ControllerError::InvalidDecision(
-                    "a userInput request needs `answers`".into(),
-                ));
+            if pending.request.kind == InteractionKind::UserInput && decision.accepts() && ans.is_none() {
+                return Err(ControllerError::InvalidDecision("a userInput request needs `answers`".into()));
             }
             let turn = pending.turn_id.clone();
             b.emit(
@@ -1212,9 +1063,7 @@ impl Controller {
             Ok(())
         })
         .await?;
-        interactive
-            .respond(&session, request_id, decision, answers)
-            .await?;
+        interactive.respond(&session, request_id, decision, answers).await?;
         Ok(())
     }
 
@@ -1235,13 +1084,7 @@ impl Controller {
                 }
                 st.sessions.insert(
                     key,
-                    Entry {
-                        rec,
-                        generation: 0,
-                        buffer: None,
-                        announced: true,
-                        turn_ended: Arc::new(Notify::new()),
-                    },
+                    Entry { rec, generation: 0, buffer: None, announced: true, turn_ended: Arc::new(Notify::new()) },
                 );
             }
         }
@@ -1271,11 +1114,7 @@ impl Controller {
         self.inner.accepting.store(false, Ordering::Relaxed);
         let keys: Vec<SessionKey> = {
             let st = self.state();
-            st.sessions
-                .iter()
-                .filter(|(_, e)| e.rec.phase == Phase::Live)
-                .map(|(k, _)| k.clone())
-                .collect()
+            st.sessions.iter().filter(|(_, e)| e.rec.phase == Phase::Live).map(|(k, _)| k.clone()).collect()
         };
         let tasks = keys.into_iter().map(|key| {
             let this = self.clone();

@@ -159,22 +159,15 @@ impl RoomCursor {
 
     /// Reads the log after `last` (up to `until`) into the replay buffer.
     async fn fill(&mut self, until: u64) -> Result<(), CursorError> {
-        let page = self
-            .store
-            .events_after(&self.room, self.last, REPLAY_PAGE)
-            .await?;
+        let page = self.store.events_after(&self.room, self.last, REPLAY_PAGE).await?;
         if let Some((first, _)) = page.events.first()
             && *first != self.last + 1
         {
             // Pruned while we were reading: never a silent gap.
-            return Err(CursorError::HistoryExpired {
-                head: page.head_seq,
-            });
+            return Err(CursorError::HistoryExpired { head: page.head_seq });
         }
         if page.events.is_empty() && page.pruned_through > self.last {
-            return Err(CursorError::HistoryExpired {
-                head: page.head_seq,
-            });
+            return Err(CursorError::HistoryExpired { head: page.head_seq });
         }
         let full = page.events.len() == REPLAY_PAGE;
         for (seq, raw) in page.events {

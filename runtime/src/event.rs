@@ -155,10 +155,7 @@ impl EventBody {
     }
 
     pub fn is_turn_terminal(&self) -> bool {
-        matches!(
-            self,
-            Self::TurnCompleted(_) | Self::TurnFailed(_) | Self::TurnCanceled(_)
-        )
+        matches!(self, Self::TurnCompleted(_) | Self::TurnFailed(_) | Self::TurnCanceled(_))
     }
 }
 
@@ -173,10 +170,7 @@ pub struct ErrorInfo {
 
 impl ErrorInfo {
     pub fn new(code: &str, message: impl Into<String>) -> Self {
-        Self {
-            code: code.to_owned(),
-            message: message.into(),
-        }
+        Self { code: code.to_owned(), message: message.into() }
     }
 }
 
@@ -618,10 +612,7 @@ mod tests {
             scope: Scope::Canonical,
             turn_id: Some("t".into()),
             occurred_at_ms: 1,
-            body: EventBody::MessageDelta(TextDeltaPayload {
-                item_id: "i".into(),
-                text: "hi".into(),
-            }),
+            body: EventBody::MessageDelta(TextDeltaPayload { item_id: "i".into(), text: "hi".into() }),
         };
         let v = serde_json::to_value(&ev).unwrap();
         assert_eq!(v["type"], "message.delta");

@@ -14,11 +14,7 @@ pub mod model;
 pub mod session;
 pub mod store;
 
-pub use adapter::{
-    Adapter, AdapterError, EventSink, Fact, SessionHandle, StartOutcome, TurnRequest,
-};
-pub use controller::{
-    Controller, ControllerConfig, ControllerError, StartSession, SubmitTurn, TurnAccepted,
-};
+pub use adapter::{Adapter, AdapterError, EventSink, Fact, SessionHandle, StartOutcome, TurnRequest};
+pub use controller::{Controller, ControllerConfig, ControllerError, StartSession, SubmitTurn, TurnAccepted};
 pub use event::{Event, EventBody};
 pub use model::{Session, SessionKey, SessionStatus};

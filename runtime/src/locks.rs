@@ -47,17 +47,10 @@ impl LockTable {
             locks.entry(key.clone()).or_default().clone()
         };
         match tokio::time::timeout(deadline, lock.lock_owned()).await {
-            Ok(guard) => Ok(LifecycleGuard {
-                guard: Some(guard),
-                key: key.clone(),
-                table: self.clone(),
-            }),
+            Ok(guard) => Ok(LifecycleGuard { guard: Some(guard), key: key.clone(), table: self.clone() }),
             Err(_) => {
                 self.forget_if_unused(key);
-                Err(LockTimeout {
-                    key: key.to_string(),
-                    waited: deadline,
-                })
+                Err(LockTimeout { key: key.to_string(), waited: deadline })
             }
         }
     }
@@ -114,18 +107,11 @@ mod tests {
     async fn a_held_lock_times_out_with_a_clear_error() {
         let t = LockTable::new();
         let _g = t.acquire(&key("a"), Duration::from_secs(1)).await.unwrap();
-        let err = t
-            .acquire(&key("a"), Duration::from_millis(200))
-            .await
-            .err()
-            .unwrap();
+        let err = t.acquire(&key("a"), Duration::from_millis(200)).await.err().unwrap();
         assert_eq!(err.waited, Duration::from_millis(200));
         assert!(err.to_string().contains("r/a"));
         // Other keys are independent.
-        let _b = t
-            .acquire(&key("b"), Duration::from_millis(200))
-            .await
-            .unwrap();
+        let _b = t.acquire(&key("b"), Duration::from_millis(200)).await.unwrap();
     }
 
     #[tokio::test]
@@ -145,15 +131,8 @@ mod tests {
         for i in 0..50 {
             let t = t.clone();
             tasks.push(tokio::spawn(async move {
-                let (a, b) = if i % 2 == 0 {
-                    (key("x"), key("y"))
-                } else {
-                    (key("y"), key("x"))
-                };
-                let (ga, gb) = t
-                    .acquire_pair(&a, &b, Duration::from_secs(5))
-                    .await
-                    .unwrap();
+                let (a, b) = if i % 2 == 0 { (key("x"), key("y")) } else { (key("y"), key("x")) };
+                let (ga, gb) = t.acquire_pair(&a, &b, Duration::from_secs(5)).await.unwrap();
                 assert_eq!(ga.key, a);
                 assert_eq!(gb.key, b);
                 tokio::task::yield_now().await;
@@ -171,11 +150,7 @@ mod tests {
         let g = t.acquire(&key("a"), Duration::from_secs(1)).await.unwrap();
         let waiter = {
             let t = t.clone();
-            tokio::spawn(async move {
-                t.acquire(&key("a"), Duration::from_secs(60))
-                    .await
-                    .map(|_| ())
-            })
+            tokio::spawn(async move { t.acquire(&key("a"), Duration::from_secs(60)).await.map(|_| ()) })
         };
         tokio::task::yield_now().await;
         waiter.abort();

@@ -31,15 +31,8 @@ pub enum SessionStatus {
 }
 
 impl SessionStatus {
-    pub const ALL: [SessionStatus; 7] = [
-        Self::Starting,
-        Self::Ready,
-        Self::Working,
-        Self::Waiting,
-        Self::Disconnected,
-        Self::Failed,
-        Self::Completed,
-    ];
+    pub const ALL: [SessionStatus; 7] =
+        [Self::Starting, Self::Ready, Self::Working, Self::Waiting, Self::Disconnected, Self::Failed, Self::Completed];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -74,16 +67,10 @@ pub struct SubmitAvailability {
 
 impl SubmitAvailability {
     pub fn available() -> Self {
-        Self {
-            state: SubmitState::Available,
-            reason: None,
-        }
+        Self { state: SubmitState::Available, reason: None }
     }
     pub fn blocked(reason: &str) -> Self {
-        Self {
-            state: SubmitState::Blocked,
-            reason: Some(reason.to_owned()),
-        }
+        Self { state: SubmitState::Blocked, reason: Some(reason.to_owned()) }
     }
 }
 
@@ -208,10 +195,7 @@ pub struct SessionKey {
 
 impl SessionKey {
     pub fn new(room_id: &str, session_id: &str) -> Self {
-        Self {
-            room_id: room_id.to_owned(),
-            session_id: session_id.to_owned(),
-        }
+        Self { room_id: room_id.to_owned(), session_id: session_id.to_owned() }
     }
 }
 
@@ -317,13 +301,8 @@ pub fn validate_id(kind: &str, id: &str) -> Result<(), String> {
     if id.len() > 128 {
         return Err(format!("{kind} must be at most 128 characters"));
     }
-    if !id
-        .bytes()
-        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b':' | b'-'))
-    {
-        return Err(format!(
-            "{kind} may only contain letters, digits, '.', '_', ':' and '-'"
-        ));
+    if !id.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b':' | b'-')) {
+        return Err(format!("{kind} may only contain letters, digits, '.', '_', ':' and '-'"));
     }
     Ok(())
 }
@@ -346,12 +325,9 @@ mod tests {
     #[test]
     fn settings_reject_unknown_values() {
         let ok: SessionSettings =
-            serde_json::from_str(r#"{"approvalPolicy":"on-request","sandbox":"read-only"}"#)
-                .unwrap();
+            serde_json::from_str(r#"{"approvalPolicy":"on-request","sandbox":"read-only"}"#).unwrap();
         assert_eq!(ok.approval_policy, Some(ApprovalPolicy::OnRequest));
-        assert!(
-            serde_json::from_str::<SessionSettings>(r#"{"approvalPolicy":"sometimes"}"#).is_err()
-        );
+        assert!(serde_json::from_str::<SessionSettings>(r#"{"approvalPolicy":"sometimes"}"#).is_err());
         assert!(serde_json::from_str::<SessionSettings>(r#"{"bogus":1}"#).is_err());
     }
 }

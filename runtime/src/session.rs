@@ -9,9 +9,7 @@ use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
-use crate::event::{
-    Decision, EventBody, InteractionRequestedPayload, InteractionResolvedPayload, ResolvedBy,
-};
+use crate::event::{Decision, EventBody, InteractionRequestedPayload, InteractionResolvedPayload, ResolvedBy};
 use crate::model::{Session, SessionStatus, SubmitAvailability};
 
 /// How many resolved interaction ids a session remembers (to answer 409 rather than 404).
@@ -79,11 +77,7 @@ pub struct Folded {
 
 impl Folded {
     fn publish(persist: bool) -> Self {
-        Self {
-            publish: true,
-            persist,
-            follow_up: Vec::new(),
-        }
+        Self { publish: true, persist, follow_up: Vec::new() }
     }
     fn drop() -> Self {
         Self::default()
@@ -107,13 +101,7 @@ pub struct SessionRecord {
 
 impl SessionRecord {
     pub fn new(session: Session, phase: Phase) -> Self {
-        let mut rec = Self {
-            session,
-            phase,
-            pending: Vec::new(),
-            resolved: VecDeque::new(),
-            submits: VecDeque::new(),
-        };
+        let mut rec = Self { session, phase, pending: Vec::new(), resolved: VecDeque::new(), submits: VecDeque::new() };
         rec.refresh();
         rec
     }
@@ -135,9 +123,7 @@ impl SessionRecord {
         s.submit_availability = match self.phase {
             Phase::Completed => SubmitAvailability::blocked("closed"),
             Phase::Starting => SubmitAvailability::blocked("starting"),
-            Phase::Disconnected | Phase::Failed if !s.resumable => {
-                SubmitAvailability::blocked("not_resumable")
-            }
+            Phase::Disconnected | Phase::Failed if !s.resumable => SubmitAvailability::blocked("not_resumable"),
             _ if turn => SubmitAvailability::blocked("active_turn"),
             _ => SubmitAvailability::available(),
         };
@@ -146,10 +132,7 @@ impl SessionRecord {
     /// Moves the lifecycle state machine along one of its edges.
     pub fn transition(&mut self, to: Phase, now_ms: i64) -> Result<(), InvalidTransition> {
         if !self.phase.can_become(to) {
-            return Err(InvalidTransition {
-                from: self.phase,
-                to,
-            });
+            return Err(InvalidTransition { from: self.phase, to });
         }
         self.phase = to;
         self.session.updated_at_ms = now_ms;
@@ -203,10 +186,7 @@ impl SessionRecord {
     }
 
     pub fn submitted_turn(&self, client_submit_id: &str) -> Option<&str> {
-        self.submits
-            .iter()
-            .find(|(c, _)| c == client_submit_id)
-            .map(|(_, t)| t.as_str())
+        self.submits.iter().find(|(c, _)| c == client_submit_id).map(|(_, t)| t.as_str())
     }
 
     /// Remembers that a `clientSubmitId` was answered with `turn_id` (idempotent submits).
@@ -214,17 +194,14 @@ impl SessionRecord {
         if self.submitted_turn(client_submit_id).is_some() {
             return;
         }
-        self.submits
-            .push_back((client_submit_id.to_owned(), turn_id.to_owned()));
+        self.submits.push_back((client_submit_id.to_owned(), turn_id.to_owned()));
         while self.submits.len() > SUBMIT_MEMORY {
             self.submits.pop_front();
         }
     }
 
     pub fn pending_interaction(&self, request_id: &str) -> Option<&PendingInteraction> {
-        self.pending
-            .iter()
-            .find(|p| p.request.request_id == request_id)
+        self.pending.iter().find(|p| p.request.request_id == request_id)
     }
 
     pub fn was_resolved(&self, request_id: &str) -> bool {
@@ -273,9 +250,8 @@ impl SessionRecord {
                 self.session.updated_at_ms = now_ms;
                 let mut out = Folded::publish(true);
                 // Interactions of the ended turn can no longer be answered.
-                let (stale, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut self.pending)
-                    .into_iter()
-                    .partition(|p| p.turn_id.as_deref() == Some(ended));
+                let (stale, keep): (Vec<_>, Vec<_>) =
+                    std::mem::take(&mut self.pending).into_iter().partition(|p| p.turn_id.as_deref() == Some(ended));
                 self.pending = keep;
                 for p in stale {
                     self.remember_resolved(&p.request.request_id);
@@ -292,9 +268,7 @@ impl SessionRecord {
                 out
             }
             EventBody::InteractionRequested(p) => {
-                if self.pending_interaction(&p.request_id).is_some()
-                    || self.was_resolved(&p.request_id)
-                {
+                if self.pending_interaction(&p.request_id).is_some() || self.was_resolved(&p.request_id) {
                     return Folded::drop();
                 }
                 self.pending.push(PendingInteraction {
@@ -307,8 +281,7 @@ impl SessionRecord {
             }
             EventBody::InteractionResolved(p) => {
                 let before = self.pending.len();
-                self.pending
-                    .retain(|x| x.request.request_id != p.request_id);
+                self.pending.retain(|x| x.request.request_id != p.request_id);
                 if self.pending.len() == before {
                     // Already settled (e.g. answered by the client, then reported by the provider).
                     return Folded::drop();
@@ -392,45 +365,28 @@ mod tests {
     fn status_follows_phase_turn_and_interactions() {
         let mut r = SessionRecord::new(session(), Phase::Starting);
         assert_eq!(r.session.status, SessionStatus::Starting);
-        assert_eq!(
-            r.session.submit_availability,
-            SubmitAvailability::blocked("starting")
-        );
+        assert_eq!(r.session.submit_availability, SubmitAvailability::blocked("starting"));
         r.transition(Phase::Live, 1).unwrap();
         assert_eq!(r.session.status, SessionStatus::Ready);
         assert!(r.session.live);
         r.begin_turn("t1", Some("c1"), 2);
         assert_eq!(r.session.status, SessionStatus::Working);
-        assert_eq!(
-            r.session.submit_availability,
-            SubmitAvailability::blocked("active_turn")
-        );
+        assert_eq!(r.session.submit_availability, SubmitAvailability::blocked("active_turn"));
         assert!(r.apply(Some("t1"), &request("q1"), 3).publish);
         assert_eq!(r.session.status, SessionStatus::Waiting);
         assert!(r.apply(Some("t1"), &resolved("q1"), 4).publish);
         assert_eq!(r.session.status, SessionStatus::Working);
-        let done = EventBody::TurnCompleted(TurnCompletedPayload {
-            turn_id: "t1".into(),
-        });
+        let done = EventBody::TurnCompleted(TurnCompletedPayload { turn_id: "t1".into() });
         assert!(r.apply(Some("t1"), &done, 5).publish);
         assert_eq!(r.session.status, SessionStatus::Ready);
         assert_eq!(r.submitted_turn("c1"), Some("t1"));
         r.transition(Phase::Disconnected, 6).unwrap();
         assert_eq!(r.session.status, SessionStatus::Disconnected);
         assert!(!r.session.live);
-        assert_eq!(
-            r.session.submit_availability,
-            SubmitAvailability::available()
-        );
+        assert_eq!(r.session.submit_availability, SubmitAvailability::available());
         r.transition(Phase::Completed, 7).unwrap();
-        assert_eq!(
-            r.session.submit_availability,
-            SubmitAvailability::blocked("closed")
-        );
-        assert!(
-            r.transition(Phase::Live, 8).is_err(),
-            "completed is terminal"
-        );
+        assert_eq!(r.session.submit_availability, SubmitAvailability::blocked("closed"));
+        assert!(r.transition(Phase::Live, 8).is_err(), "completed is terminal");
     }
 
     #[test]
@@ -438,19 +394,14 @@ mod tests {
         let mut r = SessionRecord::new(session(), Phase::Live);
         r.begin_turn("t1", None, 1);
         r.apply(Some("t1"), &request("q1"), 2);
-        let canceled = EventBody::TurnCanceled(TurnCanceledPayload {
-            turn_id: "t1".into(),
-            reason: "x".into(),
-        });
+        let canceled = EventBody::TurnCanceled(TurnCanceledPayload { turn_id: "t1".into(), reason: "x".into() });
         let f = r.apply(Some("t1"), &canceled, 3);
         assert!(f.publish);
         assert_eq!(f.follow_up.len(), 1, "the pending request is settled");
         assert!(r.pending.is_empty());
         assert!(r.was_resolved("q1"));
         // A second terminal for the same turn is dropped.
-        let done = EventBody::TurnCompleted(TurnCompletedPayload {
-            turn_id: "t1".into(),
-        });
+        let done = EventBody::TurnCompleted(TurnCompletedPayload { turn_id: "t1".into() });
         assert!(!r.apply(Some("t1"), &done, 4).publish);
         // So is a late resolution of the settled request.
         assert!(!r.apply(Some("t1"), &resolved("q1"), 5).publish);
@@ -480,10 +431,7 @@ mod tests {
             }
         }
         assert!(Disconnected.can_become(Starting));
-        assert!(
-            !Disconnected.can_become(Live),
-            "resume passes through starting"
-        );
+        assert!(!Disconnected.can_become(Live), "resume passes through starting");
     }
 
     #[test]
@@ -495,9 +443,6 @@ mod tests {
         }
         assert_eq!(r.submits.len(), SUBMIT_MEMORY);
         assert!(r.submitted_turn("c0").is_none());
-        assert!(
-            r.submitted_turn(&format!("c{}", SUBMIT_MEMORY + 9))
-                .is_some()
-        );
+        assert!(r.submitted_turn(&format!("c{}", SUBMIT_MEMORY + 9)).is_some());
     }
 }

@@ -110,10 +110,7 @@ struct FnJob<T, F> {
 
 impl<T: Send, F: FnOnce(&Connection) -> Result<T, StoreError> + Send> Job for FnJob<T, F> {
     fn run(&mut self, conn: &Connection) -> Result<(), StoreError> {
-        let f = self
-            .f
-            .take()
-            .ok_or_else(|| StoreError::Other("job ran twice".into()))?;
+        let f = self.f.take().ok_or_else(|| StoreError::Other("job ran twice".into()))?;
         self.value = Some(f(conn)?);
         Ok(())
     }
@@ -194,10 +191,7 @@ pub struct Store {
 
 impl Store {
     /// Opens (creating and migrating) the database and starts the writer thread.
-    pub fn open(
-        config: StoreConfig,
-        listener: Arc<dyn CommitListener>,
-    ) -> Result<Self, StoreError> {
+    pub fn open(config: StoreConfig, listener: Arc<dyn CommitListener>) -> Result<Self, StoreError> {
         if let Some(dir) = config.path.parent() {
             std::fs::create_dir_all(dir)?;
         }
@@ -211,12 +205,7 @@ impl Store {
         let handle = std::thread::Builder::new()
             .name("ensemble-store-writer".into())
             .spawn(move || Writer::new(conn, cfg, listener, writer_stats).run(rx))?;
-        Ok(Self {
-            tx,
-            readers,
-            writer: Arc::new(Mutex::new(Some(handle))),
-            stats,
-        })
+        Ok(Self { tx, readers, writer: Arc::new(Mutex::new(Some(handle))), stats })
     }
 
     pub fn stats(&self) -> &StoreStats {
@@ -225,11 +214,7 @@ impl Store {
 
     /// Waits for a place in the writer queue.
     pub async fn reserve(&self) -> Result<WritePermit<'_>, StoreError> {
-        self.tx
-            .reserve()
-            .await
-            .map(WritePermit)
-            .map_err(|_| StoreError::Closed)
+        self.tx.reserve().await.map(WritePermit).map_err(|_| StoreError::Closed)
     }
 
     pub async fn send(&self, op: WriteOp) -> Result<(), StoreError> {
@@ -248,11 +233,7 @@ impl Store {
         F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
     {
         let (reply, rx) = oneshot::channel();
-        let job = FnJob {
-            f: Some(f),
-            value: None,
-            reply: Some(reply),
-        };
+        let job = FnJob { f: Some(f), value: None, reply: Some(reply) };
         self.send(WriteOp::Job(Box::new(job))).await?;
         rx.await.map_err(|_| StoreError::Closed)?
     }
@@ -283,19 +264,13 @@ impl Store {
     }
 
     /// Events of a room with `seq > after`, oldest first, at most `limit`.
-    pub async fn events_after(
-        &self,
-        room_id: &str,
-        after: u64,
-        limit: usize,
-    ) -> Result<EventPage, StoreError> {
+    pub async fn events_after(&self, room_id: &str, after: u64, limit: usize) -> Result<EventPage, StoreError> {
         let room = room_id.to_owned();
         self.read(move |conn| {
             let tx = conn.unchecked_transaction()?;
             let (head_seq, pruned_through) = room_heads(&tx, &room)?;
-            let mut stmt = tx.prepare_cached(
-                "SELECT seq, json FROM events WHERE room_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
-            )?;
+            let mut stmt = tx
+                .prepare_cached("SELECT seq, json FROM events WHERE room_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3")?;
             let rows = stmt.query_map(params![room, after as i64, limit as i64], |row| {
                 Ok((row.get::<_, i64>(0)? as u64, row.get::<_, String>(1)?))
             })?;
@@ -313,8 +288,7 @@ impl Store {
 
     pub async fn load_sessions(&self) -> Result<Vec<SessionRecord>, StoreError> {
         self.read(|conn| {
-            let mut stmt =
-                conn.prepare("SELECT record FROM sessions ORDER BY room_id, session_id")?;
+            let mut stmt = conn.prepare("SELECT record FROM sessions ORDER BY room_id, session_id")?;
             let rows = stmt.query_map([], |row| row.get::<_, String>(0))?;
             let mut out = Vec::new();
             for row in rows {
@@ -400,11 +374,9 @@ impl Store {
 
 fn room_heads(conn: &Connection, room: &str) -> Result<(u64, u64), StoreError> {
     Ok(conn
-        .query_row(
-            "SELECT head_seq, pruned_through FROM rooms WHERE room_id = ?1",
-            params![room],
-            |row| Ok((row.get::<_, i64>(0)? as u64, row.get::<_, i64>(1)? as u64)),
-        )
+        .query_row("SELECT head_seq, pruned_through FROM rooms WHERE room_id = ?1", params![room], |row| {
+            Ok((row.get::<_, i64>(0)? as u64, row.get::<_, i64>(1)? as u64))
+        })
         .optional()?
         .unwrap_or((0, 0)))
 }
@@ -483,17 +455,10 @@ struct ReaderPool {
 
 impl ReaderPool {
     fn new(path: PathBuf, max_idle: usize) -> Self {
-        Self {
-            path,
-            idle: Mutex::new(Vec::new()),
-            max_idle,
-        }
+        Self { path, idle: Mutex::new(Vec::new()), max_idle }
     }
 
-    fn with<T>(
-        &self,
-        f: impl FnOnce(&Connection) -> Result<T, StoreError>,
-    ) -> Result<T, StoreError> {
+    fn with<T>(&self, f: impl FnOnce(&Connection) -> Result<T, StoreError>) -> Result<T, StoreError> {
         let conn = self.idle.lock().ok().and_then(|mut v| v.pop());
         let conn = match conn {
             Some(c) => c,
@@ -550,27 +515,12 @@ enum Outcome {
 }
 
 impl Writer {
-    fn new(
-        conn: Connection,
-        config: StoreConfig,
-        listener: Arc<dyn CommitListener>,
-        stats: Arc<StoreStats>,
-    ) -> Self {
-        Self {
-            conn,
-            config,
-            listener,
-            heads: HashMap::new(),
-            last_age_prune: Instant::now(),
-            stats,
-        }
+    fn new(conn: Connection, config: StoreConfig, listener: Arc<dyn CommitListener>, stats: Arc<StoreStats>) -> Self {
+        Self { conn, config, listener, heads: HashMap::new(), last_age_prune: Instant::now(), stats }
     }
 
     fn run(mut self, mut rx: mpsc::Receiver<WriteOp>) {
-        let rt = match tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .build()
-        {
+        let rt = match tokio::runtime::Builder::new_current_thread().enable_time().build() {
             Ok(rt) => rt,
             Err(e) => {
                 tracing::error!(error = %e, "store writer could not start");
@@ -590,10 +540,7 @@ impl Writer {
                     let next = match rx.try_recv() {
                         Ok(op) => Some(op),
                         Err(mpsc::error::TryRecvError::Empty) if !self.config.linger.is_zero() => {
-                            tokio::time::timeout_at(deadline, rx.recv())
-                                .await
-                                .ok()
-                                .flatten()
+                            tokio::time::timeout_at(deadline, rx.recv()).await.ok().flatten()
                         }
                         Err(_) => None,
                     };
@@ -633,12 +580,7 @@ impl Writer {
                             Ok((events, last)) => {
                                 sp.commit()?;
                                 event_count += events.len();
-                                Outcome::Appended {
-                                    room_id: b.room_id,
-                                    events,
-                                    ack: b.ack,
-                                    last,
-                                }
+                                Outcome::Appended { room_id: b.room_id, events, ack: b.ack, last }
                             }
                             Err(error) => {
                                 drop(sp);
@@ -662,10 +604,7 @@ impl Writer {
                         Outcome::Job { job, result }
                     }
                     WriteOp::Shutdown => Outcome::Nothing,
-                    WriteOp::DeleteSession {
-                        room_id,
-                        session_id,
-                    } => {
+                    WriteOp::DeleteSession { room_id, session_id } => {
                         tx.execute(
                             "DELETE FROM sessions WHERE room_id = ?1 AND session_id = ?2",
                             params![room_id, session_id],
@@ -686,26 +625,16 @@ impl Writer {
             tx.commit()?;
             Ok(())
         })();
-        metrics::histogram!("ensemble_store_commit_seconds")
-            .record(started.elapsed().as_secs_f64());
+        metrics::histogram!("ensemble_store_commit_seconds").record(started.elapsed().as_secs_f64());
         metrics::histogram!("ensemble_store_batch_events").record(event_count as f64);
         match tx_result {
             Ok(()) => {
                 metrics::counter!("ensemble_events_appended_total").increment(event_count as u64);
-                self.stats
-                    .commits
-                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                self.stats
-                    .events
-                    .fetch_add(event_count as u64, std::sync::atomic::Ordering::Relaxed);
+                self.stats.commits.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                self.stats.events.fetch_add(event_count as u64, std::sync::atomic::Ordering::Relaxed);
                 for outcome in outcomes {
                     match outcome {
-                        Outcome::Appended {
-                            room_id,
-                            events,
-                            ack,
-                            last,
-                        } => {
+                        Outcome::Appended { room_id, events, ack, last } => {
                             if !events.is_empty() {
                                 self.listener.committed(&room_id, &events);
                             }
@@ -731,8 +660,7 @@ impl Writer {
                 let msg = error.to_string();
                 for outcome in outcomes {
                     match outcome {
-                        Outcome::Appended { ack: Some(ack), .. }
-                        | Outcome::Failed { ack: Some(ack), .. } => {
+                        Outcome::Appended { ack: Some(ack), .. } | Outcome::Failed { ack: Some(ack), .. } => {
                             let _ = ack.send(Err(StoreError::Other(msg.clone())));
                         }
                         Outcome::Job { job, .. } => job.finish(Err(StoreError::Other(msg.clone()))),
@@ -760,17 +688,9 @@ fn load_heads<'a>(
 ) -> Result<&'a mut Heads, StoreError> {
     if !heads.contains_key(room) {
         let (head, pruned_through) = room_heads(conn, room)?;
-        heads.insert(
-            room.to_owned(),
-            Heads {
-                head,
-                pruned_through,
-            },
-        );
+        heads.insert(room.to_owned(), Heads { head, pruned_through });
     }
-    heads
-        .get_mut(room)
-        .ok_or_else(|| StoreError::Other("room heads vanished".into()))
+    heads.get_mut(room).ok_or_else(|| StoreError::Other("room heads vanished".into()))
 }
 
 fn append(
@@ -782,9 +702,8 @@ fn append(
     let h = load_heads(conn, heads, &batch.room_id)?;
     let mut committed = Vec::with_capacity(batch.events.len());
     {
-        let mut insert = conn.prepare_cached(
-            "INSERT INTO events (room_id, seq, occurred_at_ms, json) VALUES (?1, ?2, ?3, ?4)",
-        )?;
+        let mut insert =
+            conn.prepare_cached("INSERT INTO events (room_id, seq, occurred_at_ms, json) VALUES (?1, ?2, ?3, ?4)")?;
         for ev in &batch.events {
             let seq = h.head + 1;
             let event = ev.clone().with_seq(seq);
@@ -795,11 +714,7 @@ fn append(
             frame.push_str("{\"type\":\"event\",\"event\":");
             frame.push_str(&json);
             frame.push('}');
-            committed.push(CommittedEvent {
-                seq,
-                session_id: ev.session_id.clone(),
-                frame: Bytes::from(frame),
-            });
+            committed.push(CommittedEvent { seq, session_id: ev.session_id.clone(), frame: Bytes::from(frame) });
         }
     }
     if !batch.events.is_empty() {
@@ -846,17 +761,12 @@ fn prune_by_age(
     };
     let cutoff = crate::clock::unix_ms() - max_age.as_millis() as i64;
     let rooms: Vec<(String, i64)> = {
-        let mut stmt = conn.prepare(
-            "SELECT room_id, MAX(seq) FROM events WHERE occurred_at_ms < ?1 GROUP BY room_id",
-        )?;
-        stmt.query_map(params![cutoff], |row| Ok((row.get(0)?, row.get(1)?)))?
-            .collect::<Result<_, _>>()?
+        let mut stmt =
+            conn.prepare("SELECT room_id, MAX(seq) FROM events WHERE occurred_at_ms < ?1 GROUP BY room_id")?;
+        stmt.query_map(params![cutoff], |row| Ok((row.get(0)?, row.get(1)?)))?.collect::<Result<_, _>>()?
     };
     for (room, through) in rooms {
-        conn.execute(
-            "DELETE FROM events WHERE room_id = ?1 AND seq <= ?2",
-            params![room, through],
-        )?;
+        conn.execute("DELETE FROM events WHERE room_id = ?1 AND seq <= ?2", params![room, through])?;
         conn.execute(
             "UPDATE rooms SET pruned_through = MAX(pruned_through, ?2) WHERE room_id = ?1",
             params![room, through],
@@ -893,10 +803,7 @@ mod tests {
             scope: Scope::Canonical,
             turn_id: None,
             occurred_at_ms: 1,
-            body: EventBody::MessageDelta(TextDeltaPayload {
-                item_id: "i".into(),
-                text: format!("{i}"),
-            }),
+            body: EventBody::MessageDelta(TextDeltaPayload { item_id: "i".into(), text: format!("{i}") }),
         }
     }
 
@@ -924,11 +831,7 @@ mod tests {
         assert_eq!(append_n(&store, "b", 2).await, 2);
         assert_eq!(append_n(&store, "a", 1).await, 4);
         let seen = listener.0.lock().unwrap().clone();
-        let a: Vec<u64> = seen
-            .iter()
-            .filter(|(r, _)| r == "a")
-            .map(|(_, s)| *s)
-            .collect();
+        let a: Vec<u64> = seen.iter().filter(|(r, _)| r == "a").map(|(_, s)| *s).collect();
         assert_eq!(a, vec![1, 2, 3, 4]);
         store.close().await;
         drop(store);
@@ -936,10 +839,7 @@ mod tests {
         let store = Store::open(StoreConfig::new(&path), Arc::new(Collect::default())).unwrap();
         assert_eq!(append_n(&store, "a", 1).await, 5);
         let page = store.events_after("a", 2, 10).await.unwrap();
-        assert_eq!(
-            page.events.iter().map(|(s, _)| *s).collect::<Vec<_>>(),
-            vec![3, 4, 5]
-        );
+        assert_eq!(page.events.iter().map(|(s, _)| *s).collect::<Vec<_>>(), vec![3, 4, 5]);
         assert_eq!(page.head_seq, 5);
         let v: serde_json::Value = serde_json::from_str(page.events[0].1.get()).unwrap();
         assert_eq!(v["seq"], 3);
@@ -991,30 +891,18 @@ mod tests {
             last = seq;
         }
         assert_eq!(last, 200);
-        let stored: i64 = store
-            .read(|c| Ok(c.query_row("SELECT COUNT(*) FROM events", [], |r| r.get(0))?))
-            .await
-            .unwrap();
+        let stored: i64 =
+            store.read(|c| Ok(c.query_row("SELECT COUNT(*) FROM events", [], |r| r.get(0))?)).await.unwrap();
         assert_eq!(stored, 200);
-        let commits = store
-            .stats()
-            .commits
-            .load(std::sync::atomic::Ordering::Relaxed);
+        let commits = store.stats().commits.load(std::sync::atomic::Ordering::Relaxed);
         assert!(commits <= 20, "200 queued events took {commits} commits");
     }
 
     #[tokio::test]
     async fn jobs_return_values_after_commit_and_failures_roll_back_alone() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(
-            StoreConfig::new(dir.path().join("db.sqlite")),
-            Arc::new(Collect::default()),
-        )
-        .unwrap();
-        store
-            .set_provider_state("r", "s", "k", "v1".into())
-            .await
-            .unwrap();
+        let store = Store::open(StoreConfig::new(dir.path().join("db.sqlite")), Arc::new(Collect::default())).unwrap();
+        store.set_provider_state("r", "s", "k", "v1".into()).await.unwrap();
         let bad = store.write(|c| {
             c.execute("INSERT INTO provider_state VALUES ('r','s','k2','x')", [])?;
             c.execute("INSERT INTO no_such_table VALUES (1)", [])?;
@@ -1024,26 +912,8 @@ mod tests {
         let (bad, good) = tokio::join!(bad, good);
         assert!(bad.is_err());
         good.unwrap();
-        assert_eq!(
-            store
-                .provider_state("r", "s", "k")
-                .await
-                .unwrap()
-                .as_deref(),
-            Some("v1")
-        );
-        assert_eq!(
-            store.provider_state("r", "s", "k2").await.unwrap(),
-            None,
-            "failed job rolled back"
-        );
-        assert_eq!(
-            store
-                .provider_state("r", "s", "k3")
-                .await
-                .unwrap()
-                .as_deref(),
-            Some("v3")
-        );
+        assert_eq!(store.provider_state("r", "s", "k").await.unwrap().as_deref(), Some("v1"));
+        assert_eq!(store.provider_state("r", "s", "k2").await.unwrap(), None, "failed job rolled back");
+        assert_eq!(store.provider_state("r", "s", "k3").await.unwrap().as_deref(), Some("v3"));
     }
 }

@@ -46,9 +46,7 @@ impl Reader {
 
     async fn connect(&mut self, hub: &Arc<RoomHub>, store: &Store) {
         if self.cursor.is_none() {
-            let (cursor, _) = RoomCursor::open(hub, store, ROOM, Some(self.last()))
-                .await
-                .expect("open");
+            let (cursor, _) = RoomCursor::open(hub, store, ROOM, Some(self.last())).await.expect("open");
             self.cursor = Some(cursor);
         }
     }
@@ -63,8 +61,7 @@ impl Reader {
             Ok(Ok(items)) => {
                 for item in items {
                     if let Item::Event { seq, frame } = item {
-                        let v: serde_json::Value =
-                            serde_json::from_slice(&frame).expect("frame is json");
+                        let v: serde_json::Value = serde_json::from_slice(&frame).expect("frame is json");
                         assert_eq!(v["event"]["seq"], seq, "frame and seq agree");
                         self.seen.push(seq);
                     }
@@ -85,10 +82,7 @@ fn event(i: usize) -> NewEvent {
         scope: Scope::Canonical,
         turn_id: None,
         occurred_at_ms: 0,
-        body: EventBody::MessageDelta(TextDeltaPayload {
-            item_id: "m".into(),
-            text: format!("{i}"),
-        }),
+        body: EventBody::MessageDelta(TextDeltaPayload { item_id: "m".into(), text: format!("{i}") }),
     }
 }
 
@@ -97,12 +91,7 @@ async fn publish(store: &Store, n: usize, counter: &mut usize) {
     *counter += n;
     // No ack: the writer commits concurrently with the readers.
     store
-        .send(WriteOp::Append(AppendBatch {
-            room_id: ROOM.into(),
-            events,
-            records: vec![],
-            ack: None,
-        }))
+        .send(WriteOp::Append(AppendBatch { room_id: ROOM.into(), events, records: vec![], ack: None }))
         .await
         .expect("send");
 }
@@ -129,11 +118,7 @@ async fn scenario(ops: Vec<Op>, capacity: usize, linger_ms: u64) {
     for r in &mut readers {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
         while r.last() < head {
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "reader stuck at {} of {head}",
-                r.last()
-            );
+            assert!(tokio::time::Instant::now() < deadline, "reader stuck at {} of {head}", r.last());
             r.connect(&hub, &store).await;
             r.read(64, Duration::from_millis(200)).await;
         }
@@ -162,8 +147,7 @@ async fn readers_joining_during_a_burst_miss_nothing() {
     // A concurrent publisher while readers connect at random points (the subscribe/replay race).
     let dir = tempfile::tempdir().expect("tempdir");
     let hub = RoomHub::new(1 << 16);
-    let store =
-        Store::open(StoreConfig::new(dir.path().join("db.sqlite")), hub.clone()).expect("store");
+    let store = Store::open(StoreConfig::new(dir.path().join("db.sqlite")), hub.clone()).expect("store");
     let publisher = {
         let store = store.clone();
         tokio::spawn(async move {

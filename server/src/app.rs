@@ -44,12 +44,7 @@ impl Deref for AppState {
 }
 
 impl AppState {
-    pub fn new(
-        controller: Controller,
-        ws: WsLimits,
-        max_body_bytes: usize,
-        request_timeout: Duration,
-    ) -> Self {
+    pub fn new(controller: Controller, ws: WsLimits, max_body_bytes: usize, request_timeout: Duration) -> Self {
         Self(Arc::new(App {
             controller,
             ws,
@@ -87,11 +82,7 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .routes(routes!(routes::answer_interaction))
         .routes(routes!(routes::side_capabilities))
         .routes(routes!(routes::open_side))
-        .routes(routes!(
-            routes::get_goal,
-            routes::set_goal,
-            routes::clear_goal
-        ))
+        .routes(routes!(routes::get_goal, routes::set_goal, routes::clear_goal))
         .routes(routes!(routes::pause_goal))
         .routes(routes!(routes::resume_goal))
         .routes(routes!(ws::room_ws))
@@ -107,19 +98,10 @@ pub fn router(state: AppState) -> Router {
     router
         .fallback(error::not_found)
         .method_not_allowed_fallback(error::method_not_allowed)
-        .layer(axum::middleware::from_fn_with_state(
-            state.clone(),
-            refuse_when_draining,
-        ))
-        .layer(axum::middleware::from_fn_with_state(
-            state.clone(),
-            telemetry::track_http,
-        ))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), refuse_when_draining))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), telemetry::track_http))
         .layer(DefaultBodyLimit::max(state.max_body_bytes))
-        .layer(axum::middleware::from_fn_with_state(
-            state.clone(),
-            request_timeout,
-        ))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), request_timeout))
         .layer(CatchPanicLayer::custom(error::panic_response))
         .with_state(state)
 }
@@ -128,25 +110,17 @@ pub fn router(state: AppState) -> Router {
 async fn request_timeout(State(state): State<AppState>, req: Request, next: Next) -> Response {
     match tokio::time::timeout(state.request_timeout, next.run(req)).await {
         Ok(res) => res,
-        Err(_) => error::ApiError::new(
-            StatusCode::REQUEST_TIMEOUT,
-            "request_timeout",
-            "the request took too long",
-        )
-        .into_response(),
+        Err(_) => error::ApiError::new(StatusCode::REQUEST_TIMEOUT, "request_timeout", "the request took too long")
+            .into_response(),
     }
 }
 
 /// While draining, changes are refused (503) so that nothing new starts; reads still work.
 async fn refuse_when_draining(State(state): State<AppState>, req: Request, next: Next) -> Response {
     if state.is_draining() && !req.method().is_safe() {
-        return error::ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "shutting_down",
-            "the server is shutting down",
-        )
-        .retry_after(1)
-        .into_response();
+        return error::ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "shutting_down", "the server is shutting down")
+            .retry_after(1)
+            .into_response();
     }
     next.run(req).await
 }

@@ -43,18 +43,8 @@ pub struct ApiError {
 }
 
 impl ApiError {
-    pub fn new(
-        status: StatusCode,
-        code: impl Into<Cow<'static, str>>,
-        message: impl Into<String>,
-    ) -> Self {
-        Self {
-            status,
-            code: code.into(),
-            message: message.into(),
-            details: None,
-            retry_after: None,
-        }
+    pub fn new(status: StatusCode, code: impl Into<Cow<'static, str>>, message: impl Into<String>) -> Self {
+        Self { status, code: code.into(), message: message.into(), details: None, retry_after: None }
     }
 
     pub fn bad_request(code: &'static str, message: impl Into<String>) -> Self {
@@ -67,11 +57,7 @@ impl ApiError {
 
     pub fn internal(context: &str, err: impl std::fmt::Display) -> Self {
         tracing::error!(error = %err, "{context}");
-        Self::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "internal",
-            "something went wrong on the server",
-        )
+        Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "something went wrong on the server")
     }
 
     pub fn with_details(mut self, details: Value) -> Self {
@@ -88,11 +74,7 @@ impl ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let body = ErrorResponse {
-            error: ErrorBody {
-                code: self.code.into_owned(),
-                message: self.message,
-                details: self.details,
-            },
+            error: ErrorBody { code: self.code.into_owned(), message: self.message, details: self.details },
         };
         let mut res = (self.status, axum::Json(body)).into_response();
         if let Some(secs) = self.retry_after
@@ -109,9 +91,7 @@ impl From<ControllerError> for ApiError {
         use ControllerError as C;
         let code = e.code().to_owned();
         let status = match &e {
-            C::InvalidInput(_) | C::UnknownProvider(_) | C::InvalidDecision(_) => {
-                StatusCode::BAD_REQUEST
-            }
+            C::InvalidInput(_) | C::UnknownProvider(_) | C::InvalidDecision(_) => StatusCode::BAD_REQUEST,
             C::ProviderUnavailable { .. } | C::Unsupported(_) => StatusCode::UNPROCESSABLE_ENTITY,
             C::SessionNotFound(_) | C::InteractionNotFound(_) => StatusCode::NOT_FOUND,
             C::SessionExists(_)
@@ -124,8 +104,7 @@ impl From<ControllerError> for ApiError {
             | C::SideExpired
             | C::InteractionResolved(_) => StatusCode::CONFLICT,
             C::LockTimeout(_) => {
-                return ApiError::new(StatusCode::SERVICE_UNAVAILABLE, code, e.to_string())
-                    .retry_after(1);
+                return ApiError::new(StatusCode::SERVICE_UNAVAILABLE, code, e.to_string()).retry_after(1);
             }
             C::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
             C::Store(err) => return ApiError::internal("store failure", err),
@@ -144,12 +123,7 @@ fn provider_error(e: &AdapterError) -> ApiError {
         A::Invalid(_) => StatusCode::BAD_REQUEST,
         A::Timeout(_) => StatusCode::GATEWAY_TIMEOUT,
         A::Overloaded(_) => {
-            return ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                e.code().to_owned(),
-                e.to_string(),
-            )
-            .retry_after(5);
+            return ApiError::new(StatusCode::SERVICE_UNAVAILABLE, e.code().to_owned(), e.to_string()).retry_after(5);
         }
         // The agent behind us failed: a bad gateway, not a bug of ours.
         A::Failed { .. } => StatusCode::BAD_GATEWAY,
@@ -160,14 +134,10 @@ fn provider_error(e: &AdapterError) -> ApiError {
 impl From<JsonRejection> for ApiError {
     fn from(r: JsonRejection) -> Self {
         let (status, code) = match &r {
-            JsonRejection::MissingJsonContentType(_) => {
-                (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type")
-            }
+            JsonRejection::MissingJsonContentType(_) => (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type"),
             JsonRejection::JsonSyntaxError(_) => (StatusCode::BAD_REQUEST, "invalid_json"),
             JsonRejection::JsonDataError(_) => (StatusCode::BAD_REQUEST, "invalid_body"),
-            _ if r.status() == StatusCode::PAYLOAD_TOO_LARGE => {
-                (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large")
-            }
+            _ if r.status() == StatusCode::PAYLOAD_TOO_LARGE => (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large"),
             _ => (StatusCode::BAD_REQUEST, "invalid_body"),
         };
         ApiError::new(status, code, r.body_text())
@@ -213,11 +183,7 @@ pub async fn not_found() -> ApiError {
 }
 
 pub async fn method_not_allowed() -> ApiError {
-    ApiError::new(
-        StatusCode::METHOD_NOT_ALLOWED,
-        "method_not_allowed",
-        "this route does not accept that method",
-    )
+    ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", "this route does not accept that method")
 }
 
 /// Turns a handler panic into the JSON 500 (the server keeps serving).
@@ -229,10 +195,5 @@ pub fn panic_response(err: Box<dyn std::any::Any + Send + 'static>) -> Response 
         .unwrap_or("a panic");
     tracing::error!(panic = %what, "request handler panicked");
     metrics::counter!("ensemble_http_panics_total").increment(1);
-    ApiError::new(
-        StatusCode::INTERNAL_SERVER_ERROR,
-        "internal",
-        "something went wrong on the server",
-    )
-    .into_response()
+    ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "something went wrong on the server").into_response()
 }

@@ -17,11 +17,7 @@ fn main() -> ExitCode {
         None => cli.serve,
     };
     telemetry::init_tracing(args.log_format);
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .thread_name("ensemble")
-        .build()
-    {
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().thread_name("ensemble").build() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("ensemble: cannot start the async runtime: {e}");

@@ -5,12 +5,11 @@ use std::sync::OnceLock;
 
 use bytes::Bytes;
 use ensemble_runtime::event::{
-    CallCompletedPayload, CallStartedPayload, CallUpdatedPayload, CommandsUpdatedPayload, Event,
-    EventBody, GoalClearedPayload, GoalReconcileRequiredPayload, GoalUpdatedPayload,
-    InteractionRequestedPayload, InteractionResolvedPayload, NoticePayload, PlanUpdatedPayload,
-    SessionCompletedPayload, SessionFailedPayload, SessionStartedPayload, SessionUpdatedPayload,
-    TextCompletedPayload, TextDeltaPayload, TurnCanceledPayload, TurnCompletedPayload,
-    TurnFailedPayload, TurnStartedPayload, TurnSteeredPayload, UsagePayload,
+    CallCompletedPayload, CallStartedPayload, CallUpdatedPayload, CommandsUpdatedPayload, Event, EventBody,
+    GoalClearedPayload, GoalReconcileRequiredPayload, GoalUpdatedPayload, InteractionRequestedPayload,
+    InteractionResolvedPayload, NoticePayload, PlanUpdatedPayload, SessionCompletedPayload, SessionFailedPayload,
+    SessionStartedPayload, SessionUpdatedPayload, TextCompletedPayload, TextDeltaPayload, TurnCanceledPayload,
+    TurnCompletedPayload, TurnFailedPayload, TurnStartedPayload, TurnSteeredPayload, UsagePayload,
 };
 use utoipa::OpenApi;
 
@@ -58,9 +57,7 @@ pub fn document() -> utoipa::openapi::OpenApi {
 
 /// The document as pretty JSON with a trailing newline (the committed form).
 pub fn pretty() -> String {
-    let mut s = document()
-        .to_pretty_json()
-        .unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"));
+    let mut s = document().to_pretty_json().unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"));
     s.push('\n');
     s
 }

@@ -30,18 +30,14 @@ fn room_id(room: &str) -> Result<(), ApiError> {
 #[utoipa::path(get, path = "/v1/providers", tag = "providers",
     responses((status = 200, body = ProviderList), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn list_providers(State(state): State<AppState>) -> Json<ProviderList> {
-    Json(ProviderList {
-        data: state.controller.providers(),
-    })
+    Json(ProviderList { data: state.controller.providers() })
 }
 
 /// Rooms that have sessions or events.
 #[utoipa::path(get, path = "/v1/rooms", tag = "rooms",
     responses((status = 200, body = RoomList), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn list_rooms(State(state): State<AppState>) -> Result<Json<RoomList>, ApiError> {
-    Ok(Json(RoomList {
-        data: state.controller.rooms().await?,
-    }))
+    Ok(Json(RoomList { data: state.controller.rooms().await? }))
 }
 
 /// Durable events of a room with `seq > after`, oldest first.
@@ -60,27 +56,16 @@ pub async fn list_events(
     let after = q.after.unwrap_or(0);
     let limit = q.limit.unwrap_or(DEFAULT_EVENT_LIMIT);
     if limit == 0 || limit > MAX_EVENT_LIMIT {
-        return Err(ApiError::bad_request(
-            "invalid_query",
-            format!("limit must be between 1 and {MAX_EVENT_LIMIT}"),
-        ));
+        return Err(ApiError::bad_request("invalid_query", format!("limit must be between 1 and {MAX_EVENT_LIMIT}")));
     }
-    let page = state
-        .controller
-        .events(&room, after, limit as usize)
-        .await?;
+    let page = state.controller.events(&room, after, limit as usize).await?;
     if after < page.pruned_through {
         return Err(ApiError::new(
             StatusCode::GONE,
             "history_expired",
-            format!(
-                "events up to seq {} are no longer retained",
-                page.pruned_through
-            ),
+            format!("events up to seq {} are no longer retained", page.pruned_through),
         )
-        .with_details(
-            serde_json::json!({ "oldestSeq": page.pruned_through + 1, "headSeq": page.head_seq }),
-        ));
+        .with_details(serde_json::json!({ "oldestSeq": page.pruned_through + 1, "headSeq": page.head_seq })));
     }
     #[derive(serde::Serialize)]
     #[serde(rename_all = "camelCase")]
@@ -88,10 +73,7 @@ pub async fn list_events(
         data: Vec<Box<RawValue>>,
         head_seq: u64,
     }
-    let body = RawList {
-        data: page.events.into_iter().map(|(_, e)| e).collect(),
-        head_seq: page.head_seq,
-    };
+    let body = RawList { data: page.events.into_iter().map(|(_, e)| e).collect(), head_seq: page.head_seq };
     Ok(axum::Json(body).into_response())
 }
 
@@ -114,19 +96,14 @@ pub async fn start_session(
         .start(StartSession {
             room_id: room,
             session_id: body.session_id,
-            provider: body
-                .provider
-                .unwrap_or_else(|| ensemble_adapters::scripted::SCRIPTED.to_owned()),
+            provider: body.provider.unwrap_or_else(|| ensemble_adapters::scripted::SCRIPTED.to_owned()),
             title: body.title,
             cwd: body.cwd,
             settings: body.settings.unwrap_or_default(),
         })
         .await?;
     let mut headers = HeaderMap::new();
-    if let Ok(loc) = HeaderValue::from_str(&format!(
-        "/v1/rooms/{}/sessions/{}",
-        session.room_id, session.session_id
-    )) {
+    if let Ok(loc) = HeaderValue::from_str(&format!("/v1/rooms/{}/sessions/{}", session.room_id, session.session_id)) {
         headers.insert(header::LOCATION, loc);
     }
     Ok((StatusCode::CREATED, headers, Json(session)).into_response())
@@ -135,16 +112,10 @@ pub async fn start_session(
 fn check_cwd(cwd: &str) -> Result<(), ApiError> {
     let p = FsPath::new(cwd);
     if !p.is_absolute() {
-        return Err(ApiError::bad_request(
-            "invalid_cwd",
-            "cwd must be an absolute path",
-        ));
+        return Err(ApiError::bad_request("invalid_cwd", "cwd must be an absolute path"));
     }
     if !p.is_dir() {
-        return Err(ApiError::bad_request(
-            "invalid_cwd",
-            "cwd must be an existing directory",
-        ));
+        return Err(ApiError::bad_request("invalid_cwd", "cwd must be an existing directory"));
     }
     Ok(())
 }
@@ -158,9 +129,7 @@ pub async fn list_sessions(
     Path(room): Path<String>,
 ) -> Result<Json<SessionList>, ApiError> {
     room_id(&room)?;
-    Ok(Json(SessionList {
-        data: state.controller.sessions(&room),
-    }))
+    Ok(Json(SessionList { data: state.controller.sessions(&room) }))
 }
 
 /// One session (side sessions too).
@@ -210,11 +179,7 @@ pub async fn submit_turn(
         .await?;
     Ok((
         StatusCode::ACCEPTED,
-        Json(TurnAccepted {
-            turn_id: accepted.turn_id,
-            duplicate: accepted.duplicate,
-            steered: accepted.steered,
-        }),
+        Json(TurnAccepted { turn_id: accepted.turn_id, duplicate: accepted.duplicate, steered: accepted.steered }),
     ))
 }
 
@@ -273,9 +238,7 @@ pub async fn list_interactions(
     State(state): State<AppState>,
     Path((room, id)): Path<(String, String)>,
 ) -> Result<Json<InteractionList>, ApiError> {
-    Ok(Json(InteractionList {
-        data: state.controller.interactions(&key(&room, &id)?)?,
-    }))
+    Ok(Json(InteractionList { data: state.controller.interactions(&key(&room, &id)?)? }))
 }
 
 /// Answers one interactive request.
@@ -290,19 +253,10 @@ pub async fn answer_interaction(
 ) -> Result<Json<AnswerAccepted>, ApiError> {
     let k = key(&room, &id)?;
     if request_id.is_empty() || request_id.len() > 256 {
-        return Err(ApiError::bad_request(
-            "invalid_id",
-            "requestId must be 1-256 characters",
-        ));
+        return Err(ApiError::bad_request("invalid_id", "requestId must be 1-256 characters"));
     }
-    state
-        .controller
-        .answer(&k, &request_id, body.decision, body.answers)
-        .await?;
-    Ok(Json(AnswerAccepted {
-        request_id,
-        decision: body.decision,
-    }))
+    state.controller.answer(&k, &request_id, body.decision, body.answers).await?;
+    Ok(Json(AnswerAccepted { request_id, decision: body.decision }))
 }
 
 /// Side-conversation capabilities of the live adapter behind this session.
@@ -399,19 +353,13 @@ pub async fn resume_goal(
 }
 
 fn goals_unsupported() -> ApiError {
-    ApiError::new(
-        StatusCode::UNPROCESSABLE_ENTITY,
-        "goals_unsupported",
-        "this provider does not support goals",
-    )
+    ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "goals_unsupported", "this provider does not support goals")
 }
 
 /// Liveness.
 #[utoipa::path(get, path = "/healthz", tag = "system", responses((status = 200, body = Health)))]
 pub async fn healthz() -> Json<Health> {
-    Json(Health {
-        status: "ok".into(),
-    })
+    Json(Health { status: "ok".into() })
 }
 
 /// Readiness: 503 while draining.
@@ -419,19 +367,9 @@ pub async fn healthz() -> Json<Health> {
     responses((status = 200, body = Health), (status = 503, body = Health)))]
 pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Health>) {
     if state.is_draining() {
-        (
-            StatusCode::SERVICE_UNAVAILABLE,
-            Json(Health {
-                status: "draining".into(),
-            }),
-        )
+        (StatusCode::SERVICE_UNAVAILABLE, Json(Health { status: "draining".into() }))
     } else {
-        (
-            StatusCode::OK,
-            Json(Health {
-                status: "ok".into(),
-            }),
-        )
+        (StatusCode::OK, Json(Health { status: "ok".into() }))
     }
 }
 
@@ -446,12 +384,6 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
 #[utoipa::path(get, path = "/openapi.json", tag = "system",
     responses((status = 200, description = "The OpenAPI document", content_type = "application/json", body = Object)))]
 pub async fn openapi_json() -> Response {
-    (
-        [(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        )],
-        crate::openapi::spec_json().clone(),
-    )
+    ([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], crate::openapi::spec_json().clone())
         .into_response()
 }

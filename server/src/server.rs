@@ -23,8 +23,7 @@ pub const DB_FILE: &str = "ensemble.sqlite3";
 /// Builds the controller (and its store) from the configuration.
 pub fn build_controller(args: &ServeArgs) -> anyhow::Result<Controller> {
     let data_dir = args.data_dir();
-    std::fs::create_dir_all(&data_dir)
-        .with_context(|| format!("creating the data dir {}", data_dir.display()))?;
+    std::fs::create_dir_all(&data_dir).with_context(|| format!("creating the data dir {}", data_dir.display()))?;
     let hub = RoomHub::new(args.ws_queue);
     let mut cfg = StoreConfig::new(data_dir.join(DB_FILE));
     cfg.linger = Duration::from_millis(args.commit_linger_ms);
@@ -48,32 +47,21 @@ pub fn build_controller(args: &ServeArgs) -> anyhow::Result<Controller> {
         default_cwd: args.default_cwd().to_string_lossy().into_owned(),
         max_input_bytes: args.max_input_bytes,
     };
-    Ok(Controller::new(
-        config,
-        store,
-        hub,
-        adapters,
-        Arc::new(SystemClock::default()),
-    ))
+    Ok(Controller::new(config, store, hub, adapters, Arc::new(SystemClock::default())))
 }
 
 /// Runs the server until SIGINT/SIGTERM, then shuts down gracefully.
 pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     telemetry::metrics_handle();
     let controller = build_controller(&args)?;
-    let recovered = controller
-        .recover()
-        .await
-        .context("loading stored sessions")?;
+    let recovered = controller.recover().await.context("loading stored sessions")?;
     let state = AppState::new(
         controller.clone(),
         args.ws(),
         args.max_body_bytes,
         Duration::from_secs(args.request_timeout_secs.max(1)),
     );
-    let listener = TcpListener::bind(args.listen)
-        .await
-        .with_context(|| format!("binding {}", args.listen))?;
+    let listener = TcpListener::bind(args.listen).await.with_context(|| format!("binding {}", args.listen))?;
     let addr = listener.local_addr()?;
     // Tests and scripts read this exact line to learn the bound address.
     println!("listening on http://{addr}");
@@ -91,8 +79,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
 
     let shutdown = state.shutdown.clone();
     let app = router(state.clone()).into_make_service_with_connect_info::<SocketAddr>();
-    let serving =
-        axum::serve(listener, app).with_graceful_shutdown(shutdown.clone().cancelled_owned());
+    let serving = axum::serve(listener, app).with_graceful_shutdown(shutdown.clone().cancelled_owned());
     let limit = Duration::from_secs(args.shutdown_timeout_secs);
     tokio::select! {
         r = serving => r.context("serving")?,
@@ -111,10 +98,7 @@ async fn wait_for_signal() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
-        match (
-            signal(SignalKind::terminate()),
-            signal(SignalKind::interrupt()),
-        ) {
+        match (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) {
             (Ok(mut term), Ok(mut int)) => {
                 tokio::select! {
                     _ = term.recv() => {}

@@ -17,18 +17,10 @@ use crate::config::LogFormat;
 
 /// Logs go to stderr (stdout carries the `listening on` line). `RUST_LOG` filters.
 pub fn init_tracing(format: LogFormat) {
-    let filter = EnvFilter::builder()
-        .with_default_directive(LevelFilter::INFO.into())
-        .from_env_lossy();
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+    let filter = EnvFilter::builder().with_default_directive(LevelFilter::INFO.into()).from_env_lossy();
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
     let result = match format {
-        LogFormat::Json => builder
-            .json()
-            .flatten_event(true)
-            .with_current_span(true)
-            .try_init(),
+        LogFormat::Json => builder.json().flatten_event(true).with_current_span(true).try_init(),
         LogFormat::Text => builder.try_init(),
     };
     if let Err(e) = result {
@@ -60,28 +52,18 @@ pub fn render_metrics(state: &AppState) -> Response {
         let n = counts.get(&status).copied().unwrap_or(0);
         metrics::gauge!("ensemble_sessions", "status" => status.as_str()).set(n as f64);
     }
-    metrics::gauge!("ensemble_live_provider_processes")
-        .set(state.controller.live_processes() as f64);
+    metrics::gauge!("ensemble_live_provider_processes").set(state.controller.live_processes() as f64);
     metrics::gauge!("ensemble_store_queue_length").set(state.controller.store().queue_len() as f64);
     metrics::gauge!("ensemble_active_rooms").set(state.controller.hub().active_rooms() as f64);
-    (
-        [(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
-        )],
-        handle.render(),
-    )
+    ([(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"))], handle.render())
         .into_response()
 }
 
 /// Counts requests by route and status, and logs each at debug level. The span names the matched
 /// route, never the raw URI, so query strings stay out of logs.
 pub async fn track_http(State(_state): State<AppState>, req: Request, next: Next) -> Response {
-    let route = req
-        .extensions()
-        .get::<MatchedPath>()
-        .map(|p| p.as_str().to_owned())
-        .unwrap_or_else(|| "unmatched".into());
+    let route =
+        req.extensions().get::<MatchedPath>().map(|p| p.as_str().to_owned()).unwrap_or_else(|| "unmatched".into());
     let method = req.method().as_str().to_owned();
     let started = Instant::now();
     let res = next.run(req).await;
@@ -89,8 +71,7 @@ pub async fn track_http(State(_state): State<AppState>, req: Request, next: Next
     let elapsed = started.elapsed();
     metrics::counter!("ensemble_http_requests_total", "route" => route.clone(), "method" => method.clone(), "status" => status.to_string())
         .increment(1);
-    metrics::histogram!("ensemble_http_request_seconds", "route" => route.clone())
-        .record(elapsed.as_secs_f64());
+    metrics::histogram!("ensemble_http_request_seconds", "route" => route.clone()).record(elapsed.as_secs_f64());
     tracing::debug!(%method, %route, status, elapsed_ms = elapsed.as_millis() as u64, "request");
     res
 }

@@ -44,8 +44,7 @@ pub async fn room_ws(
     Query(q): Query<WsQuery>,
     ws: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> Result<Response, ApiError> {
-    ensemble_runtime::model::validate_id("roomId", &room)
-        .map_err(|m| ApiError::bad_request("invalid_id", m))?;
+    ensemble_runtime::model::validate_id("roomId", &room).map_err(|m| ApiError::bad_request("invalid_id", m))?;
     let ws = ws.map_err(|r| {
         ApiError::new(
             if r.status() == StatusCode::METHOD_NOT_ALLOWED {
@@ -58,11 +57,7 @@ pub async fn room_ws(
         )
     })?;
     if state.is_draining() {
-        return Err(ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "shutting_down",
-            "the server is shutting down",
-        ));
+        return Err(ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "shutting_down", "the server is shutting down"));
     }
     let limits = state.ws.clone();
     Ok(ws
@@ -74,13 +69,7 @@ pub async fn room_ws(
         .on_upgrade(move |socket| async move {
             state.ws_connections.fetch_add(1, Ordering::Relaxed);
             metrics::gauge!("ensemble_ws_connections").increment(1.0);
-            let outcome = Connection {
-                state: state.clone(),
-                room,
-                socket,
-            }
-            .run(q.after)
-            .await;
+            let outcome = Connection { state: state.clone(), room, socket }.run(q.after).await;
             tracing::debug!(?outcome, "room websocket ended");
             state.ws_connections.fetch_sub(1, Ordering::Relaxed);
             metrics::gauge!("ensemble_ws_connections").decrement(1.0);
@@ -116,10 +105,7 @@ impl Connection {
             End::ClientClosed | End::WriteFailed | End::ReadFailed => None,
         };
         if let Some((code, reason)) = close {
-            let frame = Message::Close(Some(CloseFrame {
-                code,
-                reason: Utf8Bytes::from_static(reason),
-            }));
+            let frame = Message::Close(Some(CloseFrame { code, reason: Utf8Bytes::from_static(reason) }));
             // Never let a stalled peer delay shutdown or the task's end.
             let _ = timeout(Duration::from_secs(1), self.socket.send(frame)).await;
         }
@@ -128,8 +114,7 @@ impl Connection {
 
     async fn serve(&mut self, after: Option<u64>) -> End {
         let controller = self.state.controller.clone();
-        let opened =
-            RoomCursor::open(controller.hub(), controller.store(), &self.room, after).await;
+        let opened = RoomCursor::open(controller.hub(), controller.store(), &self.room, after).await;
         let head = match &opened {
             Ok((_, head)) => *head,
             Err(CursorError::HistoryExpired { head } | CursorError::AheadOfLog { head }) => *head,
@@ -156,8 +141,7 @@ impl Connection {
     async fn pump(&mut self, cursor: &mut RoomCursor) -> End {
         let limits = self.state.ws.clone();
         let shutdown = self.state.shutdown.clone();
-        let mut ping =
-            tokio::time::interval_at(Instant::now() + limits.ping_interval, limits.ping_interval);
+        let mut ping = tokio::time::interval_at(Instant::now() + limits.ping_interval, limits.ping_interval);
         let mut last_heard = Instant::now();
         loop {
             let idle_deadline = last_heard + limits.idle_timeout;
@@ -224,23 +208,13 @@ impl Connection {
 
     async fn head(&mut self, fallback: u64) -> u64 {
         let store = self.state.controller.store().clone();
-        store
-            .room_heads(&self.room)
-            .await
-            .map(|(h, _)| h)
-            .unwrap_or(fallback)
+        store.room_heads(&self.room).await.map(|(h, _)| h).unwrap_or(fallback)
     }
 
     async fn resync(&mut self, why: &CursorError, head: u64) -> End {
         let reason = why.reason();
         metrics::counter!("ensemble_ws_resyncs_total", "reason" => reason).increment(1);
-        match self
-            .send_json(&ServerFrame::Resync {
-                reason: reason.into(),
-                head_seq: head,
-            })
-            .await
-        {
+        match self.send_json(&ServerFrame::Resync { reason: reason.into(), head_seq: head }).await {
             Ok(()) => End::Resync(reason),
             Err(end) => end,
         }
@@ -260,12 +234,7 @@ impl Connection {
 
     async fn feed(&mut self, frame: Bytes) -> Result<(), End> {
         let text = Utf8Bytes::try_from(frame).map_err(|_| End::WriteFailed)?;
-        match timeout(
-            self.state.ws.write_timeout,
-            self.socket.feed(Message::Text(text)),
-        )
-        .await
-        {
+        match timeout(self.state.ws.write_timeout, self.socket.feed(Message::Text(text))).await {
             Ok(Ok(())) => Ok(()),
             _ => Err(End::WriteFailed),
         }

@@ -27,17 +27,11 @@ async fn sigterm_drains_closes_sockets_and_exits_zero() {
             assert_eq!(body["status"], "draining");
             break;
         }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "readyz never went 503"
-        );
+        assert!(tokio::time::Instant::now() < deadline, "readyz never went 503");
         tokio::task::yield_now().await;
     }
     let (status, body) = s.post("/v1/rooms/r/sessions", json!({})).await;
-    assert_eq!(
-        error_code(status, &body, StatusCode::SERVICE_UNAVAILABLE),
-        "shutting_down"
-    );
+    assert_eq!(error_code(status, &body, StatusCode::SERVICE_UNAVAILABLE), "shutting_down");
     let (status, _) = s.get("/healthz").await;
     assert_eq!(status, StatusCode::OK);
     // The socket gets a close frame, then the process exits 0.
@@ -55,10 +49,7 @@ async fn sigterm_drains_closes_sockets_and_exits_zero() {
     let s = Server::start_in(tmp.path(), &[]).await;
     let events = s.events("r").await;
     assert_gap_free(&events);
-    let failed = events
-        .iter()
-        .find(|e| e["type"] == "turn.failed")
-        .expect("turn.failed");
+    let failed = events.iter().find(|e| e["type"] == "turn.failed").expect("turn.failed");
     assert_eq!(failed["payload"]["error"]["code"], "server_shutdown");
     let (_, session) = s.get("/v1/rooms/r/sessions/s").await;
     assert_eq!(session["status"], "disconnected");
@@ -91,11 +82,7 @@ async fn a_restart_keeps_sessions_and_seq_and_resume_restores_the_conversation()
         assert_eq!(session["resumable"], true);
     }
     let after_restart = s.events("r").await;
-    assert_eq!(
-        &after_restart[..before.len()],
-        &before[..],
-        "the log survived unchanged"
-    );
+    assert_eq!(&after_restart[..before.len()], &before[..], "the log survived unchanged");
     assert_gap_free(&after_restart);
 
     let mut ws = s.ws("r", None).await;
@@ -107,24 +94,11 @@ async fn a_restart_keeps_sessions_and_seq_and_resume_restores_the_conversation()
     assert_eq!(session["status"], "ready");
     let upd = ws.event().await;
     assert_eq!(upd["type"], "session.updated");
-    assert_eq!(
-        upd["seq"].as_u64(),
-        Some(after_restart.len() as u64 + 1),
-        "seq continues where it stopped"
-    );
+    assert_eq!(upd["seq"].as_u64(), Some(after_restart.len() as u64 + 1), "seq continues where it stopped");
     s.turn("r", "a", "/history").await;
     let events = ws.until_type("turn.completed").await;
-    let msg = events
-        .iter()
-        .find(|e| e["type"] == "message.completed")
-        .unwrap();
-    assert!(
-        msg["payload"]["text"]
-            .as_str()
-            .unwrap()
-            .contains("first message"),
-        "{msg}"
-    );
+    let msg = events.iter().find(|e| e["type"] == "message.completed").unwrap();
+    assert!(msg["payload"]["text"].as_str().unwrap().contains("first message"), "{msg}");
     // Implicit resume by the next turn.
     s.turn("r", "b", "hi").await;
     let events = ws.until_type("turn.completed").await;
@@ -144,42 +118,20 @@ async fn kill_9_loses_nothing_acknowledged_and_reports_interruptions() {
     s.turn("r", "q", "/run make deploy").await;
     let req = ws.until_type("interaction.requested").await.pop().unwrap();
     let turn = s.turn("r", "s", "/slow 20\n/chunks 500").await;
-    let seen = ws
-        .until(|e| e["type"] == "message.delta" && e["sessionId"] == "s")
-        .await;
+    let seen = ws.until(|e| e["type"] == "message.delta" && e["sessionId"] == "s").await;
     let last_seen = seen.last().unwrap()["seq"].as_u64().unwrap();
     s.kill9().await;
 
     let s = Server::start_in(tmp.path(), &[]).await;
     let events = s.events("r").await;
     assert_gap_free(&events);
-    assert!(
-        events.len() as u64 > last_seen,
-        "everything a client saw is still there"
-    );
-    let failed: Vec<_> = events
-        .iter()
-        .filter(|e| e["type"] == "turn.failed")
-        .collect();
+    assert!(events.len() as u64 > last_seen, "everything a client saw is still there");
+    let failed: Vec<_> = events.iter().filter(|e| e["type"] == "turn.failed").collect();
     assert_eq!(failed.len(), 2, "both interrupted turns are reported");
-    assert!(
-        failed
-            .iter()
-            .all(|f| f["payload"]["error"]["code"] == "server_restart")
-    );
-    assert!(
-        failed
-            .iter()
-            .any(|f| f["payload"]["turnId"] == turn.as_str())
-    );
-    let resolved = events
-        .iter()
-        .find(|e| e["type"] == "interaction.resolved")
-        .expect("pending interaction reported");
-    assert_eq!(
-        resolved["payload"]["requestId"],
-        req["payload"]["requestId"]
-    );
+    assert!(failed.iter().all(|f| f["payload"]["error"]["code"] == "server_restart"));
+    assert!(failed.iter().any(|f| f["payload"]["turnId"] == turn.as_str()));
+    let resolved = events.iter().find(|e| e["type"] == "interaction.resolved").expect("pending interaction reported");
+    assert_eq!(resolved["payload"]["requestId"], req["payload"]["requestId"]);
     assert_eq!(resolved["payload"]["resolvedBy"], "restart");
     for id in ["s", "q"] {
         let (_, session) = s.get(&format!("/v1/rooms/r/sessions/{id}")).await;

@@ -26,12 +26,7 @@ fn committed_openapi_matches_the_generated_one() {
 #[test]
 fn every_event_type_and_contract_route_is_documented() {
     let doc: serde_json::Value = serde_json::from_str(&ensemble_server::openapi::pretty()).unwrap();
-    let paths: BTreeSet<&str> = doc["paths"]
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect();
+    let paths: BTreeSet<&str> = doc["paths"].as_object().unwrap().keys().map(String::as_str).collect();
     for p in [
         "/v1/providers",
         "/v1/rooms",
@@ -58,13 +53,8 @@ fn every_event_type_and_contract_route_is_documented() {
     ] {
         assert!(paths.contains(p), "{p} is not documented");
     }
-    let variants = doc["components"]["schemas"]["EventBody"]["oneOf"]
-        .as_array()
-        .unwrap();
-    let types: BTreeSet<&str> = variants
-        .iter()
-        .map(|v| v["properties"]["type"]["enum"][0].as_str().unwrap())
-        .collect();
+    let variants = doc["components"]["schemas"]["EventBody"]["oneOf"].as_array().unwrap();
+    let types: BTreeSet<&str> = variants.iter().map(|v| v["properties"]["type"]["enum"][0].as_str().unwrap()).collect();
     for t in [
         "session.started",
         "session.updated",
@@ -90,9 +80,6 @@ fn every_event_type_and_contract_route_is_documented() {
         assert!(types.contains(t), "event type {t} has no schema");
     }
     for v in variants {
-        assert!(
-            v["properties"]["payload"]["$ref"].is_string(),
-            "every payload has a schema: {v}"
-        );
+        assert!(v["properties"]["payload"]["$ref"].is_string(), "every payload has a schema: {v}");
     }
 }

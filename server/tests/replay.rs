@@ -27,17 +27,10 @@ async fn reconnecting_mid_stream_with_after_returns_exactly_the_missing_events()
     let hello = second.hello().await;
     assert!(hello["headSeq"].as_u64().unwrap() >= n);
     let rest = second.until_type("turn.completed").await;
-    assert_eq!(
-        rest[0]["seq"].as_u64(),
-        Some(n + 1),
-        "resumes right after what the client had"
-    );
+    assert_eq!(rest[0]["seq"].as_u64(), Some(n + 1), "resumes right after what the client had");
     assert_gap_free(&rest);
     let logged = s.events("r").await;
-    let tail: Vec<Value> = logged
-        .into_iter()
-        .filter(|e| e["seq"].as_u64().unwrap() > n)
-        .collect();
+    let tail: Vec<Value> = logged.into_iter().filter(|e| e["seq"].as_u64().unwrap() > n).collect();
     assert_eq!(rest, tail, "exactly the missing events, no more, no fewer");
 }
 
@@ -84,16 +77,11 @@ async fn history_that_is_gone_gets_resync_not_a_gap() {
     assert_eq!(old.frame().await, json!({"type": "__close", "code": 4000}));
 
     let (status, body) = s.get("/v1/rooms/r/events?after=0").await;
-    assert_eq!(
-        error_code(status, &body, StatusCode::GONE),
-        "history_expired"
-    );
+    assert_eq!(error_code(status, &body, StatusCode::GONE), "history_expired");
     let oldest = body["error"]["details"]["oldestSeq"].as_u64().unwrap();
     assert!(oldest > 1);
     // From the oldest retained event on, the log is complete.
-    let (status, page) = s
-        .get(&format!("/v1/rooms/r/events?after={}", oldest - 1))
-        .await;
+    let (status, page) = s.get(&format!("/v1/rooms/r/events?after={}", oldest - 1)).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(page["data"][0]["seq"].as_u64(), Some(oldest));
     assert_gap_free(page["data"].as_array().unwrap());
@@ -101,10 +89,7 @@ async fn history_that_is_gone_gets_resync_not_a_gap() {
     let mut ahead = s.ws("r", Some(head + 100)).await;
     ahead.hello().await;
     let f = ahead.frame().await;
-    assert_eq!(
-        (f["type"].as_str(), f["reason"].as_str()),
-        (Some("resync"), Some("ahead_of_log"))
-    );
+    assert_eq!((f["type"].as_str(), f["reason"].as_str()), (Some("resync"), Some("ahead_of_log")));
 }
 
 #[tokio::test]

@@ -1,7 +1,6 @@
 //! Test support: the real `ensemble` binary on port 0 with a temporary data dir, real HTTP and
 //! WebSocket clients, and waits with timeouts (never sleeps) for what tests expect.
 #![allow(dead_code)]
-
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
 
 use std::path::{Path, PathBuf};
@@ -41,11 +40,7 @@ impl Server {
 
     /// A server on an existing data dir (restarts).
     pub async fn start_in(dir: &Path, args: &[&str]) -> Server {
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(dir.join("server.log"))
-            .expect("log file");
+        let log = std::fs::OpenOptions::new().create(true).append(true).open(dir.join("server.log")).expect("log file");
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_ensemble"));
         cmd.arg("serve")
             .arg("--listen")
@@ -55,10 +50,7 @@ impl Server {
             .arg("--default-cwd")
             .arg(dir)
             .args(args)
-            .env(
-                "RUST_LOG",
-                std::env::var("ENSEMBLE_TEST_LOG").unwrap_or_else(|_| "info".into()),
-            )
+            .env("RUST_LOG", std::env::var("ENSEMBLE_TEST_LOG").unwrap_or_else(|_| "info".into()))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::from(log))
@@ -87,10 +79,7 @@ impl Server {
             addr,
             dir: dir.to_path_buf(),
             _tmp: None,
-            http: reqwest::Client::builder()
-                .timeout(WAIT)
-                .build()
-                .expect("client"),
+            http: reqwest::Client::builder().timeout(WAIT).build().expect("client"),
         }
     }
 
@@ -108,13 +97,7 @@ impl Server {
     }
 
     pub async fn post(&self, path: &str, body: Value) -> (StatusCode, Value) {
-        let res = self
-            .http
-            .post(self.url(path))
-            .json(&body)
-            .send()
-            .await
-            .expect("POST");
+        let res = self.http.post(self.url(path)).json(&body).send().await.expect("POST");
         decode(res).await
     }
 
@@ -124,23 +107,13 @@ impl Server {
     }
 
     pub async fn delete(&self, path: &str) -> (StatusCode, Value) {
-        let res = self
-            .http
-            .delete(self.url(path))
-            .send()
-            .await
-            .expect("DELETE");
+        let res = self.http.delete(self.url(path)).send().await.expect("DELETE");
         decode(res).await
     }
 
     /// Starts a scripted session and returns it.
     pub async fn session(&self, room: &str, id: &str) -> Value {
-        let (status, body) = self
-            .post(
-                &format!("/v1/rooms/{room}/sessions"),
-                json!({"sessionId": id}),
-            )
-            .await;
+        let (status, body) = self.post(&format!("/v1/rooms/{room}/sessions"), json!({"sessionId": id})).await;
         assert_eq!(status, StatusCode::CREATED, "{body}");
         body
     }
@@ -148,10 +121,7 @@ impl Server {
     /// Submits text and returns the turn id.
     pub async fn turn(&self, room: &str, id: &str, text: &str) -> String {
         let (status, body) = self
-            .post(
-                &format!("/v1/rooms/{room}/sessions/{id}/turns"),
-                json!({"input": [{"type": "text", "text": text}]}),
-            )
+            .post(&format!("/v1/rooms/{room}/sessions/{id}/turns"), json!({"input": [{"type": "text", "text": text}]}))
             .await;
         assert_eq!(status, StatusCode::ACCEPTED, "{body}");
         body["turnId"].as_str().expect("turnId").to_owned()
@@ -172,9 +142,7 @@ impl Server {
         let mut out = Vec::new();
         let mut after = 0;
         loop {
-            let (status, page) = self
-                .get(&format!("/v1/rooms/{room}/events?after={after}&limit=1000"))
-                .await;
+            let (status, page) = self.get(&format!("/v1/rooms/{room}/events?after={after}&limit=1000")).await;
             assert_eq!(status, StatusCode::OK, "{page}");
             let data = page["data"].as_array().expect("data").clone();
             if data.is_empty() {
@@ -202,26 +170,18 @@ impl Server {
     /// SIGTERM and wait for the exit status.
     pub async fn stop(mut self) -> std::process::ExitStatus {
         self.signal(15);
-        tokio::time::timeout(WAIT, self.child.wait())
-            .await
-            .expect("no exit after SIGTERM")
-            .expect("wait")
+        tokio::time::timeout(WAIT, self.child.wait()).await.expect("no exit after SIGTERM").expect("wait")
     }
 
     /// Waits for an exit that a signal already asked for.
     pub async fn stop_waiting(mut self) -> std::process::ExitStatus {
-        tokio::time::timeout(WAIT, self.child.wait())
-            .await
-            .expect("no exit")
-            .expect("wait")
+        tokio::time::timeout(WAIT, self.child.wait()).await.expect("no exit").expect("wait")
     }
 
     /// SIGKILL (no chance to clean up).
     pub async fn kill9(mut self) {
         self.signal(9);
-        let _ = tokio::time::timeout(WAIT, self.child.wait())
-            .await
-            .expect("no exit after SIGKILL");
+        let _ = tokio::time::timeout(WAIT, self.child.wait()).await.expect("no exit after SIGKILL");
     }
 
     pub fn log(&self) -> String {
@@ -235,8 +195,7 @@ pub async fn decode(res: reqwest::Response) -> (StatusCode, Value) {
     let v = if bytes.is_empty() {
         Value::Null
     } else {
-        serde_json::from_slice(&bytes)
-            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()))
+        serde_json::from_slice(&bytes).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()))
     };
     (status, v)
 }
@@ -246,15 +205,9 @@ pub fn error_code(status: StatusCode, body: &Value, expected_status: StatusCode)
     assert_eq!(status, expected_status, "{body}");
     let err = &body["error"];
     assert!(err.is_object(), "error shape: {body}");
-    assert!(
-        err["message"].as_str().is_some_and(|m| !m.is_empty()),
-        "message: {body}"
-    );
+    assert!(err["message"].as_str().is_some_and(|m| !m.is_empty()), "message: {body}");
     let code = err["code"].as_str().expect("code").to_owned();
-    assert!(
-        code.chars().all(|c| c.is_ascii_lowercase() || c == '_'),
-        "snake_case code: {code}"
-    );
+    assert!(code.chars().all(|c| c.is_ascii_lowercase() || c == '_'), "snake_case code: {code}");
     code
 }
 
@@ -266,9 +219,7 @@ impl Ws {
     /// The next text frame as JSON (pings are answered by tungstenite).
     pub async fn frame(&mut self) -> Value {
         loop {
-            let msg = tokio::time::timeout(WAIT, self.stream.next())
-                .await
-                .expect("no frame in time");
+            let msg = tokio::time::timeout(WAIT, self.stream.next()).await.expect("no frame in time");
             match msg.expect("stream ended").expect("ws error") {
                 Message::Text(t) => return serde_json::from_str(t.as_str()).expect("json frame"),
                 Message::Close(c) => {
@@ -311,30 +262,18 @@ impl Ws {
     }
 
     pub async fn send_text(&mut self, text: &str) {
-        self.stream
-            .send(Message::Text(text.into()))
-            .await
-            .expect("send");
+        self.stream.send(Message::Text(text.into())).await.expect("send");
     }
 }
 
 /// The event types of a list, in order.
 pub fn types(events: &[Value]) -> Vec<String> {
-    events
-        .iter()
-        .map(|e| e["type"].as_str().unwrap_or("?").to_owned())
-        .collect()
+    events.iter().map(|e| e["type"].as_str().unwrap_or("?").to_owned()).collect()
 }
 
 /// Asserts `seq`s are consecutive.
 pub fn assert_gap_free(events: &[Value]) {
     for w in events.windows(2) {
-        assert_eq!(
-            w[1]["seq"].as_u64(),
-            w[0]["seq"].as_u64().map(|s| s + 1),
-            "gap between {} and {}",
-            w[0],
-            w[1]
-        );
+        assert_eq!(w[1]["seq"].as_u64(), w[0]["seq"].as_u64().map(|s| s + 1), "gap between {} and {}", w[0], w[1]);
     }
 }
