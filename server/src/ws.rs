@@ -104,10 +104,14 @@ impl Connection {
             End::Shutdown => Some((CLOSE_GOING_AWAY, "server shutting down")),
             End::ClientClosed | End::WriteFailed | End::ReadFailed => None,
         };
+        // Never let a stalled peer delay shutdown or the task's end.
         if let Some((code, reason)) = close {
             let frame = Message::Close(Some(CloseFrame { code, reason: Utf8Bytes::from_static(reason) }));
-            // Never let a stalled peer delay shutdown or the task's end.
             let _ = timeout(Duration::from_secs(1), self.socket.send(frame)).await;
+        } else if matches!(end, End::ClientClosed) {
+            // The reply to the client's close frame is queued by the protocol layer; flush it so
+            // the close handshake completes cleanly (code 1000, not 1006).
+            let _ = timeout(Duration::from_secs(1), self.socket.close()).await;
         }
         end
     }
