@@ -2,4 +2,6 @@
 //!
 //! - [`scripted`]: the built-in deterministic agent (the server's default provider).
 
+pub mod jsonrpc;
+pub mod process;
 pub mod scripted;

@@ -575,6 +575,9 @@ impl Writer {
             for op in batch {
                 let outcome = match op {
                     WriteOp::Append(b) => {
+                        // The room's heads as they were before this append (an earlier append of
+                        // the same group may already have moved them).
+                        let before = self.heads.get(&b.room_id).copied();
                         let sp = tx.savepoint()?;
                         match append(&sp, &mut self.heads, &self.config.retention, &b) {
                             Ok((events, last)) => {
@@ -584,12 +587,11 @@ impl Writer {
                             }
                             Err(error) => {
                                 drop(sp);
-                                // The heads of that room may have moved inside the failed savepoint.
-                                if let Some(h) = saved_heads.get(&b.room_id) {
-                                    self.heads.insert(b.room_id.clone(), *h);
-                                } else {
-                                    self.heads.remove(&b.room_id);
-                                }
+                                // The savepoint rolled back: so must the heads.
+                                match before {
+                                    Some(h) => self.heads.insert(b.room_id.clone(), h),
+                                    None => self.heads.remove(&b.room_id),
+                                };
                                 tracing::error!(room = %b.room_id, error = %error, "append failed");
                                 Outcome::Failed { ack: b.ack, error }
                             }
@@ -693,6 +695,9 @@ fn load_heads<'a>(
     heads.get_mut(room).ok_or_else(|| StoreError::Other("room heads vanished".into()))
 }
 
+/// What precedes an event in its wire frame (`{"type":"event","event":…}`).
+const FRAME_PREFIX: &str = "{\"type\":\"event\",\"event\":";
+
 fn append(
     conn: &Connection,
     heads: &mut HashMap<String, Heads>,
@@ -707,22 +712,26 @@ fn append(
         for ev in &batch.events {
             let seq = h.head + 1;
             let event = ev.clone().with_seq(seq);
-            let json = serde_json::to_string(&event)?;
+            // Serialised once, straight into the wire frame (no regrowth, no second copy); the log
+            // stores the `event` part of it.
+            let mut frame = Vec::with_capacity(512);
+            frame.extend_from_slice(FRAME_PREFIX.as_bytes());
+            serde_json::to_writer(&mut frame, &event)?;
+            let json = std::str::from_utf8(&frame[FRAME_PREFIX.len()..])
+                .map_err(|e| StoreError::Other(format!("event json is not utf-8: {e}")))?;
             insert.execute(params![batch.room_id, seq as i64, ev.occurred_at_ms, json])?;
             h.head = seq;
-            let mut frame = String::with_capacity(json.len() + 26);
-            frame.push_str("{\"type\":\"event\",\"event\":");
-            frame.push_str(&json);
-            frame.push('}');
+            frame.push(b'}');
             committed.push(CommittedEvent { seq, session_id: ev.session_id.clone(), frame: Bytes::from(frame) });
         }
     }
     if !batch.events.is_empty() {
-        conn.execute(
+        // Cached: it runs once per append, and parsing it cost more than running it.
+        conn.prepare_cached(
             "INSERT INTO rooms (room_id, head_seq, pruned_through) VALUES (?1, ?2, ?3)
              ON CONFLICT (room_id) DO UPDATE SET head_seq = excluded.head_seq",
-            params![batch.room_id, h.head as i64, h.pruned_through as i64],
-        )?;
+        )?
+        .execute(params![batch.room_id, h.head as i64, h.pruned_through as i64])?;
         if let Some(max) = retention.max_events_per_room {
             // Prune in steps of 1/8 of the budget so deletes are amortised.
             let slack = (max / 8).max(1);
@@ -896,6 +905,55 @@ mod tests {
         assert_eq!(stored, 200);
         let commits = store.stats().commits.load(std::sync::atomic::Ordering::Relaxed);
         assert!(commits <= 20, "200 queued events took {commits} commits");
+    }
+
+    #[tokio::test]
+    async fn a_failed_append_rolls_back_only_itself_within_a_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cfg = StoreConfig::new(dir.path().join("db.sqlite"));
+        cfg.linger = Duration::from_millis(200);
+        let store = Store::open(cfg, Arc::new(Collect::default())).unwrap();
+        let append = |n: usize| {
+            let (ack, rx) = oneshot::channel();
+            let op = WriteOp::Append(AppendBatch {
+                room_id: "r".into(),
+                events: (0..n).map(|i| ev("r", i)).collect(),
+                records: vec![],
+                ack: Some(ack),
+            });
+            (op, rx)
+        };
+        let raw = |sql: &'static str| {
+            let (reply, rx) = oneshot::channel();
+            let job = FnJob {
+                f: Some(move |c: &Connection| -> Result<(), StoreError> {
+                    c.execute_batch(sql)?;
+                    Ok(())
+                }),
+                value: None,
+                reply: Some(reply),
+            };
+            (WriteOp::Job(Box::new(job)), rx)
+        };
+        // A first group leaves the room's head cached in the writer (seq 1).
+        let (a0, r0) = append(1);
+        store.send(a0).await.unwrap();
+        assert_eq!(r0.await.unwrap().unwrap(), 1);
+        // One group: seq 2 lands; a stray row at seq 4 makes the next 2-event append fail on its
+        // second event; the stray row goes; the last append must get seq 3, not clash with seq 2.
+        let (a1, r1) = append(1);
+        let (j1, _) = raw("INSERT INTO events VALUES ('r', 4, 0, '{}')");
+        let (a2, r2) = append(2);
+        let (j2, _) = raw("DELETE FROM events WHERE room_id = 'r' AND seq = 4");
+        let (a3, r3) = append(1);
+        for op in [a1, j1, a2, j2, a3] {
+            store.send(op).await.unwrap();
+        }
+        assert_eq!(r1.await.unwrap().unwrap(), 2);
+        assert!(r2.await.unwrap().is_err());
+        assert_eq!(r3.await.unwrap().unwrap(), 3, "the failed append's seqs are handed out again");
+        let page = store.events_after("r", 0, 10).await.unwrap();
+        assert_eq!(page.events.iter().map(|e| e.0).collect::<Vec<_>>(), vec![1, 2, 3]);
     }
 
     #[tokio::test]

@@ -33,7 +33,10 @@ async fn metrics_count_what_happened() {
     assert_eq!(value("ensemble_ws_connections"), 1.0);
     assert!(value("ensemble_store_batch_events_count") >= 1.0);
     assert!(value("ensemble_store_commit_seconds_count") >= 1.0);
-    assert_eq!(value("ensemble_http_requests_total{route=\"/v1/rooms/{roomId}/sessions\",method=\"POST\",status=\"201\"}"), 1.0);
+    assert_eq!(
+        value("ensemble_http_requests_total{route=\"/v1/rooms/{roomId}/sessions\",method=\"POST\",status=\"201\"}"),
+        1.0
+    );
     assert!(text.contains("ensemble_live_provider_processes"));
 }
 

@@ -1,0 +1,320 @@
+//! Supervised child processes: the only module with `unsafe` code (three libc calls).
+//!
+//! Every agent process runs in its own process group, with an explicit environment, and:
+//! - dies when the server dies (`PR_SET_PDEATHSIG(SIGKILL)`, set between fork and exec, with a
+//!   re-check of the parent so a server that died during the fork is noticed);
+//! - is terminated with SIGTERM to its group, then SIGKILL after a grace ([`Supervised::terminate`]);
+//!   descendants that left the group (e.g. with `setsid`) are found through `/proc` and killed too;
+//! - is killed (group and descendants) when its handle is dropped.
+
+use std::collections::{HashMap, HashSet};
+use std::ffi::OsString;
+use std::io;
+use std::path::PathBuf;
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+
+use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
+
+/// What to run.
+#[derive(Clone, Debug, Default)]
+pub struct ProcessSpec {
+    pub program: PathBuf,
+    pub args: Vec<OsString>,
+    /// The complete environment of the child (nothing is inherited implicitly).
+    pub env: Vec<(OsString, OsString)>,
+    pub cwd: PathBuf,
+}
+
+/// Variables passed through from the server's environment by default: what a process needs to
+/// find its tools and behave, never credentials.
+pub const PASSTHROUGH_ENV: &[&str] =
+    &["PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "TERM"];
+
+/// The passthrough subset of the current environment.
+pub fn base_env() -> Vec<(OsString, OsString)> {
+    PASSTHROUGH_ENV.iter().filter_map(|k| std::env::var_os(k).map(|v| (OsString::from(k), v))).collect()
+}
+
+/// A running child with its pipes taken out.
+pub struct Spawned {
+    pub process: Supervised,
+    pub stdin: ChildStdin,
+    pub stdout: ChildStdout,
+    pub stderr: ChildStderr,
+}
+
+/// A supervised child process (leader of its own process group).
+pub struct Supervised {
+    child: Child,
+    pid: i32,
+    exited: Option<ExitStatus>,
+}
+
+impl Supervised {
+    pub fn spawn(spec: &ProcessSpec) -> io::Result<Spawned> {
+        let mut cmd = Command::new(&spec.program);
+        cmd.args(&spec.args)
+            .env_clear()
+            .envs(spec.env.iter().map(|(k, v)| (k, v)))
+            .current_dir(&spec.cwd)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true);
+        let parent = std::process::id() as i32;
+        // SAFETY: the closure runs in the child between fork and exec and only calls the
+        // async-signal-safe functions prctl(2), getppid(2) and _exit(2).
+        #[allow(unsafe_code)]
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) != 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                // The server may have died before prctl took effect.
+                if libc::getppid() != parent {
+                    libc::_exit(1);
+                }
+                Ok(())
+            });
+        }
+        let mut child = cmd.spawn()?;
+        let pid =
+            child.id().map(|p| p as i32).ok_or_else(|| io::Error::other("the child exited before it was seen"))?;
+        let (Some(stdin), Some(stdout), Some(stderr)) = (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            return Err(io::Error::other("child pipes missing"));
+        };
+        metrics::gauge!("ensemble_child_processes").increment(1.0);
+        Ok(Spawned { process: Supervised { child, pid, exited: None }, stdin, stdout, stderr })
+    }
+
+    pub fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    /// Waits for the leader to exit (cancel-safe).
+    pub async fn wait(&mut self) -> io::Result<ExitStatus> {
+        if let Some(s) = self.exited {
+            return Ok(s);
+        }
+        let s = self.child.wait().await?;
+        self.exited = Some(s);
+        Ok(s)
+    }
+
+    /// Whether the leader has exited (without waiting).
+    pub fn try_exited(&mut self) -> Option<ExitStatus> {
+        if self.exited.is_none()
+            && let Ok(Some(s)) = self.child.try_wait()
+        {
+            self.exited = Some(s);
+        }
+        self.exited
+    }
+
+    /// SIGTERM to the group and its descendants, then SIGKILL to whatever is left after `grace`.
+    pub async fn terminate(&mut self, grace: Duration) -> Option<ExitStatus> {
+        let family = descendants(self.pid);
+        signal_all(self.pid, &family, libc::SIGTERM);
+        let status = match tokio::time::timeout(grace, self.wait()).await {
+            Ok(Ok(s)) => Some(s),
+            _ => None,
+        };
+        // Whatever is left (the leader, or descendants that ignored SIGTERM) gets SIGKILL.
+        let mut family = family;
+        family.extend(descendants(self.pid));
+        signal_all(self.pid, &family, libc::SIGKILL);
+        match status {
+            Some(s) => Some(s),
+            None => self.wait().await.ok(),
+        }
+    }
+}
+
+impl Drop for Supervised {
+    fn drop(&mut self) {
+        if self.try_exited().is_none() {
+            let family = descendants(self.pid);
+            signal_all(self.pid, &family, libc::SIGKILL);
+        } else {
+            // The leader is gone; its group may still hold children.
+            kill_group(self.pid, libc::SIGKILL);
+        }
+        metrics::gauge!("ensemble_child_processes").decrement(1.0);
+    }
+}
+
+fn signal_all(pgid: i32, family: &HashSet<i32>, sig: libc::c_int) {
+    kill_group(pgid, sig);
+    for &pid in family {
+        kill_pid(pid, sig);
+    }
+}
+
+/// Sends `sig` to a whole process group (ESRCH, "no such group", is fine).
+pub fn kill_group(pgid: i32, sig: libc::c_int) {
+    if pgid <= 1 {
+        return;
+    }
+    // SAFETY: killpg(2) has no memory-safety preconditions; a positive pgid addresses one group.
+    #[allow(unsafe_code)]
+    unsafe {
+        libc::killpg(pgid, sig);
+    }
+}
+
+fn kill_pid(pid: i32, sig: libc::c_int) {
+    if pid <= 1 {
+        return;
+    }
+    // SAFETY: kill(2) has no memory-safety preconditions; a positive pid addresses one process.
+    #[allow(unsafe_code)]
+    unsafe {
+        libc::kill(pid, sig);
+    }
+}
+
+/// Whether a process exists (and is not a zombie).
+pub fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat_fields(&stat).is_some_and(|(state, _, _)| state != 'Z' && state != 'X'),
+        Err(_) => false,
+    }
+}
+
+/// (state, ppid, pgrp) from a `/proc/PID/stat` line (the command may contain spaces and parens).
+fn stat_fields(stat: &str) -> Option<(char, i32, i32)> {
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let mut it = rest.split_whitespace();
+    let state = it.next()?.chars().next()?;
+    let ppid = it.next()?.parse().ok()?;
+    let pgrp = it.next()?.parse().ok()?;
+    Some((state, ppid, pgrp))
+}
+
+/// Every live descendant of `root` (children, grandchildren, …), found through `/proc`, including
+/// those that moved to another process group or session.
+pub fn descendants(root: i32) -> HashSet<i32> {
+    let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
+    let Ok(dir) = std::fs::read_dir("/proc") else { return HashSet::new() };
+    for entry in dir.flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else { continue };
+        if let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            && let Some((_, ppid, _)) = stat_fields(&stat)
+        {
+            children.entry(ppid).or_default().push(pid);
+        }
+    }
+    let mut out = HashSet::new();
+    let mut stack = vec![root];
+    while let Some(p) = stack.pop() {
+        for &c in children.get(&p).map(Vec::as_slice).unwrap_or_default() {
+            if out.insert(c) {
+                stack.push(c);
+            }
+        }
+    }
+    out
+}
+
+/// Members of a process group.
+pub fn group_members(pgid: i32) -> Vec<i32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()))
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|s| stat_fields(&s))
+                .is_some_and(|(state, _, pgrp)| pgrp == pgid && state != 'Z')
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(script: &str, dir: &std::path::Path) -> ProcessSpec {
+        ProcessSpec {
+            program: "/bin/sh".into(),
+            args: vec!["-c".into(), script.into()],
+            env: base_env(),
+            cwd: dir.to_path_buf(),
+        }
+    }
+
+    async fn pids_from(file: &std::path::Path, n: usize) -> Vec<i32> {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Ok(text) = std::fs::read_to_string(file) {
+                let pids: Vec<i32> = text.split_whitespace().filter_map(|p| p.parse().ok()).collect();
+                if pids.len() >= n {
+                    return pids;
+                }
+            }
+            assert!(tokio::time::Instant::now() < deadline, "pids never written");
+            tokio::task::yield_now().await;
+        }
+    }
+
+    async fn all_gone(pids: &[i32]) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        while pids.iter().any(|&p| alive(p)) {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "still alive: {:?}",
+                pids.iter().filter(|&&p| alive(p)).collect::<Vec<_>>()
+            );
+            tokio::task::yield_now().await;
+        }
+    }
+
+    #[test]
+    fn parses_stat_with_odd_names() {
+        assert_eq!(stat_fields("42 (a) b (c)) S 7 42 42 0"), Some(('S', 7, 42)));
+    }
+
+    #[tokio::test]
+    async fn terminate_reaches_descendants_across_setsid() {
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("pids");
+        let script = format!(
+            "sleep 300 & echo $! >> {p}; setsid sleep 300 & echo $! >> {p}; trap '' TERM; while :; do sleep 1; done",
+            p = pidfile.display()
+        );
+        let mut spawned = Supervised::spawn(&sh(&script, dir.path())).unwrap();
+        let mut pids = pids_from(&pidfile, 2).await;
+        pids.push(spawned.process.pid());
+        // The leader ignores SIGTERM: terminate must escalate to SIGKILL after the grace.
+        let status = spawned.process.terminate(Duration::from_millis(200)).await;
+        assert!(status.is_some());
+        all_gone(&pids).await;
+    }
+
+    #[tokio::test]
+    async fn dropping_the_handle_kills_the_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("pids");
+        let script = format!("sleep 300 & echo $! >> {p}; echo $$ >> {p}; wait", p = pidfile.display());
+        let spawned = Supervised::spawn(&sh(&script, dir.path())).unwrap();
+        let pids = pids_from(&pidfile, 2).await;
+        drop(spawned);
+        all_gone(&pids).await;
+    }
+
+    #[tokio::test]
+    async fn the_environment_is_explicit() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("env");
+        let mut spec = sh(&format!("env > {}", out.display()), dir.path());
+        spec.env = vec![("ONLY".into(), "this".into())];
+        let mut spawned = Supervised::spawn(&spec).unwrap();
+        spawned.process.wait().await.unwrap();
+        let env = std::fs::read_to_string(&out).unwrap();
+        assert!(env.contains("ONLY=this"));
+        assert!(!env.contains("HOME="), "nothing inherited: {env}");
+    }
+}
