@@ -131,6 +131,37 @@ pub struct ServeArgs {
     #[arg(long, env = "ENSEMBLE_SHUTDOWN_TIMEOUT_SECS", default_value_t = 10)]
     pub shutdown_timeout_secs: u64,
 
+    /// The `codex` executable [default: `codex` on PATH].
+    #[arg(long, env = "ENSEMBLE_CODEX_BIN")]
+    pub codex_bin: Option<PathBuf>,
+
+    /// `KEY=VALUE` passed to every codex process as `-c KEY=VALUE` (repeatable; in the environment
+    /// variable, entries are separated by `;`).
+    #[arg(long = "codex-config", env = "ENSEMBLE_CODEX_CONFIG", value_delimiter = ';')]
+    pub codex_config: Vec<String>,
+
+    /// `KEY=VALUE` added to every codex process's environment (repeatable; `;`-separated in the
+    /// environment variable). Nothing else of the server's environment is passed on except PATH,
+    /// HOME, USER, LANG and similar.
+    #[arg(long = "codex-env", env = "ENSEMBLE_CODEX_ENV", value_delimiter = ';')]
+    pub codex_env: Vec<String>,
+
+    /// `CODEX_HOME` of the codex processes, where codex keeps its threads [default: DATA_DIR/codex-home].
+    #[arg(long, env = "ENSEMBLE_CODEX_HOME")]
+    pub codex_home: Option<PathBuf>,
+
+    /// Deadline of codex's `thread/start`.
+    #[arg(long, env = "ENSEMBLE_CODEX_THREAD_START_TIMEOUT_SECS", default_value_t = 90)]
+    pub codex_thread_start_timeout_secs: u64,
+
+    /// Deadline of codex's other calls (initialize, thread/resume, turn/start, …).
+    #[arg(long, env = "ENSEMBLE_CODEX_CALL_TIMEOUT_SECS", default_value_t = 30)]
+    pub codex_call_timeout_secs: u64,
+
+    /// Longest JSON-RPC line accepted from an agent process; longer lines are skipped.
+    #[arg(long, env = "ENSEMBLE_RPC_MAX_LINE_BYTES", default_value_t = 8 * 1024 * 1024)]
+    pub rpc_max_line_bytes: usize,
+
     /// Longest a REST request may take (408 beyond).
     #[arg(long, env = "ENSEMBLE_REQUEST_TIMEOUT_SECS", default_value_t = 120)]
     pub request_timeout_secs: u64,
@@ -149,6 +180,43 @@ impl ServeArgs {
 
     pub fn default_cwd(&self) -> PathBuf {
         self.default_cwd.clone().unwrap_or_else(home_dir)
+    }
+
+    /// The codex provider's configuration, validated.
+    pub fn codex(&self) -> Result<ensemble_adapters::codex::CodexConfig, String> {
+        use ensemble_adapters::codex::{CodexConfig, which};
+        let bin = match &self.codex_bin {
+            Some(b) => b.clone(),
+            None => which("codex").unwrap_or_else(|| PathBuf::from("codex")),
+        };
+        let home = self.codex_home.clone().unwrap_or_else(|| self.data_dir().join("codex-home"));
+        let mut c = CodexConfig::new(bin, home);
+        for o in &self.codex_config {
+            let o = o.trim();
+            if o.is_empty() {
+                continue;
+            }
+            match o.split_once('=') {
+                Some((k, _)) if !k.trim().is_empty() => c.overrides.push(o.to_owned()),
+                _ => return Err(format!("--codex-config expects KEY=VALUE, got `{o}`")),
+            }
+        }
+        for e in &self.codex_env {
+            let e = e.trim();
+            if e.is_empty() {
+                continue;
+            }
+            match e.split_once('=') {
+                Some((k, v)) if !k.is_empty() && !k.contains(char::is_whitespace) => {
+                    c.env.push((k.to_owned(), v.to_owned()))
+                }
+                _ => return Err(format!("--codex-env expects KEY=VALUE, got `{e}`")),
+            }
+        }
+        c.thread_start_timeout = Duration::from_secs(self.codex_thread_start_timeout_secs.max(1));
+        c.call_timeout = Duration::from_secs(self.codex_call_timeout_secs.max(1));
+        c.rpc.max_line_bytes = self.rpc_max_line_bytes.max(1024);
+        Ok(c)
     }
 
     pub fn ws(&self) -> WsLimits {
@@ -199,5 +267,29 @@ mod tests {
         assert!(matches!(cli.command, Some(Command::Serve(_))));
         assert!(Cli::try_parse_from(["ensemble", "openapi"]).is_ok());
         assert!(Cli::try_parse_from(["ensemble", "--log-format", "xml"]).is_err());
+    }
+
+    #[test]
+    fn codex_settings_are_validated() {
+        let cli = Cli::try_parse_from([
+            "ensemble",
+            "--codex-bin",
+            "/opt/codex",
+            "--codex-config",
+            "model=\"m\"",
+            "--codex-config",
+            "a=1;b=2",
+            "--codex-env",
+            "KEY=v=w",
+        ])
+        .unwrap();
+        let c = cli.serve.codex().unwrap();
+        assert_eq!(c.bin, PathBuf::from("/opt/codex"));
+        assert_eq!(c.overrides, ["model=\"m\"", "a=1", "b=2"]);
+        assert_eq!(c.env, [("KEY".to_owned(), "v=w".to_owned())]);
+        let bad = Cli::try_parse_from(["ensemble", "--codex-config", "novalue"]).unwrap();
+        assert!(bad.serve.codex().unwrap_err().contains("KEY=VALUE"));
+        let bad = Cli::try_parse_from(["ensemble", "--codex-env", "=x"]).unwrap();
+        assert!(bad.serve.codex().is_err());
     }
 }

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use axum::serve::ListenerExt;
+use ensemble_adapters::codex::CodexAdapter;
 use ensemble_adapters::scripted::{ScriptedAdapter, ScriptedConfig};
 use ensemble_runtime::adapter::Adapter;
 use ensemble_runtime::bus::RoomHub;
@@ -21,8 +22,8 @@ use crate::telemetry;
 /// The file name of the database inside the data dir.
 pub const DB_FILE: &str = "ensemble.sqlite3";
 
-/// Builds the controller (and its store) from the configuration.
-pub fn build_controller(args: &ServeArgs) -> anyhow::Result<Controller> {
+/// Builds the controller (and its store) from the configuration, probing the providers.
+pub async fn build_controller(args: &ServeArgs) -> anyhow::Result<Controller> {
     let data_dir = args.data_dir();
     std::fs::create_dir_all(&data_dir).with_context(|| format!("creating the data dir {}", data_dir.display()))?;
     let hub = RoomHub::new(args.ws_queue);
@@ -39,9 +40,14 @@ pub fn build_controller(args: &ServeArgs) -> anyhow::Result<Controller> {
         max_age: (args.retention_secs > 0).then(|| Duration::from_secs(args.retention_secs)),
     };
     let store = Store::open(cfg, hub.clone()).context("opening the store")?;
-    let adapters: Vec<Arc<dyn Adapter>> = vec![Arc::new(ScriptedAdapter::new(ScriptedConfig {
-        chunk_delay: Duration::from_millis(args.scripted_chunk_delay_ms),
-    }))];
+    let codex = CodexAdapter::new(args.codex().map_err(anyhow::Error::msg)?);
+    codex.probe().await;
+    let adapters: Vec<Arc<dyn Adapter>> = vec![
+        Arc::new(ScriptedAdapter::new(ScriptedConfig {
+            chunk_delay: Duration::from_millis(args.scripted_chunk_delay_ms),
+        })),
+        Arc::new(codex),
+    ];
     let config = ControllerConfig {
         lock_timeout: Duration::from_millis(args.lock_timeout_ms),
         close_grace: Duration::from_millis(args.close_grace_ms),
@@ -54,7 +60,7 @@ pub fn build_controller(args: &ServeArgs) -> anyhow::Result<Controller> {
 /// Runs the server until SIGINT/SIGTERM, then shuts down gracefully.
 pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     telemetry::metrics_handle();
-    let controller = build_controller(&args)?;
+    let controller = build_controller(&args).await?;
     let recovered = controller.recover().await.context("loading stored sessions")?;
     let state = AppState::new(
         controller.clone(),

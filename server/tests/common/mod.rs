@@ -277,3 +277,92 @@ pub fn assert_gap_free(events: &[Value]) {
         assert_eq!(w[1]["seq"].as_u64(), w[0]["seq"].as_u64().map(|s| s + 1), "gap between {} and {}", w[0], w[1]);
     }
 }
+
+/// Where the real codex binary is: `$ENSEMBLE_CODEX_BIN`, or the npm install `scripts/test` makes.
+pub fn codex_bin() -> PathBuf {
+    if let Some(p) = std::env::var_os("ENSEMBLE_CODEX_BIN") {
+        return PathBuf::from(p);
+    }
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../.tools/codex/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex");
+    assert!(
+        p.exists(),
+        "the codex binary is missing: run scripts/test (it installs @openai/codex@0.169.0 into .tools/codex), \
+         or set ENSEMBLE_CODEX_BIN"
+    );
+    p
+}
+
+/// A scripted model API on 127.0.0.1 and the flags that point Ensemble's codex at it.
+pub struct Codex {
+    pub mock: ensemble_mock_model::MockModel,
+    pub home: tempfile::TempDir,
+    pub work: tempfile::TempDir,
+    pub args: Vec<String>,
+}
+
+pub const MOCK_KEY: &str = "test-key-123";
+
+impl Codex {
+    /// `key`: the API key Ensemble gives codex (None: none, to see `auth_required`).
+    pub async fn new(provider: ensemble_mock_model::CodexProvider, key: Option<&str>) -> Codex {
+        let mock = ensemble_mock_model::MockModel::start(ensemble_mock_model::MockConfig::default().api_key(MOCK_KEY))
+            .await
+            .expect("mock model");
+        // codex warns about homes under /tmp.
+        let home = tempfile::Builder::new().prefix("ensemble-codex-home-").tempdir_in("/var/tmp").expect("home");
+        let work = tempfile::Builder::new().prefix("ensemble-codex-work-").tempdir_in("/var/tmp").expect("work");
+        let provider = provider.env_key("MOCK_API_KEY");
+        let mut args = vec![
+            "--codex-bin".to_owned(),
+            codex_bin().to_string_lossy().into_owned(),
+            "--codex-home".to_owned(),
+            home.path().to_string_lossy().into_owned(),
+        ];
+        for o in provider.overrides(&mock.base_url()) {
+            args.push("--codex-config".into());
+            args.push(o);
+        }
+        if let Some(k) = key {
+            args.push("--codex-env".into());
+            args.push(format!("MOCK_API_KEY={k}"));
+        }
+        Codex { mock, home, work, args }
+    }
+
+    pub fn args(&self) -> Vec<&str> {
+        self.args.iter().map(String::as_str).collect()
+    }
+
+    pub fn cwd(&self) -> &str {
+        self.work.path().to_str().expect("utf-8 path")
+    }
+}
+
+/// Pids of running codex processes whose CODEX_HOME is `home` (from /proc).
+pub fn codex_processes(home: &Path) -> Vec<i32> {
+    let needle = format!("CODEX_HOME={}", home.display());
+    let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()))
+        .filter(|pid| {
+            let env = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let zombie = stat.rsplit(')').next().is_some_and(|r| r.trim_start().starts_with('Z'));
+            !zombie && env.split(|b| *b == 0).any(|kv| kv == needle.as_bytes())
+        })
+        .collect()
+}
+
+/// Waits until no codex process of `home` is left.
+pub async fn no_codex_left(home: &Path) {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let left = codex_processes(home);
+        if left.is_empty() {
+            return;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "codex processes left behind: {left:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}

@@ -1,0 +1,1039 @@
+//! The `codex` provider: one real `codex app-server` process per session, spoken to with
+//! newline-delimited JSON-RPC on stdio.
+//!
+//! Ported rules (from the Go daemon's adapter): a start over a live session replaces its process;
+//! a resume keeps the old live client until the new one has resumed; close quiesces a running turn
+//! (interrupt, bounded grace, then the process goes down) and rejects pending requests; release
+//! refuses while work is pending; disconnect rejects pending requests and drops the process without
+//! any destructive provider call, so the thread stays resumable. An interrupt asked for before codex
+//! has told us the turn id is queued and sent as soon as the id is known. The process's end (EOF or
+//! exit) fails every pending call and reports the session lost, with the exit status.
+
+pub mod translate;
+
+use std::collections::{HashMap, VecDeque};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use ensemble_runtime::adapter::{
+    Adapter, AdapterError, DisconnectAdapter, EventSink, InteractiveAdapter, ProviderDescriptor, QuiesceAdapter,
+    ReleaseAdapter, SessionHandle, SessionPatch, StartOutcome, SteerAdapter, TurnRequest,
+};
+use ensemble_runtime::clock::new_id;
+use ensemble_runtime::event::{
+    CommandInfo, CommandsUpdatedPayload, Decision, EventBody, InteractionKind, InteractionResolvedPayload, ResolvedBy,
+    TurnCanceledPayload, TurnCompletedPayload, TurnFailedPayload, TurnOrigin, TurnStartedPayload,
+};
+use ensemble_runtime::model::{AuthState, InputItem, Session, SessionKey};
+use serde_json::{Value, json};
+use tokio::io::AsyncReadExt;
+use tokio::sync::Notify;
+
+use crate::jsonrpc::{Incoming, Line, LineDecoder, RpcClient, RpcConfig, RpcError};
+use crate::process::{ProcessSpec, Supervised, base_env};
+use translate::Translator;
+
+/// The provider id.
+pub const CODEX: &str = "codex";
+/// The oldest app-server this adapter speaks to.
+pub const MIN_VERSION: (u64, u64, u64) = (0, 169, 0);
+/// Lines of codex's stderr kept for error messages.
+const STDERR_TAIL: usize = 20;
+/// How long a start-up failure marks the provider unavailable before it is probed again.
+const FAILURE_COOLDOWN: Duration = Duration::from_secs(10);
+
+/// How to run codex.
+#[derive(Clone, Debug)]
+pub struct CodexConfig {
+    /// The `codex` executable.
+    pub bin: PathBuf,
+    /// `KEY=VALUE` entries passed to every process as `-c KEY=VALUE`.
+    pub overrides: Vec<String>,
+    /// Extra environment of every process (on top of [`crate::process::PASSTHROUGH_ENV`]).
+    pub env: Vec<(String, String)>,
+    /// `CODEX_HOME`, managed by Ensemble (created if missing).
+    pub home: PathBuf,
+    /// Deadline of `thread/start` (codex may initialise resources synchronously).
+    pub thread_start_timeout: Duration,
+    /// Deadline of the other calls (initialize, account/read, model/list, thread/resume, turn/*).
+    pub call_timeout: Duration,
+    /// After stdin closes, how long codex gets to exit by itself before SIGTERM.
+    pub stop_grace: Duration,
+    /// After SIGTERM, how long before SIGKILL.
+    pub term_grace: Duration,
+    pub rpc: RpcConfig,
+}
+
+impl CodexConfig {
+    pub fn new(bin: impl Into<PathBuf>, home: impl Into<PathBuf>) -> Self {
+        Self {
+            bin: bin.into(),
+            overrides: Vec::new(),
+            env: Vec::new(),
+            home: home.into(),
+            thread_start_timeout: Duration::from_secs(90),
+            call_timeout: Duration::from_secs(30),
+            stop_grace: Duration::from_secs(1),
+            term_grace: Duration::from_secs(2),
+            rpc: RpcConfig::default(),
+        }
+    }
+}
+
+/// The slash commands codex understands (`commands.updated`).
+pub fn commands() -> Vec<CommandInfo> {
+    let c = |name: &str, description: &str| CommandInfo {
+        name: name.into(),
+        description: description.into(),
+        input_hint: None,
+    };
+    vec![
+        c("review", "review the working tree's changes"),
+        c("compact", "summarise the conversation to free context"),
+        c("undo", "undo the last turn's changes"),
+        c("goal", "set or show the session's goal"),
+    ]
+}
+
+#[derive(Clone, Debug)]
+enum Availability {
+    Unknown,
+    Available { version: String },
+    Unavailable { reason: String, since: Instant, retry: bool },
+}
+
+/// The codex provider.
+pub struct CodexAdapter {
+    config: CodexConfig,
+    sessions: Mutex<HashMap<SessionKey, Arc<Live>>>,
+    availability: Arc<Mutex<Availability>>,
+}
+
+impl CodexAdapter {
+    pub fn new(config: CodexConfig) -> Self {
+        Self { config, sessions: Mutex::new(HashMap::new()), availability: Arc::new(Mutex::new(Availability::Unknown)) }
+    }
+
+    pub fn config(&self) -> &CodexConfig {
+        &self.config
+    }
+
+    /// Runs `codex --version` and records whether codex can be used.
+    pub async fn probe(&self) {
+        let state = probe(&self.config.bin).await;
+        if let Ok(mut a) = self.availability.lock() {
+            *a = state;
+        }
+    }
+
+    fn set_unavailable(&self, reason: String, retry: bool) {
+        if let Ok(mut a) = self.availability.lock() {
+            *a = Availability::Unavailable { reason, since: Instant::now(), retry };
+        }
+    }
+
+    fn live(&self, key: &SessionKey) -> Option<Arc<Live>> {
+        self.sessions.lock().unwrap_or_else(|e| e.into_inner()).get(key).cloned()
+    }
+
+    fn live_or_err(&self, session: &Session) -> Result<Arc<Live>, AdapterError> {
+        self.live(&session.key()).filter(|l| !l.rpc.is_closed()).ok_or(AdapterError::NotLive)
+    }
+
+    fn remove(&self, key: &SessionKey) -> Option<Arc<Live>> {
+        self.sessions.lock().unwrap_or_else(|e| e.into_inner()).remove(key)
+    }
+
+    /// Installs a live session, stopping the one it replaces.
+    async fn install(&self, key: SessionKey, live: Arc<Live>) {
+        let old = self.sessions.lock().unwrap_or_else(|e| e.into_inner()).insert(key, live);
+        if let Some(old) = old {
+            old.reject_pending().await;
+            old.stop(&self.config).await;
+        }
+    }
+
+    /// Spawns `codex app-server` for a session and completes the handshake.
+    async fn spawn(&self, session: &Session, sink: EventSink) -> Result<Arc<Live>, AdapterError> {
+        std::fs::create_dir_all(&self.config.home).map_err(|e| {
+            AdapterError::failed("codex_home", format!("cannot create CODEX_HOME {}: {e}", self.config.home.display()))
+        })?;
+        let spec = self.process_spec(session);
+        let spawned = Supervised::spawn(&spec).map_err(|e| {
+            let reason = if e.kind() == std::io::ErrorKind::NotFound {
+                format!("the codex binary was not found at {}", self.config.bin.display())
+            } else {
+                format!("codex could not be started: {e}")
+            };
+            self.set_unavailable(reason.clone(), true);
+            AdapterError::Unavailable(reason)
+        })?;
+        let label = format!("codex {}", session.key());
+        let (rpc, incoming) = RpcClient::start(spawned.stdout, spawned.stdin, self.config.rpc.clone(), label);
+        let tail = Arc::new(Mutex::new(VecDeque::new()));
+        tokio::spawn(drain_stderr(spawned.stderr, session.key(), tail.clone(), self.config.rpc.max_line_bytes));
+        let live = Arc::new(Live {
+            key: session.key(),
+            sink,
+            rpc,
+            process: tokio::sync::Mutex::new(Some(spawned.process)),
+            thread_id: Mutex::new(None),
+            model: Mutex::new(None),
+            nonce: new_id().chars().rev().take(8).collect(),
+            state: Mutex::new(TurnState::default()),
+            closing: AtomicBool::new(false),
+            stderr_tail: tail,
+        });
+        tokio::spawn(route(live.clone(), incoming));
+        let init = live
+            .rpc
+            .call(
+                "initialize",
+                json!({
+                    "clientInfo": {"name": "ensemble", "title": "Ensemble", "version": env!("CARGO_PKG_VERSION")},
+                    "capabilities": {"experimentalApi": true},
+                }),
+                self.config.call_timeout,
+            )
+            .await;
+        if let Err(e) = init {
+            let err = live.rpc_error("initialize", e).await;
+            live.stop(&self.config).await;
+            self.set_unavailable(format!("start-up failure: {err}"), true);
+            return Err(err);
+        }
+        if let Err(e) = live.rpc.notify("initialized", Value::Null).await {
+            let err = live.rpc_error("initialized", e).await;
+            live.stop(&self.config).await;
+            return Err(err);
+        }
+        Ok(live)
+    }
+
+    fn process_spec(&self, session: &Session) -> ProcessSpec {
+        let mut args: Vec<OsString> = vec!["app-server".into()];
+        for o in &self.config.overrides {
+            args.push("-c".into());
+            args.push(o.into());
+        }
+        let mut env = base_env();
+        // The npm package ships bubblewrap next to the binary; codex looks for it on PATH.
+        if let Some(resources) = self.config.bin.parent().and_then(Path::parent).map(|v| v.join("codex-resources"))
+            && resources.is_dir()
+        {
+            let path = env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.clone()).unwrap_or_default();
+            let mut joined = resources.into_os_string();
+            if !path.is_empty() {
+                joined.push(":");
+                joined.push(&path);
+            }
+            env.retain(|(k, _)| k != "PATH");
+            env.push(("PATH".into(), joined));
+        }
+        env.push(("CODEX_HOME".into(), self.config.home.clone().into_os_string()));
+        if !self.config.env.iter().any(|(k, _)| k == "RUST_LOG") {
+            env.push(("RUST_LOG".into(), "warn".into()));
+        }
+        for (k, v) in &self.config.env {
+            env.retain(|(ek, _)| ek.to_str() != Some(k.as_str()));
+            env.push((k.into(), v.into()));
+        }
+        ProcessSpec { program: self.config.bin.clone(), args, env, cwd: PathBuf::from(&session.cwd) }
+    }
+
+    /// `account/read` and `modelProvider/list`: does codex have what it needs to call its model?
+    async fn auth(&self, live: &Live) -> (AuthState, Option<String>) {
+        let t = self.config.call_timeout;
+        if let Ok(account) = live.rpc.call("account/read", json!({}), t).await
+            && account.get("requiresOpenaiAuth").and_then(Value::as_bool) == Some(true)
+            && account.get("account").is_none_or(Value::is_null)
+        {
+            return (
+                AuthState::AuthRequired,
+                Some(format!(
+                    "codex is not logged in: run `CODEX_HOME={} codex login`, or point it at a model provider with --codex-config and its key with --codex-env",
+                    self.config.home.display()
+                )),
+            );
+        }
+        if let Ok(list) = live.rpc.call("modelProvider/list", json!({}), t).await {
+            let default = list.get("defaultProviderId").and_then(Value::as_str).unwrap_or_default();
+            let provider = list
+                .get("data")
+                .and_then(Value::as_array)
+                .and_then(|a| a.iter().find(|p| p.get("id").and_then(Value::as_str) == Some(default)));
+            let auth = provider.and_then(|p| p.get("settings")).and_then(|s| s.get("auth"));
+            if let Some(auth) = auth
+                && auth.get("mode").and_then(Value::as_str) == Some("environmentVariable")
+                && let Some(var) = auth.get("envKey").and_then(Value::as_str)
+                && !self.has_env(var)
+            {
+                return (
+                    AuthState::AuthRequired,
+                    Some(format!(
+                        "codex's model provider `{default}` reads its API key from {var}, which is not set: start Ensemble with --codex-env {var}=<key>"
+                    )),
+                );
+            }
+        }
+        (AuthState::Authenticated, None)
+    }
+
+    fn has_env(&self, var: &str) -> bool {
+        self.config.env.iter().any(|(k, v)| k == var && !v.is_empty())
+            || (crate::process::PASSTHROUGH_ENV.contains(&var) && std::env::var_os(var).is_some())
+    }
+
+    fn thread_params(&self, session: &Session) -> Value {
+        let mut p = json!({ "cwd": session.cwd });
+        let s = &session.settings;
+        if let Some(m) = &s.model {
+            p["model"] = json!(m);
+        }
+        if let Some(a) = s.approval_policy {
+            p["approvalPolicy"] = json!(a.as_str());
+        }
+        if let Some(x) = s.sandbox {
+            p["sandbox"] = json!(x.as_str());
+        }
+        if let Some(e) = &s.reasoning_effort {
+            p["config"] = json!({ "model_reasoning_effort": e });
+        }
+        p
+    }
+}
+
+async fn probe(bin: &Path) -> Availability {
+    let out = tokio::time::timeout(
+        Duration::from_secs(10),
+        tokio::process::Command::new(bin).arg("--version").env_clear().envs(base_env()).kill_on_drop(true).output(),
+    )
+    .await;
+    let unavailable = |reason: String| Availability::Unavailable { reason, since: Instant::now(), retry: false };
+    match out {
+        Err(_) => unavailable(format!("`{} --version` did not answer", bin.display())),
+        Ok(Err(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+            unavailable(format!("the codex binary was not found at {} (set --codex-bin)", bin.display()))
+        }
+        Ok(Err(e)) => unavailable(format!("`{} --version` failed: {e}", bin.display())),
+        Ok(Ok(o)) => {
+            let text = String::from_utf8_lossy(&o.stdout).into_owned();
+            match parse_version(&text) {
+                Some(v) if v >= MIN_VERSION => Availability::Available { version: format!("{}.{}.{}", v.0, v.1, v.2) },
+                Some(v) => unavailable(format!(
+                    "codex {}.{}.{} is older than the supported {}.{}.{}",
+                    v.0, v.1, v.2, MIN_VERSION.0, MIN_VERSION.1, MIN_VERSION.2
+                )),
+                None => unavailable(format!("unrecognised `codex --version` output: {}", text.trim())),
+            }
+        }
+    }
+}
+
+/// `codex-cli 0.169.0` → (0, 169, 0).
+pub fn parse_version(text: &str) -> Option<(u64, u64, u64)> {
+    let word = text.split_whitespace().find(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()))?;
+    let mut it = word.split(|c: char| !c.is_ascii_digit()).filter(|p| !p.is_empty()).map(|p| p.parse::<u64>());
+    Some((it.next()?.ok()?, it.next()?.ok()?, it.next().and_then(Result::ok).unwrap_or(0)))
+}
+
+/// Finds an executable on `PATH`.
+pub fn which(name: &str) -> Option<PathBuf> {
+    if name.contains('/') {
+        return Some(PathBuf::from(name));
+    }
+    std::env::var_os("PATH").and_then(|paths| std::env::split_paths(&paths).map(|d| d.join(name)).find(|p| p.is_file()))
+}
+
+#[derive(Default)]
+struct TurnState {
+    active: Option<ActiveTurn>,
+    translator: Translator,
+    pending: HashMap<String, PendingRequest>,
+}
+
+struct ActiveTurn {
+    /// Ensemble's turn id.
+    ours: String,
+    /// Codex's turn id, once known.
+    provider: Option<String>,
+    /// Cancel was asked before the provider id was known.
+    interrupt_queued: bool,
+    ended: Arc<Notify>,
+}
+
+struct PendingRequest {
+    rpc_id: Value,
+    kind: InteractionKind,
+    params: Value,
+}
+
+/// One live codex process and its thread.
+struct Live {
+    key: SessionKey,
+    sink: EventSink,
+    rpc: RpcClient,
+    process: tokio::sync::Mutex<Option<Supervised>>,
+    thread_id: Mutex<Option<String>>,
+    /// The thread's model as codex reports it (collaboration modes need it).
+    model: Mutex<Option<String>>,
+    /// Distinguishes request ids of different processes (codex numbers them from 0 each time).
+    nonce: String,
+    state: Mutex<TurnState>,
+    /// Set when Ensemble stops the process on purpose: its end is then not a loss.
+    closing: AtomicBool,
+    stderr_tail: Arc<Mutex<VecDeque<String>>>,
+}
+
+impl Live {
+    fn state(&self) -> std::sync::MutexGuard<'_, TurnState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn thread(&self) -> Option<String> {
+        self.thread_id.lock().ok().and_then(|t| t.clone())
+    }
+
+    fn remember_model(&self, thread_response: &Value) {
+        if let Some(m) = thread_response.get("model").and_then(Value::as_str)
+            && let Ok(mut model) = self.model.lock()
+        {
+            *model = Some(m.to_owned());
+        }
+    }
+
+    fn tail(&self) -> String {
+        let lines: Vec<String> = self.stderr_tail.lock().map(|t| t.iter().cloned().collect()).unwrap_or_default();
+        if lines.is_empty() { String::new() } else { format!("; last stderr: {}", lines.join(" | ")) }
+    }
+
+    /// Turns an RPC failure into an adapter error, with the exit status when the process died.
+    async fn rpc_error(&self, method: &str, e: RpcError) -> AdapterError {
+        match e {
+            RpcError::Timeout { .. } => AdapterError::Timeout(e.to_string()),
+            RpcError::Server { error, .. } => {
+                AdapterError::failed("provider_error", format!("codex rejected `{method}`: {}", error.message))
+            }
+            RpcError::Closed(reason) => {
+                let status = self.exit_status(Duration::from_millis(500)).await;
+                AdapterError::failed(
+                    "provider_exited",
+                    format!("codex app-server went away during `{method}` ({reason}; {status}){}", self.tail()),
+                )
+            }
+        }
+    }
+
+    async fn exit_status(&self, wait: Duration) -> String {
+        let mut guard = self.process.lock().await;
+        let Some(p) = guard.as_mut() else { return "stopped".into() };
+        match tokio::time::timeout(wait, p.wait()).await {
+            Ok(Ok(s)) => match s.code() {
+                Some(c) => format!("exit status {c}"),
+                None => format!("killed by {s}"),
+            },
+            _ => "still running".into(),
+        }
+    }
+
+    /// Answers every pending request negatively (close, disconnect, replacement).
+    async fn reject_pending(&self) {
+        let pending: Vec<PendingRequest> = self.state().pending.drain().map(|(_, p)| p).collect();
+        for p in pending {
+            let result = translate::answer(p.kind, &p.params, Decision::Cancel, None);
+            let _ = self.rpc.respond(p.rpc_id, result).await;
+        }
+    }
+
+    /// Stops the process: close stdin and give codex `stop_grace` to exit, then SIGTERM, then SIGKILL.
+    async fn stop(&self, config: &CodexConfig) {
+        self.closing.store(true, Ordering::SeqCst);
+        self.rpc.close("the session stopped its codex process");
+        let process = self.process.lock().await.take();
+        if let Some(mut p) = process {
+            if tokio::time::timeout(config.stop_grace, p.wait()).await.is_err() {
+                p.terminate(config.term_grace).await;
+            }
+            // Descendants that outlived the leader go with the group.
+            drop(p);
+        }
+        let ended = self.state().active.as_ref().map(|a| a.ended.clone());
+        if let Some(n) = ended {
+            n.notify_waiters();
+        }
+    }
+
+    async fn emit(&self, turn: Option<String>, events: Vec<EventBody>) {
+        if !events.is_empty() {
+            self.sink.emit_many(events.into_iter().map(|e| (turn.clone(), e)).collect()).await;
+        }
+    }
+
+    /// Sends `turn/interrupt` for a provider turn (in the background: the caller holds no lock).
+    fn send_interrupt(self: &Arc<Self>, provider_turn: String, timeout: Duration) {
+        let me = self.clone();
+        tokio::spawn(async move {
+            let Some(thread) = me.thread() else { return };
+            if let Err(e) =
+                me.rpc.call("turn/interrupt", json!({"threadId": thread, "turnId": provider_turn}), timeout).await
+            {
+                tracing::warn!(session = %me.key, error = %e, "turn/interrupt failed");
+            }
+        });
+    }
+
+    /// Our turn id for a provider turn id, binding an unbound active turn on first sight.
+    fn our_turn(self: &Arc<Self>, provider: Option<&str>, timeout: Duration) -> Option<String> {
+        let provider = provider?;
+        let mut st = self.state();
+        let a = st.active.as_mut()?;
+        match &a.provider {
+            Some(p) if p == provider => Some(a.ours.clone()),
+            Some(_) => None,
+            None => {
+                a.provider = Some(provider.to_owned());
+                let ours = a.ours.clone();
+                if a.interrupt_queued {
+                    drop(st);
+                    self.send_interrupt(provider.to_owned(), timeout);
+                }
+                Some(ours)
+            }
+        }
+    }
+
+    async fn on_notification(self: &Arc<Self>, method: &str, p: &Value, timeout: Duration) {
+        if let (Some(ours), Some(theirs)) = (self.thread(), p.get("threadId").and_then(Value::as_str))
+            && ours != theirs
+        {
+            return;
+        }
+        match method {
+            "turn/started" => {
+                let id = p.get("turn").and_then(|t| t.get("id")).and_then(Value::as_str).unwrap_or_default().to_owned();
+                if self.our_turn(Some(&id), timeout).is_some() {
+                    return;
+                }
+                let started = {
+                    let mut st = self.state();
+                    if st.active.is_some() {
+                        None
+                    } else {
+                        let ours = new_id();
+                        st.translator.reset();
+                        st.active = Some(ActiveTurn {
+                            ours: ours.clone(),
+                            provider: Some(id),
+                            interrupt_queued: false,
+                            ended: Arc::new(Notify::new()),
+                        });
+                        Some(ours)
+                    }
+                };
+                if let Some(ours) = started {
+                    // A turn codex started by itself (e.g. continuing a goal).
+                    let body = EventBody::TurnStarted(TurnStartedPayload {
+                        turn_id: ours.clone(),
+                        origin: TurnOrigin::Provider,
+                        goal_operation_id: None,
+                        goal_revision: None,
+                        goal_repair_epoch: None,
+                        input: vec![],
+                        client_submit_id: None,
+                    });
+                    self.emit(Some(ours), vec![body]).await;
+                }
+            }
+            "turn/completed" => {
+                let turn = p.get("turn").cloned().unwrap_or(Value::Null);
+                let id = turn.get("id").and_then(Value::as_str).unwrap_or_default().to_owned();
+                let ended = {
+                    let mut st = self.state();
+                    let matches = st.active.as_ref().is_some_and(|a| a.provider.as_deref().is_none_or(|p| p == id));
+                    if matches {
+                        let a = st.active.take();
+                        let mut events = st.translator.close_open_items();
+                        a.map(|a| {
+                            let terminal = match turn.get("status").and_then(Value::as_str) {
+                                Some("interrupted") => EventBody::TurnCanceled(TurnCanceledPayload {
+                                    turn_id: a.ours.clone(),
+                                    reason: "interrupted".into(),
+                                }),
+                                Some("failed") => EventBody::TurnFailed(TurnFailedPayload {
+                                    turn_id: a.ours.clone(),
+                                    error: translate::turn_error(&turn),
+                                }),
+                                _ => EventBody::TurnCompleted(TurnCompletedPayload { turn_id: a.ours.clone() }),
+                            };
+                            events.push(terminal);
+                            (a, events)
+                        })
+                    } else {
+                        None
+                    }
+                };
+                if let Some((a, events)) = ended {
+                    self.emit(Some(a.ours.clone()), events).await;
+                    a.ended.notify_waiters();
+                }
+            }
+            "serverRequest/resolved" => {
+                let rid = p.get("requestId").cloned().unwrap_or(Value::Null);
+                let resolved = {
+                    let mut st = self.state();
+                    let key = st.pending.iter().find(|(_, r)| r.rpc_id == rid).map(|(k, _)| k.clone());
+                    key.and_then(|k| st.pending.remove(&k).map(|_| k))
+                };
+                if let Some(request_id) = resolved {
+                    let turn = self.state().active.as_ref().map(|a| a.ours.clone());
+                    let body = EventBody::InteractionResolved(InteractionResolvedPayload {
+                        request_id,
+                        decision: Decision::Cancel,
+                        resolved_by: ResolvedBy::Provider,
+                        answers: None,
+                    });
+                    self.emit(turn, vec![body]).await;
+                }
+            }
+            "thread/name/updated" => {
+                if let Some(name) = p.get("threadName").and_then(Value::as_str).filter(|n| !n.is_empty()) {
+                    self.sink.update(SessionPatch { title: Some(name.to_owned()), ..Default::default() }).await;
+                }
+            }
+            _ => {
+                let turn_scoped = p.get("turnId").and_then(Value::as_str);
+                let ours = self.our_turn(turn_scoped, timeout);
+                if turn_scoped.is_some() && ours.is_none() && method.starts_with("item/") {
+                    tracing::debug!(session = %self.key, method, "dropping an item of a turn that is not ours");
+                    return;
+                }
+                let events = self.state().translator.notification(method, p);
+                self.emit(ours, events).await;
+            }
+        }
+    }
+
+    async fn on_request(self: &Arc<Self>, id: Value, method: &str, p: &Value) {
+        let id_text = match &id {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let request_id = format!("{}-{}", self.nonce, id_text);
+        let (payload, turn) = {
+            let st = self.state();
+            let payload = translate::interaction(method, p, &request_id, &st.translator);
+            (payload, st.active.as_ref().map(|a| a.ours.clone()))
+        };
+        match payload {
+            Some(payload) => {
+                self.state()
+                    .pending
+                    .insert(request_id, PendingRequest { rpc_id: id, kind: payload.kind, params: p.clone() });
+                self.emit(turn, vec![EventBody::InteractionRequested(payload)]).await;
+            }
+            None => {
+                // Requests Ensemble has no client for are answered at once, so codex never waits.
+                let r = match method {
+                    "mcpServer/elicitation/request" => self.rpc.respond(id, json!({"action": "decline"})).await,
+                    "item/tool/call" => self.rpc.respond(id, json!({"contentItems": [], "success": false})).await,
+                    _ => self.rpc.respond_error(id, -32601, &format!("Ensemble does not handle `{method}`")).await,
+                };
+                if let Err(e) = r {
+                    tracing::debug!(session = %self.key, error = %e, "could not answer a server request");
+                }
+            }
+        }
+    }
+}
+
+/// Routes a process's requests and notifications; reports the process's end.
+async fn route(live: Arc<Live>, mut incoming: tokio::sync::mpsc::Receiver<Incoming>) {
+    let timeout = Duration::from_secs(30);
+    while let Some(msg) = incoming.recv().await {
+        match msg {
+            Incoming::Notification { method, params } => live.on_notification(&method, &params, timeout).await,
+            Incoming::Request { id, method, params } => live.on_request(id, &method, &params).await,
+            Incoming::Response { .. } => {}
+        }
+    }
+    if !live.closing.load(Ordering::SeqCst) {
+        let status = live.exit_status(Duration::from_secs(2)).await;
+        let reason = format!("codex app-server exited ({status}){}", live.tail());
+        tracing::warn!(session = %live.key, %reason, "codex process lost");
+        live.sink.lost(reason).await;
+    }
+    let ended = live.state().active.as_ref().map(|a| a.ended.clone());
+    if let Some(n) = ended {
+        n.notify_waiters();
+    }
+}
+
+/// Forwards codex's stderr to the log, line by line, keeping a short tail for error messages.
+async fn drain_stderr(
+    mut stderr: tokio::process::ChildStderr,
+    key: SessionKey,
+    tail: Arc<Mutex<VecDeque<String>>>,
+    max_line: usize,
+) {
+    let mut decoder = LineDecoder::new(max_line.min(64 * 1024));
+    let mut buf = vec![0u8; 8192];
+    loop {
+        let n = match stderr.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        for line in decoder.push(&buf[..n]) {
+            let text = match line {
+                Line::Complete(b) => String::from_utf8_lossy(&b).trim_end().to_owned(),
+                Line::TooLong(len) => format!("<{len} bytes skipped>"),
+            };
+            if text.is_empty() {
+                continue;
+            }
+            tracing::info!(target: "ensemble::codex::stderr", session = %key, "{text}");
+            if let Ok(mut t) = tail.lock() {
+                t.push_back(text.chars().take(300).collect());
+                while t.len() > STDERR_TAIL {
+                    t.pop_front();
+                }
+            }
+        }
+    }
+}
+
+fn input_items(input: &[InputItem]) -> Value {
+    Value::Array(input.iter().map(|i| json!({"type": "text", "text": i.text(), "text_elements": []})).collect())
+}
+
+#[async_trait]
+impl Adapter for CodexAdapter {
+    fn id(&self) -> &str {
+        CODEX
+    }
+
+    fn descriptor(&self) -> ProviderDescriptor {
+        let state = self.availability.lock().map(|a| a.clone()).unwrap_or(Availability::Unknown);
+        let (available, reason, stale) = match &state {
+            Availability::Available { .. } => (true, None, false),
+            Availability::Unknown => (false, Some("not probed yet".to_owned()), true),
+            Availability::Unavailable { reason, since, retry } => {
+                (false, Some(reason.clone()), *retry && since.elapsed() > FAILURE_COOLDOWN)
+            }
+        };
+        if stale && let Ok(handle) = tokio::runtime::Handle::try_current() {
+            // A start-up failure is not forever: probe again in the background.
+            let bin = self.config.bin.clone();
+            let availability = self.availability.clone();
+            handle.spawn(async move {
+                let fresh = probe(&bin).await;
+                if let Ok(mut a) = availability.lock() {
+                    *a = fresh;
+                }
+            });
+        }
+        let display_name = match &state {
+            Availability::Available { version } => format!("Codex (app-server {version})"),
+            _ => "Codex (app-server)".to_owned(),
+        };
+        ProviderDescriptor { display_name, available, unavailable_reason: reason }
+    }
+
+    async fn start(&self, session: &Session, handle: SessionHandle) -> Result<StartOutcome, AdapterError> {
+        let live = self.spawn(session, handle.sink).await?;
+        let (auth_state, auth_message) = self.auth(&live).await;
+        let t = self.config.call_timeout;
+        if let Err(e) = live.rpc.call("model/list", json!({}), t).await {
+            tracing::debug!(session = %session.key(), error = %e, "model/list failed");
+        }
+        let thread = live.rpc.call("thread/start", self.thread_params(session), self.config.thread_start_timeout).await;
+        let thread_id = match thread {
+            Ok(v) => {
+                live.remember_model(&v);
+                v.get("thread").and_then(|t| t.get("id")).and_then(Value::as_str).map(str::to_owned)
+            }
+            Err(e) => {
+                let err = live.rpc_error("thread/start", e).await;
+                live.stop(&self.config).await;
+                return Err(err);
+            }
+        };
+        let Some(thread_id) = thread_id else {
+            live.stop(&self.config).await;
+            return Err(AdapterError::failed("provider_error", "thread/start returned no thread id"));
+        };
+        if let Ok(mut t) = live.thread_id.lock() {
+            *t = Some(thread_id.clone());
+        }
+        self.install(session.key(), live).await;
+        Ok(StartOutcome {
+            patch: SessionPatch {
+                provider_session_id: Some(thread_id),
+                auth_state: Some(auth_state),
+                auth_message,
+                title: None,
+            },
+            events: vec![EventBody::CommandsUpdated(CommandsUpdatedPayload { commands: commands() })],
+        })
+    }
+
+    async fn resume(&self, session: &Session, handle: SessionHandle) -> Result<StartOutcome, AdapterError> {
+        let Some(thread_id) = session.provider_session_id.clone() else {
+            return Err(AdapterError::Invalid("the session has no codex thread to resume".into()));
+        };
+        // The old live client (if any) stays installed until the new one has resumed.
+        let live = self.spawn(session, handle.sink).await?;
+        if let Ok(mut t) = live.thread_id.lock() {
+            *t = Some(thread_id.clone());
+        }
+        let (auth_state, auth_message) = self.auth(&live).await;
+        let mut params = self.thread_params(session);
+        params["threadId"] = json!(thread_id);
+        params["excludeTurns"] = json!(true);
+        let resumed = live.rpc.call("thread/resume", params, self.config.call_timeout).await;
+        if let Ok(v) = &resumed {
+            live.remember_model(v);
+        }
+        if let Err(e) = resumed {
+            let err = match &e {
+                RpcError::Server { error, .. } if error.message.contains("no rollout found") => AdapterError::failed(
+                    "provider_session_not_found",
+                    format!("codex has no history for thread {thread_id}: {}", error.message),
+                ),
+                _ => live.rpc_error("thread/resume", e).await,
+            };
+            live.stop(&self.config).await;
+            return Err(err);
+        }
+        self.install(session.key(), live).await;
+        Ok(StartOutcome {
+            patch: SessionPatch { provider_session_id: None, auth_state: Some(auth_state), auth_message, title: None },
+            events: vec![EventBody::CommandsUpdated(CommandsUpdatedPayload { commands: commands() })],
+        })
+    }
+
+    async fn close(&self, session: &Session) -> Result<(), AdapterError> {
+        if let Some(live) = self.remove(&session.key()) {
+            live.reject_pending().await;
+            live.stop(&self.config).await;
+        }
+        Ok(())
+    }
+
+    async fn start_turn(&self, session: &Session, turn: TurnRequest) -> Result<(), AdapterError> {
+        let live = self.live_or_err(session)?;
+        let thread = live.thread().ok_or(AdapterError::NotLive)?;
+        {
+            let mut st = live.state();
+            if let Some(a) = &st.active {
+                return Err(AdapterError::Busy(format!("turn {} is running", a.ours)));
+            }
+            st.translator.reset();
+            st.active = Some(ActiveTurn {
+                ours: turn.turn_id.clone(),
+                provider: None,
+                interrupt_queued: false,
+                ended: Arc::new(Notify::new()),
+            });
+        }
+        let mut params = json!({"threadId": thread, "input": input_items(&turn.input)});
+        if let Some(mode) = session.settings.collaboration_mode {
+            // Questions to the user (`request_user_input`) only reach us in plan mode.
+            let model = session.settings.model.clone().or_else(|| live.model.lock().ok().and_then(|m| m.clone()));
+            params["collaborationMode"] = json!({
+                "mode": mode.as_str(),
+                "settings": {"model": model, "reasoning_effort": session.settings.reasoning_effort, "developer_instructions": null},
+            });
+        }
+        match live.rpc.call("turn/start", params, self.config.call_timeout).await {
+            Ok(v) => {
+                let provider = v.get("turn").and_then(|t| t.get("id")).and_then(Value::as_str).map(str::to_owned);
+                if let Some(p) = provider {
+                    live.our_turn(Some(&p), self.config.call_timeout);
+                }
+                Ok(())
+            }
+            Err(e) => {
+                {
+                    let mut st = live.state();
+                    if st.active.as_ref().is_some_and(|a| a.ours == turn.turn_id) {
+                        st.active = None;
+                    }
+                }
+                Err(live.rpc_error("turn/start", e).await)
+            }
+        }
+    }
+
+    async fn cancel(&self, session: &Session, turn_id: &str) -> Result<(), AdapterError> {
+        let live = self.live_or_err(session)?;
+        let provider = {
+            let mut st = live.state();
+            match st.active.as_mut() {
+                Some(a) if a.ours == turn_id => match &a.provider {
+                    Some(p) => Some(p.clone()),
+                    None => {
+                        // Codex has not told us the turn id yet: interrupt as soon as it does.
+                        a.interrupt_queued = true;
+                        None
+                    }
+                },
+                // Already over on codex's side; its terminal event is on its way.
+                _ => return Ok(()),
+            }
+        };
+        if let (Some(p), Some(thread)) = (provider, live.thread()) {
+            live.rpc
+                .call("turn/interrupt", json!({"threadId": thread, "turnId": p}), self.config.call_timeout)
+                .await
+                .map_err(|e| AdapterError::failed("provider_error", e.to_string()))?;
+        }
+        Ok(())
+    }
+
+    fn is_live(&self, session: &Session) -> bool {
+        self.live(&session.key()).is_some_and(|l| !l.rpc.is_closed())
+    }
+
+    fn can_resume(&self, session: &Session) -> bool {
+        session.provider_session_id.as_deref().is_some_and(|t| !t.is_empty())
+    }
+
+    fn live_processes(&self) -> usize {
+        self.sessions.lock().map(|s| s.values().filter(|l| !l.rpc.is_closed()).count()).unwrap_or(0)
+    }
+
+    fn interactive(&self) -> Option<&dyn InteractiveAdapter> {
+        Some(self)
+    }
+    fn steer(&self) -> Option<&dyn SteerAdapter> {
+        Some(self)
+    }
+    fn release(&self) -> Option<&dyn ReleaseAdapter> {
+        Some(self)
+    }
+    fn disconnect(&self) -> Option<&dyn DisconnectAdapter> {
+        Some(self)
+    }
+    fn quiesce(&self) -> Option<&dyn QuiesceAdapter> {
+        Some(self)
+    }
+}
+
+#[async_trait]
+impl InteractiveAdapter for CodexAdapter {
+    async fn respond(
+        &self,
+        session: &Session,
+        request_id: &str,
+        decision: Decision,
+        answers: Option<Value>,
+    ) -> Result<(), AdapterError> {
+        let live = self.live_or_err(session)?;
+        let pending = live
+            .state()
+            .pending
+            .remove(request_id)
+            .ok_or_else(|| AdapterError::UnknownInteraction(request_id.to_owned()))?;
+        let result = translate::answer(pending.kind, &pending.params, decision, answers.as_ref());
+        live.rpc
+            .respond(pending.rpc_id, result)
+            .await
+            .map_err(|e| AdapterError::failed("provider_error", e.to_string()))
+    }
+}
+
+#[async_trait]
+impl SteerAdapter for CodexAdapter {
+    async fn steer(&self, session: &Session, turn_id: &str, input: Vec<InputItem>) -> Result<(), AdapterError> {
+        let live = self.live_or_err(session)?;
+        let provider = {
+            let st = live.state();
+            match st.active.as_ref() {
+                Some(a) if a.ours == turn_id => a.provider.clone(),
+                _ => return Err(AdapterError::Invalid("that turn is not running".into())),
+            }
+        };
+        let Some(provider) = provider else {
+            return Err(AdapterError::Busy("codex has not started the turn yet; retry the steer".into()));
+        };
+        let thread = live.thread().ok_or(AdapterError::NotLive)?;
+        let params = json!({"threadId": thread, "expectedTurnId": provider, "input": input_items(&input)});
+        live.rpc.call("turn/steer", params, self.config.call_timeout).await.map(|_| ()).map_err(|e| match e {
+            RpcError::Server { error, .. } => {
+                AdapterError::Invalid(format!("codex refused the steer: {}", error.message))
+            }
+            other => AdapterError::failed("provider_error", other.to_string()),
+        })
+    }
+}
+
+#[async_trait]
+impl ReleaseAdapter for CodexAdapter {
+    async fn release(&self, session: &Session) -> Result<(), AdapterError> {
+        let key = session.key();
+        let live = self.live(&key).ok_or(AdapterError::NotLive)?;
+        {
+            let st = live.state();
+            if st.active.is_some() || !st.pending.is_empty() {
+                return Err(AdapterError::Busy("a turn or an interaction is pending".into()));
+            }
+        }
+        self.remove(&key);
+        live.stop(&self.config).await;
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl DisconnectAdapter for CodexAdapter {
+    async fn disconnect(&self, session: &Session) -> Result<(), AdapterError> {
+        if let Some(live) = self.remove(&session.key()) {
+            live.reject_pending().await;
+            // No thread/unsubscribe or delete: the thread must stay resumable.
+            live.stop(&self.config).await;
+        }
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl QuiesceAdapter for CodexAdapter {
+    async fn quiesce_for_close(&self, session: &Session, grace: Duration) -> Result<(), AdapterError> {
+        let Some(live) = self.live(&session.key()) else { return Ok(()) };
+        let active = live.state().active.as_ref().map(|a| (a.ours.clone(), a.ended.clone()));
+        let Some((turn_id, ended)) = active else { return Ok(()) };
+        let notified = ended.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        if let Err(e) = self.cancel(session, &turn_id).await {
+            tracing::warn!(session = %session.key(), error = %e, "interrupt before close failed");
+        }
+        if live.state().active.is_none() {
+            return Ok(());
+        }
+        if tokio::time::timeout(grace, notified).await.is_err() {
+            // Codex never ended the turn (or never told us its id): take the process down.
+            tracing::warn!(session = %session.key(), turn = %turn_id, "turn did not end within the close grace; stopping codex");
+            live.stop(&self.config).await;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_parse() {
+        assert_eq!(parse_version("codex-cli 0.169.0\n"), Some((0, 169, 0)));
+        assert_eq!(parse_version("codex 1.2"), Some((1, 2, 0)));
+        assert_eq!(parse_version("garbage"), None);
+        assert!(parse_version("codex-cli 0.170.1").unwrap() >= MIN_VERSION);
+        assert!(parse_version("codex-cli 0.99.0").unwrap() < MIN_VERSION);
+    }
+}
