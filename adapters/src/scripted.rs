@@ -15,15 +15,15 @@ use std::time::Duration;
 use async_trait::async_trait;
 use ensemble_runtime::adapter::{
     Adapter, AdapterError, DisconnectAdapter, EventSink, InteractiveAdapter, ProviderDescriptor, ReleaseAdapter,
-    SessionHandle, StartOutcome, SteerAdapter, TurnRequest,
+    SessionHandle, SideAdapter, SideOpen, SideOpened, StartOutcome, SteerAdapter, TurnRequest,
 };
 use ensemble_runtime::event::{
     CallCompletedPayload, CallKind, CallStartedPayload, CallStatus, CallUpdatedPayload, CommandInfo,
-    CommandsUpdatedPayload, Decision, ErrorInfo, EventBody, InteractionKind, InteractionRequestedPayload, PlanStep,
-    PlanUpdatedPayload, Question, TextCompletedPayload, TextDeltaPayload, TurnCanceledPayload, TurnCompletedPayload,
-    TurnFailedPayload, UsagePayload,
+    CommandsUpdatedPayload, Decision, ErrorInfo, EventBody, InteractionKind, InteractionRequestedPayload, NoticeLevel,
+    NoticePayload, PlanStep, PlanUpdatedPayload, Question, TextCompletedPayload, TextDeltaPayload, TurnCanceledPayload,
+    TurnCompletedPayload, TurnFailedPayload, UsagePayload,
 };
-use ensemble_runtime::model::{InputItem, Session, SessionKey};
+use ensemble_runtime::model::{InputItem, Session, SessionKey, SideCapabilities};
 use futures::FutureExt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -38,13 +38,48 @@ const TRANSCRIPT_KEY: &str = "transcript";
 
 #[derive(Clone, Debug)]
 pub struct ScriptedConfig {
+    /// The provider id (`scripted`; test variants use others).
+    pub id: String,
     /// Pause between two streamed chunks (overridable per turn with `/slow MS`).
     pub chunk_delay: Duration,
+    /// How side conversations behave (test variants break them on purpose).
+    pub side: SideBehavior,
 }
 
 impl Default for ScriptedConfig {
     fn default() -> Self {
-        Self { chunk_delay: Duration::from_millis(20) }
+        Self { id: SCRIPTED.to_owned(), chunk_delay: Duration::from_millis(20), side: SideBehavior::Full }
+    }
+}
+
+/// How the scripted provider opens side conversations. Everything but `Full` exists to test the
+/// controller's refusal and rollback paths.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SideBehavior {
+    /// All five capabilities; sides fork the live transcript.
+    Full,
+    /// Reports every capability but the model boundary.
+    NoBoundary,
+    /// The open fails at the provider.
+    Fail,
+    /// The open returns the *source's* identity instead of the side's.
+    SourceIdentity,
+    /// The open returns the side's identity without a provider session id.
+    NoProviderId,
+}
+
+impl ScriptedConfig {
+    /// The test variants `--test-providers` registers, by provider id.
+    pub fn test_variants(chunk_delay: Duration) -> Vec<ScriptedConfig> {
+        [
+            ("scripted-side-limited", SideBehavior::NoBoundary),
+            ("scripted-side-fail", SideBehavior::Fail),
+            ("scripted-side-source-id", SideBehavior::SourceIdentity),
+            ("scripted-side-no-thread", SideBehavior::NoProviderId),
+        ]
+        .into_iter()
+        .map(|(id, side)| ScriptedConfig { id: id.to_owned(), chunk_delay, side })
+        .collect()
     }
 }
 
@@ -167,6 +202,10 @@ struct RunningTurn {
 struct Live {
     handle: SessionHandle,
     cwd: String,
+    /// Side conversations keep nothing: their turns are never written to the store.
+    ephemeral: bool,
+    /// Inherited turns of a side (visible to the agent, not side history).
+    inherited: usize,
     transcript: tokio::sync::Mutex<Transcript>,
     turn: Mutex<Option<RunningTurn>>,
     /// `acceptForSession` was given: later `/run`s need no approval.
@@ -208,6 +247,8 @@ impl ScriptedAdapter {
         let live = Arc::new(Live {
             handle,
             cwd: session.cwd.clone(),
+            ephemeral: false,
+            inherited: 0,
             transcript: tokio::sync::Mutex::new(transcript),
             turn: Mutex::new(None),
             approved_for_session: AtomicBool::new(false),
@@ -238,7 +279,7 @@ fn stop_turn(live: &Live) {
 #[async_trait]
 impl Adapter for ScriptedAdapter {
     fn id(&self) -> &str {
-        SCRIPTED
+        &self.config.id
     }
 
     fn descriptor(&self) -> ProviderDescriptor {
@@ -336,6 +377,64 @@ impl Adapter for ScriptedAdapter {
     fn disconnect(&self) -> Option<&dyn DisconnectAdapter> {
         Some(self)
     }
+    fn side(&self) -> Option<&dyn SideAdapter> {
+        Some(self)
+    }
+}
+
+#[async_trait]
+impl SideAdapter for ScriptedAdapter {
+    async fn side_capabilities(&self, source: &Session) -> Result<SideCapabilities, AdapterError> {
+        if self.live(&source.key()).is_none() {
+            return Ok(SideCapabilities::default());
+        }
+        let mut caps = SideCapabilities::all();
+        if self.config.side == SideBehavior::NoBoundary {
+            caps.model_boundary_injected = false;
+        }
+        Ok(caps)
+    }
+
+    async fn open_side(&self, open: SideOpen<'_>) -> Result<SideOpened, AdapterError> {
+        let source = self.live(&open.source.key()).ok_or(AdapterError::NotLive)?;
+        if self.config.side == SideBehavior::Fail {
+            // Something raced the failed fork; it must vanish with the reservation.
+            open.handle.sink.emit(None, notice("the fork is starting")).await;
+            return Err(AdapterError::failed("side_open_failed", "the scripted provider was told to fail the fork"));
+        }
+        // The side inherits the conversation so far (the agent sees it; it is not side history),
+        // then a boundary the agent can see.
+        let inherited = source.transcript.lock().await.clone();
+        let live = Arc::new(Live {
+            handle: open.handle.clone(),
+            cwd: open.side.cwd.clone(),
+            ephemeral: true,
+            inherited: inherited.turns.len(),
+            transcript: tokio::sync::Mutex::new(inherited),
+            turn: Mutex::new(None),
+            approved_for_session: AtomicBool::new(false),
+            ids: AtomicU64::new(0),
+        });
+        self.sessions.lock().unwrap_or_else(|e| e.into_inner()).insert(open.side.key(), live);
+        // A provider event that races the open: buffered, and published after session.started.
+        open.handle.sink.emit(None, notice("side conversation boundary: earlier turns are context only")).await;
+        let mut session = open.side.clone();
+        session.provider_session_id = Some(format!("scripted-side-{}", open.side.session_id));
+        match self.config.side {
+            SideBehavior::SourceIdentity => session = open.source.clone(),
+            SideBehavior::NoProviderId => session.provider_session_id = None,
+            _ => {}
+        }
+        let mut capabilities = SideCapabilities::all();
+        if self.config.side == SideBehavior::NoBoundary {
+            capabilities.model_boundary_injected = false;
+        }
+        Ok(SideOpened { session, capabilities })
+    }
+}
+
+fn notice(message: &str) -> EventBody {
+    EventBody::Notice(NoticePayload { level: NoticeLevel::Info, message: message.to_owned() })
 }
 
 #[async_trait]
@@ -467,6 +566,9 @@ impl TurnRun {
         t.turns.push(TranscriptTurn { input: input.to_owned(), reply: reply.to_owned() });
         let excess = t.turns.len().saturating_sub(TRANSCRIPT_TURNS);
         t.turns.drain(..excess);
+        if self.live.ephemeral {
+            return;
+        }
         match serde_json::to_string(&*t) {
             Ok(json) => {
                 if let Err(e) = self.live.handle.state.set(TRANSCRIPT_KEY, json).await {
@@ -519,7 +621,8 @@ impl TurnRun {
                         said.push("No earlier turns.".into());
                     } else {
                         for (i, turn) in t.turns.iter().enumerate() {
-                            said.push(format!("{}. {}", i + 1, turn.input.replace('\n', " ")));
+                            let mark = if i < self.live.inherited { " (inherited)" } else { "" };
+                            said.push(format!("{}. {}{mark}", i + 1, turn.input.replace('\n', " ")));
                         }
                     }
                 }

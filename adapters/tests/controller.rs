@@ -157,7 +157,10 @@ async fn a_held_lifecycle_lock_gives_lock_timeout_not_a_hang() {
 #[tokio::test]
 async fn concurrent_submits_start_exactly_one_turn() {
     let f = fixture(
-        vec![Arc::new(ScriptedAdapter::new(ScriptedConfig { chunk_delay: Duration::from_millis(50) }))],
+        vec![Arc::new(ScriptedAdapter::new(ScriptedConfig {
+            chunk_delay: Duration::from_millis(50),
+            ..Default::default()
+        }))],
         ControllerConfig::default(),
     );
     f.controller.start(start(SCRIPTED, "s")).await.unwrap();

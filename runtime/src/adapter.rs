@@ -12,7 +12,7 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use crate::event::{Decision, EventBody};
-use crate::model::{AuthState, InputItem, Session, SessionKey};
+use crate::model::{AuthState, InputItem, Session, SessionKey, SideCapabilities};
 use crate::store::{Store, StoreError};
 
 /// A fact an adapter reports about its session.
@@ -249,6 +249,36 @@ pub trait Adapter: Send + Sync + 'static {
     fn quiesce(&self) -> Option<&dyn QuiesceAdapter> {
         None
     }
+    fn side(&self) -> Option<&dyn SideAdapter> {
+        None
+    }
+}
+
+/// What `open_side` gets: the live source, the reserved side session (new ids, scope side) and the
+/// handle its events go through (buffered by the controller until the side is committed).
+pub struct SideOpen<'a> {
+    pub source: &'a Session,
+    pub side: &'a Session,
+    pub request_id: &'a str,
+    pub handle: SessionHandle,
+}
+
+/// What a provider opened: the side's identity as the provider sees it, and its capabilities.
+#[derive(Clone, Debug)]
+pub struct SideOpened {
+    pub session: Session,
+    pub capabilities: SideCapabilities,
+}
+
+/// Ephemeral forks of a live session ("side conversations"). Once opened, a side is driven through
+/// the ordinary methods (`start_turn`, `cancel`, `respond`, `close`) with the side's session.
+#[async_trait]
+pub trait SideAdapter: Send + Sync {
+    /// The capabilities of the live runtime behind `source` (all false when it cannot).
+    async fn side_capabilities(&self, source: &Session) -> Result<SideCapabilities, AdapterError>;
+
+    /// Forks the source's live context into the side.
+    async fn open_side(&self, open: SideOpen<'_>) -> Result<SideOpened, AdapterError>;
 }
 
 /// Answers interactive requests (approvals, questions).

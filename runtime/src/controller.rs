@@ -16,11 +16,14 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use bytes::Bytes;
 use serde_json::Value;
 use tokio::sync::{Notify, oneshot};
 
-use crate::adapter::{Adapter, AdapterError, EventSink, Fact, FactReceiver, ProviderState, SessionHandle, TurnRequest};
-use crate::bus::RoomHub;
+use crate::adapter::{
+    Adapter, AdapterError, EventSink, Fact, FactReceiver, ProviderState, SessionHandle, SideOpen, TurnRequest,
+};
+use crate::bus::{Frame, RoomHub};
 use crate::clock::{Clock, new_id};
 use crate::event::{
     Decision, ErrorInfo, EventBody, Interaction, InteractionKind, InteractionResolvedPayload, NewEvent, ResolvedBy,
@@ -30,7 +33,7 @@ use crate::event::{
 use crate::locks::{LifecycleGuard, LockTable, LockTimeout};
 use crate::model::{
     InputItem, ProviderCapabilities, ProviderInfo, Room, Scope, Session, SessionKey, SessionSettings, SessionStatus,
-    SubmitAvailability, validate_id,
+    SideCapabilities, SubmitAvailability, validate_id,
 };
 use crate::session::{Phase, SessionRecord};
 use crate::store::{AppendBatch, EventPage, Store, StoreError, WriteOp};
@@ -46,6 +49,8 @@ pub struct ControllerConfig {
     pub default_cwd: String,
     /// Largest accepted turn input, in bytes of text.
     pub max_input_bytes: usize,
+    /// Events a side conversation keeps in memory for replay (older ones are dropped).
+    pub side_log_events: usize,
 }
 
 impl Default for ControllerConfig {
@@ -55,6 +60,7 @@ impl Default for ControllerConfig {
             close_grace: Duration::from_secs(3),
             default_cwd: "/".into(),
             max_input_bytes: 1024 * 1024,
+            side_log_events: 10_000,
         }
     }
 }
@@ -85,6 +91,12 @@ pub enum ControllerError {
     NotResumable,
     #[error("the side conversation has expired")]
     SideExpired,
+    #[error("{0}")]
+    SideUnsupported(String),
+    #[error("{0}")]
+    SideConflict(String),
+    #[error("{0}")]
+    NotASide(String),
     #[error("interaction `{0}` not found")]
     InteractionNotFound(String),
     #[error("interaction `{0}` was already answered")]
@@ -119,6 +131,9 @@ impl ControllerError {
             Self::SessionStarting => "session_starting",
             Self::NotResumable => "not_resumable",
             Self::SideExpired => "side_expired",
+            Self::SideUnsupported(_) => "side_unsupported",
+            Self::SideConflict(_) => "side_conflict",
+            Self::NotASide(_) => "not_a_side",
             Self::InteractionNotFound(_) => "interaction_not_found",
             Self::InteractionResolved(_) => "interaction_resolved",
             Self::InvalidDecision(_) => "invalid_decision",
@@ -187,6 +202,41 @@ struct Entry {
     /// residue if its start fails.
     announced: bool,
     turn_ended: Arc<Notify>,
+    /// Side conversations only: their events, kept in memory (never in the room log).
+    side_log: Option<SideLog>,
+}
+
+impl Entry {
+    fn new(rec: SessionRecord, generation: u64, buffer: Option<Vec<Fact>>, announced: bool) -> Self {
+        let side_log = (rec.session.scope == Scope::Side).then(SideLog::default);
+        Self { rec, generation, buffer, announced, turn_ended: Arc::new(Notify::new()), side_log }
+    }
+}
+
+/// The ephemeral event log of one side conversation: a per-side `seq` from 1, gap-free, bounded.
+#[derive(Default)]
+struct SideLog {
+    next_seq: u64,
+    events: std::collections::VecDeque<(u64, Bytes)>,
+}
+
+/// A page of a side conversation's events.
+#[derive(Debug)]
+pub struct SideEventPage {
+    /// Event JSON texts with their side seqs.
+    pub events: Vec<(u64, Bytes)>,
+    pub head_seq: u64,
+    /// Every event with `seq <= pruned_through` is gone.
+    pub pruned_through: u64,
+}
+
+/// The outcome of opening a side conversation.
+#[derive(Clone, Debug)]
+pub struct SideOpenResult {
+    pub session: Session,
+    pub capabilities: SideCapabilities,
+    /// The same `(source, side, requestId)` was opened before: nothing new happened.
+    pub reopened: bool,
 }
 
 #[derive(Default)]
@@ -262,6 +312,21 @@ impl Batch<'_> {
         }
     }
 
+    /// Ends a side conversation for good (`session.completed`).
+    fn expire(&mut self, reason: &str) -> Result<()> {
+        if self.entry.rec.phase == Phase::Completed {
+            return Ok(());
+        }
+        self.settle_pending(ResolvedBy::Close);
+        self.fail_active_turn("side_expired", "the side conversation expired");
+        self.transition(Phase::Completed)?;
+        self.entry.rec.session.resumable = false;
+        self.entry.rec.refresh();
+        let session = self.session();
+        self.emit(None, EventBody::SessionCompleted(SessionCompletedPayload { session, reason: reason.into() }));
+        Ok(())
+    }
+
     /// Marks the live side gone: later facts of it are dropped.
     fn detach(&mut self, generation: u64) {
         self.entry.generation = generation;
@@ -284,8 +349,11 @@ impl Batch<'_> {
                     self.settle_pending(ResolvedBy::Provider);
                     self.fail_active_turn("provider_exited", &reason);
                     self.entry.rec.session.last_error = Some(reason);
-                    if self.transition(Phase::Disconnected).is_ok() {
-                        self.detach(next_generation.fetch_add(1, Ordering::Relaxed) + 1);
+                    self.detach(next_generation.fetch_add(1, Ordering::Relaxed) + 1);
+                    if self.entry.rec.session.scope == Scope::Side {
+                        // A side never resumes: losing its live context ends it.
+                        let _ = self.expire("side_expired");
+                    } else if self.transition(Phase::Disconnected).is_ok() {
                         self.updated("provider_exited");
                     }
                 }
@@ -407,15 +475,26 @@ impl Controller {
     where
         F: FnOnce(&mut Batch<'_>) -> Result<()>,
     {
-        let permit = self.inner.store.reserve().await?;
+        // A session's scope never changes, so this peek decides the route for good: side events
+        // never touch the store.
+        let side = self
+            .state()
+            .sessions
+            .get(key)
+            .map(|e| e.side_log.is_some())
+            .ok_or_else(|| ControllerError::SessionNotFound(key.session_id.clone()))?;
+        let permit = if side { None } else { Some(self.inner.store.reserve().await?) };
         let now = self.inner.clock.now_ms();
         let mut st = self.state();
         let entry = st.sessions.get_mut(key).ok_or_else(|| ControllerError::SessionNotFound(key.session_id.clone()))?;
         let mut batch = Batch { entry, now, events: Vec::new(), persist: force_persist };
         f(&mut batch)?;
         let Batch { entry, events, persist, .. } = batch;
-        let side = entry.rec.session.scope == Scope::Side;
-        let records = if persist && !side && entry.announced { vec![entry.rec.clone()] } else { Vec::new() };
+        let Some(permit) = permit else {
+            self.publish_side(entry, events);
+            return Ok(Published(None));
+        };
+        let records = if persist && entry.announced { vec![entry.rec.clone()] } else { Vec::new() };
         if events.is_empty() && records.is_empty() {
             return Ok(Published(None));
         }
@@ -424,8 +503,34 @@ impl Controller {
         Ok(Published(Some(rx)))
     }
 
+    /// Side events: a per-side seq, kept in the side's memory log, sent live as `side_event`
+    /// frames. Called under the state lock, so the side's order is its fold order.
+    fn publish_side(&self, entry: &mut Entry, events: Vec<NewEvent>) {
+        let cap = self.inner.config.side_log_events.max(1);
+        let Some(log) = entry.side_log.as_mut() else { return };
+        for ev in events {
+            log.next_seq += 1;
+            let room = ev.room_id.clone();
+            let event = ev.with_seq(log.next_seq);
+            let json = match serde_json::to_string(&event) {
+                Ok(j) => j,
+                Err(e) => {
+                    tracing::error!(error = %e, "side event not serialisable");
+                    continue;
+                }
+            };
+            let frame = format!("{{\"type\":\"side_event\",\"event\":{json}}}");
+            log.events.push_back((log.next_seq, Bytes::from(json)));
+            while log.events.len() > cap {
+                log.events.pop_front();
+            }
+            self.inner.hub.send(&room, Frame::Side { bytes: Bytes::from(frame) });
+        }
+    }
+
     async fn on_facts(&self, key: &SessionKey, generation: u64, facts: Vec<Fact>) {
         let next = &self.inner.generations;
+        let lost = facts.iter().any(|f| matches!(f, Fact::Lost { .. }));
         let result = self
             .publish_with(key, false, |b| {
                 if b.entry.generation != generation {
@@ -444,6 +549,10 @@ impl Controller {
         {
             tracing::warn!(session = %key, error = %e, "could not publish provider facts");
         }
+        if lost && self.phase(key).is_ok_and(|p| p == Phase::Disconnected) {
+            // Side conversations do not survive their source's live context.
+            self.expire_sides(key, "source_lost").await;
+        }
     }
 
     // ---------------------------------------------------------------- queries
@@ -461,7 +570,7 @@ impl Controller {
                     unavailable_reason: d.unavailable_reason,
                     capabilities: ProviderCapabilities {
                         resume: true,
-                        side_conversations: false,
+                        side_conversations: a.side().is_some(),
                         goals: false,
                         interactive: a.interactive().is_some(),
                         steer: a.steer().is_some(),
@@ -591,13 +700,7 @@ impl Controller {
             }
             st.sessions.insert(
                 key.clone(),
-                Entry {
-                    rec: SessionRecord::new(session.clone(), Phase::Starting),
-                    generation,
-                    buffer: Some(Vec::new()),
-                    announced: false,
-                    turn_ended: Arc::new(Notify::new()),
-                },
+                Entry::new(SessionRecord::new(session.clone(), Phase::Starting), generation, Some(Vec::new()), false),
             );
         }
         let outcome = match adapter.start(&session, self.handle(&key, generation)).await {
@@ -650,14 +753,18 @@ impl Controller {
         let (session, previous) = {
             let mut st = self.state();
             let e = st.sessions.get_mut(key).ok_or_else(|| ControllerError::SessionNotFound(key.session_id.clone()))?;
+            if e.rec.session.scope == Scope::Side {
+                // A side never resumes; a live one needs no resume.
+                return match e.rec.phase {
+                    Phase::Live if adapter.is_live(&e.rec.session) => Ok(e.rec.session.clone()),
+                    _ => Err(ControllerError::SideExpired),
+                };
+            }
             match e.rec.phase {
                 Phase::Completed => return Err(ControllerError::SessionClosed),
                 Phase::Starting => return Err(ControllerError::SessionStarting),
                 Phase::Live if adapter.is_live(&e.rec.session) => return Ok(e.rec.session.clone()),
                 _ => {}
-            }
-            if e.rec.session.scope == Scope::Side {
-                return Err(ControllerError::SideExpired);
             }
             if !e.rec.session.resumable || !adapter.can_resume(&e.rec.session) {
                 return Err(ControllerError::NotResumable);
@@ -716,6 +823,9 @@ impl Controller {
     async fn ensure_live_locked(&self, key: &SessionKey, adapter: &Arc<dyn Adapter>) -> Result<Session> {
         let s = self.snapshot(key)?;
         let phase = self.phase(key)?;
+        if s.scope == Scope::Side && !(phase == Phase::Live && adapter.is_live(&s)) {
+            return Err(ControllerError::SideExpired);
+        }
         match phase {
             Phase::Completed => Err(ControllerError::SessionClosed),
             Phase::Starting => Err(ControllerError::SessionStarting),
@@ -900,6 +1010,8 @@ impl Controller {
         if self.phase(key)? == Phase::Completed {
             return Ok(());
         }
+        // Side conversations end with their source, before its live context goes.
+        self.expire_sides(key, "source_closed").await;
         let adapter = self.adapter(&session.provider)?;
         let grace = self.inner.config.close_grace;
         // Pending requests are rejected by the close itself, before the turn winds down.
@@ -910,15 +1022,22 @@ impl Controller {
         .await?;
         if let Some(turn) = session.active_turn_id.clone() {
             if session.live && adapter.is_live(&session) {
-                let quiesced = match adapter.quiesce() {
-                    Some(q) => q.quiesce_for_close(&session, grace).await,
-                    None => adapter.cancel(&session, &turn).await,
-                };
-                if let Err(e) = quiesced {
-                    tracing::warn!(session = %key, error = %e, "cancel before close failed");
-                }
-                if !self.wait_turn_end(key, grace).await {
-                    tracing::warn!(session = %key, turn = %turn, "turn did not end within the close grace; forcing it");
+                match adapter.quiesce() {
+                    // The adapter interrupts, waits up to the grace and forces the process down;
+                    // the turn's end, if any, is folded by the time it returns.
+                    Some(q) => {
+                        if let Err(e) = q.quiesce_for_close(&session, grace).await {
+                            tracing::warn!(session = %key, error = %e, "quiescing before close failed");
+                        }
+                    }
+                    None => {
+                        if let Err(e) = adapter.cancel(&session, &turn).await {
+                            tracing::warn!(session = %key, error = %e, "cancel before close failed");
+                        }
+                        if !self.wait_turn_end(key, grace).await {
+                            tracing::warn!(session = %key, turn = %turn, "turn did not end within the close grace; forcing it");
+                        }
+                    }
                 }
             }
             self.cancel_turn_here(key, &turn, reason).await?;
@@ -961,6 +1080,7 @@ impl Controller {
         if self.state().sessions.get(key).is_some_and(|e| !e.rec.pending.is_empty()) {
             return Err(ControllerError::SessionBusy("an interaction is pending".into()));
         }
+        self.expire_sides(key, "source_released").await;
         let released = match adapter.release() {
             Some(r) => r.release(&session).await,
             None => adapter.close(&session).await,
@@ -992,6 +1112,7 @@ impl Controller {
             Phase::Live => {}
             _ => return Ok(()),
         }
+        self.expire_sides(key, "source_disconnected").await;
         let dropped = match adapter.disconnect() {
             Some(d) => d.disconnect(&session).await,
             None => adapter.close(&session).await,
@@ -1067,6 +1188,236 @@ impl Controller {
         Ok(())
     }
 
+    // ---------------------------------------------------------------- side conversations
+
+    /// The side capabilities of the live adapter behind a session.
+    pub async fn side_capabilities(&self, key: &SessionKey) -> Result<SideCapabilities> {
+        let _guard = self.lock(key).await?;
+        Ok(self.side_source_locked(key).await?.2)
+    }
+
+    async fn side_source_locked(&self, key: &SessionKey) -> Result<(Session, Arc<dyn Adapter>, SideCapabilities)> {
+        let source = self.snapshot(key)?;
+        if source.scope == Scope::Side {
+            return Err(ControllerError::SideUnsupported("a side conversation cannot be the source of another".into()));
+        }
+        let adapter = self.adapter(&source.provider)?;
+        let capabilities = match adapter.side() {
+            None => SideCapabilities::default(),
+            Some(side) if self.phase(key)? == Phase::Live && adapter.is_live(&source) => {
+                side.side_capabilities(&source).await?
+            }
+            // Without a live context there is nothing to fork.
+            Some(_) => SideCapabilities::default(),
+        };
+        Ok((source, adapter, capabilities))
+    }
+
+    /// Opens a side conversation: an ephemeral fork of the source's live context.
+    pub async fn open_side(
+        &self,
+        room_id: &str,
+        source_id: &str,
+        side_id: Option<&str>,
+        request_id: &str,
+    ) -> Result<SideOpenResult> {
+        self.check_accepting()?;
+        let (room, source_id, request_id) = (room_id.trim(), source_id.trim(), request_id.trim());
+        let side_id = side_id.map(str::trim).map(str::to_owned).unwrap_or_else(new_id);
+        if room.is_empty() || source_id.is_empty() || side_id.is_empty() || request_id.is_empty() {
+            return Err(ControllerError::InvalidInput("room, source, side and request ids are required".into()));
+        }
+        validate_id("sideSessionId", &side_id).map_err(ControllerError::InvalidInput)?;
+        if request_id.len() > 256 {
+            return Err(ControllerError::InvalidInput("requestId must be at most 256 characters".into()));
+        }
+        if source_id == side_id {
+            return Err(ControllerError::SideConflict("a side conversation cannot be its own source".into()));
+        }
+        let source_key = SessionKey::new(room, source_id);
+        let side_key = SessionKey::new(room, &side_id);
+        let (_source_guard, _side_guard) =
+            self.inner.locks.acquire_pair(&source_key, &side_key, self.inner.config.lock_timeout).await?;
+
+        // Re-opening with the same source and request id returns the side; any other reuse conflicts.
+        let existing = self.state().sessions.get(&side_key).map(|e| (e.rec.session.clone(), e.rec.phase));
+        if let Some((existing, phase)) = existing {
+            let same = existing.scope == Scope::Side
+                && existing.source_session_id.as_deref() == Some(source_id)
+                && existing.side_request_id.as_deref() == Some(request_id);
+            if !same {
+                return Err(ControllerError::SideConflict(format!("session `{side_id}` already exists")));
+            }
+            if phase == Phase::Completed {
+                return Err(ControllerError::SideExpired);
+            }
+            let capabilities = self.side_source_locked(&source_key).await?.2;
+            return Ok(SideOpenResult { session: existing, capabilities, reopened: true });
+        }
+
+        let (source, adapter, capabilities) = self.side_source_locked(&source_key).await?;
+        let Some(side_adapter) = adapter.side() else {
+            return Err(ControllerError::SideUnsupported("this provider cannot open side conversations".into()));
+        };
+        if !capabilities.complete() {
+            return Err(ControllerError::SideUnsupported(format!(
+                "the live session cannot open a side conversation (capabilities: {capabilities:?})"
+            )));
+        }
+        if source.active_turn_id.is_some() && !capabilities.active_source_turn {
+            return Err(ControllerError::SideUnsupported("the source has an active turn".into()));
+        }
+
+        // Reserve the side before the provider call: events that race the fork are buffered for
+        // the side, so they can never land on the source or in the room log.
+        let now = self.inner.clock.now_ms();
+        let mut side = source.clone();
+        side.session_id = side_id.clone();
+        side.root_session_id = side_id.clone();
+        side.provider_session_id = None;
+        side.scope = Scope::Side;
+        side.source_session_id = Some(source_id.to_owned());
+        side.side_request_id = Some(request_id.to_owned());
+        side.resumable = false;
+        side.active_turn_id = None;
+        side.title = "Side conversation".into();
+        side.visible = false;
+        side.last_error = None;
+        side.created_at_ms = now;
+        side.updated_at_ms = now;
+        let generation = self.next_generation();
+        self.state().sessions.insert(
+            side_key.clone(),
+            Entry::new(SessionRecord::new(side.clone(), Phase::Live), generation, Some(Vec::new()), false),
+        );
+        let opened = side_adapter
+            .open_side(SideOpen {
+                source: &source,
+                side: &side,
+                request_id,
+                handle: self.handle(&side_key, generation),
+            })
+            .await;
+        let opened = match opened {
+            Ok(o) => o,
+            Err(e) => {
+                self.forget(&side_key);
+                return Err(e.into());
+            }
+        };
+        let identity = &opened.session;
+        let valid = identity.session_id == side_id
+            && identity.room_id == room
+            && identity.provider == source.provider
+            && identity.provider_session_id.as_deref().is_some_and(|p| !p.trim().is_empty());
+        if !valid {
+            // Never hand an untrusted identity (it could be the source, or another canonical
+            // session) to close: only the exact side-scoped identity is ours to clean up.
+            let exact_side = identity.session_id == side_id
+                && identity.room_id == room
+                && identity.scope == Scope::Side
+                && identity.source_session_id.as_deref() == Some(source_id);
+            if exact_side && let Err(e) = adapter.close(identity).await {
+                tracing::warn!(side = %side_key, error = %e, "closing an invalid side failed");
+            }
+            self.forget(&side_key);
+            return Err(ControllerError::SideConflict("the provider returned an invalid side session".into()));
+        }
+        if !opened.capabilities.complete() {
+            if let Err(e) = adapter.close(identity).await {
+                tracing::warn!(side = %side_key, error = %e, "closing an unsupported side failed");
+            }
+            self.forget(&side_key);
+            return Err(ControllerError::SideUnsupported("the provider opened a side without every capability".into()));
+        }
+        let provider_session_id = identity.provider_session_id.clone();
+        let ephemeral = opened.capabilities.ephemeral;
+        let next = &self.inner.generations;
+        self.publish_with(&side_key, false, |b| {
+            // The side's invariants hold whatever the provider returned or buffered.
+            let s = &mut b.entry.rec.session;
+            s.provider_session_id = provider_session_id;
+            s.scope = Scope::Side;
+            s.source_session_id = Some(source_id.to_owned());
+            s.side_request_id = Some(request_id.to_owned());
+            s.root_session_id = side_id.clone();
+            s.resumable = false;
+            s.visible = false;
+            s.updated_at_ms = b.now;
+            b.entry.rec.refresh();
+            b.entry.announced = true;
+            let session = b.session();
+            b.emit(None, EventBody::SessionStarted(SessionStartedPayload { session, ephemeral }));
+            // Then everything that raced the open, in order; nothing overtakes session.started.
+            let buffered = b.entry.buffer.take().unwrap_or_default();
+            b.apply_facts(buffered, next);
+            Ok(())
+        })
+        .await?;
+        Ok(SideOpenResult { session: self.snapshot(&side_key)?, capabilities: opened.capabilities, reopened: false })
+    }
+
+    /// Removes a session that was never announced, leaving no residue.
+    fn forget(&self, key: &SessionKey) {
+        let mut st = self.state();
+        if st.sessions.get(key).is_some_and(|e| !e.announced) {
+            st.sessions.remove(key);
+        }
+    }
+
+    /// Ends the live side conversations of a source.
+    async fn expire_sides(&self, source: &SessionKey, reason: &str) {
+        let sides: Vec<(SessionKey, Session)> = {
+            let st = self.state();
+            st.sessions
+                .iter()
+                .filter(|(k, e)| {
+                    k.room_id == source.room_id
+                        && e.rec.session.scope == Scope::Side
+                        && e.rec.session.source_session_id.as_deref() == Some(source.session_id.as_str())
+                        && e.rec.phase != Phase::Completed
+                })
+                .map(|(k, e)| (k.clone(), e.rec.session.clone()))
+                .collect()
+        };
+        for (key, side) in sides {
+            if let Ok(adapter) = self.adapter(&side.provider)
+                && adapter.is_live(&side)
+                && let Err(e) = adapter.close(&side).await
+            {
+                tracing::warn!(side = %key, error = %e, "closing a side failed");
+            }
+            let stale = self.next_generation();
+            let result = self
+                .publish_with(&key, false, |b| {
+                    b.detach(stale);
+                    b.expire(reason)
+                })
+                .await;
+            if let Err(e) = result {
+                tracing::warn!(side = %key, error = %e, "expiring a side failed");
+            }
+        }
+    }
+
+    /// Events of a side conversation with `seq > after`, from memory.
+    pub fn side_events(&self, key: &SessionKey, after: u64, limit: usize) -> Result<SideEventPage> {
+        let st = self.state();
+        let e = st
+            .sessions
+            .get(key)
+            .filter(|e| e.announced)
+            .ok_or_else(|| ControllerError::SessionNotFound(key.session_id.clone()))?;
+        let Some(log) = e.side_log.as_ref() else {
+            return Err(ControllerError::NotASide(
+                "only side conversations keep per-session events; read /v1/rooms/{roomId}/events".into(),
+            ));
+        };
+        let pruned_through = log.events.front().map(|(s, _)| s - 1).unwrap_or(log.next_seq);
+        let events = log.events.iter().filter(|(s, _)| *s > after).take(limit).cloned().collect();
+        Ok(SideEventPage { events, head_seq: log.next_seq, pruned_through })
+    }
+
     // ---------------------------------------------------------------- server lifecycle
 
     /// Loads every stored session. None is live afterwards: what was live, starting or mid-turn
@@ -1082,10 +1433,7 @@ impl Controller {
                 if rec.phase != Phase::Completed {
                     keys.push(key.clone());
                 }
-                st.sessions.insert(
-                    key,
-                    Entry { rec, generation: 0, buffer: None, announced: true, turn_ended: Arc::new(Notify::new()) },
-                );
+                st.sessions.insert(key, Entry::new(rec, 0, None, true));
             }
         }
         for key in keys {

@@ -277,6 +277,45 @@ pub enum GoalOrigin {
     Provider,
 }
 
+/// The side-conversation capabilities of the live adapter behind one session. A side can only be
+/// opened when all five hold; a provider name alone never implies them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct SideCapabilities {
+    /// The exact live runtime behind the session supports side conversations.
+    pub supported: bool,
+    /// It can fork a source whose turn is still running.
+    pub active_source_turn: bool,
+    /// The fork is not durable.
+    pub ephemeral: bool,
+    /// Inherited turns are visible to the model but are not side history.
+    pub hide_inherited_turns: bool,
+    /// An explicit boundary, visible to the model, separates inherited context from side input.
+    pub model_boundary_injected: bool,
+}
+
+impl SideCapabilities {
+    pub fn all() -> Self {
+        Self {
+            supported: true,
+            active_source_turn: true,
+            ephemeral: true,
+            hide_inherited_turns: true,
+            model_boundary_injected: true,
+        }
+    }
+
+    /// All five hold.
+    pub fn complete(&self) -> bool {
+        self.supported
+            && self.active_source_turn
+            && self.ephemeral
+            && self.hide_inherited_turns
+            && self.model_boundary_injected
+    }
+}
+
 /// What a provider can do (`GET /v1/providers`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]

@@ -62,11 +62,11 @@ use clap::Parser;
 use ensemble_runtime::adapter::{Adapter, AdapterError, ProviderDescriptor, SessionHandle, StartOutcome, TurnRequest};
 use ensemble_runtime::bus::RoomHub;
 use ensemble_runtime::clock::{SystemClock, new_id, unix_ms};
-use ensemble_runtime::controller::{Controller, ControllerConfig, StartSession};
+use ensemble_runtime::controller::{Controller, StartSession};
 use ensemble_runtime::event::{Event, EventBody, TextDeltaPayload};
 use ensemble_runtime::model::{Scope, Session, SessionKey};
-use ensemble_runtime::store::{Retention, Store, StoreConfig, Synchronous};
-use ensemble_server::config::{Cli, ServeArgs, SqliteSync};
+use ensemble_runtime::store::Store;
+use ensemble_server::config::{Cli, ServeArgs};
 use ensemble_server::{AppState, router};
 use futures::{SinkExt, StreamExt};
 use tokio::net::TcpListener;
@@ -334,27 +334,12 @@ async fn start_ensemble(nodelay: bool) -> EnsembleServer {
     let args: ServeArgs = cli.serve;
     std::fs::create_dir_all(&data).unwrap();
     let hub = RoomHub::new(args.ws_queue);
-    let mut cfg = StoreConfig::new(data.join(ensemble_server::server::DB_FILE));
-    cfg.linger = Duration::from_millis(args.commit_linger_ms);
-    cfg.max_batch = args.commit_max_batch.max(1);
-    cfg.queue_capacity = args.store_queue.max(1);
-    cfg.synchronous = match args.sqlite_sync {
-        SqliteSync::Normal => Synchronous::Normal,
-        SqliteSync::Full => Synchronous::Full,
-    };
-    cfg.retention = Retention {
-        max_events_per_room: (args.retention_events > 0).then_some(args.retention_events),
-        max_age: (args.retention_secs > 0).then(|| Duration::from_secs(args.retention_secs)),
-    };
+    let cfg = ensemble_server::server::store_config(&args);
     let store = Store::open(cfg, hub.clone()).expect("store");
     let adapter = Arc::new(BenchAdapter::default());
     let adapters: Vec<Arc<dyn Adapter>> = vec![adapter.clone()];
-    let config = ControllerConfig {
-        lock_timeout: Duration::from_millis(args.lock_timeout_ms),
-        close_grace: Duration::from_millis(args.close_grace_ms),
-        default_cwd: dir.path().to_string_lossy().into_owned(),
-        max_input_bytes: args.max_input_bytes,
-    };
+    let mut config = ensemble_server::server::controller_config(&args);
+    config.default_cwd = dir.path().to_string_lossy().into_owned();
     let controller = Controller::new(config, store, hub, adapters, Arc::new(SystemClock::default()));
     let state = AppState::new(
         controller.clone(),

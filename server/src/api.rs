@@ -1,7 +1,7 @@
 //! Wire types of the REST API that are not runtime types (request bodies, list wrappers, frames).
 
 use ensemble_runtime::event::{Decision, Event, Interaction};
-use ensemble_runtime::model::{InputItem, ProviderInfo, Room, Session, SessionSettings};
+use ensemble_runtime::model::{InputItem, ProviderInfo, Room, Session, SessionSettings, SideCapabilities};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
@@ -119,17 +119,6 @@ pub struct EventsQuery {
 pub struct WsQuery {
     /// Replay events with `seq` greater than this, then go live (default: the head, live only).
     pub after: Option<u64>,
-}
-
-/// Side-conversation capabilities of the live adapter behind a session.
-#[derive(Debug, Default, Serialize, Deserialize, ToSchema, Clone, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
-pub struct SideCapabilities {
-    pub supported: bool,
-    pub active_source_turn: bool,
-    pub ephemeral: bool,
-    pub hide_inherited_turns: bool,
-    pub model_boundary_injected: bool,
 }
 
 /// `POST .../sides`.

@@ -82,6 +82,7 @@ pub fn api_router() -> OpenApiRouter<AppState> {
         .routes(routes!(routes::answer_interaction))
         .routes(routes!(routes::side_capabilities))
         .routes(routes!(routes::open_side))
+        .routes(routes!(routes::side_events))
         .routes(routes!(routes::get_goal, routes::set_goal, routes::clear_goal))
         .routes(routes!(routes::pause_goal))
         .routes(routes!(routes::resume_goal))

@@ -131,6 +131,14 @@ pub struct ServeArgs {
     #[arg(long, env = "ENSEMBLE_SHUTDOWN_TIMEOUT_SECS", default_value_t = 10)]
     pub shutdown_timeout_secs: u64,
 
+    /// Events a side conversation keeps in memory for replay.
+    #[arg(long, env = "ENSEMBLE_SIDE_LOG_EVENTS", default_value_t = 10_000)]
+    pub side_log_events: usize,
+
+    /// Also register the scripted provider's test variants (broken side conversations, for tests).
+    #[arg(long, env = "ENSEMBLE_TEST_PROVIDERS", hide = true)]
+    pub test_providers: bool,
+
     /// The `codex` executable [default: `codex` on PATH].
     #[arg(long, env = "ENSEMBLE_CODEX_BIN")]
     pub codex_bin: Option<PathBuf>,

@@ -92,7 +92,9 @@ impl From<ControllerError> for ApiError {
         let code = e.code().to_owned();
         let status = match &e {
             C::InvalidInput(_) | C::UnknownProvider(_) | C::InvalidDecision(_) => StatusCode::BAD_REQUEST,
-            C::ProviderUnavailable { .. } | C::Unsupported(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            C::ProviderUnavailable { .. } | C::Unsupported(_) | C::SideUnsupported(_) | C::NotASide(_) => {
+                StatusCode::UNPROCESSABLE_ENTITY
+            }
             C::SessionNotFound(_) | C::InteractionNotFound(_) => StatusCode::NOT_FOUND,
             C::SessionExists(_)
             | C::TurnActive(_)
@@ -102,6 +104,7 @@ impl From<ControllerError> for ApiError {
             | C::SessionStarting
             | C::NotResumable
             | C::SideExpired
+            | C::SideConflict(_)
             | C::InteractionResolved(_) => StatusCode::CONFLICT,
             C::LockTimeout(_) => {
                 return ApiError::new(StatusCode::SERVICE_UNAVAILABLE, code, e.to_string()).retry_after(1);

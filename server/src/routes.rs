@@ -6,7 +6,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use ensemble_runtime::controller::{StartSession, SubmitTurn};
-use ensemble_runtime::model::{Goal, Session, SessionKey, validate_id};
+use ensemble_runtime::model::{Goal, Session, SessionKey, SideCapabilities, validate_id};
 use serde_json::value::RawValue;
 
 use crate::api::*;
@@ -267,8 +267,7 @@ pub async fn side_capabilities(
     State(state): State<AppState>,
     Path((room, id)): Path<(String, String)>,
 ) -> Result<Json<SideCapabilities>, ApiError> {
-    state.controller.session(&key(&room, &id)?)?;
-    Ok(Json(SideCapabilities::default()))
+    Ok(Json(state.controller.side_capabilities(&key(&room, &id)?).await?))
 }
 
 /// Opens a side conversation: an ephemeral fork of the live session.
@@ -280,14 +279,50 @@ pub async fn side_capabilities(
 pub async fn open_side(
     State(state): State<AppState>,
     Path((room, id)): Path<(String, String)>,
-    Json(_body): Json<OpenSideRequest>,
-) -> Result<Json<SideOpened>, ApiError> {
-    state.controller.session(&key(&room, &id)?)?;
-    Err(ApiError::new(
-        StatusCode::UNPROCESSABLE_ENTITY,
-        "side_unsupported",
-        "this provider cannot open side conversations",
-    ))
+    Json(body): Json<OpenSideRequest>,
+) -> Result<(StatusCode, Json<SideOpened>), ApiError> {
+    key(&room, &id)?;
+    let opened = state.controller.open_side(&room, &id, body.side_session_id.as_deref(), &body.request_id).await?;
+    let status = if opened.reopened { StatusCode::OK } else { StatusCode::CREATED };
+    Ok((status, Json(SideOpened { session: opened.session, capabilities: opened.capabilities })))
+}
+
+/// Events of a side conversation with `seq > after` (its own sequence), replayed from memory while
+/// the side lives. Canonical sessions' events are in the room log (`/v1/rooms/{roomId}/events`).
+#[utoipa::path(get, path = "/v1/rooms/{roomId}/sessions/{sessionId}/events", tag = "sides",
+    params(("roomId" = String, Path), ("sessionId" = String, Path), EventsQuery),
+    responses((status = 200, body = EventList),
+        (status = 410, description = "The requested history is no longer kept", body = ErrorResponse),
+        (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
+pub async fn side_events(
+    State(state): State<AppState>,
+    Path((room, id)): Path<(String, String)>,
+    Query(q): Query<EventsQuery>,
+) -> Result<Response, ApiError> {
+    let k = key(&room, &id)?;
+    let after = q.after.unwrap_or(0);
+    let limit = q.limit.unwrap_or(DEFAULT_EVENT_LIMIT);
+    if limit == 0 || limit > MAX_EVENT_LIMIT {
+        return Err(ApiError::bad_request("invalid_query", format!("limit must be between 1 and {MAX_EVENT_LIMIT}")));
+    }
+    let page = state.controller.side_events(&k, after, limit as usize)?;
+    if after < page.pruned_through {
+        return Err(ApiError::new(
+            StatusCode::GONE,
+            "history_expired",
+            format!("side events up to seq {} are no longer kept", page.pruned_through),
+        )
+        .with_details(serde_json::json!({ "oldestSeq": page.pruned_through + 1, "headSeq": page.head_seq })));
+    }
+    let mut body = String::from("{\"data\":[");
+    for (i, (_, json)) in page.events.iter().enumerate() {
+        if i > 0 {
+            body.push(',');
+        }
+        body.push_str(std::str::from_utf8(json).map_err(|e| ApiError::internal("side event", e))?);
+    }
+    body.push_str(&format!("],\"headSeq\":{}}}", page.head_seq));
+    Ok(([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], body).into_response())
 }
 
 /// The session's goal.

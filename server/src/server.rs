@@ -22,12 +22,9 @@ use crate::telemetry;
 /// The file name of the database inside the data dir.
 pub const DB_FILE: &str = "ensemble.sqlite3";
 
-/// Builds the controller (and its store) from the configuration, probing the providers.
-pub async fn build_controller(args: &ServeArgs) -> anyhow::Result<Controller> {
-    let data_dir = args.data_dir();
-    std::fs::create_dir_all(&data_dir).with_context(|| format!("creating the data dir {}", data_dir.display()))?;
-    let hub = RoomHub::new(args.ws_queue);
-    let mut cfg = StoreConfig::new(data_dir.join(DB_FILE));
+/// The store's configuration, from the server's.
+pub fn store_config(args: &ServeArgs) -> StoreConfig {
+    let mut cfg = StoreConfig::new(args.data_dir().join(DB_FILE));
     cfg.linger = Duration::from_millis(args.commit_linger_ms);
     cfg.max_batch = args.commit_max_batch.max(1);
     cfg.queue_capacity = args.store_queue.max(1);
@@ -39,21 +36,40 @@ pub async fn build_controller(args: &ServeArgs) -> anyhow::Result<Controller> {
         max_events_per_room: (args.retention_events > 0).then_some(args.retention_events),
         max_age: (args.retention_secs > 0).then(|| Duration::from_secs(args.retention_secs)),
     };
-    let store = Store::open(cfg, hub.clone()).context("opening the store")?;
-    let codex = CodexAdapter::new(args.codex().map_err(anyhow::Error::msg)?);
-    codex.probe().await;
-    let adapters: Vec<Arc<dyn Adapter>> = vec![
-        Arc::new(ScriptedAdapter::new(ScriptedConfig {
-            chunk_delay: Duration::from_millis(args.scripted_chunk_delay_ms),
-        })),
-        Arc::new(codex),
-    ];
-    let config = ControllerConfig {
+    cfg
+}
+
+/// The controller's configuration, from the server's.
+pub fn controller_config(args: &ServeArgs) -> ControllerConfig {
+    ControllerConfig {
         lock_timeout: Duration::from_millis(args.lock_timeout_ms),
         close_grace: Duration::from_millis(args.close_grace_ms),
         default_cwd: args.default_cwd().to_string_lossy().into_owned(),
         max_input_bytes: args.max_input_bytes,
-    };
+        side_log_events: args.side_log_events,
+    }
+}
+
+/// Builds the controller (and its store) from the configuration, probing the providers.
+pub async fn build_controller(args: &ServeArgs) -> anyhow::Result<Controller> {
+    let data_dir = args.data_dir();
+    std::fs::create_dir_all(&data_dir).with_context(|| format!("creating the data dir {}", data_dir.display()))?;
+    let hub = RoomHub::new(args.ws_queue);
+    let cfg = store_config(args);
+    let store = Store::open(cfg, hub.clone()).context("opening the store")?;
+    let codex = CodexAdapter::new(args.codex().map_err(anyhow::Error::msg)?);
+    codex.probe().await;
+    let chunk_delay = Duration::from_millis(args.scripted_chunk_delay_ms);
+    let mut adapters: Vec<Arc<dyn Adapter>> = vec![
+        Arc::new(ScriptedAdapter::new(ScriptedConfig { chunk_delay, ..ScriptedConfig::default() })),
+        Arc::new(codex),
+    ];
+    if args.test_providers {
+        for variant in ScriptedConfig::test_variants(chunk_delay) {
+            adapters.push(Arc::new(ScriptedAdapter::new(variant)));
+        }
+    }
+    let config = controller_config(args);
     Ok(Controller::new(config, store, hub, adapters, Arc::new(SystemClock::default())))
 }
 

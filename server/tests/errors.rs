@@ -98,8 +98,8 @@ async fn every_error_case_returns_the_json_error_shape() {
     // Capabilities later issues fill in answer cleanly meanwhile.
     let (st, b) = s.get("/v1/rooms/r/sessions/s/goal").await;
     assert_eq!(error_code(st, &b, StatusCode::NOT_FOUND), "no_goal");
-    let (st, b) = s.post("/v1/rooms/r/sessions/s/sides", json!({"requestId": "q"})).await;
-    assert_eq!(error_code(st, &b, StatusCode::UNPROCESSABLE_ENTITY), "side_unsupported");
+    let (st, b) = s.post("/v1/rooms/r/sessions/s/sides", json!({"requestId": "q", "sideSessionId": "s"})).await;
+    assert_eq!(error_code(st, &b, StatusCode::CONFLICT), "side_conflict");
 
     // A WebSocket route asked without an upgrade.
     let (st, b) = s.get("/v1/rooms/r/ws").await;

@@ -38,8 +38,21 @@ impl Server {
         s
     }
 
+    /// A fresh server with extra environment variables.
+    pub async fn start_with_env(args: &[&str], env: &[(&str, &str)]) -> Server {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = tmp.path().to_path_buf();
+        let mut s = Self::launch(&dir, args, env).await;
+        s._tmp = Some(tmp);
+        s
+    }
+
     /// A server on an existing data dir (restarts).
     pub async fn start_in(dir: &Path, args: &[&str]) -> Server {
+        Self::launch(dir, args, &[]).await
+    }
+
+    async fn launch(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Server {
         let log = std::fs::OpenOptions::new().create(true).append(true).open(dir.join("server.log")).expect("log file");
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_ensemble"));
         cmd.arg("serve")
@@ -51,6 +64,7 @@ impl Server {
             .arg(dir)
             .args(args)
             .env("RUST_LOG", std::env::var("ENSEMBLE_TEST_LOG").unwrap_or_else(|_| "info".into()))
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::from(log))
@@ -363,6 +377,33 @@ pub async fn no_codex_left(home: &Path) {
             return;
         }
         assert!(tokio::time::Instant::now() < deadline, "codex processes left behind: {left:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Pids of the `codex app-server` processes (not their children) whose CODEX_HOME is `home`.
+pub fn codex_app_servers(home: &Path) -> Vec<i32> {
+    codex_processes(home)
+        .into_iter()
+        .filter(|pid| {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            cmdline.split(|b| *b == 0).any(|arg| arg == b"app-server")
+        })
+        .collect()
+}
+
+/// Sends `sig` to one process through kill(1) (the tests need no unsafe code).
+pub fn kill_pid(pid: i32, sig: i32) {
+    let status = std::process::Command::new("kill").arg(format!("-{sig}")).arg(pid.to_string()).status().expect("kill");
+    assert!(status.success(), "kill -{sig} {pid}");
+}
+
+/// Waits until `cond` holds (a condition the tests cannot be told about by an event, such as a
+/// process appearing), polling every 20 ms for at most [`WAIT`].
+pub async fn eventually(what: &str, mut cond: impl FnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while !cond() {
+        assert!(tokio::time::Instant::now() < deadline, "never happened: {what}");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }

@@ -1,8 +1,8 @@
 //! The real `codex app-server` against the in-process mock.
 //!
 //! Needs the codex binary: `$ENSEMBLE_CODEX_BIN`, or the npm install under `<repo>/.tools/codex`
-//! (`npm install --prefix .tools/codex @openai/codex@0.169.0`). Without it the test prints a
-//! notice and passes, unless `ENSEMBLE_REQUIRE_CODEX=1`.
+//! (`npm install --prefix .tools/codex @openai/codex@0.169.0`, which `scripts/test` does). Without
+//! it the test fails: a real part is missing.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::PathBuf;
@@ -97,11 +97,10 @@ async fn start_turn(srv: &mut AppServer, thread_id: &str, text: &str) -> String 
 
 #[tokio::test]
 async fn real_codex_runs_turns_against_the_mock() {
-    let Some(codex) = codex_bin() else {
-        assert!(std::env::var("ENSEMBLE_REQUIRE_CODEX").is_err(), "codex binary not found");
-        eprintln!("SKIPPED: codex binary not found (set ENSEMBLE_CODEX_BIN or install into .tools/codex)");
-        return;
-    };
+    let codex = codex_bin().expect(
+        "the codex binary is missing: run scripts/test (it installs @openai/codex@0.169.0 into .tools/codex), \
+         or set ENSEMBLE_CODEX_BIN",
+    );
     let mock = MockModel::start(MockConfig::default().api_key("e2e-key")).await.unwrap();
 
     // CODEX_HOME must exist and should not be under /tmp.
