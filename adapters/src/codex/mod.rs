@@ -20,8 +20,8 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use ensemble_runtime::adapter::{
-    Adapter, AdapterError, DisconnectAdapter, EventSink, InteractiveAdapter, ProviderDescriptor, QuiesceAdapter,
-    ReleaseAdapter, SessionHandle, SessionPatch, StartOutcome, SteerAdapter, TurnRequest,
+    Adapter, AdapterError, DisconnectAdapter, EventSink, Fact, InteractiveAdapter, ProviderDescriptor, ProviderState,
+    QuiesceAdapter, ReleaseAdapter, SessionHandle, SessionPatch, StartOutcome, SteerAdapter, TurnRequest,
 };
 use ensemble_runtime::clock::new_id;
 use ensemble_runtime::event::{
@@ -43,6 +43,8 @@ pub const CODEX: &str = "codex";
 pub const MIN_VERSION: (u64, u64, u64) = (0, 169, 0);
 /// Lines of codex's stderr kept for error messages.
 const STDERR_TAIL: usize = 20;
+/// Provider-state key: the codex thread that has run a turn (so codex has written its rollout).
+const THREAD_USED: &str = "codex.thread_used";
 /// How long a start-up failure marks the provider unavailable before it is probed again.
 const FAILURE_COOLDOWN: Duration = Duration::from_secs(10);
 
@@ -158,7 +160,8 @@ impl CodexAdapter {
     }
 
     /// Spawns `codex app-server` for a session and completes the handshake.
-    async fn spawn(&self, session: &Session, sink: EventSink) -> Result<Arc<Live>, AdapterError> {
+    async fn spawn(&self, session: &Session, handle: SessionHandle) -> Result<Arc<Live>, AdapterError> {
+        let SessionHandle { sink, state: provider_state } = handle;
         std::fs::create_dir_all(&self.config.home).map_err(|e| {
             AdapterError::failed("codex_home", format!("cannot create CODEX_HOME {}: {e}", self.config.home.display()))
         })?;
@@ -179,6 +182,8 @@ impl CodexAdapter {
         let live = Arc::new(Live {
             key: session.key(),
             sink,
+            provider_state,
+            thread_used: AtomicBool::new(false),
             rpc,
             process: tokio::sync::Mutex::new(Some(spawned.process)),
             thread_id: Mutex::new(None),
@@ -188,7 +193,7 @@ impl CodexAdapter {
             closing: AtomicBool::new(false),
             stderr_tail: tail,
         });
-        tokio::spawn(route(live.clone(), incoming));
+        tokio::spawn(route(live.clone(), incoming, self.config.call_timeout));
         let init = live
             .rpc
             .call(
@@ -288,6 +293,26 @@ impl CodexAdapter {
             || (crate::process::PASSTHROUGH_ENV.contains(&var) && std::env::var_os(var).is_some())
     }
 
+    /// `thread/start` on a live process; returns the new thread's id.
+    async fn start_thread(&self, live: &Live, session: &Session) -> Result<String, AdapterError> {
+        let t = self.config.thread_start_timeout;
+        let v = match live.rpc.call("thread/start", self.thread_params(session), t).await {
+            Ok(v) => v,
+            Err(e) => return Err(live.rpc_error("thread/start", e).await),
+        };
+        live.remember_model(&v);
+        let id = v
+            .get("thread")
+            .and_then(|t| t.get("id"))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .ok_or_else(|| AdapterError::failed("provider_error", "thread/start returned no thread id"))?;
+        if let Ok(mut t) = live.thread_id.lock() {
+            *t = Some(id.clone());
+        }
+        Ok(id)
+    }
+
     fn thread_params(&self, session: &Session) -> Value {
         let mut p = json!({ "cwd": session.cwd });
         let s = &session.settings;
@@ -361,7 +386,10 @@ struct ActiveTurn {
     ours: String,
     /// Codex's turn id, once known.
     provider: Option<String>,
-    /// Cancel was asked before the provider id was known.
+    /// Codex announced the turn (`turn/started`): only from then on does it accept
+    /// `turn/interrupt` (before, it answers "no active turn to interrupt").
+    started: bool,
+    /// Cancel was asked before codex announced the turn.
     interrupt_queued: bool,
     ended: Arc<Notify>,
 }
@@ -376,6 +404,10 @@ struct PendingRequest {
 struct Live {
     key: SessionKey,
     sink: EventSink,
+    /// Durable per-session state: whether the thread has run a turn ([`THREAD_USED`]).
+    provider_state: ProviderState,
+    /// [`THREAD_USED`] is recorded for this process's thread.
+    thread_used: AtomicBool,
     rpc: RpcClient,
     process: tokio::sync::Mutex<Option<Supervised>>,
     thread_id: Mutex<Option<String>>,
@@ -467,6 +499,14 @@ impl Live {
         }
     }
 
+    /// Closes what the active turn has open (messages with their text so far, calls as
+    /// interrupted): codex will never complete them once its process is gone.
+    fn close_open_items(&self) -> Vec<Fact> {
+        let mut st = self.state();
+        let turn = st.active.as_ref().map(|a| a.ours.clone());
+        st.translator.close_open_items().into_iter().map(|body| Fact::Event { turn_id: turn.clone(), body }).collect()
+    }
+
     async fn emit(&self, turn: Option<String>, events: Vec<EventBody>) {
         if !events.is_empty() {
             self.sink.emit_many(events.into_iter().map(|e| (turn.clone(), e)).collect()).await;
@@ -487,7 +527,7 @@ impl Live {
     }
 
     /// Our turn id for a provider turn id, binding an unbound active turn on first sight.
-    fn our_turn(self: &Arc<Self>, provider: Option<&str>, timeout: Duration) -> Option<String> {
+    fn our_turn(self: &Arc<Self>, provider: Option<&str>) -> Option<String> {
         let provider = provider?;
         let mut st = self.state();
         let a = st.active.as_mut()?;
@@ -496,14 +536,24 @@ impl Live {
             Some(_) => None,
             None => {
                 a.provider = Some(provider.to_owned());
-                let ours = a.ours.clone();
-                if a.interrupt_queued {
-                    drop(st);
-                    self.send_interrupt(provider.to_owned(), timeout);
-                }
-                Some(ours)
+                Some(a.ours.clone())
             }
         }
+    }
+
+    /// `turn/started` for our active turn: it can be interrupted now; send a queued interrupt.
+    fn turn_announced(self: &Arc<Self>, provider: &str, timeout: Duration) -> Option<String> {
+        let ours = self.our_turn(Some(provider))?;
+        let queued = {
+            let mut st = self.state();
+            let Some(a) = st.active.as_mut() else { return Some(ours) };
+            a.started = true;
+            std::mem::take(&mut a.interrupt_queued)
+        };
+        if queued {
+            self.send_interrupt(provider.to_owned(), timeout);
+        }
+        Some(ours)
     }
 
     async fn on_notification(self: &Arc<Self>, method: &str, p: &Value, timeout: Duration) {
@@ -515,7 +565,7 @@ impl Live {
         match method {
             "turn/started" => {
                 let id = p.get("turn").and_then(|t| t.get("id")).and_then(Value::as_str).unwrap_or_default().to_owned();
-                if self.our_turn(Some(&id), timeout).is_some() {
+                if self.turn_announced(&id, timeout).is_some() {
                     return;
                 }
                 let started = {
@@ -528,6 +578,7 @@ impl Live {
                         st.active = Some(ActiveTurn {
                             ours: ours.clone(),
                             provider: Some(id),
+                            started: true,
                             interrupt_queued: false,
                             ended: Arc::new(Notify::new()),
                         });
@@ -606,7 +657,7 @@ impl Live {
             }
             _ => {
                 let turn_scoped = p.get("turnId").and_then(Value::as_str);
-                let ours = self.our_turn(turn_scoped, timeout);
+                let ours = self.our_turn(turn_scoped);
                 if turn_scoped.is_some() && ours.is_none() && method.starts_with("item/") {
                     tracing::debug!(session = %self.key, method, "dropping an item of a turn that is not ours");
                     return;
@@ -651,8 +702,7 @@ impl Live {
 }
 
 /// Routes a process's requests and notifications; reports the process's end.
-async fn route(live: Arc<Live>, mut incoming: tokio::sync::mpsc::Receiver<Incoming>) {
-    let timeout = Duration::from_secs(30);
+async fn route(live: Arc<Live>, mut incoming: tokio::sync::mpsc::Receiver<Incoming>, timeout: Duration) {
     while let Some(msg) = incoming.recv().await {
         match msg {
             Incoming::Notification { method, params } => live.on_notification(&method, &params, timeout).await,
@@ -664,7 +714,9 @@ async fn route(live: Arc<Live>, mut incoming: tokio::sync::mpsc::Receiver<Incomi
         let status = live.exit_status(Duration::from_secs(2)).await;
         let reason = format!("codex app-server exited ({status}){}", live.tail());
         tracing::warn!(session = %live.key, %reason, "codex process lost");
-        live.sink.lost(reason).await;
+        let mut facts = live.close_open_items();
+        facts.push(Fact::Lost { reason });
+        live.sink.send(facts).await;
     }
     let ended = live.state().active.as_ref().map(|a| a.ended.clone());
     if let Some(n) = ended {
@@ -743,31 +795,19 @@ impl Adapter for CodexAdapter {
     }
 
     async fn start(&self, session: &Session, handle: SessionHandle) -> Result<StartOutcome, AdapterError> {
-        let live = self.spawn(session, handle.sink).await?;
+        let live = self.spawn(session, handle).await?;
         let (auth_state, auth_message) = self.auth(&live).await;
         let t = self.config.call_timeout;
         if let Err(e) = live.rpc.call("model/list", json!({}), t).await {
             tracing::debug!(session = %session.key(), error = %e, "model/list failed");
         }
-        let thread = live.rpc.call("thread/start", self.thread_params(session), self.config.thread_start_timeout).await;
-        let thread_id = match thread {
-            Ok(v) => {
-                live.remember_model(&v);
-                v.get("thread").and_then(|t| t.get("id")).and_then(Value::as_str).map(str::to_owned)
-            }
+        let thread_id = match self.start_thread(&live, session).await {
+            Ok(t) => t,
             Err(e) => {
-                let err = live.rpc_error("thread/start", e).await;
                 live.stop(&self.config).await;
-                return Err(err);
+                return Err(e);
             }
         };
-        let Some(thread_id) = thread_id else {
-            live.stop(&self.config).await;
-            return Err(AdapterError::failed("provider_error", "thread/start returned no thread id"));
-        };
-        if let Ok(mut t) = live.thread_id.lock() {
-            *t = Some(thread_id.clone());
-        }
         self.install(session.key(), live).await;
         Ok(StartOutcome {
             patch: SessionPatch {
@@ -785,7 +825,7 @@ impl Adapter for CodexAdapter {
             return Err(AdapterError::Invalid("the session has no codex thread to resume".into()));
         };
         // The old live client (if any) stays installed until the new one has resumed.
-        let live = self.spawn(session, handle.sink).await?;
+        let live = self.spawn(session, handle).await?;
         if let Ok(mut t) = live.thread_id.lock() {
             *t = Some(thread_id.clone());
         }
@@ -797,20 +837,45 @@ impl Adapter for CodexAdapter {
         if let Ok(v) = &resumed {
             live.remember_model(v);
         }
+        let mut new_thread = None;
         if let Err(e) = resumed {
-            let err = match &e {
-                RpcError::Server { error, .. } if error.message.contains("no rollout found") => AdapterError::failed(
-                    "provider_session_not_found",
-                    format!("codex has no history for thread {thread_id}: {}", error.message),
-                ),
-                _ => live.rpc_error("thread/resume", e).await,
+            let no_rollout = match &e {
+                RpcError::Server { error, .. } if error.message.contains("no rollout found") => {
+                    Some(error.message.clone())
+                }
+                _ => None,
             };
-            live.stop(&self.config).await;
-            return Err(err);
+            let outcome = match no_rollout {
+                None => Err(live.rpc_error("thread/resume", e).await),
+                // The thread ran turns, so codex had its rollout: the conversation is gone.
+                Some(message)
+                    if live.provider_state.get(THREAD_USED).await.ok().flatten() == Some(thread_id.clone()) =>
+                {
+                    Err(AdapterError::failed(
+                        "provider_session_not_found",
+                        format!("codex has no history for thread {thread_id}: {message}"),
+                    ))
+                }
+                // Codex writes a thread's rollout at its first turn: a thread that never ran one
+                // cannot be resumed, but nothing is lost either, so start a fresh thread.
+                Some(_) => self.start_thread(&live, session).await.map(Some),
+            };
+            match outcome {
+                Ok(t) => new_thread = t,
+                Err(err) => {
+                    live.stop(&self.config).await;
+                    return Err(err);
+                }
+            }
         }
         self.install(session.key(), live).await;
         Ok(StartOutcome {
-            patch: SessionPatch { provider_session_id: None, auth_state: Some(auth_state), auth_message, title: None },
+            patch: SessionPatch {
+                provider_session_id: new_thread,
+                auth_state: Some(auth_state),
+                auth_message,
+                title: None,
+            },
             events: vec![EventBody::CommandsUpdated(CommandsUpdatedPayload { commands: commands() })],
         })
     }
@@ -835,6 +900,7 @@ impl Adapter for CodexAdapter {
             st.active = Some(ActiveTurn {
                 ours: turn.turn_id.clone(),
                 provider: None,
+                started: false,
                 interrupt_queued: false,
                 ended: Arc::new(Notify::new()),
             });
@@ -852,7 +918,13 @@ impl Adapter for CodexAdapter {
             Ok(v) => {
                 let provider = v.get("turn").and_then(|t| t.get("id")).and_then(Value::as_str).map(str::to_owned);
                 if let Some(p) = provider {
-                    live.our_turn(Some(&p), self.config.call_timeout);
+                    live.our_turn(Some(&p));
+                }
+                // From now on codex has a rollout for the thread, and a resume must find it.
+                if !live.thread_used.swap(true, Ordering::SeqCst)
+                    && let Err(e) = live.provider_state.set(THREAD_USED, thread.clone()).await
+                {
+                    tracing::warn!(session = %session.key(), error = %e, "cannot record that the thread has turns");
                 }
                 Ok(())
             }
@@ -874,9 +946,10 @@ impl Adapter for CodexAdapter {
             let mut st = live.state();
             match st.active.as_mut() {
                 Some(a) if a.ours == turn_id => match &a.provider {
-                    Some(p) => Some(p.clone()),
-                    None => {
-                        // Codex has not told us the turn id yet: interrupt as soon as it does.
+                    Some(p) if a.started => Some(p.clone()),
+                    _ => {
+                        // Codex has not announced the turn yet (`turn/started`) and would answer
+                        // "no active turn to interrupt": interrupt as soon as it does.
                         a.interrupt_queued = true;
                         None
                     }
@@ -995,6 +1068,8 @@ impl DisconnectAdapter for CodexAdapter {
             live.reject_pending().await;
             // No thread/unsubscribe or delete: the thread must stay resumable.
             live.stop(&self.config).await;
+            let open = live.close_open_items();
+            live.sink.send(open).await;
         }
         Ok(())
     }

@@ -436,6 +436,13 @@ pub fn interaction(
                 if !offered.is_empty() {
                     r.options = offered;
                 }
+                // Codex 0.169.0 leaves `decline` out of `availableDecisions` (it lists accept, the
+                // amendment and cancel) but honours it: the call ends `declined` and the turn goes
+                // on. Without it a client could only cancel the whole turn.
+                if !r.options.contains(&Decision::Decline) {
+                    let at = r.options.iter().position(|d| *d == Decision::Cancel).unwrap_or(r.options.len());
+                    r.options.insert(at, Decision::Decline);
+                }
             }
             Some(r)
         }
@@ -609,7 +616,7 @@ mod tests {
             &Translator::default(),
         )
         .unwrap();
-        assert_eq!(req.options, vec![Decision::Accept, Decision::Cancel]);
+        assert_eq!(req.options, vec![Decision::Accept, Decision::Decline, Decision::Cancel]);
         assert_eq!(req.command.as_deref(), Some("rm x"));
     }
 

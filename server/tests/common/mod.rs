@@ -397,13 +397,3 @@ pub fn kill_pid(pid: i32, sig: i32) {
     let status = std::process::Command::new("kill").arg(format!("-{sig}")).arg(pid.to_string()).status().expect("kill");
     assert!(status.success(), "kill -{sig} {pid}");
 }
-
-/// Waits until `cond` holds (a condition the tests cannot be told about by an event, such as a
-/// process appearing), polling every 20 ms for at most [`WAIT`].
-pub async fn eventually(what: &str, mut cond: impl FnMut() -> bool) {
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while !cond() {
-        assert!(tokio::time::Instant::now() < deadline, "never happened: {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
