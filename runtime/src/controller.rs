@@ -1068,6 +1068,10 @@ impl Controller {
     pub async fn release(&self, key: &SessionKey) -> Result<()> {
         let _guard = self.lock(key).await?;
         let session = self.snapshot(key)?;
+        if session.scope == Scope::Side {
+            // A side has nothing to keep for later: releasing it ends it.
+            return self.close_locked(key, "side_released").await;
+        }
         let adapter = self.adapter(&session.provider)?;
         match self.phase(key)? {
             Phase::Completed => return Err(ControllerError::SessionClosed),
@@ -1106,6 +1110,9 @@ impl Controller {
     pub async fn disconnect(&self, key: &SessionKey) -> Result<()> {
         let _guard = self.lock(key).await?;
         let session = self.snapshot(key)?;
+        if session.scope == Scope::Side {
+            return self.close_locked(key, "side_disconnected").await;
+        }
         let adapter = self.adapter(&session.provider)?;
         match self.phase(key)? {
             Phase::Completed => return Err(ControllerError::SessionClosed),

@@ -15,20 +15,21 @@ use std::collections::{HashMap, VecDeque};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use ensemble_runtime::adapter::{
     Adapter, AdapterError, DisconnectAdapter, EventSink, Fact, InteractiveAdapter, ProviderDescriptor, ProviderState,
-    QuiesceAdapter, ReleaseAdapter, SessionHandle, SessionPatch, StartOutcome, SteerAdapter, TurnRequest,
+    QuiesceAdapter, ReleaseAdapter, SessionHandle, SessionPatch, SideAdapter, SideOpen, SideOpened, StartOutcome,
+    SteerAdapter, TurnRequest,
 };
 use ensemble_runtime::clock::new_id;
 use ensemble_runtime::event::{
     CommandInfo, CommandsUpdatedPayload, Decision, EventBody, InteractionKind, InteractionResolvedPayload, ResolvedBy,
     TurnCanceledPayload, TurnCompletedPayload, TurnFailedPayload, TurnOrigin, TurnStartedPayload,
 };
-use ensemble_runtime::model::{AuthState, InputItem, Session, SessionKey};
+use ensemble_runtime::model::{AuthState, InputItem, Session, SessionKey, SideCapabilities};
 use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
 use tokio::sync::Notify;
@@ -45,6 +46,14 @@ pub const MIN_VERSION: (u64, u64, u64) = (0, 169, 0);
 const STDERR_TAIL: usize = 20;
 /// Provider-state key: the codex thread that has run a turn (so codex has written its rollout).
 const THREAD_USED: &str = "codex.thread_used";
+/// What a side conversation's model sees where the inherited context ends.
+const SIDE_BOUNDARY: &str = "<side_conversation_boundary>\nEverything above is the main conversation, \
+    kept as context only. From here on this is a side conversation: answer the user's side questions \
+    here. Do not continue, change or act on the main conversation's task unless asked to in this side \
+    conversation.\n</side_conversation_boundary>";
+/// The side conversation's standing instructions (given at the fork).
+const SIDE_INSTRUCTIONS: &str = "You are in a side conversation forked from a running session. The \
+    turns you inherited are context, not tasks to resume.";
 /// How long a start-up failure marks the provider unavailable before it is probed again.
 const FAILURE_COOLDOWN: Duration = Duration::from_secs(10);
 
@@ -143,7 +152,7 @@ impl CodexAdapter {
     }
 
     fn live_or_err(&self, session: &Session) -> Result<Arc<Live>, AdapterError> {
-        self.live(&session.key()).filter(|l| !l.rpc.is_closed()).ok_or(AdapterError::NotLive)
+        self.live(&session.key()).filter(|l| l.is_live()).ok_or(AdapterError::NotLive)
     }
 
     fn remove(&self, key: &SessionKey) -> Option<Arc<Live>> {
@@ -179,22 +188,31 @@ impl CodexAdapter {
         let (rpc, incoming) = RpcClient::start(spawned.stdout, spawned.stdin, self.config.rpc.clone(), label);
         let tail = Arc::new(Mutex::new(VecDeque::new()));
         tokio::spawn(drain_stderr(spawned.stderr, session.key(), tail.clone(), self.config.rpc.max_line_bytes));
+        let conn = Arc::new(Conn {
+            label: session.key(),
+            rpc,
+            process: tokio::sync::Mutex::new(Some(spawned.process)),
+            nonce: new_id().chars().rev().take(8).collect(),
+            closing: AtomicBool::new(false),
+            stderr_tail: tail,
+            routes: Mutex::new(Routes::default()),
+            replay_ready: Notify::new(),
+        });
         let live = Arc::new(Live {
             key: session.key(),
             sink,
             provider_state,
             thread_used: AtomicBool::new(false),
-            rpc,
-            process: tokio::sync::Mutex::new(Some(spawned.process)),
+            conn: conn.clone(),
             thread_id: Mutex::new(None),
             model: Mutex::new(None),
-            nonce: new_id().chars().rev().take(8).collect(),
+            side: false,
+            detached: AtomicBool::new(false),
             state: Mutex::new(TurnState::default()),
-            closing: AtomicBool::new(false),
-            stderr_tail: tail,
         });
-        tokio::spawn(route(live.clone(), incoming, self.config.call_timeout));
-        let init = live
+        conn.routes().owner = Arc::downgrade(&live);
+        tokio::spawn(route(conn.clone(), incoming, self.config.call_timeout));
+        let init = conn
             .rpc
             .call(
                 "initialize",
@@ -206,14 +224,14 @@ impl CodexAdapter {
             )
             .await;
         if let Err(e) = init {
-            let err = live.rpc_error("initialize", e).await;
-            live.stop(&self.config).await;
+            let err = conn.rpc_error("initialize", e).await;
+            conn.stop(&self.config).await;
             self.set_unavailable(format!("start-up failure: {err}"), true);
             return Err(err);
         }
-        if let Err(e) = live.rpc.notify("initialized", Value::Null).await {
-            let err = live.rpc_error("initialized", e).await;
-            live.stop(&self.config).await;
+        if let Err(e) = conn.rpc.notify("initialized", Value::Null).await {
+            let err = conn.rpc_error("initialized", e).await;
+            conn.stop(&self.config).await;
             return Err(err);
         }
         Ok(live)
@@ -253,7 +271,7 @@ impl CodexAdapter {
     /// `account/read` and `modelProvider/list`: does codex have what it needs to call its model?
     async fn auth(&self, live: &Live) -> (AuthState, Option<String>) {
         let t = self.config.call_timeout;
-        if let Ok(account) = live.rpc.call("account/read", json!({}), t).await
+        if let Ok(account) = live.rpc().call("account/read", json!({}), t).await
             && account.get("requiresOpenaiAuth").and_then(Value::as_bool) == Some(true)
             && account.get("account").is_none_or(Value::is_null)
         {
@@ -265,7 +283,7 @@ impl CodexAdapter {
                 )),
             );
         }
-        if let Ok(list) = live.rpc.call("modelProvider/list", json!({}), t).await {
+        if let Ok(list) = live.rpc().call("modelProvider/list", json!({}), t).await {
             let default = list.get("defaultProviderId").and_then(Value::as_str).unwrap_or_default();
             let provider = list
                 .get("data")
@@ -294,11 +312,11 @@ impl CodexAdapter {
     }
 
     /// `thread/start` on a live process; returns the new thread's id.
-    async fn start_thread(&self, live: &Live, session: &Session) -> Result<String, AdapterError> {
+    async fn start_thread(&self, live: &Arc<Live>, session: &Session) -> Result<String, AdapterError> {
         let t = self.config.thread_start_timeout;
-        let v = match live.rpc.call("thread/start", self.thread_params(session), t).await {
+        let v = match live.rpc().call("thread/start", self.thread_params(session), t).await {
             Ok(v) => v,
-            Err(e) => return Err(live.rpc_error("thread/start", e).await),
+            Err(e) => return Err(live.conn.rpc_error("thread/start", e).await),
         };
         live.remember_model(&v);
         let id = v
@@ -307,9 +325,7 @@ impl CodexAdapter {
             .and_then(Value::as_str)
             .map(str::to_owned)
             .ok_or_else(|| AdapterError::failed("provider_error", "thread/start returned no thread id"))?;
-        if let Ok(mut t) = live.thread_id.lock() {
-            *t = Some(id.clone());
-        }
+        live.set_thread(&id);
         Ok(id)
     }
 
@@ -400,42 +416,123 @@ struct PendingRequest {
     params: Value,
 }
 
-/// One live codex process and its thread.
-struct Live {
-    key: SessionKey,
-    sink: EventSink,
-    /// Durable per-session state: whether the thread has run a turn ([`THREAD_USED`]).
-    provider_state: ProviderState,
-    /// [`THREAD_USED`] is recorded for this process's thread.
-    thread_used: AtomicBool,
+/// One codex process. The session that started it and the side conversations forked from it share
+/// it; the router delivers every message to the thread it names.
+struct Conn {
+    label: SessionKey,
     rpc: RpcClient,
     process: tokio::sync::Mutex<Option<Supervised>>,
-    thread_id: Mutex<Option<String>>,
-    /// The thread's model as codex reports it (collaboration modes need it).
-    model: Mutex<Option<String>>,
     /// Distinguishes request ids of different processes (codex numbers them from 0 each time).
     nonce: String,
-    state: Mutex<TurnState>,
     /// Set when Ensemble stops the process on purpose: its end is then not a loss.
     closing: AtomicBool,
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
+    routes: Mutex<Routes>,
+    replay_ready: Notify,
 }
 
-impl Live {
-    fn state(&self) -> std::sync::MutexGuard<'_, TurnState> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+#[derive(Default)]
+struct Routes {
+    /// The session that owns the process: it gets what names no known thread while its own thread
+    /// is not known yet (start-up), and what names no thread at all.
+    owner: Weak<Live>,
+    threads: HashMap<String, Weak<Live>>,
+    /// Forks under way: messages of threads nobody owns yet wait here for the fork to register.
+    forks: usize,
+    parked: Vec<(String, Incoming)>,
+    /// Parked messages of a registered fork, delivered by the router before anything newer for
+    /// that thread (so a fork's first notifications keep their order).
+    replay: VecDeque<(String, Incoming)>,
+}
+
+enum Route {
+    To(Arc<Live>),
+    Parked,
+    Nowhere,
+}
+
+impl Conn {
+    fn routes(&self) -> std::sync::MutexGuard<'_, Routes> {
+        self.routes.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn thread(&self) -> Option<String> {
-        self.thread_id.lock().ok().and_then(|t| t.clone())
-    }
-
-    fn remember_model(&self, thread_response: &Value) {
-        if let Some(m) = thread_response.get("model").and_then(Value::as_str)
-            && let Ok(mut model) = self.model.lock()
-        {
-            *model = Some(m.to_owned());
+    fn route(&self, msg: &Incoming) -> Route {
+        let params = match msg {
+            Incoming::Notification { params, .. } | Incoming::Request { params, .. } => params,
+            Incoming::Response { .. } => return Route::Nowhere,
+        };
+        let thread = params.get("threadId").and_then(Value::as_str);
+        let mut r = self.routes();
+        let owner = r.owner.upgrade();
+        let Some(thread) = thread else { return owner.map(Route::To).unwrap_or(Route::Nowhere) };
+        if let Some(live) = r.threads.get(thread).and_then(Weak::upgrade) {
+            if r.replay.iter().any(|(t, _)| t == thread) {
+                r.replay.push_back((thread.to_owned(), msg.clone()));
+                return Route::Parked;
+            }
+            return Route::To(live);
         }
+        if r.forks > 0 {
+            r.parked.push((thread.to_owned(), msg.clone()));
+            return Route::Parked;
+        }
+        match owner {
+            // Before thread/start answers, the owner's thread is not registered yet.
+            Some(o) if o.thread().is_none() => Route::To(o),
+            _ => Route::Nowhere,
+        }
+    }
+
+    fn register(&self, thread: &str, live: &Arc<Live>) {
+        self.routes().threads.insert(thread.to_owned(), Arc::downgrade(live));
+    }
+
+    fn deregister(&self, thread: &str) {
+        self.routes().threads.remove(thread);
+    }
+
+    fn begin_fork(&self) {
+        self.routes().forks += 1;
+    }
+
+    /// Ends a fork. With the fork's thread and session, registers them and hands what was parked
+    /// for the thread to the router, which delivers it before anything newer.
+    fn end_fork(&self, registered: Option<(&str, &Arc<Live>)>) {
+        {
+            let mut r = self.routes();
+            r.forks = r.forks.saturating_sub(1);
+            let parked = std::mem::take(&mut r.parked);
+            let thread = registered.map(|(t, _)| t);
+            let (mine, rest): (Vec<_>, Vec<_>) = parked.into_iter().partition(|(t, _)| Some(t.as_str()) == thread);
+            if let Some((t, live)) = registered {
+                r.threads.insert(t.to_owned(), Arc::downgrade(live));
+            }
+            r.replay.extend(mine);
+            if r.forks > 0 {
+                r.parked = rest;
+            } else if !rest.is_empty() {
+                tracing::debug!(process = %self.label, dropped = rest.len(), "dropping messages of unknown threads");
+            }
+        }
+        self.replay_ready.notify_one();
+    }
+
+    fn take_replay(&self) -> Vec<(Arc<Live>, Incoming)> {
+        let mut r = self.routes();
+        let replay = std::mem::take(&mut r.replay);
+        replay.into_iter().filter_map(|(t, m)| r.threads.get(&t).and_then(Weak::upgrade).map(|l| (l, m))).collect()
+    }
+
+    /// Every session on this process.
+    fn lives(&self) -> Vec<Arc<Live>> {
+        let r = self.routes();
+        let mut out: Vec<Arc<Live>> = r.threads.values().filter_map(Weak::upgrade).collect();
+        if let Some(o) = r.owner.upgrade()
+            && !out.iter().any(|l| Arc::ptr_eq(l, &o))
+        {
+            out.push(o);
+        }
+        out
     }
 
     fn tail(&self) -> String {
@@ -472,15 +569,6 @@ impl Live {
         }
     }
 
-    /// Answers every pending request negatively (close, disconnect, replacement).
-    async fn reject_pending(&self) {
-        let pending: Vec<PendingRequest> = self.state().pending.drain().map(|(_, p)| p).collect();
-        for p in pending {
-            let result = translate::answer(p.kind, &p.params, Decision::Cancel, None);
-            let _ = self.rpc.respond(p.rpc_id, result).await;
-        }
-    }
-
     /// Stops the process: close stdin and give codex `stop_grace` to exit, then SIGTERM, then SIGKILL.
     async fn stop(&self, config: &CodexConfig) {
         self.closing.store(true, Ordering::SeqCst);
@@ -493,9 +581,108 @@ impl Live {
             // Descendants that outlived the leader go with the group.
             drop(p);
         }
+        for live in self.lives() {
+            live.wake_waiters();
+        }
+    }
+}
+
+/// One codex thread: a session's own, or a side conversation's fork.
+struct Live {
+    key: SessionKey,
+    sink: EventSink,
+    /// Durable per-session state: whether the thread has run a turn ([`THREAD_USED`]).
+    provider_state: ProviderState,
+    /// [`THREAD_USED`] is recorded for this process's thread.
+    thread_used: AtomicBool,
+    conn: Arc<Conn>,
+    thread_id: Mutex<Option<String>>,
+    /// The thread's model as codex reports it (collaboration modes need it).
+    model: Mutex<Option<String>>,
+    /// A side conversation's fork (it shares its source's process).
+    side: bool,
+    /// No longer routed (a closed side): its process may live on for others.
+    detached: AtomicBool,
+    state: Mutex<TurnState>,
+}
+
+impl Live {
+    fn state(&self) -> std::sync::MutexGuard<'_, TurnState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn thread(&self) -> Option<String> {
+        self.thread_id.lock().ok().and_then(|t| t.clone())
+    }
+
+    /// Binds this session to a thread and routes the thread's messages to it.
+    fn set_thread(self: &Arc<Self>, id: &str) {
+        if let Ok(mut t) = self.thread_id.lock() {
+            *t = Some(id.to_owned());
+        }
+        self.conn.register(id, self);
+    }
+
+    fn remember_model(&self, thread_response: &Value) {
+        if let Some(m) = thread_response.get("model").and_then(Value::as_str)
+            && let Ok(mut model) = self.model.lock()
+        {
+            *model = Some(m.to_owned());
+        }
+    }
+
+    fn rpc(&self) -> &RpcClient {
+        &self.conn.rpc
+    }
+
+    /// Whether this thread can take requests.
+    fn is_live(&self) -> bool {
+        !self.detached.load(Ordering::SeqCst) && !self.conn.rpc.is_closed()
+    }
+
+    fn wake_waiters(&self) {
         let ended = self.state().active.as_ref().map(|a| a.ended.clone());
         if let Some(n) = ended {
             n.notify_waiters();
+        }
+    }
+
+    /// Answers every pending request negatively (close, disconnect, replacement).
+    async fn reject_pending(&self) {
+        let pending: Vec<PendingRequest> = self.state().pending.drain().map(|(_, p)| p).collect();
+        for p in pending {
+            let result = translate::answer(p.kind, &p.params, Decision::Cancel, None);
+            let _ = self.rpc().respond(p.rpc_id, result).await;
+        }
+    }
+
+    /// Ends this thread's live side: a side unsubscribes its fork and leaves the shared process
+    /// running; the owner stops the process.
+    async fn stop(&self, config: &CodexConfig) {
+        self.detached.store(true, Ordering::SeqCst);
+        let thread = self.thread();
+        if self.side {
+            if let Some(t) = &thread {
+                self.conn.deregister(t);
+                if !self.conn.rpc.is_closed()
+                    && let Err(e) =
+                        self.rpc().call("thread/unsubscribe", json!({"threadId": t}), config.call_timeout).await
+                {
+                    tracing::debug!(session = %self.key, error = %e, "thread/unsubscribe failed");
+                }
+            }
+            self.wake_waiters();
+        } else {
+            self.conn.stop(config).await;
+        }
+    }
+
+    /// Dispatches one routed message.
+    async fn handle(self: &Arc<Self>, msg: Incoming, timeout: Duration) {
+        match msg {
+            Incoming::Notification { method, params } => self.on_notification(&method, &params, timeout).await,
+            Incoming::Request { id, method, params } => self.on_request(id, &method, &params).await,
+            Incoming::Response { .. } => {}
         }
     }
 
@@ -519,7 +706,7 @@ impl Live {
         tokio::spawn(async move {
             let Some(thread) = me.thread() else { return };
             if let Err(e) =
-                me.rpc.call("turn/interrupt", json!({"threadId": thread, "turnId": provider_turn}), timeout).await
+                me.rpc().call("turn/interrupt", json!({"threadId": thread, "turnId": provider_turn}), timeout).await
             {
                 tracing::warn!(session = %me.key, error = %e, "turn/interrupt failed");
             }
@@ -673,7 +860,7 @@ impl Live {
             Value::String(s) => s.clone(),
             other => other.to_string(),
         };
-        let request_id = format!("{}-{}", self.nonce, id_text);
+        let request_id = format!("{}-{}", self.conn.nonce, id_text);
         let (payload, turn) = {
             let st = self.state();
             let payload = translate::interaction(method, p, &request_id, &st.translator);
@@ -689,9 +876,9 @@ impl Live {
             None => {
                 // Requests Ensemble has no client for are answered at once, so codex never waits.
                 let r = match method {
-                    "mcpServer/elicitation/request" => self.rpc.respond(id, json!({"action": "decline"})).await,
-                    "item/tool/call" => self.rpc.respond(id, json!({"contentItems": [], "success": false})).await,
-                    _ => self.rpc.respond_error(id, -32601, &format!("Ensemble does not handle `{method}`")).await,
+                    "mcpServer/elicitation/request" => self.rpc().respond(id, json!({"action": "decline"})).await,
+                    "item/tool/call" => self.rpc().respond(id, json!({"contentItems": [], "success": false})).await,
+                    _ => self.rpc().respond_error(id, -32601, &format!("Ensemble does not handle `{method}`")).await,
                 };
                 if let Err(e) = r {
                     tracing::debug!(session = %self.key, error = %e, "could not answer a server request");
@@ -701,26 +888,47 @@ impl Live {
     }
 }
 
-/// Routes a process's requests and notifications; reports the process's end.
-async fn route(live: Arc<Live>, mut incoming: tokio::sync::mpsc::Receiver<Incoming>, timeout: Duration) {
-    while let Some(msg) = incoming.recv().await {
-        match msg {
-            Incoming::Notification { method, params } => live.on_notification(&method, &params, timeout).await,
-            Incoming::Request { id, method, params } => live.on_request(id, &method, &params).await,
-            Incoming::Response { .. } => {}
+/// Routes a process's requests and notifications to its threads; reports the process's end to
+/// every thread still on it.
+async fn route(conn: Arc<Conn>, mut incoming: tokio::sync::mpsc::Receiver<Incoming>, timeout: Duration) {
+    loop {
+        let next = tokio::select! {
+            biased;
+            _ = conn.replay_ready.notified() => None,
+            m = incoming.recv() => Some(m),
+        };
+        // What a fork parked came before anything received after it.
+        loop {
+            let replay = conn.take_replay();
+            if replay.is_empty() {
+                break;
+            }
+            for (live, msg) in replay {
+                live.handle(msg, timeout).await;
+            }
+        }
+        let msg = match next {
+            None => continue,
+            Some(None) => break,
+            Some(Some(msg)) => msg,
+        };
+        match conn.route(&msg) {
+            Route::To(live) => live.handle(msg, timeout).await,
+            Route::Parked => {}
+            Route::Nowhere => tracing::debug!(process = %conn.label, "dropping a message for no known thread"),
         }
     }
-    if !live.closing.load(Ordering::SeqCst) {
-        let status = live.exit_status(Duration::from_secs(2)).await;
-        let reason = format!("codex app-server exited ({status}){}", live.tail());
-        tracing::warn!(session = %live.key, %reason, "codex process lost");
-        let mut facts = live.close_open_items();
-        facts.push(Fact::Lost { reason });
-        live.sink.send(facts).await;
-    }
-    let ended = live.state().active.as_ref().map(|a| a.ended.clone());
-    if let Some(n) = ended {
-        n.notify_waiters();
+    let lost = !conn.closing.load(Ordering::SeqCst);
+    let status = if lost { conn.exit_status(Duration::from_secs(2)).await } else { String::new() };
+    for live in conn.lives() {
+        if lost && !live.detached.swap(true, Ordering::SeqCst) {
+            let reason = format!("codex app-server exited ({status}){}", conn.tail());
+            tracing::warn!(session = %live.key, %reason, "codex process lost");
+            let mut facts = live.close_open_items();
+            facts.push(Fact::Lost { reason });
+            live.sink.send(facts).await;
+        }
+        live.wake_waiters();
     }
 }
 
@@ -798,7 +1006,7 @@ impl Adapter for CodexAdapter {
         let live = self.spawn(session, handle).await?;
         let (auth_state, auth_message) = self.auth(&live).await;
         let t = self.config.call_timeout;
-        if let Err(e) = live.rpc.call("model/list", json!({}), t).await {
+        if let Err(e) = live.rpc().call("model/list", json!({}), t).await {
             tracing::debug!(session = %session.key(), error = %e, "model/list failed");
         }
         let thread_id = match self.start_thread(&live, session).await {
@@ -826,14 +1034,12 @@ impl Adapter for CodexAdapter {
         };
         // The old live client (if any) stays installed until the new one has resumed.
         let live = self.spawn(session, handle).await?;
-        if let Ok(mut t) = live.thread_id.lock() {
-            *t = Some(thread_id.clone());
-        }
+        live.set_thread(&thread_id);
         let (auth_state, auth_message) = self.auth(&live).await;
         let mut params = self.thread_params(session);
         params["threadId"] = json!(thread_id);
         params["excludeTurns"] = json!(true);
-        let resumed = live.rpc.call("thread/resume", params, self.config.call_timeout).await;
+        let resumed = live.rpc().call("thread/resume", params, self.config.call_timeout).await;
         if let Ok(v) = &resumed {
             live.remember_model(v);
         }
@@ -846,7 +1052,7 @@ impl Adapter for CodexAdapter {
                 _ => None,
             };
             let outcome = match no_rollout {
-                None => Err(live.rpc_error("thread/resume", e).await),
+                None => Err(live.conn.rpc_error("thread/resume", e).await),
                 // The thread ran turns, so codex had its rollout: the conversation is gone.
                 Some(message)
                     if live.provider_state.get(THREAD_USED).await.ok().flatten() == Some(thread_id.clone()) =>
@@ -914,7 +1120,7 @@ impl Adapter for CodexAdapter {
                 "settings": {"model": model, "reasoning_effort": session.settings.reasoning_effort, "developer_instructions": null},
             });
         }
-        match live.rpc.call("turn/start", params, self.config.call_timeout).await {
+        match live.rpc().call("turn/start", params, self.config.call_timeout).await {
             Ok(v) => {
                 let provider = v.get("turn").and_then(|t| t.get("id")).and_then(Value::as_str).map(str::to_owned);
                 if let Some(p) = provider {
@@ -935,7 +1141,7 @@ impl Adapter for CodexAdapter {
                         st.active = None;
                     }
                 }
-                Err(live.rpc_error("turn/start", e).await)
+                Err(live.conn.rpc_error("turn/start", e).await)
             }
         }
     }
@@ -959,7 +1165,7 @@ impl Adapter for CodexAdapter {
             }
         };
         if let (Some(p), Some(thread)) = (provider, live.thread()) {
-            live.rpc
+            live.rpc()
                 .call("turn/interrupt", json!({"threadId": thread, "turnId": p}), self.config.call_timeout)
                 .await
                 .map_err(|e| AdapterError::failed("provider_error", e.to_string()))?;
@@ -968,7 +1174,7 @@ impl Adapter for CodexAdapter {
     }
 
     fn is_live(&self, session: &Session) -> bool {
-        self.live(&session.key()).is_some_and(|l| !l.rpc.is_closed())
+        self.live(&session.key()).is_some_and(|l| l.is_live())
     }
 
     fn can_resume(&self, session: &Session) -> bool {
@@ -976,7 +1182,7 @@ impl Adapter for CodexAdapter {
     }
 
     fn live_processes(&self) -> usize {
-        self.sessions.lock().map(|s| s.values().filter(|l| !l.rpc.is_closed()).count()).unwrap_or(0)
+        self.sessions.lock().map(|s| s.values().filter(|l| !l.side && l.is_live()).count()).unwrap_or(0)
     }
 
     fn interactive(&self) -> Option<&dyn InteractiveAdapter> {
@@ -993,6 +1199,87 @@ impl Adapter for CodexAdapter {
     }
     fn quiesce(&self) -> Option<&dyn QuiesceAdapter> {
         Some(self)
+    }
+    fn side(&self) -> Option<&dyn SideAdapter> {
+        Some(self)
+    }
+}
+
+#[async_trait]
+impl SideAdapter for CodexAdapter {
+    async fn side_capabilities(&self, source: &Session) -> Result<SideCapabilities, AdapterError> {
+        Ok(match self.live(&source.key()) {
+            // Forks run in the source's live process, so its running turn is part of the snapshot.
+            Some(l) if l.is_live() && !l.side && l.thread().is_some() => SideCapabilities::all(),
+            _ => SideCapabilities::default(),
+        })
+    }
+
+    async fn open_side(&self, open: SideOpen<'_>) -> Result<SideOpened, AdapterError> {
+        let source = self.live_or_err(open.source)?;
+        if source.side {
+            return Err(AdapterError::Unsupported("a side conversation cannot be forked".into()));
+        }
+        let parent = source.thread().ok_or(AdapterError::NotLive)?;
+        let conn = source.conn.clone();
+        let t = self.config.call_timeout;
+        // Notifications of the new thread that race the fork's answer are parked until it is known.
+        conn.begin_fork();
+        let params = json!({
+            "threadId": parent,
+            "ephemeral": true,
+            "excludeTurns": true,
+            "developerInstructions": SIDE_INSTRUCTIONS,
+        });
+        let response = match conn.rpc.call("thread/fork", params, t).await {
+            Ok(v) => v,
+            Err(e) => {
+                conn.end_fork(None);
+                return Err(conn.rpc_error("thread/fork", e).await);
+            }
+        };
+        let thread = response.get("thread").cloned().unwrap_or(Value::Null);
+        let child = thread.get("id").and_then(Value::as_str).unwrap_or_default().to_owned();
+        let from = thread.get("forkedFromId").and_then(Value::as_str);
+        if child.is_empty() || child == parent || from != Some(parent.as_str()) {
+            conn.end_fork(None);
+            if !child.is_empty() && child != parent {
+                let _ = conn.rpc.call("thread/unsubscribe", json!({"threadId": child}), t).await;
+            }
+            return Err(AdapterError::failed(
+                "side_fork_invalid",
+                format!("thread/fork returned thread `{child}` forked from {from:?}, not from `{parent}`"),
+            ));
+        }
+        let live = Arc::new(Live {
+            key: open.side.key(),
+            sink: open.handle.sink.clone(),
+            provider_state: open.handle.state.clone(),
+            // An ephemeral fork has no rollout to protect.
+            thread_used: AtomicBool::new(true),
+            conn: conn.clone(),
+            thread_id: Mutex::new(Some(child.clone())),
+            model: Mutex::new(None),
+            side: true,
+            detached: AtomicBool::new(false),
+            state: Mutex::new(TurnState::default()),
+        });
+        live.remember_model(&response);
+        conn.end_fork(Some((&child, &live)));
+        let boundary =
+            json!([{"type": "message", "role": "user", "content": [{"type": "input_text", "text": SIDE_BOUNDARY}]}]);
+        if let Err(e) = conn.rpc.call("thread/inject_items", json!({"threadId": child, "items": boundary}), t).await {
+            let err = conn.rpc_error("thread/inject_items", e).await;
+            live.stop(&self.config).await;
+            return Err(err);
+        }
+        let old = self.sessions.lock().unwrap_or_else(|e| e.into_inner()).insert(open.side.key(), live);
+        if let Some(old) = old {
+            old.stop(&self.config).await;
+        }
+        let mut session = open.side.clone();
+        session.provider_session_id = Some(child);
+        Ok(SideOpened { session, capabilities: SideCapabilities::all() })
     }
 }
 
@@ -1012,7 +1299,7 @@ impl InteractiveAdapter for CodexAdapter {
             .remove(request_id)
             .ok_or_else(|| AdapterError::UnknownInteraction(request_id.to_owned()))?;
         let result = translate::answer(pending.kind, &pending.params, decision, answers.as_ref());
-        live.rpc
+        live.rpc()
             .respond(pending.rpc_id, result)
             .await
             .map_err(|e| AdapterError::failed("provider_error", e.to_string()))
@@ -1035,7 +1322,7 @@ impl SteerAdapter for CodexAdapter {
         };
         let thread = live.thread().ok_or(AdapterError::NotLive)?;
         let params = json!({"threadId": thread, "expectedTurnId": provider, "input": input_items(&input)});
-        live.rpc.call("turn/steer", params, self.config.call_timeout).await.map(|_| ()).map_err(|e| match e {
+        live.rpc().call("turn/steer", params, self.config.call_timeout).await.map(|_| ()).map_err(|e| match e {
             RpcError::Server { error, .. } => {
                 AdapterError::Invalid(format!("codex refused the steer: {}", error.message))
             }
