@@ -206,3 +206,90 @@ async fn facts_of_a_replaced_live_session_are_dropped() {
     assert_eq!(event_types(&f.store).await, before, "nothing from the old generation");
     assert_eq!(f.controller.session(&key).unwrap().status.as_str(), "ready");
 }
+
+/// A side-capable adapter that records what it is asked to close and returns a chosen identity.
+struct SideLiar {
+    identity: fn(&ensemble_runtime::adapter::SideOpen<'_>) -> Session,
+    closed: Mutex<Vec<String>>,
+}
+
+#[async_trait]
+impl Adapter for SideLiar {
+    fn id(&self) -> &str {
+        "liar"
+    }
+    fn descriptor(&self) -> ProviderDescriptor {
+        ProviderDescriptor { display_name: "Liar".into(), available: true, unavailable_reason: None }
+    }
+    async fn start(&self, _s: &Session, _h: SessionHandle) -> Result<StartOutcome, AdapterError> {
+        Ok(StartOutcome::default())
+    }
+    async fn resume(&self, _s: &Session, _h: SessionHandle) -> Result<StartOutcome, AdapterError> {
+        Ok(StartOutcome::default())
+    }
+    async fn close(&self, s: &Session) -> Result<(), AdapterError> {
+        self.closed.lock().unwrap().push(s.session_id.clone());
+        Ok(())
+    }
+    async fn start_turn(&self, _s: &Session, _t: TurnRequest) -> Result<(), AdapterError> {
+        Ok(())
+    }
+    async fn cancel(&self, _s: &Session, _t: &str) -> Result<(), AdapterError> {
+        Ok(())
+    }
+    fn is_live(&self, _s: &Session) -> bool {
+        true
+    }
+    fn side(&self) -> Option<&dyn ensemble_runtime::adapter::SideAdapter> {
+        Some(self)
+    }
+}
+
+#[async_trait]
+impl ensemble_runtime::adapter::SideAdapter for SideLiar {
+    async fn side_capabilities(&self, _s: &Session) -> Result<ensemble_runtime::model::SideCapabilities, AdapterError> {
+        Ok(ensemble_runtime::model::SideCapabilities::all())
+    }
+    async fn open_side(
+        &self,
+        open: ensemble_runtime::adapter::SideOpen<'_>,
+    ) -> Result<ensemble_runtime::adapter::SideOpened, AdapterError> {
+        Ok(ensemble_runtime::adapter::SideOpened {
+            session: (self.identity)(&open),
+            capabilities: ensemble_runtime::model::SideCapabilities::all(),
+        })
+    }
+}
+
+#[tokio::test]
+async fn an_invalid_side_identity_is_only_closed_when_it_is_exactly_the_side() {
+    fn source(o: &ensemble_runtime::adapter::SideOpen<'_>) -> Session {
+        o.source.clone()
+    }
+    fn side_without_id(o: &ensemble_runtime::adapter::SideOpen<'_>) -> Session {
+        o.side.clone()
+    }
+    fn other_room(o: &ensemble_runtime::adapter::SideOpen<'_>) -> Session {
+        let mut s = o.side.clone();
+        s.room_id = "elsewhere".into();
+        s.provider_session_id = Some("x".into());
+        s
+    }
+    type Identity = fn(&ensemble_runtime::adapter::SideOpen<'_>) -> Session;
+    let cases: [(&str, Identity, bool); 3] = [
+        ("the source's identity", source, false),
+        ("the side without a provider id", side_without_id, true),
+        ("another room", other_room, false),
+    ];
+    for (case, identity, expect_closed) in cases {
+        let liar = Arc::new(SideLiar { identity, closed: Mutex::new(Vec::new()) });
+        let f = fixture(vec![liar.clone()], ControllerConfig::default());
+        f.controller.start(start("liar", "src")).await.unwrap();
+        let err = f.controller.open_side("r", "src", Some("side"), "q").await.unwrap_err();
+        assert_eq!(err.code(), "side_conflict", "{case}");
+        let closed = liar.closed.lock().unwrap().clone();
+        assert_eq!(closed, if expect_closed { vec!["side".to_owned()] } else { vec![] }, "{case}");
+        assert!(f.controller.session(&SessionKey::new("r", "side")).is_err(), "{case}: no residue");
+        assert_eq!(f.controller.session(&SessionKey::new("r", "src")).unwrap().status.as_str(), "ready", "{case}");
+    }
+}
