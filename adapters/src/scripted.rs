@@ -14,15 +14,16 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use ensemble_runtime::adapter::{
-    Adapter, AdapterError, DisconnectAdapter, EventSink, InteractiveAdapter, ProviderDescriptor, ReleaseAdapter,
-    SessionHandle, SideAdapter, SideOpen, SideOpened, StartOutcome, SteerAdapter, TurnRequest,
+    Adapter, AdapterError, DisconnectAdapter, EventSink, Fact, GoalAdapter, InteractiveAdapter, ProviderDescriptor,
+    ReleaseAdapter, SessionHandle, SideAdapter, SideOpen, SideOpened, StartOutcome, SteerAdapter, TurnRequest,
 };
 use ensemble_runtime::event::{
     CallCompletedPayload, CallKind, CallStartedPayload, CallStatus, CallUpdatedPayload, CommandInfo,
     CommandsUpdatedPayload, Decision, ErrorInfo, EventBody, InteractionKind, InteractionRequestedPayload, NoticeLevel,
     NoticePayload, PlanStep, PlanUpdatedPayload, Question, TextCompletedPayload, TextDeltaPayload, TurnCanceledPayload,
-    TurnCompletedPayload, TurnFailedPayload, UsagePayload,
+    TurnCompletedPayload, TurnFailedPayload, TurnOrigin, TurnStartedPayload, UsagePayload,
 };
+use ensemble_runtime::goals::{GoalAction, GoalCommand, GoalEngine, GoalFact, ProviderGoal};
 use ensemble_runtime::model::{InputItem, Session, SessionKey, SideCapabilities};
 use futures::FutureExt;
 use serde::{Deserialize, Serialize};
@@ -35,6 +36,9 @@ pub const SCRIPTED: &str = "scripted";
 /// How many turns of the transcript are kept.
 const TRANSCRIPT_TURNS: usize = 200;
 const TRANSCRIPT_KEY: &str = "transcript";
+const GOAL_KEY: &str = "goal";
+/// Most continuation turns one goal may ask for.
+const MAX_GOAL_STEPS: u64 = 20;
 
 #[derive(Clone, Debug)]
 pub struct ScriptedConfig {
@@ -44,11 +48,18 @@ pub struct ScriptedConfig {
     pub chunk_delay: Duration,
     /// How side conversations behave (test variants break them on purpose).
     pub side: SideBehavior,
+    /// How long a goal continuation waits for evidence of the operation it belongs to.
+    pub goal_grace: Duration,
 }
 
 impl Default for ScriptedConfig {
     fn default() -> Self {
-        Self { id: SCRIPTED.to_owned(), chunk_delay: Duration::from_millis(20), side: SideBehavior::Full }
+        Self {
+            id: SCRIPTED.to_owned(),
+            chunk_delay: Duration::from_millis(20),
+            side: SideBehavior::Full,
+            goal_grace: Duration::from_millis(250),
+        }
     }
 }
 
@@ -78,7 +89,7 @@ impl ScriptedConfig {
             ("scripted-side-no-thread", SideBehavior::NoProviderId),
         ]
         .into_iter()
-        .map(|(id, side)| ScriptedConfig { id: id.to_owned(), chunk_delay, side })
+        .map(|(id, side)| ScriptedConfig { id: id.to_owned(), chunk_delay, side, ..ScriptedConfig::default() })
         .collect()
     }
 }
@@ -106,6 +117,10 @@ pub enum Directive {
     Fail(String),
     /// `/history`: lists the earlier inputs of this session.
     History,
+    /// `/goal OBJECTIVE`: the agent creates a goal by itself (as codex's `create_goal`).
+    Goal(String),
+    /// `/progress`: the agent reports progress on its goal (in this turn).
+    Progress,
     /// `/hang`: nothing more happens until the turn is canceled.
     Hang,
     /// `/exit`: the agent "process" dies mid-turn.
@@ -146,6 +161,8 @@ pub fn parse(input: &str) -> Vec<Directive> {
             "plan" => Directive::Plan(arg.split(';').map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()).collect()),
             "fail" => Directive::Fail(if arg.is_empty() { "scripted failure".into() } else { arg }),
             "history" => Directive::History,
+            "goal" if !arg.is_empty() => Directive::Goal(arg),
+            "progress" => Directive::Progress,
             "hang" => Directive::Hang,
             "exit" => Directive::Exit,
             "panic" => Directive::Panic,
@@ -173,6 +190,12 @@ pub fn commands() -> Vec<CommandInfo> {
         c("plan", "publish a plan", Some("STEP; STEP; …")),
         c("fail", "make the turn fail", Some("MESSAGE")),
         c("history", "list this session's earlier inputs", None),
+        c(
+            "goal",
+            "create a goal as the agent (steps=N: continuation turns; noevidence: no turn-scoped updates; idle: none)",
+            Some("OBJECTIVE"),
+        ),
+        c("progress", "report progress on the agent's goal", None),
         c("hang", "never finish (until canceled)", None),
         c("exit", "simulate the agent process dying mid-turn", None),
         c("panic", "simulate a crash of the agent's turn task", None),
@@ -211,6 +234,19 @@ struct Live {
     /// `acceptForSession` was given: later `/run`s need no approval.
     approved_for_session: AtomicBool,
     ids: AtomicU64,
+    /// The agent's goal machinery (the same state machine codex sessions use).
+    goals: Arc<GoalEngine>,
+    /// The agent's own goal, as a provider reports it (kept in provider state).
+    goal: Mutex<Option<ProviderGoal>>,
+    /// The "thread" goals are bound to: stable across resumes, so the ledger still resolves them.
+    thread: String,
+    /// Goal timestamps: strictly increasing, so every snapshot has a fingerprint of its own.
+    goal_clock: AtomicU64,
+    /// Continuation steps done for the current goal.
+    goal_steps: AtomicU64,
+    /// A "provider" turn id per turn (user turns use Ensemble's).
+    turn_seq: AtomicU64,
+    config: ScriptedConfig,
 }
 
 impl Live {
@@ -220,6 +256,37 @@ impl Live {
 
     fn turn(&self) -> std::sync::MutexGuard<'_, Option<RunningTurn>> {
         self.turn.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn goal(&self) -> std::sync::MutexGuard<'_, Option<ProviderGoal>> {
+        self.goal.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn goal_time(&self) -> i64 {
+        self.goal_clock.fetch_add(1, Ordering::SeqCst) as i64 + 1
+    }
+
+    /// Changes the agent's goal (a new snapshot: a new `updatedAt`) and keeps it in the store.
+    async fn update_goal(&self, change: impl FnOnce(&mut ProviderGoal)) -> Option<ProviderGoal> {
+        let updated = {
+            let mut g = self.goal();
+            let goal = g.as_mut()?;
+            change(goal);
+            goal.updated_at = self.goal_time();
+            goal.clone()
+        };
+        self.save_goal().await;
+        Some(updated)
+    }
+
+    async fn save_goal(&self) {
+        if self.ephemeral {
+            return;
+        }
+        let json = serde_json::to_string(&*self.goal()).unwrap_or_else(|_| "null".into());
+        if let Err(e) = self.handle.state.set(GOAL_KEY, json).await {
+            tracing::warn!(error = %e, "could not save the scripted goal");
+        }
     }
 }
 
@@ -244,6 +311,13 @@ impl ScriptedAdapter {
             Ok(None) => Transcript::default(),
             Err(e) => return Err(AdapterError::failed("state_unavailable", e.to_string())),
         };
+        let goal: Option<ProviderGoal> = match handle.state.get(GOAL_KEY).await {
+            Ok(Some(json)) => serde_json::from_str(&json).unwrap_or(None),
+            _ => None,
+        };
+        let thread = format!("scripted-thread-{}", session.session_id);
+        let goals = GoalEngine::new(handle.goals.clone(), handle.sink.clone(), handle.goal.clone());
+        goals.set_thread(&thread);
         let live = Arc::new(Live {
             handle,
             cwd: session.cwd.clone(),
@@ -253,11 +327,26 @@ impl ScriptedAdapter {
             turn: Mutex::new(None),
             approved_for_session: AtomicBool::new(false),
             ids: AtomicU64::new(0),
+            goals,
+            goal: Mutex::new(goal.clone()),
+            thread,
+            goal_clock: AtomicU64::new(ensemble_runtime::clock::unix_ms().max(1) as u64),
+            goal_steps: AtomicU64::new(0),
+            turn_seq: AtomicU64::new(0),
+            config: self.config.clone(),
         });
-        let old = self.sessions.lock().unwrap_or_else(|e| e.into_inner()).insert(session.key(), live);
+        let old = self.sessions.lock().unwrap_or_else(|e| e.into_inner()).insert(session.key(), live.clone());
         if let Some(old) = old {
             // Starting over a live session replaces it.
             stop_turn(&old);
+        }
+        if let Some(g) = goal {
+            // Like codex on resume: report the goal, so the durable ledger resolves its generation.
+            let engine = live.goals.clone();
+            tokio::spawn(async move {
+                engine.observed(g, None).await;
+                maybe_continue(live);
+            });
         }
         Ok(StartOutcome {
             patch: Default::default(),
@@ -268,6 +357,103 @@ impl ScriptedAdapter {
     fn remove(&self, key: &SessionKey) -> Option<Arc<Live>> {
         self.sessions.lock().unwrap_or_else(|e| e.into_inner()).remove(key)
     }
+}
+
+/// What a turn does.
+enum Body {
+    User(String),
+    /// A turn the agent starts by itself to pursue its goal.
+    Continuation {
+        provider_turn: String,
+        goal: ProviderGoal,
+        step: u64,
+        steps: u64,
+    },
+}
+
+/// Runs a turn in the background; afterwards the agent may continue its goal.
+fn spawn_turn(
+    live: Arc<Live>,
+    turn_id: String,
+    body: Body,
+    cancel: CancellationToken,
+    steer: mpsc::UnboundedReceiver<String>,
+    config: ScriptedConfig,
+) {
+    tokio::spawn(async move {
+        let sink = live.handle.sink.clone();
+        let run = TurnRun { live: live.clone(), turn_id: turn_id.clone(), cancel, steer, delay: config.chunk_delay };
+        let outcome = match body {
+            Body::User(text) => AssertUnwindSafe(run.run(text)).catch_unwind().await,
+            Body::Continuation { provider_turn, goal, step, steps } => {
+                AssertUnwindSafe(run.continuation(provider_turn, goal, step, steps)).catch_unwind().await
+            }
+        };
+        // The turn slot is ours to clear. If it is gone, the session was closed, disconnected or
+        // replaced under the turn: like a killed process, the agent says nothing more (the
+        // controller ends the turn).
+        let stopped = {
+            let mut slot = live.turn();
+            let ours = slot.as_ref().is_some_and(|t| t.turn_id == turn_id);
+            if ours {
+                *slot = None;
+            }
+            !ours
+        };
+        match outcome {
+            Ok(Some(_)) if stopped => {}
+            Ok(Some(end)) => {
+                sink.emit(Some(&turn_id), end).await;
+                maybe_continue(live);
+            }
+            Ok(None) => {}
+            Err(_) => {
+                tracing::error!(session = %sink.key(), turn = %turn_id, "scripted turn task panicked");
+                sink.lost("the scripted agent crashed (its turn task panicked)").await;
+            }
+        }
+    });
+}
+
+/// If the agent's goal is active and has steps left, it starts a continuation turn by itself.
+fn maybe_continue(live: Arc<Live>) {
+    let Some(goal) = live.goal().clone().filter(ProviderGoal::is_active) else { return };
+    let steps = goal_steps(&goal.objective);
+    let step = live.goal_steps.load(Ordering::SeqCst) + 1;
+    if step > steps {
+        return;
+    }
+    let cancel = CancellationToken::new();
+    let (steer_tx, steer_rx) = mpsc::unbounded_channel();
+    let turn_id = ensemble_runtime::clock::new_id();
+    {
+        let mut slot = live.turn();
+        if slot.is_some() {
+            return;
+        }
+        *slot = Some(RunningTurn {
+            turn_id: turn_id.clone(),
+            cancel: cancel.clone(),
+            pending: HashMap::new(),
+            steer: steer_tx,
+        });
+    }
+    live.goal_steps.store(step, Ordering::SeqCst);
+    let provider_turn = format!("{}-turn-{}", live.thread, live.turn_seq.fetch_add(1, Ordering::Relaxed) + 1);
+    let config = live.config.clone();
+    spawn_turn(live, turn_id, Body::Continuation { provider_turn, goal, step, steps }, cancel, steer_rx, config);
+}
+
+/// `steps=N` in an objective: how many continuation turns it takes (default 1; `idle`: none).
+fn goal_steps(objective: &str) -> u64 {
+    if objective.split_whitespace().any(|w| w == "idle") {
+        return 0;
+    }
+    objective
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("steps=").and_then(|n| n.parse().ok()))
+        .unwrap_or(1)
+        .clamp(1, MAX_GOAL_STEPS)
 }
 
 fn stop_turn(live: &Live) {
@@ -321,30 +507,8 @@ impl Adapter for ScriptedAdapter {
                 steer: steer_tx,
             });
         }
-        let delay = self.config.chunk_delay;
         let text: String = turn.input.iter().map(InputItem::text).collect::<Vec<_>>().join("\n");
-        let task_live = live;
-        let turn_id = turn.turn_id;
-        tokio::spawn(async move {
-            let sink = task_live.handle.sink.clone();
-            let run = TurnRun { live: task_live.clone(), turn_id: turn_id.clone(), cancel, steer: steer_rx, delay };
-            let outcome = AssertUnwindSafe(run.run(text)).catch_unwind().await;
-            // The turn slot is ours to clear, unless a newer turn replaced it.
-            {
-                let mut slot = task_live.turn();
-                if slot.as_ref().is_some_and(|t| t.turn_id == turn_id) {
-                    *slot = None;
-                }
-            }
-            match outcome {
-                Ok(Some(end)) => sink.emit(Some(&turn_id), end).await,
-                Ok(None) => {}
-                Err(_) => {
-                    tracing::error!(session = %sink.key(), turn = %turn_id, "scripted turn task panicked");
-                    sink.lost("the scripted agent crashed (its turn task panicked)").await;
-                }
-            }
-        });
+        spawn_turn(live, turn.turn_id, Body::User(text), cancel, steer_rx, self.config.clone());
         Ok(())
     }
 
@@ -380,6 +544,62 @@ impl Adapter for ScriptedAdapter {
     fn side(&self) -> Option<&dyn SideAdapter> {
         Some(self)
     }
+    fn goals(&self) -> Option<&dyn GoalAdapter> {
+        Some(self)
+    }
+}
+
+#[async_trait]
+impl GoalAdapter for ScriptedAdapter {
+    async fn apply_goal(&self, session: &Session, command: GoalCommand) -> Result<Option<ProviderGoal>, AdapterError> {
+        let live = self.live(&session.key()).ok_or(AdapterError::NotLive)?;
+        let engine = live.goals.clone();
+        let call = async {
+            if let GoalAction::Set { objective, .. } = &command.action
+                && objective.contains("FAILONCE")
+                && command.identity.repair_epoch == 0
+            {
+                return Err(AdapterError::failed("scripted_goal_failure", "the scripted agent failed this goal once"));
+            }
+            let now = live.goal_time();
+            let snapshot = {
+                let mut g = live.goal();
+                match &command.action {
+                    GoalAction::Set { objective, token_budget } => {
+                        live.goal_steps.store(0, Ordering::SeqCst);
+                        *g = Some(ProviderGoal {
+                            thread_id: live.thread.clone(),
+                            objective: objective.clone(),
+                            status: "active".into(),
+                            token_budget: *token_budget,
+                            tokens_used: Some(0),
+                            created_at: now,
+                            updated_at: now,
+                        });
+                    }
+                    GoalAction::Pause | GoalAction::Resume => {
+                        let goal = g.as_mut().ok_or_else(|| AdapterError::Invalid("the agent has no goal".into()))?;
+                        // A finished goal stays finished.
+                        if goal.status != "complete" {
+                            goal.status = if command.action == GoalAction::Pause { "paused" } else { "active" }.into();
+                        }
+                        goal.updated_at = now;
+                    }
+                    GoalAction::Clear => *g = None,
+                }
+                g.clone()
+            };
+            live.save_goal().await;
+            Ok(snapshot)
+        };
+        let result = engine.apply(&command, call).await?;
+        if result.as_ref().is_some_and(ProviderGoal::is_active) {
+            // Goals are pursued by turns the agent starts itself.
+            let live = live.clone();
+            tokio::spawn(async move { maybe_continue(live) });
+        }
+        Ok(result)
+    }
 }
 
 #[async_trait]
@@ -414,6 +634,13 @@ impl SideAdapter for ScriptedAdapter {
             turn: Mutex::new(None),
             approved_for_session: AtomicBool::new(false),
             ids: AtomicU64::new(0),
+            goals: GoalEngine::new(open.handle.goals.clone(), open.handle.sink.clone(), Default::default()),
+            goal: Mutex::new(None),
+            thread: format!("scripted-thread-{}", open.side.session_id),
+            goal_clock: AtomicU64::new(1),
+            goal_steps: AtomicU64::new(0),
+            turn_seq: AtomicU64::new(0),
+            config: self.config.clone(),
         });
         self.sessions.lock().unwrap_or_else(|e| e.into_inner()).insert(open.side.key(), live);
         // A provider event that races the open: buffered, and published after session.started.
@@ -561,6 +788,59 @@ impl TurnRun {
         }
     }
 
+    /// A turn the agent started by itself to pursue its goal.
+    async fn continuation(
+        mut self,
+        provider_turn: String,
+        goal: ProviderGoal,
+        step: u64,
+        steps: u64,
+    ) -> Option<EventBody> {
+        let live = self.live.clone();
+        if !goal.objective.contains("noevidence") {
+            // A turn-scoped progress update: exact evidence of the goal this turn serves.
+            let progress = live.update_goal(|g| g.tokens_used = Some(g.tokens_used.unwrap_or(0) + 10)).await;
+            if let Some(p) = progress {
+                live.goals.observed(p, Some(&provider_turn)).await;
+            }
+        }
+        let attributed = live.goals.attribute(&provider_turn, live.config.goal_grace).await;
+        let turn_id = self.turn_id.clone();
+        let started = TurnStartedPayload {
+            turn_id: turn_id.clone(),
+            origin: if attributed.is_some() { TurnOrigin::GoalContinuation } else { TurnOrigin::Provider },
+            goal_operation_id: attributed.as_ref().map(|i| i.operation_id.clone()),
+            goal_revision: attributed.as_ref().map(|i| i.revision),
+            goal_repair_epoch: attributed.as_ref().map(|i| i.repair_epoch),
+            input: vec![],
+            client_submit_id: None,
+        };
+        self.emit(EventBody::TurnStarted(started)).await;
+        if attributed.is_none() {
+            let fact = GoalFact::ReconcileRequired {
+                reason: "unproven_continuation".into(),
+                provider_turn_id: Some(provider_turn.clone()),
+            };
+            self.sink().send(vec![Fact::Goal(fact)]).await;
+        }
+        let mut reply = String::new();
+        let text = format!("Working toward the goal: {} (step {step} of {steps})", goal.objective);
+        if let Err(stop) = self.stream_message(&text, &mut reply).await {
+            return match stop {
+                Stop::Canceled | Stop::Declined => {
+                    Some(EventBody::TurnCanceled(TurnCanceledPayload { turn_id, reason: "interrupted".into() }))
+                }
+                Stop::Reported => None,
+            };
+        }
+        if step >= steps
+            && let Some(done) = live.update_goal(|g| g.status = "complete".into()).await
+        {
+            live.goals.observed(done, Some(&provider_turn)).await;
+        }
+        Some(EventBody::TurnCompleted(TurnCompletedPayload { turn_id }))
+    }
+
     async fn record(&self, input: &str, reply: &str) {
         let mut t = self.live.transcript.lock().await;
         t.turns.push(TranscriptTurn { input: input.to_owned(), reply: reply.to_owned() });
@@ -624,6 +904,35 @@ impl TurnRun {
                             let mark = if i < self.live.inherited { " (inherited)" } else { "" };
                             said.push(format!("{}. {}{mark}", i + 1, turn.input.replace('\n', " ")));
                         }
+                    }
+                }
+                Directive::Goal(objective) => {
+                    let now = self.live.goal_time();
+                    let goal = ProviderGoal {
+                        thread_id: self.live.thread.clone(),
+                        objective: objective.clone(),
+                        status: "active".into(),
+                        token_budget: None,
+                        tokens_used: Some(0),
+                        created_at: now,
+                        updated_at: now,
+                    };
+                    *self.live.goal() = Some(goal.clone());
+                    self.live.goal_steps.store(0, Ordering::SeqCst);
+                    self.live.save_goal().await;
+                    // Reported like codex's create_goal: turn-scoped, then adopted by the host.
+                    self.live.goals.observed(goal, Some(&self.turn_id)).await;
+                    said.push(format!("I set myself a goal: {objective}"));
+                }
+                Directive::Progress => {
+                    let progress =
+                        self.live.update_goal(|g| g.tokens_used = Some(g.tokens_used.unwrap_or(0) + 10)).await;
+                    match progress {
+                        Some(p) => {
+                            self.live.goals.observed(p, Some(&self.turn_id)).await;
+                            said.push("I made progress on the goal.".into());
+                        }
+                        None => said.push("I have no goal.".into()),
                     }
                 }
                 Directive::Hang => {

@@ -101,6 +101,8 @@ async fn starting_over_a_live_session_replaces_its_process() {
     let handle = |g| SessionHandle {
         sink: EventSink::new(sink.clone(), s.key(), g),
         state: ProviderState::new(store.clone(), s.key()),
+        goals: Arc::new(ensemble_runtime::goals::NoGoalHost),
+        goal: Default::default(),
     };
     let first = adapter.start(&s, handle(1)).await.unwrap();
     let first_pids = app_servers(home.path());

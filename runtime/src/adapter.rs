@@ -25,6 +25,8 @@ pub enum Fact {
     Lost { reason: String },
     /// Session metadata learnt from the provider.
     Update(SessionPatch),
+    /// What the provider says about the session's goal.
+    Goal(crate::goals::GoalFact),
 }
 
 /// Changes to a session's provider-owned metadata.
@@ -122,6 +124,10 @@ impl ProviderState {
 pub struct SessionHandle {
     pub sink: EventSink,
     pub state: ProviderState,
+    /// The durable goal services (ledger, adoption) of this session.
+    pub goals: Arc<dyn crate::goals::GoalHost>,
+    /// The session's current goal operation identity (default when it has none).
+    pub goal: crate::goals::GoalIdentity,
 }
 
 /// What `start`/`resume` learnt.
@@ -252,6 +258,21 @@ pub trait Adapter: Send + Sync + 'static {
     fn side(&self) -> Option<&dyn SideAdapter> {
         None
     }
+    fn goals(&self) -> Option<&dyn GoalAdapter> {
+        None
+    }
+}
+
+/// Goals the provider pursues across turns.
+#[async_trait]
+pub trait GoalAdapter: Send + Sync {
+    /// Applies a user's goal operation at the provider; returns the provider's goal afterwards
+    /// (`None` once cleared).
+    async fn apply_goal(
+        &self,
+        session: &Session,
+        command: crate::goals::GoalCommand,
+    ) -> Result<Option<crate::goals::ProviderGoal>, AdapterError>;
 }
 
 /// What `open_side` gets: the live source, the reserved side session (new ids, scope side) and the

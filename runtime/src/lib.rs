@@ -9,6 +9,7 @@ pub mod clock;
 pub mod controller;
 pub mod cursor;
 pub mod event;
+pub mod goals;
 pub mod locks;
 pub mod model;
 pub mod session;

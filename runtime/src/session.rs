@@ -97,11 +97,84 @@ pub struct SessionRecord {
     /// `(clientSubmitId, turnId)`, oldest first.
     #[serde(default)]
     pub submits: VecDeque<(String, String)>,
+    #[serde(default)]
+    pub goal: GoalRecord,
+}
+
+/// How many goal operations a session remembers (idempotency and repair).
+pub const GOAL_OPERATION_MEMORY: usize = 64;
+
+/// The durable goal state of a session: the goal, the revision counter, and recent operations.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GoalRecord {
+    pub goal: Option<crate::model::Goal>,
+    /// The lineage of the provider generation the goal tracks (provider updates of other lineages
+    /// do not touch it).
+    #[serde(default)]
+    pub lineage: Option<String>,
+    /// The last revision handed out (it only grows, also across clears).
+    #[serde(default)]
+    pub revision: i64,
+    #[serde(default)]
+    pub operations: VecDeque<GoalOperation>,
+}
+
+/// One goal operation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GoalOperation {
+    pub operation_id: String,
+    pub client_submit_id: String,
+    /// `set`, `pause`, `resume`, `clear` or `adopt`.
+    pub action: String,
+    pub revision: i64,
+    pub repair_epoch: i64,
+    pub phase: OperationPhase,
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OperationPhase {
+    /// Sent to the provider, not answered yet (or interrupted by a restart: re-driven next time).
+    Dispatched,
+    Completed,
+    Failed,
+}
+
+impl GoalRecord {
+    pub fn operation(&self, operation_id: &str) -> Option<&GoalOperation> {
+        self.operations.iter().find(|o| o.operation_id == operation_id)
+    }
+
+    pub fn operation_mut(&mut self, operation_id: &str) -> Option<&mut GoalOperation> {
+        self.operations.iter_mut().find(|o| o.operation_id == operation_id)
+    }
+
+    pub fn push(&mut self, op: GoalOperation) {
+        self.operations.push_back(op);
+        while self.operations.len() > GOAL_OPERATION_MEMORY {
+            self.operations.pop_front();
+        }
+    }
+
+    pub fn pending(&self) -> Option<&GoalOperation> {
+        self.operations.iter().find(|o| o.phase == OperationPhase::Dispatched)
+    }
 }
 
 impl SessionRecord {
     pub fn new(session: Session, phase: Phase) -> Self {
-        let mut rec = Self { session, phase, pending: Vec::new(), resolved: VecDeque::new(), submits: VecDeque::new() };
+        let mut rec = Self {
+            session,
+            phase,
+            pending: Vec::new(),
+            resolved: VecDeque::new(),
+            submits: VecDeque::new(),
+            goal: GoalRecord::default(),
+        };
         rec.refresh();
         rec
     }

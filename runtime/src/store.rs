@@ -352,6 +352,58 @@ impl Store {
         .await
     }
 
+    /// The ledger's binding of a goal generation.
+    pub async fn goal_lookup(&self, key: LedgerKey) -> Result<Option<crate::goals::Binding>, StoreError> {
+        self.read(move |conn| read_binding(conn, &key)).await
+    }
+
+    /// Binds a goal generation: the first bind wins; binding another identity makes it ambiguous
+    /// for good. Returns the binding as it is now. Durable once this returns.
+    pub async fn goal_bind(
+        &self,
+        key: LedgerKey,
+        identity: crate::goals::GoalIdentity,
+    ) -> Result<crate::goals::Binding, StoreError> {
+        self.write(move |conn| match read_binding(conn, &key)? {
+            None => {
+                conn.execute(
+                    "INSERT INTO goal_generations (room_id, session_id, session_created_at_ms, provider_session_id,
+                            fingerprint, operation_id, revision, repair_epoch, ambiguous)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 0)",
+                    params![
+                        key.room_id,
+                        key.session_id,
+                        key.session_created_at_ms,
+                        key.provider_session_id,
+                        key.fingerprint,
+                        identity.operation_id,
+                        identity.revision,
+                        identity.repair_epoch
+                    ],
+                )?;
+                Ok(crate::goals::Binding { identity, ambiguous: false })
+            }
+            Some(existing) if existing.identity == identity || existing.ambiguous => Ok(existing),
+            Some(mut existing) => {
+                conn.execute(
+                    "UPDATE goal_generations SET ambiguous = 1
+                         WHERE room_id = ?1 AND session_id = ?2 AND session_created_at_ms = ?3
+                           AND provider_session_id = ?4 AND fingerprint = ?5",
+                    params![
+                        key.room_id,
+                        key.session_id,
+                        key.session_created_at_ms,
+                        key.provider_session_id,
+                        key.fingerprint
+                    ],
+                )?;
+                existing.ambiguous = true;
+                Ok(existing)
+            }
+        })
+        .await
+    }
+
     pub async fn set_provider_state(
         &self,
         room_id: &str,
@@ -426,7 +478,51 @@ const MIGRATIONS: &[&str] = &[
         value TEXT NOT NULL,
         PRIMARY KEY (room_id, session_id, key)
      ) WITHOUT ROWID;",
+    // 2: the goal generation ledger (first bind wins; a conflicting bind makes it ambiguous).
+    "CREATE TABLE goal_generations (
+        room_id TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        session_created_at_ms INTEGER NOT NULL,
+        provider_session_id TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        operation_id TEXT NOT NULL,
+        revision INTEGER NOT NULL,
+        repair_epoch INTEGER NOT NULL,
+        ambiguous INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (room_id, session_id, session_created_at_ms, provider_session_id, fingerprint)
+     ) WITHOUT ROWID;",
 ];
+
+/// Where a goal generation is bound: the session (and its incarnation) and the provider's thread.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LedgerKey {
+    pub room_id: String,
+    pub session_id: String,
+    pub session_created_at_ms: i64,
+    pub provider_session_id: String,
+    pub fingerprint: String,
+}
+
+fn read_binding(conn: &Connection, k: &LedgerKey) -> Result<Option<crate::goals::Binding>, StoreError> {
+    Ok(conn
+        .query_row(
+            "SELECT operation_id, revision, repair_epoch, ambiguous FROM goal_generations
+             WHERE room_id = ?1 AND session_id = ?2 AND session_created_at_ms = ?3
+               AND provider_session_id = ?4 AND fingerprint = ?5",
+            params![k.room_id, k.session_id, k.session_created_at_ms, k.provider_session_id, k.fingerprint],
+            |row| {
+                Ok(crate::goals::Binding {
+                    identity: crate::goals::GoalIdentity {
+                        operation_id: row.get(0)?,
+                        revision: row.get(1)?,
+                        repair_epoch: row.get(2)?,
+                    },
+                    ambiguous: row.get::<_, i64>(3)? != 0,
+                })
+            },
+        )
+        .optional()?)
+}
 
 fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
     let version: i64 = conn.pragma_query_value(None, "user_version", |row| row.get(0))?;
@@ -954,6 +1050,36 @@ mod tests {
         assert_eq!(r3.await.unwrap().unwrap(), 3, "the failed append's seqs are handed out again");
         let page = store.events_after("r", 0, 10).await.unwrap();
         assert_eq!(page.events.iter().map(|e| e.0).collect::<Vec<_>>(), vec![1, 2, 3]);
+    }
+
+    #[tokio::test]
+    async fn the_goal_ledger_keeps_the_first_bind_and_marks_conflicts_ambiguous() {
+        use crate::goals::GoalIdentity;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db.sqlite");
+        let store = Store::open(StoreConfig::new(&path), Arc::new(Collect::default())).unwrap();
+        let key = LedgerKey {
+            room_id: "r".into(),
+            session_id: "s".into(),
+            session_created_at_ms: 1,
+            provider_session_id: "t".into(),
+            fingerprint: "fp".into(),
+        };
+        assert_eq!(store.goal_lookup(key.clone()).await.unwrap(), None);
+        let a = GoalIdentity::new("a", 1, 0);
+        let b = store.goal_bind(key.clone(), a.clone()).await.unwrap();
+        assert_eq!((b.identity.clone(), b.ambiguous), (a.clone(), false));
+        assert!(!store.goal_bind(key.clone(), a.clone()).await.unwrap().ambiguous, "idempotent");
+        let c = store.goal_bind(key.clone(), GoalIdentity::new("b", 2, 0)).await.unwrap();
+        assert!(c.ambiguous);
+        assert_eq!(c.identity, a, "the first identity stays");
+        store.close().await;
+        drop(store);
+        let store = Store::open(StoreConfig::new(&path), Arc::new(Collect::default())).unwrap();
+        let after = store.goal_lookup(key.clone()).await.unwrap().unwrap();
+        assert!(after.ambiguous, "ambiguity survives a restart");
+        let other = LedgerKey { session_created_at_ms: 2, ..key };
+        assert_eq!(store.goal_lookup(other).await.unwrap(), None, "another incarnation of the session");
     }
 
     #[tokio::test]

@@ -147,6 +147,14 @@ pub struct SetGoalRequest {
     pub token_budget: Option<i64>,
 }
 
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct GoalOperationQuery {
+    /// Idempotency key of the operation (the same value again is the same operation).
+    pub client_submit_id: Option<String>,
+}
+
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Health {
     /// `ok`, or `draining` while shutting down.

@@ -92,10 +92,12 @@ impl From<ControllerError> for ApiError {
         let code = e.code().to_owned();
         let status = match &e {
             C::InvalidInput(_) | C::UnknownProvider(_) | C::InvalidDecision(_) => StatusCode::BAD_REQUEST,
-            C::ProviderUnavailable { .. } | C::Unsupported(_) | C::SideUnsupported(_) | C::NotASide(_) => {
-                StatusCode::UNPROCESSABLE_ENTITY
-            }
-            C::SessionNotFound(_) | C::InteractionNotFound(_) => StatusCode::NOT_FOUND,
+            C::ProviderUnavailable { .. }
+            | C::Unsupported(_)
+            | C::SideUnsupported(_)
+            | C::NotASide(_)
+            | C::GoalsUnsupported(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            C::SessionNotFound(_) | C::InteractionNotFound(_) | C::NoGoal => StatusCode::NOT_FOUND,
             C::SessionExists(_)
             | C::TurnActive(_)
             | C::NoActiveTurn

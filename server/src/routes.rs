@@ -5,7 +5,8 @@ use std::path::Path as FsPath;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use ensemble_runtime::controller::{StartSession, SubmitTurn};
+use ensemble_runtime::controller::{GoalControl, StartSession, SubmitTurn};
+use ensemble_runtime::goals::GoalAction;
 use ensemble_runtime::model::{Goal, Session, SessionKey, SideCapabilities, validate_id};
 use serde_json::value::RawValue;
 
@@ -333,11 +334,22 @@ pub async fn get_goal(
     State(state): State<AppState>,
     Path((room, id)): Path<(String, String)>,
 ) -> Result<Json<Goal>, ApiError> {
-    state.controller.session(&key(&room, &id)?)?;
-    Err(ApiError::not_found("no_goal", "the session has no goal"))
+    Ok(Json(state.controller.goal(&key(&room, &id)?)?))
 }
 
-/// Sets the session's objective.
+async fn goal_control(
+    state: &AppState,
+    room: &str,
+    id: &str,
+    action: GoalAction,
+    client_submit_id: Option<String>,
+) -> Result<Option<Goal>, ApiError> {
+    let k = key(room, id)?;
+    Ok(state.controller.goal_control(&k, GoalControl { action, client_submit_id }).await?)
+}
+
+/// Sets the session's objective (a new goal operation; the same `clientSubmitId` again is the same
+/// operation).
 #[utoipa::path(put, path = "/v1/rooms/{roomId}/sessions/{sessionId}/goal", tag = "goals",
     params(("roomId" = String, Path), ("sessionId" = String, Path)),
     request_body = SetGoalRequest,
@@ -345,50 +357,53 @@ pub async fn get_goal(
 pub async fn set_goal(
     State(state): State<AppState>,
     Path((room, id)): Path<(String, String)>,
-    Json(_body): Json<SetGoalRequest>,
+    Json(body): Json<SetGoalRequest>,
 ) -> Result<Json<Goal>, ApiError> {
-    state.controller.session(&key(&room, &id)?)?;
-    Err(goals_unsupported())
+    if body.client_submit_id.trim().is_empty() {
+        return Err(ApiError::bad_request("invalid_input", "clientSubmitId must not be empty"));
+    }
+    let action = GoalAction::Set { objective: body.objective, token_budget: body.token_budget };
+    let goal = goal_control(&state, &room, &id, action, Some(body.client_submit_id)).await?;
+    goal.map(Json).ok_or_else(|| ApiError::not_found("no_goal", "the session has no goal"))
 }
 
 /// Clears the session's goal.
 #[utoipa::path(delete, path = "/v1/rooms/{roomId}/sessions/{sessionId}/goal", tag = "goals",
-    params(("roomId" = String, Path), ("sessionId" = String, Path)),
+    params(("roomId" = String, Path), ("sessionId" = String, Path), GoalOperationQuery),
     responses((status = 204, description = "Cleared"), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn clear_goal(
     State(state): State<AppState>,
     Path((room, id)): Path<(String, String)>,
+    Query(q): Query<GoalOperationQuery>,
 ) -> Result<StatusCode, ApiError> {
-    state.controller.session(&key(&room, &id)?)?;
-    Err(goals_unsupported())
+    goal_control(&state, &room, &id, GoalAction::Clear, q.client_submit_id).await?;
+    Ok(StatusCode::NO_CONTENT)
 }
 
 /// Pauses the session's goal.
 #[utoipa::path(post, path = "/v1/rooms/{roomId}/sessions/{sessionId}/goal/pause", tag = "goals",
-    params(("roomId" = String, Path), ("sessionId" = String, Path)),
+    params(("roomId" = String, Path), ("sessionId" = String, Path), GoalOperationQuery),
     responses((status = 200, body = Goal), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn pause_goal(
     State(state): State<AppState>,
     Path((room, id)): Path<(String, String)>,
+    Query(q): Query<GoalOperationQuery>,
 ) -> Result<Json<Goal>, ApiError> {
-    state.controller.session(&key(&room, &id)?)?;
-    Err(goals_unsupported())
+    let goal = goal_control(&state, &room, &id, GoalAction::Pause, q.client_submit_id).await?;
+    goal.map(Json).ok_or_else(|| ApiError::not_found("no_goal", "the session has no goal"))
 }
 
 /// Resumes the session's goal.
 #[utoipa::path(post, path = "/v1/rooms/{roomId}/sessions/{sessionId}/goal/resume", tag = "goals",
-    params(("roomId" = String, Path), ("sessionId" = String, Path)),
+    params(("roomId" = String, Path), ("sessionId" = String, Path), GoalOperationQuery),
     responses((status = 200, body = Goal), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn resume_goal(
     State(state): State<AppState>,
     Path((room, id)): Path<(String, String)>,
+    Query(q): Query<GoalOperationQuery>,
 ) -> Result<Json<Goal>, ApiError> {
-    state.controller.session(&key(&room, &id)?)?;
-    Err(goals_unsupported())
-}
-
-fn goals_unsupported() -> ApiError {
-    ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "goals_unsupported", "this provider does not support goals")
+    let goal = goal_control(&state, &room, &id, GoalAction::Resume, q.client_submit_id).await?;
+    goal.map(Json).ok_or_else(|| ApiError::not_found("no_goal", "the session has no goal"))
 }
 
 /// Liveness.

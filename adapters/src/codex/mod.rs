@@ -20,9 +20,9 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use ensemble_runtime::adapter::{
-    Adapter, AdapterError, DisconnectAdapter, EventSink, Fact, InteractiveAdapter, ProviderDescriptor, ProviderState,
-    QuiesceAdapter, ReleaseAdapter, SessionHandle, SessionPatch, SideAdapter, SideOpen, SideOpened, StartOutcome,
-    SteerAdapter, TurnRequest,
+    Adapter, AdapterError, DisconnectAdapter, EventSink, Fact, GoalAdapter, InteractiveAdapter, ProviderDescriptor,
+    ProviderState, QuiesceAdapter, ReleaseAdapter, SessionHandle, SessionPatch, SideAdapter, SideOpen, SideOpened,
+    StartOutcome, SteerAdapter, TurnRequest,
 };
 use ensemble_runtime::clock::new_id;
 use ensemble_runtime::event::{
@@ -36,6 +36,7 @@ use tokio::sync::Notify;
 
 use crate::jsonrpc::{Incoming, Line, LineDecoder, RpcClient, RpcConfig, RpcError};
 use crate::process::{ProcessSpec, Supervised, base_env};
+use ensemble_runtime::goals::{GoalAction, GoalCommand, GoalEngine, GoalFact, ProviderGoal};
 use translate::Translator;
 
 /// The provider id.
@@ -76,6 +77,8 @@ pub struct CodexConfig {
     pub stop_grace: Duration,
     /// After SIGTERM, how long before SIGKILL.
     pub term_grace: Duration,
+    /// How long a turn codex starts by itself waits for evidence of the goal operation it serves.
+    pub goal_grace: Duration,
     pub rpc: RpcConfig,
 }
 
@@ -90,6 +93,7 @@ impl CodexConfig {
             call_timeout: Duration::from_secs(30),
             stop_grace: Duration::from_secs(1),
             term_grace: Duration::from_secs(2),
+            goal_grace: Duration::from_millis(250),
             rpc: RpcConfig::default(),
         }
     }
@@ -170,7 +174,8 @@ impl CodexAdapter {
 
     /// Spawns `codex app-server` for a session and completes the handshake.
     async fn spawn(&self, session: &Session, handle: SessionHandle) -> Result<Arc<Live>, AdapterError> {
-        let SessionHandle { sink, state: provider_state } = handle;
+        let SessionHandle { sink, state: provider_state, goals: goal_host, goal } = handle;
+        let goals = GoalEngine::new(goal_host, sink.clone(), goal);
         std::fs::create_dir_all(&self.config.home).map_err(|e| {
             AdapterError::failed("codex_home", format!("cannot create CODEX_HOME {}: {e}", self.config.home.display()))
         })?;
@@ -209,6 +214,9 @@ impl CodexAdapter {
             side: false,
             detached: AtomicBool::new(false),
             state: Mutex::new(TurnState::default()),
+            goals,
+            emit_gate: tokio::sync::Mutex::new(()),
+            goal_grace: self.config.goal_grace,
         });
         conn.routes().owner = Arc::downgrade(&live);
         tokio::spawn(route(conn.clone(), incoming, self.config.call_timeout));
@@ -408,6 +416,9 @@ struct ActiveTurn {
     /// Cancel was asked before codex announced the turn.
     interrupt_queued: bool,
     ended: Arc<Notify>,
+    /// A turn codex started by itself, waiting to learn which goal operation it belongs to: its
+    /// events wait here so that `turn.started` (with its origin) comes first.
+    attribution: Option<Vec<EventBody>>,
 }
 
 struct PendingRequest {
@@ -604,6 +615,12 @@ struct Live {
     /// No longer routed (a closed side): its process may live on for others.
     detached: AtomicBool,
     state: Mutex<TurnState>,
+    /// The goal state machine of this thread.
+    goals: Arc<GoalEngine>,
+    /// Serialises emitting with the release of an attributed turn's buffer.
+    emit_gate: tokio::sync::Mutex<()>,
+    /// How long a turn codex starts by itself waits for evidence of its goal operation.
+    goal_grace: Duration,
 }
 
 impl Live {
@@ -620,6 +637,7 @@ impl Live {
         if let Ok(mut t) = self.thread_id.lock() {
             *t = Some(id.to_owned());
         }
+        self.goals.set_thread(id);
         self.conn.register(id, self);
     }
 
@@ -695,9 +713,53 @@ impl Live {
     }
 
     async fn emit(&self, turn: Option<String>, events: Vec<EventBody>) {
-        if !events.is_empty() {
-            self.sink.emit_many(events.into_iter().map(|e| (turn.clone(), e)).collect()).await;
+        if events.is_empty() {
+            return;
         }
+        let _gate = self.emit_gate.lock().await;
+        {
+            let mut st = self.state();
+            if let Some(a) = st.active.as_mut()
+                && turn.as_deref() == Some(a.ours.as_str())
+                && let Some(buffer) = a.attribution.as_mut()
+            {
+                buffer.extend(events);
+                return;
+            }
+        }
+        self.sink.emit_many(events.into_iter().map(|e| (turn.clone(), e)).collect()).await;
+    }
+
+    /// Decides which goal operation a turn codex started by itself belongs to, then announces it
+    /// (`turn.started` with its origin) and releases what the turn produced meanwhile.
+    async fn attribute(self: Arc<Self>, ours: String, provider_turn: String) {
+        let identity = self.goals.attribute(&provider_turn, self.goal_grace).await;
+        let _gate = self.emit_gate.lock().await;
+        let buffered = {
+            let mut st = self.state();
+            match st.active.as_mut() {
+                Some(a) if a.ours == ours => a.attribution.take().unwrap_or_default(),
+                _ => Vec::new(),
+            }
+        };
+        let started = TurnStartedPayload {
+            turn_id: ours.clone(),
+            origin: if identity.is_some() { TurnOrigin::GoalContinuation } else { TurnOrigin::Provider },
+            goal_operation_id: identity.as_ref().map(|i| i.operation_id.clone()),
+            goal_revision: identity.as_ref().map(|i| i.revision),
+            goal_repair_epoch: identity.as_ref().map(|i| i.repair_epoch),
+            input: vec![],
+            client_submit_id: None,
+        };
+        let mut facts = vec![Fact::Event { turn_id: Some(ours.clone()), body: EventBody::TurnStarted(started) }];
+        if identity.is_none() {
+            facts.push(Fact::Goal(GoalFact::ReconcileRequired {
+                reason: "unproven_continuation".into(),
+                provider_turn_id: Some(provider_turn),
+            }));
+        }
+        facts.extend(buffered.into_iter().map(|body| Fact::Event { turn_id: Some(ours.clone()), body }));
+        self.sink.send(facts).await;
     }
 
     /// Sends `turn/interrupt` for a provider turn (in the background: the caller holds no lock).
@@ -764,26 +826,19 @@ impl Live {
                         st.translator.reset();
                         st.active = Some(ActiveTurn {
                             ours: ours.clone(),
-                            provider: Some(id),
+                            provider: Some(id.clone()),
                             started: true,
                             interrupt_queued: false,
                             ended: Arc::new(Notify::new()),
+                            attribution: Some(Vec::new()),
                         });
                         Some(ours)
                     }
                 };
                 if let Some(ours) = started {
-                    // A turn codex started by itself (e.g. continuing a goal).
-                    let body = EventBody::TurnStarted(TurnStartedPayload {
-                        turn_id: ours.clone(),
-                        origin: TurnOrigin::Provider,
-                        goal_operation_id: None,
-                        goal_revision: None,
-                        goal_repair_epoch: None,
-                        input: vec![],
-                        client_submit_id: None,
-                    });
-                    self.emit(Some(ours), vec![body]).await;
+                    // A turn codex started by itself (e.g. continuing a goal): which operation it
+                    // serves is decided off the read loop, with a bounded wait for evidence.
+                    tokio::spawn(self.clone().attribute(ours, id));
                 }
             }
             "turn/completed" => {
@@ -837,6 +892,12 @@ impl Live {
                     self.emit(turn, vec![body]).await;
                 }
             }
+            "thread/goal/updated" => {
+                let Some(goal) = p.get("goal").and_then(provider_goal) else { return };
+                let turn = p.get("turnId").and_then(Value::as_str);
+                self.goals.observed(goal, turn).await;
+            }
+            "thread/goal/cleared" => self.goals.cleared().await,
             "thread/name/updated" => {
                 if let Some(name) = p.get("threadName").and_then(Value::as_str).filter(|n| !n.is_empty()) {
                     self.sink.update(SessionPatch { title: Some(name.to_owned()), ..Default::default() }).await;
@@ -965,6 +1026,23 @@ async fn drain_stderr(
     }
 }
 
+/// A codex goal (`thread/goal/*`) as a [`ProviderGoal`].
+fn provider_goal(v: &Value) -> Option<ProviderGoal> {
+    if v.is_null() {
+        return None;
+    }
+    let n = |k: &str| v.get(k).and_then(Value::as_i64);
+    Some(ProviderGoal {
+        thread_id: v.get("threadId").and_then(Value::as_str).unwrap_or_default().to_owned(),
+        objective: v.get("objective").and_then(Value::as_str).unwrap_or_default().to_owned(),
+        status: v.get("status").and_then(Value::as_str).unwrap_or_default().to_owned(),
+        token_budget: n("tokenBudget"),
+        tokens_used: n("tokensUsed"),
+        created_at: n("createdAt").unwrap_or(0),
+        updated_at: n("updatedAt").unwrap_or(0),
+    })
+}
+
 fn input_items(input: &[InputItem]) -> Value {
     Value::Array(input.iter().map(|i| json!({"type": "text", "text": i.text(), "text_elements": []})).collect())
 }
@@ -1090,6 +1168,9 @@ impl Adapter for CodexAdapter {
         if let Some(live) = self.remove(&session.key()) {
             live.reject_pending().await;
             live.stop(&self.config).await;
+            // What a turn still had open (a close without quiescing, e.g. at shutdown) is closed.
+            let open = live.close_open_items();
+            live.sink.send(open).await;
         }
         Ok(())
     }
@@ -1109,6 +1190,7 @@ impl Adapter for CodexAdapter {
                 started: false,
                 interrupt_queued: false,
                 ended: Arc::new(Notify::new()),
+                attribution: None,
             });
         }
         let mut params = json!({"threadId": thread, "input": input_items(&turn.input)});
@@ -1203,6 +1285,9 @@ impl Adapter for CodexAdapter {
     fn side(&self) -> Option<&dyn SideAdapter> {
         Some(self)
     }
+    fn goals(&self) -> Option<&dyn GoalAdapter> {
+        Some(self)
+    }
 }
 
 #[async_trait]
@@ -1263,8 +1348,12 @@ impl SideAdapter for CodexAdapter {
             side: true,
             detached: AtomicBool::new(false),
             state: Mutex::new(TurnState::default()),
+            goals: GoalEngine::new(open.handle.goals.clone(), open.handle.sink.clone(), Default::default()),
+            emit_gate: tokio::sync::Mutex::new(()),
+            goal_grace: self.config.goal_grace,
         });
         live.remember_model(&response);
+        live.goals.set_thread(&child);
         conn.end_fork(Some((&child, &live)));
         let boundary =
             json!([{"type": "message", "role": "user", "content": [{"type": "input_text", "text": SIDE_BOUNDARY}]}]);
@@ -1280,6 +1369,37 @@ impl SideAdapter for CodexAdapter {
         let mut session = open.side.clone();
         session.provider_session_id = Some(child);
         Ok(SideOpened { session, capabilities: SideCapabilities::all() })
+    }
+}
+
+#[async_trait]
+impl GoalAdapter for CodexAdapter {
+    async fn apply_goal(&self, session: &Session, command: GoalCommand) -> Result<Option<ProviderGoal>, AdapterError> {
+        let live = self.live_or_err(session)?;
+        if live.side {
+            return Err(AdapterError::Unsupported("side conversations have no goals".into()));
+        }
+        let thread = live.thread().ok_or(AdapterError::NotLive)?;
+        let t = self.config.call_timeout;
+        let call = async {
+            let (method, params) = match &command.action {
+                GoalAction::Set { objective, token_budget } => {
+                    let mut p = json!({"threadId": thread, "objective": objective, "status": "active"});
+                    if let Some(b) = token_budget {
+                        p["tokenBudget"] = json!(b);
+                    }
+                    ("thread/goal/set", p)
+                }
+                GoalAction::Pause => ("thread/goal/set", json!({"threadId": thread, "status": "paused"})),
+                GoalAction::Resume => ("thread/goal/set", json!({"threadId": thread, "status": "active"})),
+                GoalAction::Clear => ("thread/goal/clear", json!({"threadId": thread})),
+            };
+            match live.rpc().call(method, params, t).await {
+                Ok(v) => Ok(v.get("goal").and_then(provider_goal)),
+                Err(e) => Err(live.conn.rpc_error(method, e).await),
+            }
+        };
+        live.goals.apply(&command, call).await
     }
 }
 
@@ -1381,6 +1501,8 @@ impl QuiesceAdapter for CodexAdapter {
             // Codex never ended the turn (or never told us its id): take the process down.
             tracing::warn!(session = %session.key(), turn = %turn_id, "turn did not end within the close grace; stopping codex");
             live.stop(&self.config).await;
+            let open = live.close_open_items();
+            live.sink.send(open).await;
         }
         Ok(())
     }
