@@ -401,6 +401,9 @@ pub fn which(name: &str) -> Option<PathBuf> {
 #[derive(Default)]
 struct TurnState {
     active: Option<ActiveTurn>,
+    /// Turns codex started by itself that wait to learn which goal operation they belong to: their
+    /// events wait here (even past the turn's end) so that `turn.started`, with its origin, is first.
+    attributing: HashMap<String, Vec<EventBody>>,
     translator: Translator,
     pending: HashMap<String, PendingRequest>,
 }
@@ -416,9 +419,6 @@ struct ActiveTurn {
     /// Cancel was asked before codex announced the turn.
     interrupt_queued: bool,
     ended: Arc<Notify>,
-    /// A turn codex started by itself, waiting to learn which goal operation it belongs to: its
-    /// events wait here so that `turn.started` (with its origin) comes first.
-    attribution: Option<Vec<EventBody>>,
 }
 
 struct PendingRequest {
@@ -719,10 +719,7 @@ impl Live {
         let _gate = self.emit_gate.lock().await;
         {
             let mut st = self.state();
-            if let Some(a) = st.active.as_mut()
-                && turn.as_deref() == Some(a.ours.as_str())
-                && let Some(buffer) = a.attribution.as_mut()
-            {
+            if let Some(buffer) = turn.as_ref().and_then(|t| st.attributing.get_mut(t)) {
                 buffer.extend(events);
                 return;
             }
@@ -735,13 +732,7 @@ impl Live {
     async fn attribute(self: Arc<Self>, ours: String, provider_turn: String) {
         let identity = self.goals.attribute(&provider_turn, self.goal_grace).await;
         let _gate = self.emit_gate.lock().await;
-        let buffered = {
-            let mut st = self.state();
-            match st.active.as_mut() {
-                Some(a) if a.ours == ours => a.attribution.take().unwrap_or_default(),
-                _ => Vec::new(),
-            }
-        };
+        let buffered = self.state().attributing.remove(&ours).unwrap_or_default();
         let started = TurnStartedPayload {
             turn_id: ours.clone(),
             origin: if identity.is_some() { TurnOrigin::GoalContinuation } else { TurnOrigin::Provider },
@@ -830,8 +821,8 @@ impl Live {
                             started: true,
                             interrupt_queued: false,
                             ended: Arc::new(Notify::new()),
-                            attribution: Some(Vec::new()),
                         });
+                        st.attributing.insert(ours.clone(), Vec::new());
                         Some(ours)
                     }
                 };
@@ -1190,7 +1181,6 @@ impl Adapter for CodexAdapter {
                 started: false,
                 interrupt_queued: false,
                 ended: Arc::new(Notify::new()),
-                attribution: None,
             });
         }
         let mut params = json!({"threadId": thread, "input": input_items(&turn.input)});
