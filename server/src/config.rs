@@ -131,6 +131,11 @@ pub struct ServeArgs {
     #[arg(long, env = "ENSEMBLE_SHUTDOWN_TIMEOUT_SECS", default_value_t = 10)]
     pub shutdown_timeout_secs: u64,
 
+    /// How long a turn the provider starts by itself waits for evidence of the goal operation that
+    /// caused it before it is reported as unproven.
+    #[arg(long, env = "ENSEMBLE_GOAL_GRACE_MS", default_value_t = 250)]
+    pub goal_grace_ms: u64,
+
     /// Events a side conversation keeps in memory for replay.
     #[arg(long, env = "ENSEMBLE_SIDE_LOG_EVENTS", default_value_t = 10_000)]
     pub side_log_events: usize,
@@ -222,6 +227,7 @@ impl ServeArgs {
             }
         }
         c.thread_start_timeout = Duration::from_secs(self.codex_thread_start_timeout_secs.max(1));
+        c.goal_grace = Duration::from_millis(self.goal_grace_ms);
         c.call_timeout = Duration::from_secs(self.codex_call_timeout_secs.max(1));
         c.rpc.max_line_bytes = self.rpc_max_line_bytes.max(1024);
         Ok(c)

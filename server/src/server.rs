@@ -60,8 +60,9 @@ pub async fn build_controller(args: &ServeArgs) -> anyhow::Result<Controller> {
     let codex = CodexAdapter::new(args.codex().map_err(anyhow::Error::msg)?);
     codex.probe().await;
     let chunk_delay = Duration::from_millis(args.scripted_chunk_delay_ms);
+    let goal_grace = Duration::from_millis(args.goal_grace_ms);
     let mut adapters: Vec<Arc<dyn Adapter>> = vec![
-        Arc::new(ScriptedAdapter::new(ScriptedConfig { chunk_delay, ..ScriptedConfig::default() })),
+        Arc::new(ScriptedAdapter::new(ScriptedConfig { chunk_delay, goal_grace, ..ScriptedConfig::default() })),
         Arc::new(codex),
     ];
     if args.test_providers {
