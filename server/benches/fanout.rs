@@ -73,9 +73,11 @@ use tokio::net::TcpListener;
 use tokio::runtime::Handle;
 use tokio::sync::{broadcast, mpsc};
 use tokio_tungstenite::tungstenite;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 
 const PROVIDER: &str = "bench";
+const BENCH_TOKEN: &str = "bench-token-0123456789abcdef0123456789abcdef";
 const SESSION: &str = "bench";
 const ITEM: &str = "m1";
 /// Text after the timestamp. The `event` object is then ~220 bytes, most of it the envelope (UUID
@@ -329,8 +331,26 @@ async fn start_ensemble(nodelay: bool) -> EnsembleServer {
     ensemble_server::telemetry::metrics_handle();
     let dir = tempfile::tempdir().expect("tempdir");
     let data: PathBuf = dir.path().join("data");
-    let cli = Cli::try_parse_from(["ensemble", "--listen", "127.0.0.1:0", "--data-dir", data.to_str().unwrap()])
-        .expect("default server args");
+    let token_file = dir.path().join("token");
+    std::fs::write(&token_file, BENCH_TOKEN).unwrap();
+    let cli = Cli::try_parse_from([
+        "ensemble",
+        "--listen",
+        "127.0.0.1:0",
+        "--data-dir",
+        data.to_str().unwrap(),
+        "--token-file",
+        token_file.to_str().unwrap(),
+        "--workspace-roots",
+        dir.path().to_str().unwrap(),
+        "--default-cwd",
+        dir.path().to_str().unwrap(),
+        "--max-ws-per-room",
+        "100000",
+        "--max-ws-connections",
+        "100000",
+    ])
+    .expect("default server args");
     let args: ServeArgs = cli.serve;
     std::fs::create_dir_all(&data).unwrap();
     let hub = RoomHub::new(args.ws_queue);
@@ -341,12 +361,8 @@ async fn start_ensemble(nodelay: bool) -> EnsembleServer {
     let mut config = ensemble_server::server::controller_config(&args);
     config.default_cwd = dir.path().to_string_lossy().into_owned();
     let controller = Controller::new(config, store, hub, adapters, Arc::new(SystemClock::default()));
-    let state = AppState::new(
-        controller.clone(),
-        args.ws(),
-        args.max_body_bytes,
-        Duration::from_secs(args.request_timeout_secs.max(1)),
-    );
+    let (app_config, _) = ensemble_server::server::app_config(&args).expect("app config");
+    let state = AppState::new(controller.clone(), app_config);
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let app = router(state.clone()).into_make_service_with_connect_info::<SocketAddr>();
@@ -605,7 +621,10 @@ async fn subscribe(
 ) -> ClientOut {
     let fail = |e: String| ClientOut { error: Some(e), done_ns: 0, latencies_us: Vec::new(), frame_bytes: 0 };
     let config = WebSocketConfig::default().read_buffer_size(read_buf);
-    let mut ws = match tokio_tungstenite::connect_async_with_config(url.as_str(), Some(config), true).await {
+    let mut request = url.as_str().into_client_request().expect("ws request");
+    // The baseline ignores it; Ensemble requires it.
+    request.headers_mut().insert("authorization", format!("Bearer {BENCH_TOKEN}").parse().expect("header"));
+    let mut ws = match tokio_tungstenite::connect_async_with_config(request, Some(config), true).await {
         Ok((ws, _)) => ws,
         Err(e) => {
             let _ = ready.send(Err(format!("connect: {e}"))).await;

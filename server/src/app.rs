@@ -1,9 +1,10 @@
 //! The application state and the router. `router(state)` is separate from `main` so tests can
 //! drive it in-process.
 
+use std::collections::HashMap;
 use std::ops::Deref;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::Router;
@@ -19,7 +20,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::config::WsLimits;
-use crate::{error, routes, telemetry, ws};
+use crate::security::Access;
+use crate::workspace::WorkspaceRoots;
+use crate::{error, routes, security, telemetry, ws};
 
 /// Everything a handler may need.
 pub struct App {
@@ -29,8 +32,24 @@ pub struct App {
     pub shutdown: CancellationToken,
     draining: AtomicBool,
     pub ws_connections: AtomicUsize,
+    /// Open WebSockets per room (entries removed at zero).
+    pub ws_rooms: Mutex<HashMap<String, usize>>,
     pub max_body_bytes: usize,
     pub request_timeout: Duration,
+    pub access: Access,
+    pub workspace: WorkspaceRoots,
+    /// Enables test-only routes (a handler that panics).
+    pub test_hooks: bool,
+}
+
+/// What the HTTP edge is configured with.
+pub struct AppConfig {
+    pub ws: WsLimits,
+    pub max_body_bytes: usize,
+    pub request_timeout: Duration,
+    pub access: Access,
+    pub workspace: WorkspaceRoots,
+    pub test_hooks: bool,
 }
 
 #[derive(Clone)]
@@ -44,15 +63,19 @@ impl Deref for AppState {
 }
 
 impl AppState {
-    pub fn new(controller: Controller, ws: WsLimits, max_body_bytes: usize, request_timeout: Duration) -> Self {
+    pub fn new(controller: Controller, config: AppConfig) -> Self {
         Self(Arc::new(App {
             controller,
-            ws,
+            ws: config.ws,
             shutdown: CancellationToken::new(),
             draining: AtomicBool::new(false),
             ws_connections: AtomicUsize::new(0),
-            max_body_bytes,
-            request_timeout,
+            ws_rooms: Mutex::new(HashMap::new()),
+            max_body_bytes: config.max_body_bytes,
+            request_timeout: config.request_timeout,
+            access: config.access,
+            workspace: config.workspace,
+            test_hooks: config.test_hooks,
         }))
     }
 
@@ -95,11 +118,17 @@ pub fn api_router() -> OpenApiRouter<AppState> {
 
 /// The whole HTTP application.
 pub fn router(state: AppState) -> Router {
-    let (router, _) = api_router().split_for_parts();
+    let (mut router, _) = api_router().split_for_parts();
+    router = router.route("/", axum::routing::get(routes::console));
+    if state.test_hooks {
+        router = router.route("/v1/test/panic", axum::routing::get(routes::test_panic));
+    }
     router
         .fallback(error::not_found)
         .method_not_allowed_fallback(error::method_not_allowed)
         .layer(axum::middleware::from_fn_with_state(state.clone(), refuse_when_draining))
+        // Before anything reads the body or reaches a handler; after the metrics, so refusals count.
+        .layer(axum::middleware::from_fn_with_state(state.clone(), security::guard))
         .layer(axum::middleware::from_fn_with_state(state.clone(), telemetry::track_http))
         .layer(DefaultBodyLimit::max(state.max_body_bytes))
         .layer(axum::middleware::from_fn_with_state(state.clone(), request_timeout))

@@ -50,6 +50,24 @@ pub struct ServeArgs {
     #[arg(long, env = "ENSEMBLE_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
 
+    /// File holding the bearer token (absolute path; trimmed; at least 32 bytes) [default: a token
+    /// generated at first start into DATA_DIR/token, mode 0600]. Required for a non-loopback --listen.
+    #[arg(long, env = "ENSEMBLE_TOKEN_FILE")]
+    pub token_file: Option<PathBuf>,
+
+    /// Host names (or IPs) accepted in the `Host` header besides loopback ones and the listen IP,
+    /// comma separated; `*` accepts any (only behind a proxy that checks Host).
+    #[arg(long, env = "ENSEMBLE_ALLOWED_HOSTS", value_delimiter = ',')]
+    pub allowed_hosts: Vec<String>,
+
+    /// Origins (`scheme://host[:port]`) allowed besides the server's own, comma separated.
+    #[arg(long, env = "ENSEMBLE_TRUSTED_ORIGINS", value_delimiter = ',')]
+    pub trusted_origins: Vec<String>,
+
+    /// Directories a session's `cwd` must be inside, `:`-separated [default: the user's home].
+    #[arg(long, env = "ENSEMBLE_WORKSPACE_ROOTS", value_delimiter = ':')]
+    pub workspace_roots: Vec<PathBuf>,
+
     /// Working directory of sessions started without `cwd` [default: the user's home].
     #[arg(long, env = "ENSEMBLE_DEFAULT_CWD")]
     pub default_cwd: Option<PathBuf>,
@@ -98,6 +116,36 @@ pub struct ServeArgs {
     #[arg(long, env = "ENSEMBLE_MAX_INPUT_BYTES", default_value_t = 1024 * 1024)]
     pub max_input_bytes: usize,
 
+    /// Open room WebSockets in total (503 + Retry-After beyond).
+    #[arg(long, env = "ENSEMBLE_MAX_WS_CONNECTIONS", default_value_t = 1024)]
+    pub max_ws_connections: usize,
+
+    /// Open WebSockets per room (503 + Retry-After beyond).
+    #[arg(long, env = "ENSEMBLE_MAX_WS_PER_ROOM", default_value_t = 128)]
+    pub max_ws_per_room: usize,
+
+    /// Sessions kept in total, side conversations included (429 beyond; close some to start more).
+    #[arg(long, env = "ENSEMBLE_MAX_SESSIONS", default_value_t = 4096)]
+    pub max_sessions: usize,
+
+    /// Sessions kept per room (429 beyond).
+    #[arg(long, env = "ENSEMBLE_MAX_SESSIONS_PER_ROOM", default_value_t = 256)]
+    pub max_sessions_per_room: usize,
+
+    /// Live provider sessions (processes) at once; starting or resuming beyond is refused with
+    /// 503 and Retry-After.
+    #[arg(long, env = "ENSEMBLE_MAX_LIVE_SESSIONS", default_value_t = 32)]
+    pub max_live_sessions: usize,
+
+    /// Largest event payload (serialised); a larger one is replaced by a `notice`.
+    #[arg(long, env = "ENSEMBLE_MAX_EVENT_BYTES", default_value_t = 1024 * 1024)]
+    pub max_event_bytes: usize,
+
+    /// A live session idle this long (no turn, no pending interaction, no open side) is released;
+    /// 0 = never.
+    #[arg(long, env = "ENSEMBLE_IDLE_RELEASE_SECS", default_value_t = 1800)]
+    pub idle_release_secs: u64,
+
     /// Largest message a WebSocket client may send.
     #[arg(long, env = "ENSEMBLE_WS_MAX_MESSAGE_BYTES", default_value_t = 64 * 1024)]
     pub ws_max_message_bytes: usize,
@@ -143,6 +191,10 @@ pub struct ServeArgs {
     /// Also register the scripted provider's test variants (broken side conversations, for tests).
     #[arg(long, env = "ENSEMBLE_TEST_PROVIDERS", hide = true)]
     pub test_providers: bool,
+
+    /// Test-only routes (a handler that panics), for the server's own tests.
+    #[arg(long, env = "ENSEMBLE_TEST_HOOKS", hide = true)]
+    pub test_hooks: bool,
 
     /// The `codex` executable [default: `codex` on PATH].
     #[arg(long, env = "ENSEMBLE_CODEX_BIN")]
@@ -195,6 +247,11 @@ impl ServeArgs {
         self.default_cwd.clone().unwrap_or_else(home_dir)
     }
 
+    pub fn workspace_roots(&self) -> Vec<PathBuf> {
+        let roots: Vec<PathBuf> = self.workspace_roots.iter().filter(|p| !p.as_os_str().is_empty()).cloned().collect();
+        if roots.is_empty() { vec![home_dir()] } else { roots }
+    }
+
     /// The codex provider's configuration, validated.
     pub fn codex(&self) -> Result<ensemble_adapters::codex::CodexConfig, String> {
         use ensemble_adapters::codex::{CodexConfig, which};
@@ -241,6 +298,8 @@ impl ServeArgs {
             ping_interval: Duration::from_secs(self.ws_ping_secs.max(1)),
             idle_timeout: Duration::from_secs(self.ws_idle_secs.max(1)),
             write_timeout: Duration::from_secs(self.ws_write_timeout_secs.max(1)),
+            max_connections: self.max_ws_connections,
+            max_per_room: self.max_ws_per_room,
         }
     }
 }
@@ -254,6 +313,8 @@ pub struct WsLimits {
     pub ping_interval: Duration,
     pub idle_timeout: Duration,
     pub write_timeout: Duration,
+    pub max_connections: usize,
+    pub max_per_room: usize,
 }
 
 pub fn home_dir() -> PathBuf {

@@ -7,8 +7,10 @@ pub mod config;
 pub mod error;
 pub mod openapi;
 pub mod routes;
+pub mod security;
 pub mod server;
 pub mod telemetry;
+pub mod workspace;
 pub mod ws;
 
 pub use app::{AppState, router};

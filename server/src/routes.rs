@@ -1,7 +1,5 @@
 //! REST handlers. Each converts between wire types and controller calls; no agent dialect here.
 
-use std::path::Path as FsPath;
-
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -89,9 +87,7 @@ pub async fn start_session(
     Json(body): Json<StartSessionRequest>,
 ) -> Result<Response, ApiError> {
     room_id(&room)?;
-    if let Some(cwd) = &body.cwd {
-        check_cwd(cwd)?;
-    }
+    let cwd = body.cwd.as_deref().map(|c| state.workspace.resolve(c)).transpose()?;
     let session = state
         .controller
         .start(StartSession {
@@ -99,7 +95,7 @@ pub async fn start_session(
             session_id: body.session_id,
             provider: body.provider.unwrap_or_else(|| ensemble_adapters::scripted::SCRIPTED.to_owned()),
             title: body.title,
-            cwd: body.cwd,
+            cwd: cwd.map(|c| c.to_string_lossy().into_owned()),
             settings: body.settings.unwrap_or_default(),
         })
         .await?;
@@ -108,17 +104,6 @@ pub async fn start_session(
         headers.insert(header::LOCATION, loc);
     }
     Ok((StatusCode::CREATED, headers, Json(session)).into_response())
-}
-
-fn check_cwd(cwd: &str) -> Result<(), ApiError> {
-    let p = FsPath::new(cwd);
-    if !p.is_absolute() {
-        return Err(ApiError::bad_request("invalid_cwd", "cwd must be an absolute path"));
-    }
-    if !p.is_dir() {
-        return Err(ApiError::bad_request("invalid_cwd", "cwd must be an existing directory"));
-    }
-    Ok(())
 }
 
 /// Canonical, visible sessions of a room.
@@ -404,6 +389,33 @@ pub async fn resume_goal(
 ) -> Result<Json<Goal>, ApiError> {
     let goal = goal_control(&state, &room, &id, GoalAction::Resume, q.client_submit_id).await?;
     goal.map(Json).ok_or_else(|| ApiError::not_found("no_goal", "the session has no goal"))
+}
+
+/// The built-in console: one static page that asks for everything with the token it finds in
+/// the URL fragment (which browsers never send to the server).
+pub async fn console() -> impl IntoResponse {
+    (
+        [
+            (header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8")),
+            (header::CACHE_CONTROL, HeaderValue::from_static("no-store")),
+            (
+                header::CONTENT_SECURITY_POLICY,
+                HeaderValue::from_static(
+                    "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; \
+                     frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+                ),
+            ),
+            (header::REFERRER_POLICY, HeaderValue::from_static("no-referrer")),
+            (header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY")),
+        ],
+        include_str!("console.html"),
+    )
+}
+
+/// Test-only (behind `--test-hooks`): a handler that panics, to prove the JSON 500 and that the
+/// server keeps serving.
+pub async fn test_panic() -> StatusCode {
+    panic!("test hook: a handler panicked on purpose");
 }
 
 /// Liveness.

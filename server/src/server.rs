@@ -15,9 +15,11 @@ use ensemble_runtime::controller::{Controller, ControllerConfig};
 use ensemble_runtime::store::{Retention, Store, StoreConfig, Synchronous};
 use tokio::net::TcpListener;
 
-use crate::app::{AppState, router};
+use crate::app::{AppConfig, AppState, router};
 use crate::config::{ServeArgs, SqliteSync};
+use crate::security::{self, Access, AccessPolicy, TokenSource};
 use crate::telemetry;
+use crate::workspace::WorkspaceRoots;
 
 /// The file name of the database inside the data dir.
 pub const DB_FILE: &str = "ensemble.sqlite3";
@@ -74,21 +76,60 @@ pub async fn build_controller(args: &ServeArgs) -> anyhow::Result<Controller> {
     Ok(Controller::new(config, store, hub, adapters, Arc::new(SystemClock::default())))
 }
 
+/// The HTTP edge's configuration (token, Host/Origin policy, workspace roots, limits), validated.
+/// Expects the data dir to exist (a generated token is kept there).
+pub fn app_config(args: &ServeArgs) -> anyhow::Result<(AppConfig, TokenSource)> {
+    let (token, source) = security::load_token(args.token_file.as_deref(), &args.data_dir())?;
+    let policy = AccessPolicy::new(args.listen, &args.allowed_hosts, &args.trusted_origins)?;
+    let workspace = WorkspaceRoots::new(&args.workspace_roots()).map_err(anyhow::Error::msg)?;
+    let cwd = args.default_cwd();
+    let inside = cwd.canonicalize().map(|c| workspace.contains(&c)).unwrap_or(false);
+    if !inside {
+        anyhow::bail!(
+            "the default cwd {} is not an existing directory inside the workspace roots ({}); set --default-cwd \
+             or --workspace-roots",
+            cwd.display(),
+            workspace.roots().iter().map(|r| r.display().to_string()).collect::<Vec<_>>().join(":")
+        );
+    }
+    let config = AppConfig {
+        ws: args.ws(),
+        max_body_bytes: args.max_body_bytes,
+        request_timeout: Duration::from_secs(args.request_timeout_secs.max(1)),
+        access: Access { token, policy },
+        workspace,
+        test_hooks: args.test_hooks,
+    };
+    Ok((config, source))
+}
+
 /// Runs the server until SIGINT/SIGTERM, then shuts down gracefully.
 pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    // Before anything else: a mistaken exposure must not even open the store.
+    security::check_listen(args.listen, args.token_file.as_deref())?;
     telemetry::metrics_handle();
     let controller = build_controller(&args).await?;
+    let (app_config, token_source) = app_config(&args)?;
+    let console_token = match &token_source {
+        TokenSource::Generated(_) | TokenSource::DataDir(_) => Some(app_config.access.token.expose().to_owned()),
+        TokenSource::File(_) => None,
+    };
     let recovered = controller.recover().await.context("loading stored sessions")?;
-    let state = AppState::new(
-        controller.clone(),
-        args.ws(),
-        args.max_body_bytes,
-        Duration::from_secs(args.request_timeout_secs.max(1)),
-    );
+    let state = AppState::new(controller.clone(), app_config);
     let listener = TcpListener::bind(args.listen).await.with_context(|| format!("binding {}", args.listen))?;
     let addr = listener.local_addr()?;
     // Tests and scripts read this exact line to learn the bound address.
     println!("listening on http://{addr}");
+    // The console URL carries the token in the fragment, which browsers never send to a server.
+    // It goes to stdout only, never to the logs.
+    let console_addr = if addr.ip().is_unspecified() { SocketAddr::from(([127, 0, 0, 1], addr.port())) } else { addr };
+    match (&console_token, &token_source) {
+        (Some(t), TokenSource::Generated(p)) => {
+            println!("console: http://{console_addr}/#token={t}  (new token, kept in {})", p.display())
+        }
+        (Some(t), _) => println!("console: http://{console_addr}/#token={t}"),
+        (None, _) => println!("console: http://{console_addr}/  (token: the --token-file)"),
+    }
     tracing::info!(%addr, data_dir = %args.data_dir().display(), recovered, "ensemble started");
 
     let signal_state = state.clone();

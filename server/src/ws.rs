@@ -9,9 +9,9 @@
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use axum::extract::State;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
+use axum::extract::{Extension, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use bytes::Bytes;
@@ -22,6 +22,7 @@ use tokio::time::{Instant, timeout};
 use crate::api::{ClientFrame, ServerFrame, WsQuery};
 use crate::app::AppState;
 use crate::error::{ApiError, ErrorResponse, Path, Query};
+use crate::security::{APP_PROTOCOL, Authenticated};
 
 /// Close code after a `resync` frame (the client must reload and reconnect).
 pub const CLOSE_RESYNC: u16 = 4000;
@@ -42,6 +43,7 @@ pub async fn room_ws(
     State(state): State<AppState>,
     Path(room): Path<String>,
     Query(q): Query<WsQuery>,
+    auth: Option<Extension<Authenticated>>,
     ws: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> Result<Response, ApiError> {
     ensemble_runtime::model::validate_id("roomId", &room).map_err(|m| ApiError::bad_request("invalid_id", m))?;
@@ -59,6 +61,14 @@ pub async fn room_ws(
     if state.is_draining() {
         return Err(ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "shutting_down", "the server is shutting down"));
     }
+    let slot = ConnectionSlot::take(&state, &room)?;
+    // A browser that offered subprotocols fails the handshake unless one is chosen: prefer the
+    // application protocol, so the token is not echoed back, else the bearer entry itself.
+    let ws = match auth.map(|Extension(a)| a) {
+        Some(Authenticated::Subprotocol { offered_app_protocol: true, .. }) => ws.protocols([APP_PROTOCOL]),
+        Some(Authenticated::Subprotocol { entry, .. }) => ws.protocols([entry]),
+        _ => ws.protocols([APP_PROTOCOL]),
+    };
     let limits = state.ws.clone();
     Ok(ws
         // A small read buffer: tungstenite zero-fills it on every read (see fanout-baseline.md).
@@ -67,13 +77,54 @@ pub async fn room_ws(
         .max_message_size(limits.max_message_bytes)
         .max_frame_size(limits.max_message_bytes)
         .on_upgrade(move |socket| async move {
-            state.ws_connections.fetch_add(1, Ordering::Relaxed);
-            metrics::gauge!("ensemble_ws_connections").increment(1.0);
             let outcome = Connection { state: state.clone(), room, socket }.run(q.after).await;
             tracing::debug!(?outcome, "room websocket ended");
-            state.ws_connections.fetch_sub(1, Ordering::Relaxed);
-            metrics::gauge!("ensemble_ws_connections").decrement(1.0);
+            drop(slot);
         }))
+}
+
+/// One counted WebSocket, in total and in its room; released on drop (also when the upgrade never
+/// completes).
+struct ConnectionSlot {
+    state: AppState,
+    room: String,
+}
+
+impl ConnectionSlot {
+    fn take(state: &AppState, room: &str) -> Result<Self, ApiError> {
+        let mut rooms = state.ws_rooms.lock().unwrap_or_else(|e| e.into_inner());
+        let total = state.ws_connections.load(Ordering::Relaxed);
+        let in_room = rooms.get(room).copied().unwrap_or(0);
+        let refusal = if total >= state.ws.max_connections {
+            Some(("too_many_connections", format!("the server has {total} open WebSockets (the limit)")))
+        } else if in_room >= state.ws.max_per_room {
+            Some(("too_many_room_connections", format!("room `{room}` has {in_room} open WebSockets (the limit)")))
+        } else {
+            None
+        };
+        if let Some((code, message)) = refusal {
+            metrics::counter!("ensemble_ws_refused_total", "code" => code).increment(1);
+            return Err(ApiError::new(StatusCode::SERVICE_UNAVAILABLE, code, message).retry_after(1));
+        }
+        *rooms.entry(room.to_owned()).or_default() += 1;
+        state.ws_connections.fetch_add(1, Ordering::Relaxed);
+        metrics::gauge!("ensemble_ws_connections").increment(1.0);
+        Ok(Self { state: state.clone(), room: room.to_owned() })
+    }
+}
+
+impl Drop for ConnectionSlot {
+    fn drop(&mut self) {
+        let mut rooms = self.state.ws_rooms.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = rooms.get_mut(&self.room) {
+            *n -= 1;
+            if *n == 0 {
+                rooms.remove(&self.room);
+            }
+        }
+        self.state.ws_connections.fetch_sub(1, Ordering::Relaxed);
+        metrics::gauge!("ensemble_ws_connections").decrement(1.0);
+    }
 }
 
 #[derive(Debug)]

@@ -19,12 +19,17 @@ use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 /// How long any single wait in a test may take.
 pub const WAIT: Duration = Duration::from_secs(15);
 
+/// The bearer token every test server is given (through `--token-file`) unless a test chooses.
+pub const TOKEN: &str = "test-token-0123456789abcdef0123456789abcdef";
+
 pub struct Server {
     pub child: Child,
     pub base: String,
     pub addr: String,
     pub dir: PathBuf,
     _tmp: Option<tempfile::TempDir>,
+    /// The token the harness gave the server (None when the test chose its own).
+    pub token: Option<String>,
     http: reqwest::Client,
 }
 
@@ -55,14 +60,24 @@ impl Server {
     async fn launch(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Server {
         let log = std::fs::OpenOptions::new().create(true).append(true).open(dir.join("server.log")).expect("log file");
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_ensemble"));
-        cmd.arg("serve")
-            .arg("--listen")
-            .arg("127.0.0.1:0")
-            .arg("--data-dir")
-            .arg(dir.join("data"))
-            .arg("--default-cwd")
-            .arg(dir)
-            .args(args)
+        cmd.arg("serve").arg("--data-dir").arg(dir.join("data")).arg("--default-cwd").arg(dir);
+        let has = |flag: &str| args.iter().any(|a| a.starts_with(flag));
+        if !has("--listen") {
+            cmd.arg("--listen").arg("127.0.0.1:0");
+        }
+        let token = if has("--token-file") || has("--no-test-token") {
+            None
+        } else {
+            let f = dir.join("token");
+            std::fs::write(&f, format!("{TOKEN}\n")).expect("token file");
+            cmd.arg("--token-file").arg(f);
+            Some(TOKEN)
+        };
+        if !has("--workspace-roots") {
+            // The codex tests' work dirs live in /var/tmp.
+            cmd.arg("--workspace-roots").arg(format!("{}:/var/tmp", dir.display()));
+        }
+        cmd.args(args.iter().filter(|a| **a != "--no-test-token"))
             .env("RUST_LOG", std::env::var("ENSEMBLE_TEST_LOG").unwrap_or_else(|_| "info".into()))
             .envs(env.iter().copied())
             .stdin(Stdio::null())
@@ -87,13 +102,18 @@ impl Server {
         .expect("ensemble did not start in time");
         // Keep draining stdout so the child never blocks on a full pipe.
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        let mut headers = reqwest::header::HeaderMap::new();
+        if let Some(t) = token {
+            headers.insert(reqwest::header::AUTHORIZATION, format!("Bearer {t}").parse().expect("header"));
+        }
         Server {
             child,
             base: format!("http://{addr}"),
             addr,
             dir: dir.to_path_buf(),
             _tmp: None,
-            http: reqwest::Client::builder().timeout(WAIT).build().expect("client"),
+            token: token.map(str::to_owned),
+            http: reqwest::Client::builder().timeout(WAIT).default_headers(headers).build().expect("client"),
         }
     }
 
@@ -142,9 +162,14 @@ impl Server {
     }
 
     pub async fn ws(&self, room: &str, after: Option<u64>) -> Ws {
+        use tokio_tungstenite::tungstenite::client::IntoClientRequest;
         let q = after.map(|a| format!("?after={a}")).unwrap_or_default();
         let url = format!("ws://{}/v1/rooms/{room}/ws{q}", self.addr);
-        let (stream, _) = tokio::time::timeout(WAIT, tokio_tungstenite::connect_async(url))
+        let mut req = url.into_client_request().expect("request");
+        if let Some(t) = &self.token {
+            req.headers_mut().insert("authorization", format!("Bearer {t}").parse().expect("header"));
+        }
+        let (stream, _) = tokio::time::timeout(WAIT, tokio_tungstenite::connect_async(req))
             .await
             .expect("ws connect timed out")
             .expect("ws connect");

@@ -1,0 +1,697 @@
+//! Access control at the HTTP edge: the bearer token, the Host allowlist (DNS rebinding) and the
+//! Origin policy (cross-site WebSocket hijacking and CSRF). See `SECURITY.md` for the threat model.
+//!
+//! Order of checks for every request except `/healthz` and `/readyz`: Host, then Origin, then the
+//! token. The first two need no secret, so a rebinding or cross-site page learns nothing about the
+//! token from timing or status.
+
+use std::collections::HashSet;
+use std::fmt;
+use std::io::Write;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+use crate::app::AppState;
+use crate::error::ApiError;
+
+/// Shortest token accepted (bytes, after trimming).
+pub const MIN_TOKEN_BYTES: usize = 32;
+/// The `Sec-WebSocket-Protocol` entry prefix that carries the token from a browser.
+pub const BEARER_PROTOCOL_PREFIX: &str = "ensemble.bearer.";
+/// The subprotocol a browser may offer beside the bearer entry; chosen in preference to it so
+/// the token is not echoed in the handshake response.
+pub const APP_PROTOCOL: &str = "ensemble.v1";
+/// The generated token's file name inside the data dir.
+pub const TOKEN_FILE: &str = "token";
+
+/// Paths that are public: probes from orchestrators send whatever Host they like, and answer
+/// nothing worth stealing.
+const PUBLIC_PATHS: [&str; 2] = ["/healthz", "/readyz"];
+/// Query parameters that look like a token. Refused outright, so a token never travels in a URL
+/// (and so never reaches a proxy's or browser's history).
+const TOKEN_QUERY_KEYS: [&str; 4] = ["token", "access_token", "bearer", "auth"];
+
+#[derive(Debug, thiserror::Error)]
+pub enum SecurityError {
+    #[error("--token-file must be an absolute path, got {0}")]
+    RelativeTokenFile(PathBuf),
+    #[error("cannot read the token file {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("the token file {0} is empty")]
+    EmptyToken(PathBuf),
+    #[error("the token in {path} is {len} bytes; at least {MIN_TOKEN_BYTES} are required")]
+    ShortToken { path: PathBuf, len: usize },
+    #[error(
+        "the token in {0} may only contain the characters A-Z a-z 0-9 and !#$%&'*+-.^_`|~ (it must fit a \
+         Sec-WebSocket-Protocol entry)"
+    )]
+    TokenCharacters(PathBuf),
+    #[error("the token file {path} is readable by other users (mode {mode:o}); run `chmod 600 {path}`")]
+    TokenPermissions { path: PathBuf, mode: u32 },
+    #[error("cannot create the token file {path}: {source}")]
+    Create { path: PathBuf, source: std::io::Error },
+    #[error("cannot generate a token: {0}")]
+    Random(String),
+    #[error(
+        "refusing to listen on {0} without --token-file: a non-loopback address is reachable by other \
+         hosts, so give it a token you chose (`--token-file /abs/path`, at least {MIN_TOKEN_BYTES} bytes)"
+    )]
+    NonLoopbackWithoutTokenFile(SocketAddr),
+    #[error("invalid --allowed-hosts entry `{0}`: expected a host name or IP address (or `*`)")]
+    BadAllowedHost(String),
+    #[error("invalid --trusted-origins entry `{0}`: expected scheme://host[:port] with http or https")]
+    BadTrustedOrigin(String),
+}
+
+/// The bearer token. Its `Debug` and `Display` never show it.
+#[derive(Clone)]
+pub struct Token {
+    digest: [u8; 32],
+    secret: String,
+}
+
+impl Token {
+    fn new(secret: String) -> Self {
+        Self { digest: Sha256::digest(secret.as_bytes()).into(), secret }
+    }
+
+    /// The secret itself, for the one start-up line that prints it.
+    pub fn expose(&self) -> &str {
+        &self.secret
+    }
+
+    /// Compares in constant time. Both sides are hashed first, so neither the content nor the
+    /// length of the real token leaks through timing.
+    pub fn matches(&self, candidate: &str) -> bool {
+        let d: [u8; 32] = Sha256::digest(candidate.as_bytes()).into();
+        bool::from(self.digest.ct_eq(&d))
+    }
+}
+
+impl fmt::Debug for Token {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Token(<redacted>)")
+    }
+}
+
+/// Where the token came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TokenSource {
+    /// `--token-file`.
+    File(PathBuf),
+    /// Generated at first start into the data dir.
+    Generated(PathBuf),
+    /// Read back from the data dir.
+    DataDir(PathBuf),
+}
+
+fn is_tchar(c: char) -> bool {
+    c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c)
+}
+
+fn read_token(path: &Path) -> Result<Token, SecurityError> {
+    let raw = std::fs::read_to_string(path).map_err(|source| SecurityError::Read { path: path.into(), source })?;
+    let t = raw.trim();
+    if t.is_empty() {
+        return Err(SecurityError::EmptyToken(path.into()));
+    }
+    if t.len() < MIN_TOKEN_BYTES {
+        return Err(SecurityError::ShortToken { path: path.into(), len: t.len() });
+    }
+    if !t.chars().all(is_tchar) {
+        return Err(SecurityError::TokenCharacters(path.into()));
+    }
+    Ok(Token::new(t.to_owned()))
+}
+
+/// Loads the token: from `--token-file` if given, else from (or newly into) `DATA_DIR/token`.
+/// A generated token is 32 random bytes, hex encoded, in a file created with mode 0600.
+pub fn load_token(token_file: Option<&Path>, data_dir: &Path) -> Result<(Token, TokenSource), SecurityError> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    if let Some(p) = token_file {
+        if !p.is_absolute() {
+            return Err(SecurityError::RelativeTokenFile(p.into()));
+        }
+        return Ok((read_token(p)?, TokenSource::File(p.into())));
+    }
+    let path = data_dir.join(TOKEN_FILE);
+    match std::fs::metadata(&path) {
+        Ok(meta) => {
+            let mode = meta.permissions().mode() & 0o777;
+            if mode & 0o077 != 0 {
+                return Err(SecurityError::TokenPermissions { path, mode });
+            }
+            Ok((read_token(&path)?, TokenSource::DataDir(path)))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let mut bytes = [0u8; 32];
+            getrandom::fill(&mut bytes).map_err(|e| SecurityError::Random(e.to_string()))?;
+            let secret: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+            // create_new: never follow or overwrite something an attacker placed there.
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&path)
+                .map_err(|source| SecurityError::Create { path: path.clone(), source })?;
+            f.write_all(format!("{secret}\n").as_bytes())
+                .and_then(|()| f.sync_all())
+                .map_err(|source| SecurityError::Create { path: path.clone(), source })?;
+            Ok((Token::new(secret), TokenSource::Generated(path)))
+        }
+        Err(source) => Err(SecurityError::Read { path, source }),
+    }
+}
+
+/// A non-loopback listener needs a token the operator chose (and therefore knows to protect).
+pub fn check_listen(listen: SocketAddr, token_file: Option<&Path>) -> Result<(), SecurityError> {
+    if !listen.ip().is_loopback() && token_file.is_none() {
+        return Err(SecurityError::NonLoopbackWithoutTokenFile(listen));
+    }
+    Ok(())
+}
+
+/// A host as the policy compares it: an IP address, or a lower-case name without a trailing dot.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum HostName {
+    Ip(IpAddr),
+    Name(String),
+}
+
+impl HostName {
+    fn parse(s: &str) -> Option<HostName> {
+        if let Some(inner) = s.strip_prefix('[') {
+            let inner = inner.strip_suffix(']')?;
+            return inner.parse::<Ipv6Addr>().ok().map(|ip| HostName::Ip(IpAddr::V6(ip)));
+        }
+        if let Ok(ip) = s.parse::<Ipv4Addr>() {
+            return Some(HostName::Ip(IpAddr::V4(ip)));
+        }
+        // One trailing dot is the same name in absolute form; anything else must be a plain DNS name.
+        let name = s.strip_suffix('.').unwrap_or(s);
+        let ok = !name.is_empty()
+            && name.len() <= 253
+            && name.split('.').all(|l| {
+                !l.is_empty() && l.len() <= 63 && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+            });
+        // A name made only of digits and dots (`127.1`, `2130706433`) is an IP in some resolvers'
+        // eyes; it is neither a name we could allow nor an address we parse, so refuse it.
+        if !ok || name.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+            return None;
+        }
+        Some(HostName::Name(name.to_ascii_lowercase()))
+    }
+
+    fn is_loopback(&self) -> bool {
+        match self {
+            HostName::Ip(IpAddr::V4(ip)) => ip.is_loopback(),
+            HostName::Ip(IpAddr::V6(ip)) => ip.is_loopback() || ip.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback()),
+            HostName::Name(n) => n == "localhost",
+        }
+    }
+}
+
+/// Parses a `Host` header value: `host[:port]`, IPv6 in brackets. Userinfo, paths, spaces and
+/// anything non-ASCII are refused.
+pub fn parse_host_header(value: &str) -> Option<(HostName, Option<u16>)> {
+    if value.is_empty()
+        || !value.is_ascii()
+        || value.bytes().any(|b| b.is_ascii_whitespace() || b"@/\\?#%".contains(&b))
+    {
+        return None;
+    }
+    let (host, port) = if value.starts_with('[') {
+        let end = value.find(']')?;
+        let (h, rest) = value.split_at(end + 1);
+        match rest {
+            "" => (h, None),
+            _ => (h, Some(rest.strip_prefix(':')?)),
+        }
+    } else {
+        match value.split_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (value, None),
+        }
+    };
+    let port = match port {
+        None => None,
+        Some(p) if !p.is_empty() && p.len() <= 5 && p.bytes().all(|b| b.is_ascii_digit()) => Some(p.parse().ok()?),
+        Some(_) => return None,
+    };
+    Some((HostName::parse(host)?, port))
+}
+
+/// An origin: scheme, host and port (the default port filled in), compared exactly.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Origin {
+    pub scheme: &'static str,
+    pub host: HostName,
+    pub port: u16,
+}
+
+/// Parses an `Origin` header value (`scheme://host[:port]`, nothing after). `null`, other schemes
+/// (`ws:`, `file:`, …), paths and userinfo are refused.
+pub fn parse_origin(value: &str) -> Option<Origin> {
+    let (scheme, rest) = value.split_once("://")?;
+    let (scheme, default_port) = if scheme.eq_ignore_ascii_case("http") {
+        ("http", 80)
+    } else if scheme.eq_ignore_ascii_case("https") {
+        ("https", 443)
+    } else {
+        return None;
+    };
+    let (host, port) = parse_host_header(rest)?;
+    Some(Origin { scheme, host, port: port.unwrap_or(default_port) })
+}
+
+/// Why a request was refused before authentication.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    Host,
+    Origin,
+}
+
+/// The Host allowlist and the Origin policy.
+#[derive(Clone, Debug)]
+pub struct AccessPolicy {
+    any_host: bool,
+    hosts: HashSet<HostName>,
+    origins: HashSet<Origin>,
+}
+
+impl AccessPolicy {
+    /// Loopback names and IPs always; plus `allowed_hosts` (`*` allows any Host: only sensible
+    /// behind a proxy that checks it) and the listen address when it is a specific IP.
+    pub fn new(
+        listen: SocketAddr,
+        allowed_hosts: &[String],
+        trusted_origins: &[String],
+    ) -> Result<Self, SecurityError> {
+        let mut any_host = false;
+        let mut hosts = HashSet::new();
+        if !listen.ip().is_unspecified() {
+            hosts.insert(HostName::Ip(listen.ip()));
+        }
+        for h in allowed_hosts.iter().map(|h| h.trim()).filter(|h| !h.is_empty()) {
+            if h == "*" {
+                any_host = true;
+                continue;
+            }
+            match parse_host_header(h) {
+                Some((name, None)) => {
+                    hosts.insert(name);
+                }
+                _ => return Err(SecurityError::BadAllowedHost(h.to_owned())),
+            }
+        }
+        let mut origins = HashSet::new();
+        for o in trusted_origins.iter().map(|o| o.trim().trim_end_matches('/')).filter(|o| !o.is_empty()) {
+            origins.insert(parse_origin(o).ok_or_else(|| SecurityError::BadTrustedOrigin(o.to_owned()))?);
+        }
+        Ok(Self { any_host, hosts, origins })
+    }
+
+    /// Is this `Host` header one we serve? (Against DNS rebinding: a page on `evil.example` that
+    /// re-resolves to 127.0.0.1 still sends `Host: evil.example`.)
+    pub fn host_allowed(&self, host: Option<&str>) -> bool {
+        let Some((name, _)) = host.and_then(parse_host_header) else { return false };
+        self.any_host || name.is_loopback() || self.hosts.contains(&name)
+    }
+
+    /// Is a request with this `Origin` (if any) and `Host` allowed? No Origin: a non-browser client.
+    /// Same origin (http, same host and port as the Host header), or a configured trusted origin.
+    pub fn origin_allowed(&self, origin: Option<&str>, host: Option<&str>) -> bool {
+        let Some(origin) = origin else { return true };
+        let Some(o) = parse_origin(origin) else { return false };
+        if self.origins.contains(&o) {
+            return true;
+        }
+        let Some((host, port)) = host.and_then(parse_host_header) else { return false };
+        o.scheme == "http" && o.host == host && o.port == port.unwrap_or(80)
+    }
+
+    /// Both checks, on a request's headers.
+    pub fn check(&self, headers: &HeaderMap) -> Result<(), Refusal> {
+        let host = single(headers, header::HOST).map_err(|()| Refusal::Host)?;
+        if !self.host_allowed(host) {
+            return Err(Refusal::Host);
+        }
+        let origin = single(headers, header::ORIGIN).map_err(|()| Refusal::Origin)?;
+        if !self.origin_allowed(origin, host) {
+            return Err(Refusal::Origin);
+        }
+        Ok(())
+    }
+}
+
+/// The value of a header that must appear at most once (as text).
+fn single(headers: &HeaderMap, name: header::HeaderName) -> Result<Option<&str>, ()> {
+    let mut values = headers.get_all(name).iter();
+    let first = values.next();
+    if values.next().is_some() {
+        return Err(());
+    }
+    first.map(|v| v.to_str().map_err(|_| ())).transpose()
+}
+
+/// How a request proved it holds the token.
+#[derive(Clone, Debug)]
+pub enum Authenticated {
+    Header,
+    /// Through `Sec-WebSocket-Protocol`; the handshake answers with one of these protocols.
+    Subprotocol {
+        offered_app_protocol: bool,
+        entry: String,
+    },
+}
+
+/// Finds and checks the token in a request: `Authorization: Bearer …`, or, on a WebSocket upgrade,
+/// a `Sec-WebSocket-Protocol` entry `ensemble.bearer.…`.
+pub fn authenticate(token: &Token, headers: &HeaderMap) -> Option<Authenticated> {
+    let auth = single(headers, header::AUTHORIZATION).ok()?;
+    if let Some(value) = auth {
+        let (scheme, credentials) = value.split_once(' ')?;
+        // RFC 7235: the scheme is case-insensitive.
+        if !scheme.eq_ignore_ascii_case("bearer") {
+            return None;
+        }
+        let credentials = credentials.trim();
+        return (!credentials.is_empty() && token.matches(credentials)).then_some(Authenticated::Header);
+    }
+    let upgrade = headers.get(header::UPGRADE).and_then(|v| v.to_str().ok());
+    if !upgrade.is_some_and(|u| u.eq_ignore_ascii_case("websocket")) {
+        return None;
+    }
+    let entries: Vec<&str> = headers
+        .get_all(header::SEC_WEBSOCKET_PROTOCOL)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(str::trim)
+        .collect();
+    let mut bearer = entries.iter().filter_map(|e| e.strip_prefix(BEARER_PROTOCOL_PREFIX).map(|t| (*e, t)));
+    let (entry, candidate) = bearer.next()?;
+    if bearer.next().is_some() || candidate.is_empty() || !token.matches(candidate) {
+        return None;
+    }
+    Some(Authenticated::Subprotocol { offered_app_protocol: entries.contains(&APP_PROTOCOL), entry: entry.to_owned() })
+}
+
+fn query_carries_token(query: Option<&str>) -> bool {
+    query.is_some_and(|q| {
+        q.split('&').any(|pair| {
+            let key = pair.split('=').next().unwrap_or("");
+            TOKEN_QUERY_KEYS.iter().any(|k| key.eq_ignore_ascii_case(k))
+        })
+    })
+}
+
+/// The middleware: Host, Origin, token (see the module documentation).
+pub async fn guard(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
+    let path = req.uri().path();
+    if PUBLIC_PATHS.contains(&path) {
+        return next.run(req).await;
+    }
+    match state.access.policy.check(req.headers()) {
+        Ok(()) => {}
+        Err(Refusal::Host) => {
+            tracing::warn!("refused a request with a Host that is not allowed (DNS rebinding protection)");
+            return ApiError::new(StatusCode::FORBIDDEN, "host_not_allowed", "this Host is not allowed")
+                .into_response();
+        }
+        Err(Refusal::Origin) => {
+            tracing::warn!("refused a cross-origin request");
+            return ApiError::new(StatusCode::FORBIDDEN, "origin_not_allowed", "this Origin is not allowed")
+                .into_response();
+        }
+    }
+    if query_carries_token(req.uri().query()) {
+        return ApiError::bad_request(
+            "token_in_query",
+            "tokens are not accepted in the URL; use `Authorization: Bearer …` or the WebSocket subprotocol \
+             `ensemble.bearer.…`",
+        )
+        .into_response();
+    }
+    if state.access.console_path(path) {
+        return next.run(req).await;
+    }
+    match authenticate(&state.access.token, req.headers()) {
+        Some(how) => {
+            req.extensions_mut().insert(how);
+            next.run(req).await
+        }
+        None => {
+            let mut res = ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", "a valid bearer token is required")
+                .into_response();
+            res.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"ensemble\""));
+            res
+        }
+    }
+}
+
+/// Everything the guard needs.
+#[derive(Debug)]
+pub struct Access {
+    pub token: Token,
+    pub policy: AccessPolicy,
+}
+
+impl Access {
+    /// The console page carries no data (it asks for everything with the token), so it is served
+    /// without one; Host and Origin still apply.
+    fn console_path(&self, path: &str) -> bool {
+        path == "/"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests fail loudly")]
+    use super::*;
+
+    fn policy() -> AccessPolicy {
+        AccessPolicy::new("127.0.0.1:7878".parse().unwrap(), &[], &[]).unwrap()
+    }
+
+    #[test]
+    fn loopback_hosts_pass_and_look_alikes_do_not() {
+        let p = policy();
+        for ok in [
+            "localhost",
+            "localhost:7878",
+            "LOCALHOST:7878",
+            "localhost.:7878",
+            "127.0.0.1:7878",
+            "127.1.2.3",
+            "[::1]:7878",
+            "[0:0:0:0:0:0:0:1]",
+            "[::ffff:127.0.0.1]:1",
+        ] {
+            assert!(p.host_allowed(Some(ok)), "{ok} should pass");
+        }
+        for bad in [
+            "localhost.evil.com",
+            "localhost.evil.com:7878",
+            "evil-localhost:7878",
+            "evil.com",
+            "localhost..",
+            "127.0.0.1.nip.io",
+            "2130706433",
+            "127.1",
+            "0x7f.0.0.1",
+            "user@localhost",
+            "localhost:78x",
+            "localhost:123456",
+            "::1",
+            "[::1",
+            "[::2]:7878",
+            "[fe80::1%25eth0]",
+            "local host",
+            "",
+            "10.0.0.1",
+            "0.0.0.0",
+        ] {
+            assert!(!p.host_allowed(Some(bad)), "{bad} should be refused");
+        }
+        assert!(!p.host_allowed(None));
+    }
+
+    #[test]
+    fn configured_hosts_and_the_listen_ip_are_allowed() {
+        let p = AccessPolicy::new("10.1.2.3:7878".parse().unwrap(), &["Ensemble.Internal".into()], &[]).unwrap();
+        assert!(p.host_allowed(Some("10.1.2.3:7878")));
+        assert!(p.host_allowed(Some("ensemble.internal:7878")));
+        assert!(p.host_allowed(Some("ENSEMBLE.INTERNAL.")));
+        assert!(!p.host_allowed(Some("ensemble.internal.evil.com")));
+        let any = AccessPolicy::new("0.0.0.0:1".parse().unwrap(), &["*".into()], &[]).unwrap();
+        assert!(any.host_allowed(Some("anything.example")));
+        assert!(!any.host_allowed(Some("bad host")));
+        assert!(AccessPolicy::new("0.0.0.0:1".parse().unwrap(), &["a/b".into()], &[]).is_err());
+        assert!(AccessPolicy::new("0.0.0.0:1".parse().unwrap(), &["a:1".into()], &[]).is_err());
+    }
+
+    #[test]
+    fn origins_by_bypass_class() {
+        let p = AccessPolicy::new("127.0.0.1:7878".parse().unwrap(), &[], &["https://app.example".into()]).unwrap();
+        let host = Some("localhost:7878");
+        // Non-browser clients send no Origin.
+        assert!(p.origin_allowed(None, host));
+        // Same origin.
+        assert!(p.origin_allowed(Some("http://localhost:7878"), host));
+        assert!(p.origin_allowed(Some("HTTP://LOCALHOST:7878"), host));
+        assert!(p.origin_allowed(Some("http://127.0.0.1:7878"), Some("127.0.0.1:7878")));
+        assert!(p.origin_allowed(Some("http://[::1]:7878"), Some("[::1]:7878")));
+        assert!(p.origin_allowed(Some("http://localhost"), Some("localhost")));
+        // Trusted.
+        assert!(p.origin_allowed(Some("https://app.example"), host));
+        assert!(p.origin_allowed(Some("https://app.example:443"), host));
+        let refused = [
+            ("subdomain confusion", "http://localhost.evil.com:7878"),
+            ("suffix confusion", "http://evil-localhost:7878"),
+            ("scheme mismatch", "https://localhost:7878"),
+            ("port mismatch", "http://localhost:7879"),
+            ("default port", "http://localhost"),
+            ("null", "null"),
+            ("ws scheme", "ws://localhost:7878"),
+            ("file scheme", "file://"),
+            ("userinfo", "http://localhost:7878@evil.com"),
+            ("path", "http://localhost:7878/x"),
+            ("other loopback name", "http://127.0.0.1:7878"),
+            ("trusted scheme mismatch", "http://app.example"),
+            ("trusted subdomain", "https://evil.app.example"),
+            ("empty", ""),
+        ];
+        for (class, origin) in refused {
+            assert!(!p.origin_allowed(Some(origin), host), "{class}: {origin} should be refused");
+        }
+        // IPv6 forms are compared as addresses.
+        assert!(p.origin_allowed(Some("http://[0::1]:7878"), Some("[::1]:7878")));
+        assert!(!p.origin_allowed(Some("http://[::2]:7878"), Some("[::1]:7878")));
+    }
+
+    #[test]
+    fn duplicate_host_or_origin_headers_are_refused() {
+        let p = policy();
+        let mut h = HeaderMap::new();
+        h.append(header::HOST, HeaderValue::from_static("localhost"));
+        assert_eq!(p.check(&h), Ok(()));
+        h.append(header::HOST, HeaderValue::from_static("evil.com"));
+        assert_eq!(p.check(&h), Err(Refusal::Host));
+        let mut h = HeaderMap::new();
+        h.append(header::HOST, HeaderValue::from_static("localhost"));
+        h.append(header::ORIGIN, HeaderValue::from_static("http://localhost"));
+        h.append(header::ORIGIN, HeaderValue::from_static("http://evil.com"));
+        assert_eq!(p.check(&h), Err(Refusal::Origin));
+    }
+
+    const SECRET: &str = "0123456789abcdef0123456789abcdef";
+
+    fn token() -> Token {
+        Token::new(SECRET.into())
+    }
+
+    #[test]
+    fn bearer_header_forms() {
+        let t = token();
+        let with = |v: &str| {
+            let mut h = HeaderMap::new();
+            h.insert(header::AUTHORIZATION, HeaderValue::from_str(v).unwrap());
+            authenticate(&t, &h).is_some()
+        };
+        assert!(with(&format!("Bearer {SECRET}")));
+        assert!(with(&format!("bearer {SECRET}")));
+        assert!(with(&format!("Bearer  {SECRET} ")));
+        assert!(!with("Bearer "));
+        assert!(!with("Bearer    "));
+        assert!(!with(SECRET));
+        assert!(!with(&format!("Basic {SECRET}")));
+        assert!(!with(&format!("Bearer {}", &SECRET[1..])));
+        assert!(!with(&format!("Bearer {SECRET}x")));
+        assert!(authenticate(&t, &HeaderMap::new()).is_none());
+        assert_eq!(format!("{t:?}"), "Token(<redacted>)");
+    }
+
+    #[test]
+    fn subprotocol_token_only_on_websocket_upgrades() {
+        let t = token();
+        let mut h = HeaderMap::new();
+        h.insert(
+            header::SEC_WEBSOCKET_PROTOCOL,
+            HeaderValue::from_str(&format!("ensemble.v1, ensemble.bearer.{SECRET}")).unwrap(),
+        );
+        assert!(authenticate(&t, &h).is_none(), "not an upgrade");
+        h.insert(header::UPGRADE, HeaderValue::from_static("websocket"));
+        match authenticate(&t, &h) {
+            Some(Authenticated::Subprotocol { offered_app_protocol, entry }) => {
+                assert!(offered_app_protocol);
+                assert_eq!(entry, format!("ensemble.bearer.{SECRET}"));
+            }
+            other => panic!("{other:?}"),
+        }
+        h.insert(header::SEC_WEBSOCKET_PROTOCOL, HeaderValue::from_static("ensemble.bearer.wrong"));
+        assert!(authenticate(&t, &h).is_none());
+        h.insert(
+            header::SEC_WEBSOCKET_PROTOCOL,
+            HeaderValue::from_str(&format!("ensemble.bearer.{SECRET},ensemble.bearer.other")).unwrap(),
+        );
+        assert!(authenticate(&t, &h).is_none(), "two bearer entries are ambiguous");
+    }
+
+    #[test]
+    fn token_files_are_validated() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("t");
+        std::fs::write(&f, format!("  {SECRET}\n")).unwrap();
+        let (t, src) = load_token(Some(&f), dir.path()).unwrap();
+        assert!(t.matches(SECRET));
+        assert_eq!(src, TokenSource::File(f.clone()));
+        std::fs::write(&f, "\n").unwrap();
+        assert!(matches!(load_token(Some(&f), dir.path()), Err(SecurityError::EmptyToken(_))));
+        std::fs::write(&f, "short").unwrap();
+        assert!(matches!(load_token(Some(&f), dir.path()), Err(SecurityError::ShortToken { len: 5, .. })));
+        std::fs::write(&f, format!("{SECRET} with spaces")).unwrap();
+        assert!(matches!(load_token(Some(&f), dir.path()), Err(SecurityError::TokenCharacters(_))));
+        assert!(matches!(load_token(Some(Path::new("rel/t")), dir.path()), Err(SecurityError::RelativeTokenFile(_))));
+
+        // Generated once with 0600, then read back.
+        let data = dir.path().join("data");
+        std::fs::create_dir(&data).unwrap();
+        let (t1, src) = load_token(None, &data).unwrap();
+        assert!(matches!(src, TokenSource::Generated(_)));
+        assert_eq!(t1.expose().len(), 64);
+        let mode = std::fs::metadata(data.join(TOKEN_FILE)).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        let (t2, src) = load_token(None, &data).unwrap();
+        assert!(matches!(src, TokenSource::DataDir(_)));
+        assert!(t2.matches(t1.expose()));
+        std::fs::set_permissions(data.join(TOKEN_FILE), std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert!(matches!(load_token(None, &data), Err(SecurityError::TokenPermissions { .. })));
+    }
+
+    #[test]
+    fn non_loopback_needs_a_token_file() {
+        let f = Path::new("/t");
+        assert!(check_listen("127.0.0.1:1".parse().unwrap(), None).is_ok());
+        assert!(check_listen("[::1]:1".parse().unwrap(), None).is_ok());
+        assert!(check_listen("0.0.0.0:1".parse().unwrap(), None).is_err());
+        assert!(check_listen("[::]:1".parse().unwrap(), None).is_err());
+        assert!(check_listen("0.0.0.0:1".parse().unwrap(), Some(f)).is_ok());
+    }
+
+    #[test]
+    fn token_looking_query_parameters_are_detected() {
+        assert!(query_carries_token(Some("after=3&token=x")));
+        assert!(query_carries_token(Some("Access_Token=x")));
+        assert!(!query_carries_token(Some("after=3")));
+        assert!(!query_carries_token(None));
+    }
+}
