@@ -83,6 +83,32 @@ pub async fn room_ws(
         }))
 }
 
+/// Decodes one client text frame (`None`: a binary frame). Pure, so it can be fuzzed.
+pub fn decode_client_frame(text: Option<&str>) -> Result<ClientFrame, String> {
+    match text {
+        Some(t) => serde_json::from_str::<ClientFrame>(t).map_err(|e| e.to_string()),
+        None => Err("binary frames are not supported".into()),
+    }
+}
+
+/// The server's answer to one client frame: `pong`, or an `error` frame that never echoes more
+/// than a bounded part of the input.
+pub fn reply_to_client(text: Option<&str>) -> ServerFrame {
+    match decode_client_frame(text) {
+        Ok(ClientFrame::Ping) => ServerFrame::Pong,
+        Err(mut message) => {
+            if message.len() > 256 {
+                let mut cut = 256;
+                while !message.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                message.truncate(cut);
+            }
+            ServerFrame::Error { code: "invalid_frame".into(), message }
+        }
+    }
+}
+
 /// One counted WebSocket, in total and in its room; released on drop (also when the upgrade never
 /// completes).
 struct ConnectionSlot {
@@ -229,14 +255,8 @@ impl Connection {
                             tracing::debug!(error = %e, "websocket read failed");
                             return End::ReadFailed;
                         }
-                        Some(Ok(Message::Text(text))) => match serde_json::from_str::<ClientFrame>(text.as_str()) {
-                            Ok(ClientFrame::Ping) => Some(ServerFrame::Pong),
-                            Err(e) => Some(ServerFrame::Error { code: "invalid_frame".into(), message: e.to_string() }),
-                        },
-                        Some(Ok(Message::Binary(_))) => Some(ServerFrame::Error {
-                            code: "invalid_frame".into(),
-                            message: "binary frames are not supported".into(),
-                        }),
+                        Some(Ok(Message::Text(text))) => Some(reply_to_client(Some(text.as_str()))),
+                        Some(Ok(Message::Binary(_))) => Some(reply_to_client(None)),
                         Some(Ok(Message::Ping(_) | Message::Pong(_))) => None,
                     };
                     if let Some(reply) = reply
