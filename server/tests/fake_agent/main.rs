@@ -1,0 +1,2 @@
+//! Placeholder: the fake agent for the server's tests.
+fn main() {}
