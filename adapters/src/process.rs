@@ -5,9 +5,12 @@
 //!   re-check of the parent so a server that died during the fork is noticed);
 //! - is terminated with SIGTERM to its group, then SIGKILL after a grace ([`Supervised::terminate`]);
 //!   descendants that left the group (e.g. with `setsid`) are found through `/proc` and killed too;
-//! - is killed (group and descendants) when its handle is dropped.
+//! - is killed (group and descendants) when its handle is dropped;
+//! - carries [`RUN_ENV`] (the server run's id) in its environment, inherited by everything it
+//!   starts, so a later run can find and reap what a crashed run left behind ([`reap_run`]).
 
 use std::collections::{HashMap, HashSet};
+use std::sync::OnceLock;
 use std::ffi::OsString;
 use std::io;
 use std::path::PathBuf;
@@ -31,9 +34,51 @@ pub struct ProcessSpec {
 pub const PASSTHROUGH_ENV: &[&str] =
     &["PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "TERM"];
 
-/// The passthrough subset of the current environment.
+/// The environment variable that tags every agent process with the server run that started it.
+pub const RUN_ENV: &str = "ENSEMBLE_RUN_ID";
+
+static RUN_ID: OnceLock<String> = OnceLock::new();
+
+/// Sets this server run's id (once, at start-up); [`base_env`] then tags children with it.
+pub fn set_run_id(id: &str) {
+    let _ = RUN_ID.set(id.to_owned());
+}
+
+/// The passthrough subset of the current environment, plus the run tag.
 pub fn base_env() -> Vec<(OsString, OsString)> {
-    PASSTHROUGH_ENV.iter().filter_map(|k| std::env::var_os(k).map(|v| (OsString::from(k), v))).collect()
+    let mut env: Vec<(OsString, OsString)> =
+        PASSTHROUGH_ENV.iter().filter_map(|k| std::env::var_os(k).map(|v| (OsString::from(k), v))).collect();
+    if let Some(id) = RUN_ID.get() {
+        env.push((RUN_ENV.into(), id.into()));
+    }
+    env
+}
+
+/// Live processes (of this user) whose environment carries `RUN_ENV=run_id`.
+pub fn processes_of_run(run_id: &str) -> Vec<i32> {
+    let needle = format!("{RUN_ENV}={run_id}");
+    let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()))
+        .filter(|&pid| pid != std::process::id() as i32 && alive(pid))
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ"))
+                .is_ok_and(|env| env.split(|b| *b == 0).any(|kv| kv == needle.as_bytes()))
+        })
+        .collect()
+}
+
+/// Kills every process a previous run of the server left behind (found by its run tag).
+/// Only processes that carry the exact tag are touched: a reused pid cannot be hit.
+pub fn reap_run(run_id: &str) -> usize {
+    if run_id.is_empty() {
+        return 0;
+    }
+    let pids = processes_of_run(run_id);
+    for &pid in &pids {
+        kill_pid(pid, libc::SIGKILL);
+    }
+    pids.len()
 }
 
 /// A running child with its pipes taken out.

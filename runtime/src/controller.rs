@@ -52,6 +52,18 @@ pub struct ControllerConfig {
     pub max_input_bytes: usize,
     /// Events a side conversation keeps in memory for replay (older ones are dropped).
     pub side_log_events: usize,
+    /// Sessions (not closed) in total, sides included; more are refused (`too_many_sessions`).
+    pub max_sessions: usize,
+    /// Sessions (not closed) per room.
+    pub max_sessions_per_room: usize,
+    /// Live canonical sessions (each holds a provider process or task); starting or resuming more
+    /// is refused with `at_capacity` (503, retry later).
+    pub max_live_sessions: usize,
+    /// Largest serialised event an adapter may publish; larger ones are cut (see
+    /// [`crate::event::clamp_body`]).
+    pub max_event_bytes: usize,
+    /// Live sessions idle this long are released (None: never).
+    pub idle_release: Option<Duration>,
 }
 
 impl Default for ControllerConfig {
@@ -62,6 +74,11 @@ impl Default for ControllerConfig {
             default_cwd: "/".into(),
             max_input_bytes: 1024 * 1024,
             side_log_events: 10_000,
+            max_sessions: 4096,
+            max_sessions_per_room: 256,
+            max_live_sessions: 32,
+            max_event_bytes: 1024 * 1024,
+            idle_release: None,
         }
     }
 }
@@ -118,6 +135,10 @@ pub enum ControllerError {
     Store(#[from] StoreError),
     #[error("the server is shutting down")]
     ShuttingDown,
+    #[error("{0}")]
+    TooManySessions(String),
+    #[error("{0}")]
+    AtCapacity(String),
 }
 
 impl ControllerError {
@@ -149,6 +170,8 @@ impl ControllerError {
             Self::Provider(e) => e.code(),
             Self::Store(_) => "store_error",
             Self::ShuttingDown => "shutting_down",
+            Self::TooManySessions(_) => "too_many_sessions",
+            Self::AtCapacity(_) => "at_capacity",
         }
     }
 }
@@ -211,12 +234,15 @@ struct Entry {
     turn_ended: Arc<Notify>,
     /// Side conversations only: their events, kept in memory (never in the room log).
     side_log: Option<SideLog>,
+    /// When the session last published anything (clock ms): idle release measures from here.
+    last_active_ms: i64,
 }
 
 impl Entry {
     fn new(rec: SessionRecord, generation: u64, buffer: Option<Vec<Fact>>, announced: bool) -> Self {
         let side_log = (rec.session.scope == Scope::Side).then(SideLog::default);
-        Self { rec, generation, buffer, announced, turn_ended: Arc::new(Notify::new()), side_log }
+        let last_active_ms = rec.session.updated_at_ms;
+        Self { rec, generation, buffer, announced, turn_ended: Arc::new(Notify::new()), side_log, last_active_ms }
     }
 }
 
@@ -257,6 +283,7 @@ pub(crate) struct Batch<'a> {
     now: i64,
     events: Vec<NewEvent>,
     persist: bool,
+    max_event_bytes: usize,
 }
 
 impl Batch<'_> {
@@ -400,7 +427,14 @@ impl Batch<'_> {
     fn apply_facts(&mut self, facts: Vec<Fact>, next_generation: &AtomicU64) {
         for fact in facts {
             match fact {
-                Fact::Event { turn_id, body } => self.emit(turn_id, body),
+                Fact::Event { turn_id, body } => {
+                    let (body, cut) = crate::event::clamp_body(body, self.max_event_bytes);
+                    if let Some(size) = cut {
+                        metrics::counter!("ensemble_events_clamped_total").increment(1);
+                        tracing::warn!(session = %self.entry.rec.session.session_id, size, "an oversized event was cut");
+                    }
+                    self.emit(turn_id, body)
+                }
                 Fact::Update(patch) => {
                     self.entry.rec.apply_patch(&patch, self.now);
                     self.persist = true;
@@ -512,6 +546,40 @@ impl Controller {
         Ok(self.inner.locks.acquire(key, self.inner.config.lock_timeout).await?)
     }
 
+    /// Canonical sessions that are live or starting (each holds a provider process or task).
+    fn live_count(st: &State) -> usize {
+        st.sessions
+            .values()
+            .filter(|e| e.rec.session.scope == Scope::Canonical && matches!(e.rec.phase, Phase::Live | Phase::Starting))
+            .count()
+    }
+
+    /// The session limits, checked in the same critical section that adds a session.
+    fn check_capacity(&self, st: &State, room: &str, live: bool) -> Result<()> {
+        let c = &self.inner.config;
+        let open = st.sessions.values().filter(|e| e.rec.phase != Phase::Completed);
+        let (total, in_room) = open.fold((0, 0), |(t, r), e| (t + 1, r + usize::from(e.rec.session.room_id == room)));
+        if total >= c.max_sessions {
+            return Err(ControllerError::TooManySessions(format!(
+                "the server holds {total} open sessions, the limit; close some first"
+            )));
+        }
+        if in_room >= c.max_sessions_per_room {
+            return Err(ControllerError::TooManySessions(format!(
+                "room `{room}` holds {in_room} open sessions, the limit; close some first"
+            )));
+        }
+        if live {
+            let n = Self::live_count(st);
+            if n >= c.max_live_sessions {
+                return Err(ControllerError::AtCapacity(format!(
+                    "{n} sessions are live, the limit; release or close one, or retry later"
+                )));
+            }
+        }
+        Ok(())
+    }
+
     fn check_accepting(&self) -> Result<()> {
         if self.inner.accepting.load(Ordering::Relaxed) { Ok(()) } else { Err(ControllerError::ShuttingDown) }
     }
@@ -567,9 +635,13 @@ impl Controller {
         let now = self.inner.clock.now_ms();
         let mut st = self.state();
         let entry = st.sessions.get_mut(key).ok_or_else(|| ControllerError::SessionNotFound(key.session_id.clone()))?;
-        let mut batch = Batch { entry, now, events: Vec::new(), persist: force_persist };
+        let max_event_bytes = self.inner.config.max_event_bytes;
+        let mut batch = Batch { entry, now, events: Vec::new(), persist: force_persist, max_event_bytes };
         f(&mut batch)?;
         let Batch { entry, events, persist, .. } = batch;
+        if !events.is_empty() {
+            entry.last_active_ms = now;
+        }
         let Some(permit) = permit else {
             self.publish_side(entry, events);
             return Ok(Published(None));
@@ -778,6 +850,7 @@ impl Controller {
             if st.sessions.contains_key(&key) {
                 return Err(ControllerError::SessionExists(session_id));
             }
+            self.check_capacity(&st, &req.room_id, true)?;
             st.sessions.insert(
                 key.clone(),
                 Entry::new(SessionRecord::new(session.clone(), Phase::Starting), generation, Some(Vec::new()), false),
@@ -853,6 +926,13 @@ impl Controller {
                 Phase::Failed => Phase::Failed,
                 _ => Phase::Disconnected,
             };
+            let live = Self::live_count(&st);
+            if live >= self.inner.config.max_live_sessions {
+                return Err(ControllerError::AtCapacity(format!(
+                    "{live} sessions are live, the limit; release or close one, or retry later"
+                )));
+            }
+            let e = st.sessions.get_mut(key).ok_or_else(|| ControllerError::SessionNotFound(key.session_id.clone()))?;
             let now = self.inner.clock.now_ms();
             e.rec.transition(Phase::Starting, now).map_err(|err| ControllerError::InvalidInput(err.to_string()))?;
             e.generation = generation;
@@ -1144,6 +1224,80 @@ impl Controller {
         .await
     }
 
+    /// Releases live canonical sessions that have been idle for `idle` (no turn, no pending
+    /// interaction, no open side conversation: a side's user is still talking to its source's
+    /// process). Each gets `session.updated` (`released`) and stays resumable.
+    pub async fn release_idle(&self, idle: Duration) -> usize {
+        let now = self.inner.clock.now_ms();
+        let idle_ms = i64::try_from(idle.as_millis()).unwrap_or(i64::MAX);
+        let candidates: Vec<SessionKey> = {
+            let st = self.state();
+            let has_side = |k: &SessionKey| {
+                st.sessions.values().any(|e| {
+                    e.rec.session.scope == Scope::Side
+                        && e.rec.phase != Phase::Completed
+                        && e.rec.session.room_id == k.room_id
+                        && e.rec.session.source_session_id.as_deref() == Some(k.session_id.as_str())
+                })
+            };
+            st.sessions
+                .iter()
+                .filter(|(k, e)| {
+                    e.announced
+                        && e.rec.session.scope == Scope::Canonical
+                        && e.rec.phase == Phase::Live
+                        && e.rec.session.active_turn_id.is_none()
+                        && e.rec.pending.is_empty()
+                        && now.saturating_sub(e.last_active_ms) >= idle_ms
+                        && !has_side(k)
+                })
+                .map(|(k, _)| k.clone())
+                .collect()
+        };
+        let mut released = 0;
+        for key in candidates {
+            // `release` re-checks everything under the session's lock; a busy session stays.
+            match self.release_if_idle(&key, now, idle_ms).await {
+                Ok(true) => released += 1,
+                Ok(false) => {}
+                Err(e) => tracing::debug!(session = %key, error = %e, "idle release skipped"),
+            }
+        }
+        released
+    }
+
+    async fn release_if_idle(&self, key: &SessionKey, now: i64, idle_ms: i64) -> Result<bool> {
+        {
+            // Activity between the scan and here keeps the session.
+            let st = self.state();
+            if st.sessions.get(key).is_none_or(|e| now.saturating_sub(e.last_active_ms) < idle_ms) {
+                return Ok(false);
+            }
+        }
+        self.release(key).await?;
+        tracing::info!(session = %key, "released an idle session");
+        Ok(true)
+    }
+
+    /// Runs [`Controller::release_idle`] periodically until the controller stops accepting work.
+    pub fn spawn_idle_release(&self) {
+        let Some(idle) = self.inner.config.idle_release else { return };
+        let inner = Arc::downgrade(&self.inner);
+        let tick = (idle / 4).clamp(Duration::from_millis(100), Duration::from_secs(30));
+        tokio::spawn(async move {
+            let mut interval = tokio::time::interval(tick);
+            interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                interval.tick().await;
+                let Some(inner) = inner.upgrade() else { return };
+                if !inner.accepting.load(Ordering::Relaxed) {
+                    return;
+                }
+                Controller { inner }.release_idle(idle).await;
+            }
+        });
+    }
+
     /// Stops the live side of an idle session, keeping it resumable.
     pub async fn release(&self, key: &SessionKey) -> Result<()> {
         let _guard = self.lock(key).await?;
@@ -1373,10 +1527,15 @@ impl Controller {
         side.created_at_ms = now;
         side.updated_at_ms = now;
         let generation = self.next_generation();
-        self.state().sessions.insert(
-            side_key.clone(),
-            Entry::new(SessionRecord::new(side.clone(), Phase::Live), generation, Some(Vec::new()), false),
-        );
+        {
+            let mut st = self.state();
+            // A side shares its source's process, so only the session counts apply.
+            self.check_capacity(&st, room, false)?;
+            st.sessions.insert(
+                side_key.clone(),
+                Entry::new(SessionRecord::new(side.clone(), Phase::Live), generation, Some(Vec::new()), false),
+            );
+        }
         let opened = side_adapter
             .open_side(SideOpen {
                 source: &source,

@@ -598,9 +598,112 @@ pub struct NoticePayload {
     pub message: String,
 }
 
+/// Counts the bytes a value serialises to, without allocating them.
+struct ByteCounter(usize);
+
+impl std::io::Write for ByteCounter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The serialised size of an event body (`type` and `payload`).
+pub fn body_size(body: &EventBody) -> usize {
+    let mut c = ByteCounter(0);
+    match serde_json::to_writer(&mut c, body) {
+        Ok(()) => c.0,
+        Err(_) => usize::MAX,
+    }
+}
+
+/// Marker appended to a string the event size limit cut short.
+pub const TRUNCATED_MARK: &str = "…[truncated]";
+
+/// Keeps an event within `max` serialised bytes: the longest strings of its payload are cut (at a
+/// character boundary, marked with [`TRUNCATED_MARK`]) until it fits; if cutting strings cannot
+/// make it fit, it becomes a `notice` saying what was dropped. Returns the original size when it
+/// changed anything. An agent can therefore never put an unbounded event into the room log.
+pub fn clamp_body(body: EventBody, max: usize) -> (EventBody, Option<usize>) {
+    let size = body_size(&body);
+    if size <= max {
+        return (body, None);
+    }
+    let type_name = body.type_name();
+    let dropped = |size: usize| {
+        EventBody::Notice(NoticePayload {
+            level: NoticeLevel::Warning,
+            message: format!("a `{type_name}` event of {size} bytes exceeded the event size limit of {max} bytes and was dropped"),
+        })
+    };
+    let Ok(mut v) = serde_json::to_value(&body) else { return (dropped(size), Some(size)) };
+    let mut current = size;
+    // Each round cuts the longest string by what is still too much (at least half of it).
+    for _ in 0..64 {
+        let Some(longest) = longest_string(&mut v) else { break };
+        let excess = current - max;
+        let keep = longest.len().saturating_sub(excess.max(longest.len() / 2) + TRUNCATED_MARK.len() + 8);
+        let mut cut = keep;
+        while !longest.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        longest.truncate(cut);
+        longest.push_str(TRUNCATED_MARK);
+        current = serde_json::to_vec(&v).map(|b| b.len()).unwrap_or(usize::MAX);
+        if current <= max {
+            return match serde_json::from_value::<EventBody>(v) {
+                Ok(b) => (b, Some(size)),
+                Err(_) => (dropped(size), Some(size)),
+            };
+        }
+    }
+    (dropped(size), Some(size))
+}
+
+fn longest_string(v: &mut Value) -> Option<&mut String> {
+    fn walk<'a>(v: &'a mut Value, best: &mut Option<&'a mut String>) {
+        match v {
+            Value::String(s) => {
+                if s.len() > 64 && best.as_ref().is_none_or(|b| s.len() > b.len()) {
+                    *best = Some(s);
+                }
+            }
+            Value::Array(a) => a.iter_mut().for_each(|x| walk(x, best)),
+            Value::Object(o) => o.values_mut().for_each(|x| walk(x, best)),
+            _ => {}
+        }
+    }
+    let mut best = None;
+    walk(v, &mut best);
+    best
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn oversized_events_are_cut_or_replaced() {
+        let small = EventBody::MessageDelta(TextDeltaPayload { item_id: "i".into(), text: "hi".into() });
+        assert_eq!(clamp_body(small.clone(), 1024), (small, None));
+        let big = EventBody::MessageCompleted(TextCompletedPayload { item_id: "i".into(), text: "é".repeat(100_000) });
+        let (cut, was) = clamp_body(big, 4096);
+        assert_eq!(was, Some(200_000 + body_size(&EventBody::MessageCompleted(TextCompletedPayload { item_id: "i".into(), text: String::new() }))));
+        assert!(body_size(&cut) <= 4096, "{}", body_size(&cut));
+        let EventBody::MessageCompleted(p) = cut else { panic!("still a message") };
+        assert!(p.text.ends_with(TRUNCATED_MARK));
+        // Many small strings cannot be cut below the limit: a notice says what was dropped.
+        let plan = EventBody::PlanUpdated(PlanUpdatedPayload {
+            explanation: None,
+            steps: (0..2000).map(|i| PlanStep { step: format!("s{i}"), status: "pending".into() }).collect(),
+        });
+        let (n, was) = clamp_body(plan, 4096);
+        assert!(was.is_some());
+        assert!(matches!(n, EventBody::Notice(ref p) if p.message.contains("plan.updated")), "{n:?}");
+    }
 
     #[test]
     fn envelope_has_type_and_payload_at_top_level() {

@@ -112,6 +112,12 @@ impl From<ControllerError> for ApiError {
                 return ApiError::new(StatusCode::SERVICE_UNAVAILABLE, code, e.to_string()).retry_after(1);
             }
             C::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
+            C::TooManySessions(_) => {
+                return ApiError::new(StatusCode::TOO_MANY_REQUESTS, code, e.to_string()).retry_after(5);
+            }
+            C::AtCapacity(_) => {
+                return ApiError::new(StatusCode::SERVICE_UNAVAILABLE, code, e.to_string()).retry_after(5);
+            }
             C::Store(err) => return ApiError::internal("store failure", err),
             C::Provider(a) => return provider_error(a),
         };

@@ -7,6 +7,7 @@ pub mod config;
 pub mod error;
 pub mod openapi;
 pub mod routes;
+pub mod runs;
 pub mod security;
 pub mod server;
 pub mod telemetry;

@@ -18,6 +18,7 @@ use tokio::net::TcpListener;
 use crate::app::{AppConfig, AppState, router};
 use crate::config::{ServeArgs, SqliteSync};
 use crate::security::{self, Access, AccessPolicy, TokenSource};
+use crate::runs::Run;
 use crate::telemetry;
 use crate::workspace::WorkspaceRoots;
 
@@ -49,6 +50,11 @@ pub fn controller_config(args: &ServeArgs) -> ControllerConfig {
         default_cwd: args.default_cwd().to_string_lossy().into_owned(),
         max_input_bytes: args.max_input_bytes,
         side_log_events: args.side_log_events,
+        max_sessions: args.max_sessions,
+        max_sessions_per_room: args.max_sessions_per_room,
+        max_live_sessions: args.max_live_sessions,
+        max_event_bytes: args.max_event_bytes.max(1024),
+        idle_release: (args.idle_release_secs > 0).then(|| Duration::from_secs(args.idle_release_secs)),
     }
 }
 
@@ -108,13 +114,20 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     // Before anything else: a mistaken exposure must not even open the store.
     security::check_listen(args.listen, args.token_file.as_deref())?;
     telemetry::metrics_handle();
-    let controller = build_controller(&args).await?;
+    let data_dir = args.data_dir();
+    std::fs::create_dir_all(&data_dir).with_context(|| format!("creating the data dir {}", data_dir.display()))?;
+    // The token, Host/Origin policy and workspace roots are checked before anything is opened.
     let (app_config, token_source) = app_config(&args)?;
+    // Before any agent can start: one server per data dir, and nothing left from a crashed run.
+    let (run, reaped) = Run::begin(&data_dir)?;
+    tracing::info!(run = %run.id, reaped, "run registered");
+    let controller = build_controller(&args).await?;
     let console_token = match &token_source {
         TokenSource::Generated(_) | TokenSource::DataDir(_) => Some(app_config.access.token.expose().to_owned()),
         TokenSource::File(_) => None,
     };
     let recovered = controller.recover().await.context("loading stored sessions")?;
+    controller.spawn_idle_release();
     let state = AppState::new(controller.clone(), app_config);
     let listener = TcpListener::bind(args.listen).await.with_context(|| format!("binding {}", args.listen))?;
     let addr = listener.local_addr()?;
@@ -163,6 +176,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     tracing::info!("closing live sessions");
     controller.shutdown().await;
     controller.store().close().await;
+    drop(run);
     tracing::info!("stopped");
     Ok(())
 }
