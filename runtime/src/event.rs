@@ -636,7 +636,9 @@ pub fn clamp_body(body: EventBody, max: usize) -> (EventBody, Option<usize>) {
     let dropped = |size: usize| {
         EventBody::Notice(NoticePayload {
             level: NoticeLevel::Warning,
-            message: format!("a `{type_name}` event of {size} bytes exceeded the event size limit of {max} bytes and was dropped"),
+            message: format!(
+                "a `{type_name}` event of {size} bytes exceeded the event size limit of {max} bytes and was dropped"
+            ),
         })
     };
     let Ok(mut v) = serde_json::to_value(&body) else { return (dropped(size), Some(size)) };
@@ -666,11 +668,7 @@ pub fn clamp_body(body: EventBody, max: usize) -> (EventBody, Option<usize>) {
 fn longest_string(v: &mut Value) -> Option<&mut String> {
     fn walk<'a>(v: &'a mut Value, best: &mut Option<&'a mut String>) {
         match v {
-            Value::String(s) => {
-                if s.len() > 64 && best.as_ref().is_none_or(|b| s.len() > b.len()) {
-                    *best = Some(s);
-                }
-            }
+            Value::String(s) if s.len() > 64 && best.as_ref().is_none_or(|b| s.len() > b.len()) => *best = Some(s),
             Value::Array(a) => a.iter_mut().for_each(|x| walk(x, best)),
             Value::Object(o) => o.values_mut().for_each(|x| walk(x, best)),
             _ => {}
@@ -691,7 +689,16 @@ mod tests {
         assert_eq!(clamp_body(small.clone(), 1024), (small, None));
         let big = EventBody::MessageCompleted(TextCompletedPayload { item_id: "i".into(), text: "é".repeat(100_000) });
         let (cut, was) = clamp_body(big, 4096);
-        assert_eq!(was, Some(200_000 + body_size(&EventBody::MessageCompleted(TextCompletedPayload { item_id: "i".into(), text: String::new() }))));
+        assert_eq!(
+            was,
+            Some(
+                200_000
+                    + body_size(&EventBody::MessageCompleted(TextCompletedPayload {
+                        item_id: "i".into(),
+                        text: String::new()
+                    }))
+            )
+        );
         assert!(body_size(&cut) <= 4096, "{}", body_size(&cut));
         let EventBody::MessageCompleted(p) = cut else { panic!("still a message") };
         assert!(p.text.ends_with(TRUNCATED_MARK));

@@ -12,7 +12,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
@@ -139,7 +139,15 @@ pub fn load_token(token_file: Option<&Path>, data_dir: &Path) -> Result<(Token, 
         if !p.is_absolute() {
             return Err(SecurityError::RelativeTokenFile(p.into()));
         }
-        return Ok((read_token(p)?, TokenSource::File(p.into())));
+        let token = read_token(p)?;
+        // Not refused: secret mounts (Kubernetes, Docker) are often 0644 inside a private mount.
+        if let Ok(meta) = std::fs::metadata(p)
+            && meta.permissions().mode() & 0o077 != 0
+        {
+            tracing::warn!(path = %p.display(), mode = format!("{:o}", meta.permissions().mode() & 0o777),
+                "the token file is readable by other users; consider chmod 600");
+        }
+        return Ok((token, TokenSource::File(p.into())));
     }
     let path = data_dir.join(TOKEN_FILE);
     match std::fs::metadata(&path) {
@@ -337,6 +345,11 @@ impl AccessPolicy {
         o.scheme == "http" && o.host == host && o.port == port.unwrap_or(80)
     }
 
+    /// Is this exactly one of the configured trusted origins (those get CORS answers)?
+    pub fn is_trusted_origin(&self, origin: &str) -> bool {
+        parse_origin(origin).is_some_and(|o| self.origins.contains(&o))
+    }
+
     /// Both checks, on a request's headers.
     pub fn check(&self, headers: &HeaderMap) -> Result<(), Refusal> {
         let host = single(headers, header::HOST).map_err(|()| Refusal::Host)?;
@@ -440,21 +453,54 @@ pub async fn guard(State(state): State<AppState>, mut req: Request, next: Next) 
         )
         .into_response();
     }
-    if state.access.console_path(path) {
-        return next.run(req).await;
+    // A trusted origin (only those: the server's own needs no CORS) may call the API from a
+    // browser, which first sends a preflight that carries no token.
+    let cors = req
+        .headers()
+        .get(header::ORIGIN)
+        .filter(|o| o.to_str().is_ok_and(|o| state.access.policy.is_trusted_origin(o)))
+        .cloned();
+    if let Some(origin) = &cors
+        && req.method() == Method::OPTIONS
+        && req.headers().contains_key(header::ACCESS_CONTROL_REQUEST_METHOD)
+    {
+        return (
+            StatusCode::NO_CONTENT,
+            [
+                (header::ACCESS_CONTROL_ALLOW_ORIGIN, origin.clone()),
+                (header::ACCESS_CONTROL_ALLOW_METHODS, HeaderValue::from_static("GET, POST, PUT, DELETE")),
+                (header::ACCESS_CONTROL_ALLOW_HEADERS, HeaderValue::from_static("authorization, content-type")),
+                (header::ACCESS_CONTROL_MAX_AGE, HeaderValue::from_static("600")),
+                (header::VARY, HeaderValue::from_static("Origin")),
+            ],
+        )
+            .into_response();
     }
-    match authenticate(&state.access.token, req.headers()) {
-        Some(how) => {
-            req.extensions_mut().insert(how);
-            next.run(req).await
+    let mut res = if state.access.console_path(path) {
+        next.run(req).await
+    } else {
+        match authenticate(&state.access.token, req.headers()) {
+            Some(how) => {
+                req.extensions_mut().insert(how);
+                next.run(req).await
+            }
+            None => {
+                let mut res =
+                    ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", "a valid bearer token is required")
+                        .into_response();
+                res.headers_mut()
+                    .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"ensemble\""));
+                res
+            }
         }
-        None => {
-            let mut res = ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", "a valid bearer token is required")
-                .into_response();
-            res.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"ensemble\""));
-            res
-        }
+    };
+    if let Some(origin) = cors {
+        let h = res.headers_mut();
+        h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+        h.insert(header::ACCESS_CONTROL_EXPOSE_HEADERS, HeaderValue::from_static("location, retry-after"));
+        h.append(header::VARY, HeaderValue::from_static("Origin"));
     }
+    res
 }
 
 /// Everything the guard needs.

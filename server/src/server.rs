@@ -17,8 +17,8 @@ use tokio::net::TcpListener;
 
 use crate::app::{AppConfig, AppState, router};
 use crate::config::{ServeArgs, SqliteSync};
-use crate::security::{self, Access, AccessPolicy, TokenSource};
 use crate::runs::Run;
+use crate::security::{self, Access, AccessPolicy, TokenSource};
 use crate::telemetry;
 use crate::workspace::WorkspaceRoots;
 
@@ -136,6 +136,18 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     // The console URL carries the token in the fragment, which browsers never send to a server.
     // It goes to stdout only, never to the logs.
     let console_addr = if addr.ip().is_unspecified() { SocketAddr::from(([127, 0, 0, 1], addr.port())) } else { addr };
+    // Percent-encode what a URL fragment may not carry verbatim (the token alphabet allows `#%&`).
+    let console_token = console_token.map(|t| {
+        t.bytes()
+            .map(|b| {
+                if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                    (b as char).to_string()
+                } else {
+                    format!("%{b:02X}")
+                }
+            })
+            .collect::<String>()
+    });
     match (&console_token, &token_source) {
         (Some(t), TokenSource::Generated(p)) => {
             println!("console: http://{console_addr}/#token={t}  (new token, kept in {})", p.display())

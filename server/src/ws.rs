@@ -163,6 +163,19 @@ enum End {
     ReadFailed,
 }
 
+impl End {
+    fn name(&self) -> &'static str {
+        match self {
+            End::ClientClosed => "client_closed",
+            End::Resync(_) => "resync",
+            End::Idle => "idle",
+            End::Shutdown => "shutdown",
+            End::WriteFailed => "write_failed",
+            End::ReadFailed => "read_failed",
+        }
+    }
+}
+
 struct Connection {
     state: AppState,
     room: String,
@@ -172,6 +185,7 @@ struct Connection {
 impl Connection {
     async fn run(mut self, after: Option<u64>) -> End {
         let end = self.serve(after).await;
+        metrics::counter!("ensemble_ws_closed_total", "reason" => end.name()).increment(1);
         let close = match &end {
             End::Resync(reason) => {
                 tracing::debug!(room = %self.room, reason, "closing after resync");

@@ -250,6 +250,35 @@ async fn origins_other_than_our_own_or_trusted_are_refused_by_name() {
         Err(tokio_tungstenite::tungstenite::Error::Http(res)) => assert_eq!(res.status().as_u16(), 403),
         other => panic!("CSWSH was not refused: {:?}", other.map(|(_, r)| r.status())),
     }
+    // A trusted origin may use REST from a browser: its preflight (no token) is answered with CORS
+    // headers, and so are its requests; nobody else gets CORS headers.
+    let http = reqwest::Client::new();
+    let pre = http
+        .request(reqwest::Method::OPTIONS, s.url("/v1/rooms"))
+        .header("origin", "https://app.example")
+        .header("access-control-request-method", "GET")
+        .header("access-control-request-headers", "authorization")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(pre.status(), StatusCode::NO_CONTENT);
+    assert_eq!(pre.headers()["access-control-allow-origin"], "https://app.example");
+    assert!(pre.headers()["access-control-allow-headers"].to_str().unwrap().contains("authorization"));
+    let res =
+        http.get(s.url("/v1/rooms")).header("origin", "https://app.example").bearer_auth(TOKEN).send().await.unwrap();
+    assert_eq!(res.status(), StatusCode::OK);
+    assert_eq!(res.headers()["access-control-allow-origin"], "https://app.example");
+    let same = http.get(s.url("/v1/rooms")).bearer_auth(TOKEN).send().await.unwrap();
+    assert!(!same.headers().contains_key("access-control-allow-origin"));
+    let pre = http
+        .request(reqwest::Method::OPTIONS, s.url("/v1/rooms"))
+        .header("origin", "https://evil.example")
+        .header("access-control-request-method", "GET")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(pre.status(), StatusCode::FORBIDDEN);
+    assert!(!pre.headers().contains_key("access-control-allow-origin"));
     // The session list holds only the three allowed starts.
     let (_, list) = s.get("/v1/rooms/r/sessions").await;
     assert_eq!(list["data"].as_array().unwrap().len(), 3);

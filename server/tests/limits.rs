@@ -289,3 +289,48 @@ async fn processes_left_by_a_crashed_run_are_reaped_at_start() {
     assert_ne!(now[0], run[0]);
     assert!(s.log().contains("reaped agent processes left by an earlier run"));
 }
+
+#[tokio::test]
+async fn a_silent_peer_is_closed_but_a_responsive_one_is_kept() {
+    let s = Server::start(&["--ws-idle-secs", "3", "--ws-ping-secs", "1"]).await;
+    // This one never reads, so it never answers the server's pings.
+    let mut silent = s.ws("r", None).await;
+    // This one reads all the time (tungstenite answers pings as it reads).
+    let mut alive = s.ws("r", None).await;
+    alive.hello().await;
+    let pings_answered = tokio::spawn(async move {
+        // Reads until the silent peer has been closed, then proves it is still served.
+        let mut frames = Vec::new();
+        loop {
+            let f = alive.frame().await;
+            let done = f["type"] == "event";
+            frames.push(f);
+            if done {
+                return frames;
+            }
+        }
+    });
+    // Wait (on the server's own metrics, not a clock) until the silent one was closed as idle;
+    // reading it would answer the pings.
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let (_, metrics) = s.get("/metrics").await;
+        let text = metrics.as_str().unwrap().to_owned();
+        let value = |prefix: &str| text.lines().find_map(|l| l.strip_prefix(prefix)).map(|v| v.trim().to_owned());
+        if value("ensemble_ws_closed_total{reason=\"idle\"} ").as_deref() == Some("1") {
+            assert_eq!(value("ensemble_ws_connections ").as_deref(), Some("1"), "only the silent one went");
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the silent peer was never closed");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    // What it sees when it finally reads: hello, then the idle close (or a broken pipe as it tries
+    // to answer a ping on the closed connection).
+    assert_eq!(silent.frame().await["type"], "hello");
+    drop(silent);
+    // The responsive peer outlived it and still gets events.
+    s.session("r", "after").await;
+    let frames = pings_answered.await.unwrap();
+    assert!(frames.iter().all(|f| f["type"] != "__close"), "{frames:?}");
+    assert_eq!(frames.last().unwrap()["event"]["type"], "session.started");
+}
