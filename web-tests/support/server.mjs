@@ -1,10 +1,13 @@
-// Starts the real `ensemble` binary on 127.0.0.1:0 with a fresh temporary data dir, waits for its
-// `listening on http://ADDR` line and stops it again (SIGTERM, then SIGKILL after a grace period).
+// Starts the real `ensemble` binary on 127.0.0.1:0 in a fresh temporary directory (data dir, workspace
+// root and default cwd, and a random bearer token in a 0600 token file), waits for its
+// `listening on http://ADDR` and `console: …` lines and stops it again (SIGTERM, then SIGKILL after a
+// grace period).
 // Never leaves the server behind: a process-exit hook SIGKILLs any server still running; on Linux the
 // server is exec'd through util-linux `setpriv --pdeathsig KILL`, so even a SIGKILLed test process
 // takes its server with it; and a test file whose runner died (orphaned) exits on its own.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,7 +38,7 @@ function installHooks() {
         srv.child.kill('SIGKILL');
       } catch {}
       try {
-        rmSync(srv.dataDir, { recursive: true, force: true });
+        rmSync(srv.root, { recursive: true, force: true });
       } catch {}
     }
   });
@@ -44,13 +47,29 @@ function installHooks() {
   }
 }
 
+/** A fresh random token: 32 random bytes, hex (64 characters; the server wants at least 32). */
+export function randomToken() {
+  return randomBytes(32).toString('hex');
+}
+
 /**
- * @param {{startTimeoutMs?: number, graceMs?: number, extraArgs?: string[]}} [opts]
- * @returns {Promise<{baseUrl: string, wsBase: string, addr: string, port: number, dataDir: string,
- *   pid: number, logs: () => string, stop: () => Promise<{code: number|null, signal: string|null}>}>}
+ * @param {{startTimeoutMs?: number, graceMs?: number, extraArgs?: string[], trustedOrigins?: string[],
+ *   allowedHosts?: string[], tokenFile?: boolean}} [opts]
+ *   `tokenFile` (default true): write a random token to a 0600 file and pass `--token-file`; false: let
+ *   the server generate one into its data dir (it is then read from the `console:` line).
+ * @returns {Promise<{baseUrl: string, wsBase: string, addr: string, port: number, token: string,
+ *   consoleUrl: string, root: string, dataDir: string, workspace: string, pid: number, logs: () => string,
+ *   stdout: () => string, stop: () => Promise<{code: number|null, signal: string|null}>}>}
  */
 export async function startServer(opts = {}) {
-  const { startTimeoutMs = 15_000, graceMs = 5_000, extraArgs = [] } = opts;
+  const {
+    startTimeoutMs = 15_000,
+    graceMs = 5_000,
+    extraArgs = [],
+    trustedOrigins = [],
+    allowedHosts = [],
+    tokenFile = true,
+  } = opts;
   if (!existsSync(ENSEMBLE_BIN)) {
     throw new Error(
       `ensemble binary not found at ${ENSEMBLE_BIN}; build it with \`cargo build -p ensemble-server\` ` +
@@ -58,15 +77,31 @@ export async function startServer(opts = {}) {
     );
   }
   installHooks();
-  const dataDir = mkdtempSync(join(tmpdir(), 'ensemble-web-tests-'));
-  const argv = [ENSEMBLE_BIN, 'serve', '--listen', '127.0.0.1:0', '--data-dir', dataDir, ...extraArgs];
+  // One temporary root per server: removed as a whole at stop (and by the exit hook).
+  const root = mkdtempSync(join(tmpdir(), 'ensemble-web-tests-'));
+  const dataDir = join(root, 'data');
+  const workspace = join(root, 'workspace');
+  mkdirSync(dataDir, { mode: 0o700 });
+  mkdirSync(workspace);
+  const argv = [ENSEMBLE_BIN, 'serve', '--listen', '127.0.0.1:0', '--data-dir', dataDir];
+  argv.push('--workspace-roots', workspace, '--default-cwd', workspace);
+  let token = null;
+  if (tokenFile) {
+    token = randomToken();
+    const path = join(root, 'token');
+    writeFileSync(path, `${token}\n`, { mode: 0o600 });
+    argv.push('--token-file', path);
+  }
+  if (trustedOrigins.length) argv.push('--trusted-origins', trustedOrigins.join(','));
+  if (allowedHosts.length) argv.push('--allowed-hosts', allowedHosts.join(','));
+  argv.push(...extraArgs);
   const usePdeathsig = process.platform === 'linux' && existsSync(SETPRIV);
   const [cmd, ...args] = usePdeathsig ? [SETPRIV, '--pdeathsig', 'KILL', '--', ...argv] : argv;
   const child = spawn(cmd, args, {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, RUST_LOG: process.env.RUST_LOG || 'info', NO_COLOR: '1' },
   });
-  const srv = { child, dataDir };
+  const srv = { child, root };
   running.add(srv);
 
   let out = '';
@@ -86,19 +121,25 @@ export async function startServer(opts = {}) {
 
   const logs = () => `--- stdout ---\n${out}\n--- stderr (tail) ---\n${err}`;
 
+  // The server prints `listening on http://ADDR`, then `console: http://ADDR/[#token=T]…`.
   let addr;
+  let consoleUrl;
   try {
-    addr = await new Promise((resolveAddr, rejectAddr) => {
+    [addr, consoleUrl] = await new Promise((resolveAddr, rejectAddr) => {
       const timer = setTimeout(
-        () => rejectAddr(new Error(`ensemble did not print "listening on" within ${startTimeoutMs} ms\n${logs()}`)),
+        () =>
+          rejectAddr(
+            new Error(`ensemble did not print "listening on" and "console:" within ${startTimeoutMs} ms\n${logs()}`),
+          ),
         startTimeoutMs,
       );
       child.stdout.on('data', (d) => {
         out += d;
         const m = /^listening on http:\/\/(\S+)\s*$/m.exec(out);
-        if (m) {
+        const c = /^console: (http:\/\/\S+)/m.exec(out);
+        if (m && c) {
           clearTimeout(timer);
-          resolveAddr(m[1]);
+          resolveAddr([m[1], c[1]]);
         }
       });
       child.once('error', (e) => {
@@ -113,12 +154,24 @@ export async function startServer(opts = {}) {
   } catch (e) {
     child.kill('SIGKILL');
     await exited;
-    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(root, { recursive: true, force: true });
     throw e;
   }
   if (!/^127\.0\.0\.1:\d+$/.test(addr)) {
     child.kill('SIGKILL');
+    await exited;
+    rmSync(root, { recursive: true, force: true });
     throw new Error(`server listens on ${addr}, expected 127.0.0.1:PORT`);
+  }
+  if (token === null) {
+    // Generated by the server: it is only in the console URL's fragment.
+    token = new URL(consoleUrl).hash.match(/^#token=([^&\s]+)/)?.[1] ?? null;
+    if (!token) {
+      child.kill('SIGKILL');
+      await exited;
+      rmSync(root, { recursive: true, force: true });
+      throw new Error(`no token in the console line ${consoleUrl}\n${logs()}`);
+    }
   }
 
   let stopping;
@@ -129,11 +182,11 @@ export async function startServer(opts = {}) {
         const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
         const res = await exited;
         clearTimeout(timer);
-        rmSync(dataDir, { recursive: true, force: true });
+        rmSync(root, { recursive: true, force: true });
         return res;
       }
       const res = await exited;
-      rmSync(dataDir, { recursive: true, force: true });
+      rmSync(root, { recursive: true, force: true });
       return res;
     })();
     return stopping;
@@ -144,9 +197,14 @@ export async function startServer(opts = {}) {
     port: Number(addr.split(':')[1]),
     baseUrl: `http://${addr}`,
     wsBase: `ws://${addr}`,
+    token,
+    consoleUrl,
+    root,
     dataDir,
+    workspace,
     pid: child.pid,
     logs,
+    stdout: () => out,
     stop,
   };
 }

@@ -16,7 +16,7 @@ after(async () => {
 
 test('approval requested, answered over REST, resolved and run, as seen by the browser', { timeout: 30_000 }, async () => {
   const room = 'web-approval';
-  const rest = api(h.server.baseUrl);
+  const rest = api(h.server.baseUrl, h.server.token);
   await rest.createSession(room, 's1');
   // Join late (live only, no ?after): the page must still see the whole turn.
   const page = await h.openPage(room);
@@ -86,7 +86,7 @@ test('approval requested, answered over REST, resolved and run, as seen by the b
 
 test('userInput question answered over REST: the page sees the answer echoed back', { timeout: 30_000 }, async () => {
   const room = 'web-ask';
-  const rest = api(h.server.baseUrl);
+  const rest = api(h.server.baseUrl, h.server.token);
   const page = await h.openPage(room, { after: 0 });
   await page.waitForFunction(() => window.conns.c1.open && window.framesOf('c1').length >= 1);
   await rest.createSession(room, 's1');

@@ -29,7 +29,7 @@ test('{"type":"ping"} from the browser is answered by {"type":"pong"}, one per p
   await page.waitForFunction(() => window.framesOf('c1').filter((f) => f.type === 'pong').length >= 4);
 
   // Pings interleaved with a live turn: the event stream stays intact and the socket stays open.
-  const rest = api(h.server.baseUrl);
+  const rest = api(h.server.baseUrl, h.server.token);
   await rest.createSession(room, 's1');
   const { turnId } = await rest.startTurn(room, 's1', '/slow 10\n/chunks 20');
   await page.evaluate(() => window.send('c1', { type: 'ping' }));

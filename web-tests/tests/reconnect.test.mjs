@@ -16,7 +16,7 @@ after(async () => {
 
 test('reconnect with after=<last seq> mid-stream: union of both sockets == REST event log', { timeout: 30_000 }, async () => {
   const room = 'web-reconnect';
-  const rest = api(h.server.baseUrl);
+  const rest = api(h.server.baseUrl, h.server.token);
   const page = await h.openPage(room, { after: 0 });
   await page.waitForFunction(() => window.conns.c1.open && window.frames.length >= 1);
 

@@ -16,13 +16,16 @@ after(async () => {
 
 test('browser receives hello, then a full scripted turn in order with gap-free seq', { timeout: 30_000 }, async () => {
   const room = 'web-turn';
-  const rest = api(h.server.baseUrl);
+  const rest = api(h.server.baseUrl, h.server.token);
   const page = await h.openPage(room, { after: 0 });
 
   // hello first, on an empty room.
   await page.waitForFunction(() => window.frames.length >= 1 && window.conns.c1.open);
   const isArray = await page.evaluate(() => Array.isArray(window.frames));
   assert.ok(isArray, 'window.frames should be the probe array');
+  // The token travelled as the `ensemble.bearer.…` subprotocol; the server chose `ensemble.v1`, so the
+  // token is not echoed back in the handshake.
+  assert.equal(await page.evaluate(() => window.conns.c1.ws.protocol), 'ensemble.v1');
   const hello = await page.evaluate(() => window.frames[0].frame);
   assert.equal(hello.type, 'hello');
   assert.equal(hello.roomId, room);
