@@ -21,7 +21,7 @@ pub struct StartSessionRequest {
     /// Absolute working directory of the agent.
     #[serde(default)]
     pub cwd: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "objects::option")]
     pub settings: Option<SessionSettings>,
 }
 
@@ -29,6 +29,7 @@ pub struct StartSessionRequest {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SubmitTurnRequest {
+    #[serde(deserialize_with = "objects::vec")]
     pub input: Vec<InputItem>,
     /// Idempotency key: the same value again returns the same turn and starts nothing.
     #[serde(default)]
@@ -36,6 +37,37 @@ pub struct SubmitTurnRequest {
     /// Add the input to the running turn instead of refusing with 409 (if the provider can steer).
     #[serde(default)]
     pub steer: Option<bool>,
+}
+
+/// Request fields the contract types as objects. serde also reads a struct, and an internally
+/// tagged enum, from an array of its fields (`"settings": [null]`, `"input": [["text", "hi"]]`);
+/// these take JSON objects only.
+mod objects {
+    use serde::de::{DeserializeOwned, Error, Unexpected};
+    use serde::{Deserialize, Deserializer};
+    use serde_json::Value;
+
+    pub fn option<'de, D: Deserializer<'de>, T: DeserializeOwned>(d: D) -> Result<Option<T>, D::Error> {
+        Option::<Value>::deserialize(d)?.map(one).transpose()
+    }
+
+    pub fn vec<'de, D: Deserializer<'de>, T: DeserializeOwned>(d: D) -> Result<Vec<T>, D::Error> {
+        Vec::<Value>::deserialize(d)?.into_iter().map(one).collect()
+    }
+
+    fn one<T: DeserializeOwned, E: Error>(v: Value) -> Result<T, E> {
+        if !v.is_object() {
+            let unexpected = match &v {
+                Value::Array(_) => Unexpected::Seq,
+                Value::String(s) => Unexpected::Str(s),
+                Value::Bool(b) => Unexpected::Bool(*b),
+                Value::Number(_) => Unexpected::Other("number"),
+                Value::Null | Value::Object(_) => Unexpected::Unit,
+            };
+            return Err(E::invalid_type(unexpected, &"a JSON object"));
+        }
+        T::deserialize(v).map_err(E::custom)
+    }
 }
 
 /// The answer to an accepted submit.
@@ -62,7 +94,7 @@ pub struct CancelAccepted {
 pub struct AnswerRequest {
     pub decision: Decision,
     /// For `userInput` requests: answers keyed by question id.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "objects::option")]
     #[schema(value_type = Option<Object>)]
     pub answers: Option<Value>,
 }

@@ -6,13 +6,15 @@
 use std::borrow::Cow;
 
 use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
-use axum::extract::{FromRequest, FromRequestParts};
+use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use ensemble_runtime::adapter::AdapterError;
 use ensemble_runtime::controller::ControllerError;
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
+use serde_json::value::RawValue;
 use utoipa::ToSchema;
 
 /// The body of every error response.
@@ -167,10 +169,24 @@ impl From<QueryRejection> for ApiError {
     }
 }
 
-/// `axum::Json` whose rejections use the JSON error shape.
-#[derive(Debug, FromRequest)]
-#[from_request(via(axum::Json), rejection(ApiError))]
+/// `axum::Json` whose rejections use the JSON error shape, and which takes nothing but a JSON
+/// object: serde also reads a struct from an array of its fields in order, so `[null, null]` would
+/// otherwise start a session.
+#[derive(Debug)]
 pub struct Json<T>(pub T);
+
+impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Json<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
+        let axum::Json(raw) = axum::Json::<Box<RawValue>>::from_request(req, state).await?;
+        if !raw.get().trim_start().starts_with('{') {
+            return Err(ApiError::bad_request("invalid_body", "the request body must be a JSON object"));
+        }
+        let axum::Json(value) = axum::Json::<T>::from_bytes(raw.get().as_bytes())?;
+        Ok(Json(value))
+    }
+}
 
 impl<T: Serialize> IntoResponse for Json<T> {
     fn into_response(self) -> Response {

@@ -25,6 +25,17 @@ fn room_id(room: &str) -> Result<(), ApiError> {
     validate_id("roomId", room).map_err(|m| ApiError::bad_request("invalid_id", m))
 }
 
+/// `after` of an events page (default 0). Seqs are SQLite integers (int64 in the contract): a
+/// larger `after` is refused, not wrapped around to a negative number that reads from the start.
+fn after_seq(after: Option<u64>) -> Result<u64, ApiError> {
+    match after {
+        Some(a) if i64::try_from(a).is_err() => {
+            Err(ApiError::bad_request("invalid_query", format!("after must be at most {}", i64::MAX)))
+        }
+        a => Ok(a.unwrap_or(0)),
+    }
+}
+
 /// Providers this server can run.
 #[utoipa::path(get, path = "/v1/providers", tag = "providers",
     responses((status = 200, body = ProviderList), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
@@ -52,7 +63,7 @@ pub async fn list_events(
     Query(q): Query<EventsQuery>,
 ) -> Result<Response, ApiError> {
     room_id(&room)?;
-    let after = q.after.unwrap_or(0);
+    let after = after_seq(q.after)?;
     let limit = q.limit.unwrap_or(DEFAULT_EVENT_LIMIT);
     if limit == 0 || limit > MAX_EVENT_LIMIT {
         return Err(ApiError::bad_request("invalid_query", format!("limit must be between 1 and {MAX_EVENT_LIMIT}")));
@@ -286,7 +297,7 @@ pub async fn side_events(
     Query(q): Query<EventsQuery>,
 ) -> Result<Response, ApiError> {
     let k = key(&room, &id)?;
-    let after = q.after.unwrap_or(0);
+    let after = after_seq(q.after)?;
     let limit = q.limit.unwrap_or(DEFAULT_EVENT_LIMIT);
     if limit == 0 || limit > MAX_EVENT_LIMIT {
         return Err(ApiError::bad_request("invalid_query", format!("limit must be between 1 and {MAX_EVENT_LIMIT}")));

@@ -31,7 +31,10 @@ async fn codex_sees_only_its_configured_environment() {
     assert!(vars.iter().any(|v| v == &format!("MOCK_API_KEY={MOCK_KEY}")), "configured variable passed: {vars:?}");
     assert!(vars.iter().any(|v| v.starts_with("CODEX_HOME=")), "{vars:?}");
     assert!(!vars.iter().any(|v| v.contains("do-not-leak")), "server secret leaked: {vars:?}");
-    assert!(!vars.iter().any(|v| v.starts_with("ENSEMBLE_")), "server config leaked: {vars:?}");
+    // Only the run tag (which lets a later run reap what a crash left behind), no configuration.
+    let run = std::fs::read_dir(s.dir.join("data").join("runs")).unwrap().next().unwrap().unwrap().file_name();
+    let ours: Vec<&String> = vars.iter().filter(|v| v.starts_with("ENSEMBLE_")).collect();
+    assert_eq!(ours, [&format!("ENSEMBLE_RUN_ID={}", run.to_string_lossy())], "server config leaked: {vars:?}");
     // Its own process group: the leader's pgid is its pid.
     let stat = std::fs::read_to_string(format!("/proc/{leader}/stat")).unwrap();
     let after = stat.rsplit(')').next().unwrap();

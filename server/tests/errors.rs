@@ -34,6 +34,15 @@ async fn every_error_case_returns_the_json_error_shape() {
     assert_eq!(error_code(st, &b, StatusCode::BAD_REQUEST), "invalid_json");
     let (st, b) = decode(h.post(s.url("/v1/rooms/r/sessions")).body("{}").send().await.unwrap()).await;
     assert_eq!(error_code(st, &b, StatusCode::UNSUPPORTED_MEDIA_TYPE), "unsupported_media_type");
+    // Only objects: serde would otherwise read a struct from an array of its fields.
+    for body in [json!([null, null]), json!({"settings": [null]}), json!("s")] {
+        let (st, b) = s.post("/v1/rooms/r/sessions", body.clone()).await;
+        assert_eq!(error_code(st, &b, StatusCode::BAD_REQUEST), "invalid_body", "{body}");
+    }
+    let (st, b) = s.post("/v1/rooms/r/sessions/s/turns", json!({"input": [["text", "hi"]]})).await;
+    assert_eq!(error_code(st, &b, StatusCode::BAD_REQUEST), "invalid_body");
+    let (st, b) = s.get("/v1/rooms/r/events?after=18446744073709551615").await;
+    assert_eq!(error_code(st, &b, StatusCode::BAD_REQUEST), "invalid_query");
     let (st, b) = s.post("/v1/rooms/r/sessions", json!({"bogus": 1})).await;
     assert_eq!(error_code(st, &b, StatusCode::BAD_REQUEST), "invalid_body");
     let (st, b) = s.post("/v1/rooms/r/sessions", json!({"settings": {"sandbox": "sometimes"}})).await;
