@@ -11,7 +11,8 @@ use ensemble_runtime::event::{
     SessionStartedPayload, SessionUpdatedPayload, TextCompletedPayload, TextDeltaPayload, TurnCanceledPayload,
     TurnCompletedPayload, TurnFailedPayload, TurnStartedPayload, TurnSteeredPayload, UsagePayload,
 };
-use utoipa::OpenApi;
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::{Modify, OpenApi};
 
 use crate::api::{ClientFrame, ServerFrame};
 
@@ -24,6 +25,8 @@ use crate::api::{ClientFrame, ServerFrame};
             with a gap-free sequence number.",
         license(name = "Apache-2.0"),
     ),
+    modifiers(&BearerAuth),
+    security(("bearer" = [])),
     components(schemas(
         Event, EventBody, ServerFrame, ClientFrame,
         SessionStartedPayload, SessionUpdatedPayload, SessionCompletedPayload, SessionFailedPayload,
@@ -44,6 +47,27 @@ use crate::api::{ClientFrame, ServerFrame};
     )
 )]
 struct ApiDoc;
+
+/// Every operation needs the bearer token unless it says otherwise (`/healthz`, `/readyz`).
+struct BearerAuth;
+
+impl Modify for BearerAuth {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .description(Some(
+                        "The server's token (`--token-file`, or DATA_DIR/token). Browsers opening the room \
+                         WebSocket pass it as the subprotocol `ensemble.bearer.<token>` next to `ensemble.v1`.",
+                    ))
+                    .build(),
+            ),
+        );
+    }
+}
 
 /// The document's static part (info, components, tags); the routes add their paths.
 pub fn base() -> utoipa::openapi::OpenApi {

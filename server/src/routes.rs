@@ -430,13 +430,13 @@ pub async fn test_panic() -> StatusCode {
 }
 
 /// Liveness.
-#[utoipa::path(get, path = "/healthz", tag = "system", responses((status = 200, body = Health)))]
+#[utoipa::path(get, path = "/healthz", tag = "system", security(()), responses((status = 200, body = Health)))]
 pub async fn healthz() -> Json<Health> {
     Json(Health { status: "ok".into() })
 }
 
 /// Readiness: 503 while draining.
-#[utoipa::path(get, path = "/readyz", tag = "system",
+#[utoipa::path(get, path = "/readyz", tag = "system", security(()),
     responses((status = 200, body = Health), (status = 503, body = Health)))]
 pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Health>) {
     if state.is_draining() {
@@ -448,14 +448,16 @@ pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Health>)
 
 /// Prometheus metrics.
 #[utoipa::path(get, path = "/metrics", tag = "system",
-    responses((status = 200, description = "Prometheus text exposition format", content_type = "text/plain", body = String)))]
+    responses((status = 200, description = "Prometheus text exposition format", content_type = "text/plain", body = String),
+        (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn metrics(State(state): State<AppState>) -> Response {
     crate::telemetry::render_metrics(&state)
 }
 
 /// This OpenAPI document.
 #[utoipa::path(get, path = "/openapi.json", tag = "system",
-    responses((status = 200, description = "The OpenAPI document", content_type = "application/json", body = Object)))]
+    responses((status = 200, description = "The OpenAPI document", content_type = "application/json", body = Object),
+        (status = "4XX", body = ErrorResponse)))]
 pub async fn openapi_json() -> Response {
     ([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], crate::openapi::spec_json().clone())
         .into_response()
