@@ -10,11 +10,11 @@
 //!   starts, so a later run can find and reap what a crashed run left behind ([`reap_run`]).
 
 use std::collections::{HashMap, HashSet};
-use std::sync::OnceLock;
 use std::ffi::OsString;
 use std::io;
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};

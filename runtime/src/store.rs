@@ -271,9 +271,10 @@ impl Store {
             let (head_seq, pruned_through) = room_heads(&tx, &room)?;
             let mut stmt = tx
                 .prepare_cached("SELECT seq, json FROM events WHERE room_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3")?;
-            let rows = stmt.query_map(params![room, i64::try_from(after).unwrap_or(i64::MAX), limit as i64], |row| {
-                Ok((row.get::<_, i64>(0)? as u64, row.get::<_, String>(1)?))
-            })?;
+            let rows = stmt
+                .query_map(params![room, i64::try_from(after).unwrap_or(i64::MAX), limit as i64], |row| {
+                    Ok((row.get::<_, i64>(0)? as u64, row.get::<_, String>(1)?))
+                })?;
             let mut events = Vec::new();
             for row in rows {
                 let (seq, json) = row?;
