@@ -137,6 +137,23 @@ test('CSRF: cross-origin POSTs from an untrusted page create no session', { time
   assert.equal(foreign.json.error.code, 'origin_not_allowed');
   await rest.call('POST', `/v1/rooms/${room}/sessions`, body, 201, { headers: { origin: h.pages.origin } });
   assert.deepEqual((await rest.sessions(room)).data.map((s) => s.sessionId), ['direct']);
+
+  // The trusted page itself may use REST with the token: its preflight is answered with CORS headers
+  // (it carries no token), then the real request goes through.
+  const good = await h.openPage(room);
+  const created = await good.evaluate(
+    async ([url, token]) => {
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify({ sessionId: 'from-trusted-page' }),
+      });
+      return { status: res.status, body: await res.json() };
+    },
+    [target, h.server.token],
+  );
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  assert.equal(created.body.sessionId, 'from-trusted-page');
 });
 
 test('DNS rebinding: a page on a foreign host name that resolves to 127.0.0.1 gets 403 host_not_allowed', { timeout: 30_000 }, async () => {
