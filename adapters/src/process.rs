@@ -139,6 +139,16 @@ impl Supervised {
         self.pid
     }
 
+    /// The leader's live descendants now (to kill later, even if the leader has exited by then).
+    pub fn family(&self) -> HashSet<i32> {
+        descendants(self.pid)
+    }
+
+    /// SIGKILL to the group and to the given processes.
+    pub fn kill_family(&self, family: &HashSet<i32>) {
+        signal_all(self.pid, family, libc::SIGKILL);
+    }
+
     /// Waits for the leader to exit (cancel-safe).
     pub async fn wait(&mut self) -> io::Result<ExitStatus> {
         if let Some(s) = self.exited {

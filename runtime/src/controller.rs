@@ -283,7 +283,6 @@ pub(crate) struct Batch<'a> {
     now: i64,
     events: Vec<NewEvent>,
     persist: bool,
-    max_event_bytes: usize,
 }
 
 impl Batch<'_> {
@@ -427,14 +426,8 @@ impl Batch<'_> {
     fn apply_facts(&mut self, facts: Vec<Fact>, next_generation: &AtomicU64) {
         for fact in facts {
             match fact {
-                Fact::Event { turn_id, body } => {
-                    let (body, cut) = crate::event::clamp_body(body, self.max_event_bytes);
-                    if let Some(size) = cut {
-                        metrics::counter!("ensemble_events_clamped_total").increment(1);
-                        tracing::warn!(session = %self.entry.rec.session.session_id, size, "an oversized event was cut");
-                    }
-                    self.emit(turn_id, body)
-                }
+                // Already clamped to `max_event_bytes` in `on_facts`, the only way facts arrive.
+                Fact::Event { turn_id, body } => self.emit(turn_id, body),
                 Fact::Update(patch) => {
                     self.entry.rec.apply_patch(&patch, self.now);
                     self.persist = true;
@@ -635,8 +628,7 @@ impl Controller {
         let now = self.inner.clock.now_ms();
         let mut st = self.state();
         let entry = st.sessions.get_mut(key).ok_or_else(|| ControllerError::SessionNotFound(key.session_id.clone()))?;
-        let max_event_bytes = self.inner.config.max_event_bytes;
-        let mut batch = Batch { entry, now, events: Vec::new(), persist: force_persist, max_event_bytes };
+        let mut batch = Batch { entry, now, events: Vec::new(), persist: force_persist };
         f(&mut batch)?;
         let Batch { entry, events, persist, .. } = batch;
         if !events.is_empty() {
@@ -681,6 +673,23 @@ impl Controller {
     }
 
     async fn on_facts(&self, key: &SessionKey, generation: u64, facts: Vec<Fact>) {
+        // Oversized events are cut here, before the state lock: cutting a huge payload is slow,
+        // and under the lock it would stall every session and every REST call.
+        let max = self.inner.config.max_event_bytes;
+        let facts: Vec<Fact> = facts
+            .into_iter()
+            .map(|f| match f {
+                Fact::Event { turn_id, body } => {
+                    let (body, cut) = crate::event::clamp_body(body, max);
+                    if let Some(size) = cut {
+                        metrics::counter!("ensemble_events_clamped_total").increment(1);
+                        tracing::warn!(session = %key, size, "an oversized event was cut");
+                    }
+                    Fact::Event { turn_id, body }
+                }
+                other => other,
+            })
+            .collect();
         let next = &self.inner.generations;
         let lost = facts.iter().any(|f| matches!(f, Fact::Lost { .. }));
         let result = self

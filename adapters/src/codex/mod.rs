@@ -583,13 +583,17 @@ impl Conn {
     /// Stops the process: close stdin and give codex `stop_grace` to exit, then SIGTERM, then SIGKILL.
     async fn stop(&self, config: &CodexConfig) {
         self.closing.store(true, Ordering::SeqCst);
-        self.rpc.close("the session stopped its codex process");
         let process = self.process.lock().await.take();
+        // Before stdin closes and codex exits by itself: once it is gone, descendants that left
+        // its process group (setsid) are orphans that /proc no longer ties to it.
+        let family = process.as_ref().map(Supervised::family).unwrap_or_default();
+        self.rpc.close("the session stopped its codex process");
         if let Some(mut p) = process {
             if tokio::time::timeout(config.stop_grace, p.wait()).await.is_err() {
                 p.terminate(config.term_grace).await;
             }
-            // Descendants that outlived the leader go with the group.
+            // Descendants that outlived the leader go with the group, and those seen before.
+            p.kill_family(&family);
             drop(p);
         }
         for live in self.lives() {
@@ -1236,11 +1240,11 @@ impl Adapter for CodexAdapter {
                 _ => return Ok(()),
             }
         };
-        if let (Some(p), Some(thread)) = (provider, live.thread()) {
-            live.rpc()
-                .call("turn/interrupt", json!({"threadId": thread, "turnId": p}), self.config.call_timeout)
-                .await
-                .map_err(|e| AdapterError::failed("provider_error", e.to_string()))?;
+        if let Some(p) = provider {
+            // In the background: a codex that never answers must not hold the caller (and the
+            // session's lock) for the call timeout. The turn's end comes as `turn/completed`, or
+            // from close, which forces it after its grace.
+            live.send_interrupt(p, self.config.call_timeout);
         }
         Ok(())
     }

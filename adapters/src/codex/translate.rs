@@ -21,6 +21,19 @@ fn string(v: &Value, key: &str) -> String {
     s(v, key).unwrap_or_default().to_owned()
 }
 
+/// Most text kept of an open message or reasoning (what closes it if codex abandons it): beyond,
+/// the event size limit would cut it anyway, and an endless stream must not cost endless memory.
+pub const MAX_OPEN_TEXT: usize = 1024 * 1024;
+
+fn push_capped(text: &mut String, delta: &str) {
+    let room = MAX_OPEN_TEXT.saturating_sub(text.len());
+    let mut cut = delta.len().min(room);
+    while !delta.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    text.push_str(&delta[..cut]);
+}
+
 /// What a turn has open.
 #[derive(Debug, Default)]
 pub struct Translator {
@@ -47,7 +60,7 @@ impl Translator {
                 let item_id = string(p, "itemId");
                 let delta = string(p, "delta");
                 match self.messages.values_mut().find(|(id, _)| *id == item_id) {
-                    Some((_, text)) => text.push_str(&delta),
+                    Some((_, text)) => push_capped(text, &delta),
                     None => {
                         let n = self.next();
                         self.messages.insert(n, (item_id.clone(), delta.clone()));
@@ -59,7 +72,7 @@ impl Translator {
                 let item_id = string(p, "itemId");
                 let delta = string(p, "delta");
                 match self.reasoning.values_mut().find(|(id, _)| *id == item_id) {
-                    Some((_, text)) => text.push_str(&delta),
+                    Some((_, text)) => push_capped(text, &delta),
                     None => {
                         let n = self.next();
                         self.reasoning.insert(n, (item_id.clone(), delta.clone()));

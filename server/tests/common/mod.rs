@@ -366,6 +366,11 @@ impl Codex {
             args.push("--codex-env".into());
             args.push(format!("MOCK_API_KEY={k}"));
         }
+        // codex runs `bash -l` for its shell snapshot and commands; with the machine's HOME that reads
+        // its dotfiles (here: pyenv's rehash, which waits on a lock file a killed shell can leave
+        // behind). A HOME of its own keeps the tests independent of the machine.
+        args.push("--codex-env".into());
+        args.push(format!("HOME={}", home.path().display()));
         Codex { mock, home, work, args }
     }
 
