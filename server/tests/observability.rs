@@ -15,10 +15,22 @@ async fn metrics_count_what_happened() {
     ws.hello().await;
     s.turn("r", "s", "/chunks 10").await;
     ws.until_type("turn.completed").await;
-    let res = s.http().get(s.url("/metrics")).send().await.unwrap();
-    assert_eq!(res.status(), StatusCode::OK);
-    assert!(res.headers()["content-type"].to_str().unwrap().starts_with("text/plain"));
-    let text = res.text().await.unwrap();
+    // The counters move right after the frames are written, so a client can be a moment ahead of
+    // them: read until they have caught up with what it saw (bounded).
+    let deadline = tokio::time::Instant::now() + WAIT;
+    let text = loop {
+        let seen = s.events("r").await.len();
+        let res = s.http().get(s.url("/metrics")).send().await.unwrap();
+        assert_eq!(res.status(), StatusCode::OK);
+        assert!(res.headers()["content-type"].to_str().unwrap().starts_with("text/plain"));
+        let text = res.text().await.unwrap();
+        let sent = text.lines().find_map(|l| l.strip_prefix("ensemble_ws_frames_sent_total ")).map(str::trim);
+        if sent.and_then(|v| v.parse::<f64>().ok()).is_some_and(|v| v >= seen as f64) {
+            break text;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "frames sent never reached {seen}: {sent:?}");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
     let value = |name: &str| -> f64 {
         text.lines()
             .find(|l| l.starts_with(name) && !l.starts_with('#'))
