@@ -21,7 +21,7 @@ use ensemble_runtime::event::{
     CallCompletedPayload, CallKind, CallStartedPayload, CallStatus, CallUpdatedPayload, CommandInfo,
     CommandsUpdatedPayload, Decision, ErrorInfo, EventBody, InteractionKind, InteractionRequestedPayload, NoticeLevel,
     NoticePayload, PlanStep, PlanUpdatedPayload, Question, TextCompletedPayload, TextDeltaPayload, TurnCanceledPayload,
-    TurnCompletedPayload, TurnFailedPayload, TurnOrigin, TurnStartedPayload, UsagePayload,
+    TurnCompletedPayload, TurnFailedPayload, UsagePayload,
 };
 use ensemble_runtime::goals::{GoalAction, GoalCommand, GoalEngine, GoalFact, ProviderGoal};
 use ensemble_runtime::model::{InputItem, Session, SessionKey, SideCapabilities};
@@ -590,6 +590,10 @@ impl GoalAdapter for ScriptedAdapter {
                 g.clone()
             };
             live.save_goal().await;
+            if command.action == GoalAction::Clear {
+                // As codex does: the `cleared` notification comes before the answer to the clear.
+                engine.cleared().await;
+            }
             Ok(snapshot)
         };
         let result = engine.apply(&command, call).await?;
@@ -806,15 +810,7 @@ impl TurnRun {
         }
         let attributed = live.goals.attribute(&provider_turn, live.config.goal_grace).await;
         let turn_id = self.turn_id.clone();
-        let started = TurnStartedPayload {
-            turn_id: turn_id.clone(),
-            origin: if attributed.is_some() { TurnOrigin::GoalContinuation } else { TurnOrigin::Provider },
-            goal_operation_id: attributed.as_ref().map(|i| i.operation_id.clone()),
-            goal_revision: attributed.as_ref().map(|i| i.revision),
-            goal_repair_epoch: attributed.as_ref().map(|i| i.repair_epoch),
-            input: vec![],
-            client_submit_id: None,
-        };
+        let started = ensemble_runtime::goals::provider_turn_started(&turn_id, attributed.as_ref());
         self.emit(EventBody::TurnStarted(started)).await;
         if attributed.is_none() {
             let fact = GoalFact::ReconcileRequired {

@@ -277,6 +277,17 @@ struct State {
     sessions: HashMap<SessionKey, Entry>,
 }
 
+impl State {
+    /// A session clients may see: reserved-but-unannounced ones (a start or side open in flight)
+    /// are not found.
+    fn announced(&self, key: &SessionKey) -> Result<&Entry> {
+        self.sessions
+            .get(key)
+            .filter(|e| e.announced)
+            .ok_or_else(|| ControllerError::SessionNotFound(key.session_id.clone()))
+    }
+}
+
 /// Collects the events of one publication, folding each into the session as it goes.
 pub(crate) struct Batch<'a> {
     entry: &'a mut Entry,
@@ -378,13 +389,20 @@ impl Batch<'_> {
                 if let Some(g) = rec.goal.take() {
                     rec.lineage = None;
                     self.persist = true;
+                    // A provider may announce the clear before it answers the clear we sent: it
+                    // belongs to that in-flight operation (pending-local), not to the goal's last one.
+                    let pending = rec
+                        .operations
+                        .iter()
+                        .rev()
+                        .find(|o| o.phase == OperationPhase::Dispatched && o.action == GoalAction::Clear.name());
+                    let (operation_id, revision, repair_epoch) = match pending {
+                        Some(o) => (o.operation_id.clone(), o.revision, o.repair_epoch),
+                        None => (g.operation_id, g.revision, g.repair_epoch),
+                    };
                     self.emit(
                         None,
-                        EventBody::GoalCleared(GoalClearedPayload {
-                            operation_id: g.operation_id,
-                            revision: g.revision,
-                            repair_epoch: g.repair_epoch,
-                        }),
+                        EventBody::GoalCleared(GoalClearedPayload { operation_id, revision, repair_epoch }),
                     );
                 }
             }
@@ -601,12 +619,7 @@ impl Controller {
 
     /// The announced session behind a key.
     fn snapshot(&self, key: &SessionKey) -> Result<Session> {
-        self.state()
-            .sessions
-            .get(key)
-            .filter(|e| e.announced)
-            .map(|e| e.rec.session.clone())
-            .ok_or_else(|| ControllerError::SessionNotFound(key.session_id.clone()))
+        self.state().announced(key).map(|e| e.rec.session.clone())
     }
 
     /// Runs `f` on a session under the state lock and publishes the events it emits.
@@ -762,11 +775,7 @@ impl Controller {
 
     pub fn interactions(&self, key: &SessionKey) -> Result<Vec<Interaction>> {
         let st = self.state();
-        let e = st
-            .sessions
-            .get(key)
-            .filter(|e| e.announced)
-            .ok_or_else(|| ControllerError::SessionNotFound(key.session_id.clone()))?;
+        let e = st.announced(key)?;
         Ok(e.rec
             .pending
             .iter()
@@ -1658,11 +1667,7 @@ impl Controller {
     /// Events of a side conversation with `seq > after`, from memory.
     pub fn side_events(&self, key: &SessionKey, after: u64, limit: usize) -> Result<SideEventPage> {
         let st = self.state();
-        let e = st
-            .sessions
-            .get(key)
-            .filter(|e| e.announced)
-            .ok_or_else(|| ControllerError::SessionNotFound(key.session_id.clone()))?;
+        let e = st.announced(key)?;
         let Some(log) = e.side_log.as_ref() else {
             return Err(ControllerError::NotASide(
                 "only side conversations keep per-session events; read /v1/rooms/{roomId}/events".into(),
@@ -1678,11 +1683,7 @@ impl Controller {
     /// The session's goal.
     pub fn goal(&self, key: &SessionKey) -> Result<Goal> {
         let st = self.state();
-        let e = st
-            .sessions
-            .get(key)
-            .filter(|e| e.announced)
-            .ok_or_else(|| ControllerError::SessionNotFound(key.session_id.clone()))?;
+        let e = st.announced(key)?;
         e.rec.goal.goal.clone().ok_or(ControllerError::NoGoal)
     }
 

@@ -48,6 +48,21 @@ impl GoalIdentity {
     }
 }
 
+/// `turn.started` of a turn the provider started by itself: a goal continuation credited to the
+/// proven operation, or, unproven, of origin `provider`.
+pub fn provider_turn_started(turn_id: &str, identity: Option<&GoalIdentity>) -> crate::event::TurnStartedPayload {
+    use crate::event::{TurnOrigin, TurnStartedPayload};
+    TurnStartedPayload {
+        turn_id: turn_id.to_owned(),
+        origin: if identity.is_some() { TurnOrigin::GoalContinuation } else { TurnOrigin::Provider },
+        goal_operation_id: identity.map(|i| i.operation_id.clone()),
+        goal_revision: identity.map(|i| i.revision),
+        goal_repair_epoch: identity.map(|i| i.repair_epoch),
+        input: vec![],
+        client_submit_id: None,
+    }
+}
+
 /// A goal as the provider reports it.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -27,7 +27,7 @@ use ensemble_runtime::adapter::{
 use ensemble_runtime::clock::new_id;
 use ensemble_runtime::event::{
     CommandInfo, CommandsUpdatedPayload, Decision, EventBody, InteractionKind, InteractionResolvedPayload, ResolvedBy,
-    TurnCanceledPayload, TurnCompletedPayload, TurnFailedPayload, TurnOrigin, TurnStartedPayload,
+    TurnCanceledPayload, TurnCompletedPayload, TurnFailedPayload,
 };
 use ensemble_runtime::model::{AuthState, InputItem, Session, SessionKey, SideCapabilities};
 use serde_json::{Value, json};
@@ -737,15 +737,7 @@ impl Live {
         let identity = self.goals.attribute(&provider_turn, self.goal_grace).await;
         let _gate = self.emit_gate.lock().await;
         let buffered = self.state().attributing.remove(&ours).unwrap_or_default();
-        let started = TurnStartedPayload {
-            turn_id: ours.clone(),
-            origin: if identity.is_some() { TurnOrigin::GoalContinuation } else { TurnOrigin::Provider },
-            goal_operation_id: identity.as_ref().map(|i| i.operation_id.clone()),
-            goal_revision: identity.as_ref().map(|i| i.revision),
-            goal_repair_epoch: identity.as_ref().map(|i| i.repair_epoch),
-            input: vec![],
-            client_submit_id: None,
-        };
+        let started = ensemble_runtime::goals::provider_turn_started(&ours, identity.as_ref());
         let mut facts = vec![Fact::Event { turn_id: Some(ours.clone()), body: EventBody::TurnStarted(started) }];
         if identity.is_none() {
             facts.push(Fact::Goal(GoalFact::ReconcileRequired {
