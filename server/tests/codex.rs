@@ -21,6 +21,16 @@ async fn start_codex(s: &Server, c: &Codex, id: &str, settings: Value) -> Value 
     body
 }
 
+/// A server with a logged-in codex, a room reader past its `hello`, and session `c1` started.
+async fn codex_room() -> (Codex, Server, Ws) {
+    let c = Codex::new(CodexProvider::default(), Some(MOCK_KEY)).await;
+    let s = Server::start(&c.args()).await;
+    let mut ws = s.ws("r", None).await;
+    ws.hello().await;
+    start_codex(&s, &c, "c1", json!({})).await;
+    (c, s, ws)
+}
+
 #[tokio::test]
 async fn a_full_text_turn() {
     let c = Codex::new(CodexProvider::default(), Some(MOCK_KEY)).await;
@@ -319,11 +329,7 @@ async fn a_question_in_plan_mode_reaches_the_client_and_the_answer_reaches_the_m
 
 #[tokio::test]
 async fn cancel_mid_stream_closes_the_message_and_the_session_goes_on() {
-    let c = Codex::new(CodexProvider::default(), Some(MOCK_KEY)).await;
-    let s = Server::start(&c.args()).await;
-    let mut ws = s.ws("r", None).await;
-    ws.hello().await;
-    start_codex(&s, &c, "c1", json!({})).await;
+    let (c, s, mut ws) = codex_room().await;
     let gate = Gate::new();
     c.mock.push(Reply::held_text(["Thinking ", "about "], &gate, ["what never comes"]));
     let turn = s.turn("r", "c1", "a long answer please").await;
@@ -358,11 +364,7 @@ async fn cancel_mid_stream_closes_the_message_and_the_session_goes_on() {
 
 #[tokio::test]
 async fn cancel_right_after_submit_ends_the_turn_canceled() {
-    let c = Codex::new(CodexProvider::default(), Some(MOCK_KEY)).await;
-    let s = Server::start(&c.args()).await;
-    let mut ws = s.ws("r", None).await;
-    ws.hello().await;
-    start_codex(&s, &c, "c1", json!({})).await;
+    let (c, s, mut ws) = codex_room().await;
     let gate = Gate::new();
     c.mock.push(Reply::held_text(["never "], &gate, ["finished"]));
     let turn = s.turn("r", "c1", "start and stop").await;
@@ -388,11 +390,7 @@ async fn cancel_right_after_submit_ends_the_turn_canceled() {
 
 #[tokio::test]
 async fn a_second_submit_conflicts_and_a_steer_reaches_the_model() {
-    let c = Codex::new(CodexProvider::default(), Some(MOCK_KEY)).await;
-    let s = Server::start(&c.args()).await;
-    let mut ws = s.ws("r", None).await;
-    ws.hello().await;
-    start_codex(&s, &c, "c1", json!({})).await;
+    let (c, s, mut ws) = codex_room().await;
     let gate = Gate::new();
     c.mock.push(Reply::held_text(["Working "], &gate, ["on the old plan"]));
     c.mock.push(Reply::text("Steered reply."));
@@ -433,11 +431,7 @@ async fn a_second_submit_conflicts_and_a_steer_reaches_the_model() {
 
 #[tokio::test]
 async fn a_steer_right_after_submit_reaches_the_model() {
-    let c = Codex::new(CodexProvider::default(), Some(MOCK_KEY)).await;
-    let s = Server::start(&c.args()).await;
-    let mut ws = s.ws("r", None).await;
-    ws.hello().await;
-    start_codex(&s, &c, "c1", json!({})).await;
+    let (c, s, mut ws) = codex_room().await;
     // The first model call is held, so the turn cannot end before the steer arrives.
     let gate = Gate::new();
     c.mock.push(Reply::held_text(["Working "], &gate, ["on it"]));
@@ -461,11 +455,7 @@ async fn a_steer_right_after_submit_reaches_the_model() {
 
 #[tokio::test]
 async fn usage_follows_the_models_token_counts() {
-    let c = Codex::new(CodexProvider::default(), Some(MOCK_KEY)).await;
-    let s = Server::start(&c.args()).await;
-    let mut ws = s.ws("r", None).await;
-    ws.hello().await;
-    start_codex(&s, &c, "c1", json!({})).await;
+    let (c, s, mut ws) = codex_room().await;
     let usage = |input, cached, output, reasoning| Usage {
         input_tokens: input,
         cached_input_tokens: cached,
@@ -551,11 +541,7 @@ async fn a_session_resumes_its_codex_thread_after_a_restart() {
 #[tokio::test]
 async fn a_session_released_before_its_first_turn_can_resume() {
     // Codex writes a thread's rollout at its first turn: until then `thread/resume` finds nothing.
-    let c = Codex::new(CodexProvider::default(), Some(MOCK_KEY)).await;
-    let s = Server::start(&c.args()).await;
-    let mut ws = s.ws("r", None).await;
-    ws.hello().await;
-    start_codex(&s, &c, "c1", json!({})).await;
+    let (c, s, mut ws) = codex_room().await;
     let (status, body) = s.post_empty("/v1/rooms/r/sessions/c1/release").await;
     assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
     no_codex_left(c.home.path()).await;
@@ -572,11 +558,7 @@ async fn a_session_released_before_its_first_turn_can_resume() {
 
 #[tokio::test]
 async fn a_lost_codex_history_is_reported_on_resume() {
-    let c = Codex::new(CodexProvider::default(), Some(MOCK_KEY)).await;
-    let s = Server::start(&c.args()).await;
-    let mut ws = s.ws("r", None).await;
-    ws.hello().await;
-    start_codex(&s, &c, "c1", json!({})).await;
+    let (c, s, mut ws) = codex_room().await;
     c.mock.push(Reply::text("Remember this."));
     s.turn("r", "c1", "something to remember").await;
     let events = ws.until(is_terminal).await;
@@ -615,11 +597,7 @@ async fn a_missing_api_key_is_reported_as_auth_required() {
 
 #[tokio::test]
 async fn a_killed_codex_fails_the_turn_and_the_session_resumes() {
-    let c = Codex::new(CodexProvider::default(), Some(MOCK_KEY)).await;
-    let s = Server::start(&c.args()).await;
-    let mut ws = s.ws("r", None).await;
-    ws.hello().await;
-    start_codex(&s, &c, "c1", json!({})).await;
+    let (c, s, mut ws) = codex_room().await;
     let gate = Gate::new();
     c.mock.push(Reply::held_text(["Halfway "], &gate, ["there"]));
     let turn = s.turn("r", "c1", "remember the word banana").await;

@@ -155,6 +155,18 @@ impl CodexAdapter {
         self.sessions.lock().unwrap_or_else(|e| e.into_inner()).get(key).cloned()
     }
 
+    /// Takes a session's live side down now: pending requests rejected, the process stopped, and
+    /// whatever a turn still had open closed (a close without quiescing, e.g. at shutdown, or a
+    /// disconnect).
+    async fn take_down(&self, session: &Session) {
+        if let Some(live) = self.remove(&session.key()) {
+            live.reject_pending().await;
+            live.stop(&self.config).await;
+            let open = live.close_open_items();
+            live.sink.send(open).await;
+        }
+    }
+
     fn live_or_err(&self, session: &Session) -> Result<Arc<Live>, AdapterError> {
         self.live(&session.key()).filter(|l| l.is_live()).ok_or(AdapterError::NotLive)
     }
@@ -1152,13 +1164,7 @@ impl Adapter for CodexAdapter {
     }
 
     async fn close(&self, session: &Session) -> Result<(), AdapterError> {
-        if let Some(live) = self.remove(&session.key()) {
-            live.reject_pending().await;
-            live.stop(&self.config).await;
-            // What a turn still had open (a close without quiescing, e.g. at shutdown) is closed.
-            let open = live.close_open_items();
-            live.sink.send(open).await;
-        }
+        self.take_down(session).await;
         Ok(())
     }
 
@@ -1457,13 +1463,8 @@ impl ReleaseAdapter for CodexAdapter {
 #[async_trait]
 impl DisconnectAdapter for CodexAdapter {
     async fn disconnect(&self, session: &Session) -> Result<(), AdapterError> {
-        if let Some(live) = self.remove(&session.key()) {
-            live.reject_pending().await;
-            // No thread/unsubscribe or delete: the thread must stay resumable.
-            live.stop(&self.config).await;
-            let open = live.close_open_items();
-            live.sink.send(open).await;
-        }
+        // No thread/unsubscribe or delete: the thread must stay resumable.
+        self.take_down(session).await;
         Ok(())
     }
 }
