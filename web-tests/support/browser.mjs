@@ -5,7 +5,10 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import assert from 'node:assert/strict';
+import { after, before } from 'node:test';
 import { chromium } from 'playwright-core';
+import { startServer } from './server.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -131,4 +134,22 @@ export async function setupHarness(startServer, { serverOptions = {}, untrusted 
       return server.stop();
     },
   };
+}
+
+/**
+ * One server and browser per test file: registers the `before`/`after` hooks and returns the harness
+ * object, filled in once `before` has run (then `onReady(h)` is called). The server must stop cleanly.
+ */
+export function useHarness({ onReady, ...options } = {}) {
+  const h = {};
+  // `onReady` runs inside the same hook: a second `before` of the test file would not wait for it.
+  before(async () => {
+    Object.assign(h, await setupHarness(startServer, options));
+    onReady?.(h);
+  });
+  after(async () => {
+    const res = await h.close?.();
+    if (res) assert.ok(res.code === 0 || res.signal === 'SIGTERM', `server stopped uncleanly: ${JSON.stringify(res)}`);
+  });
+  return h;
 }

@@ -1,17 +1,9 @@
 // A browser-initiated close completes the RFC 6455 closing handshake (the server echoes Close).
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { setupHarness } from '../support/browser.mjs';
-import { startServer } from '../support/server.mjs';
+import { test } from 'node:test';
+import { useHarness } from '../support/browser.mjs';
 
-let h;
-before(async () => {
-  h = await setupHarness(startServer);
-});
-after(async () => {
-  const res = await h?.close();
-  if (res) assert.ok(res.code === 0 || res.signal === 'SIGTERM', `server stopped uncleanly: ${JSON.stringify(res)}`);
-});
+const h = useHarness();
 
 test(
   'closing the socket from the browser is a clean close (1000, wasClean)',

@@ -1,18 +1,10 @@
 // 4. Application-level ping/pong from the browser.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { api } from '../support/api.mjs';
-import { setupHarness } from '../support/browser.mjs';
-import { startServer } from '../support/server.mjs';
+import { useHarness } from '../support/browser.mjs';
 
-let h;
-before(async () => {
-  h = await setupHarness(startServer);
-});
-after(async () => {
-  const res = await h?.close();
-  if (res) assert.ok(res.code === 0 || res.signal === 'SIGTERM', `server stopped uncleanly: ${JSON.stringify(res)}`);
-});
+const h = useHarness();
 
 test('{"type":"ping"} from the browser is answered by {"type":"pong"}, one per ping', { timeout: 30_000 }, async () => {
   const room = 'web-ping';

@@ -1,18 +1,10 @@
 // 2. Reconnect mid-stream with ?after=<last seq>: both connections together are exactly the REST log.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { api, assertConsecutive, waitFor } from '../support/api.mjs';
-import { setupHarness } from '../support/browser.mjs';
-import { startServer } from '../support/server.mjs';
+import { useHarness } from '../support/browser.mjs';
 
-let h;
-before(async () => {
-  h = await setupHarness(startServer);
-});
-after(async () => {
-  const res = await h?.close();
-  if (res) assert.ok(res.code === 0 || res.signal === 'SIGTERM', `server stopped uncleanly: ${JSON.stringify(res)}`);
-});
+const h = useHarness();
 
 test('reconnect with after=<last seq> mid-stream: union of both sockets == REST event log', { timeout: 30_000 }, async () => {
   const room = 'web-reconnect';

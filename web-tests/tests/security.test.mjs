@@ -3,25 +3,20 @@
 // Every refusal is also checked on the server's side (its request counter by route and status), so a
 // request the browser never sent cannot pass for one the server refused.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { api, waitFor } from '../support/api.mjs';
-import { REBIND_HOST, setupHarness } from '../support/browser.mjs';
-import { randomToken, startServer } from '../support/server.mjs';
+import { REBIND_HOST, useHarness } from '../support/browser.mjs';
+import { randomToken } from '../support/server.mjs';
 
 const WS_ROUTE = '/v1/rooms/{roomId}/ws';
 const SESSIONS_ROUTE = '/v1/rooms/{roomId}/sessions';
 
-let h;
 let rest;
-before(async () => {
-  // The probe page's origin is trusted (--trusted-origins); `h.untrusted` serves the same page from
-  // another loopback port that is not.
-  h = await setupHarness(startServer, { untrusted: true });
-  rest = api(h.server.baseUrl, h.server.token);
-});
-after(async () => {
-  const res = await h?.close();
-  if (res) assert.ok(res.code === 0 || res.signal === 'SIGTERM', `server stopped uncleanly: ${JSON.stringify(res)}`);
+const h = useHarness({
+  untrusted: true,
+  onReady: (harness) => {
+    rest = api(harness.server.baseUrl, harness.server.token);
+  },
 });
 
 /** Runs `action`, then waits until the server has counted `n` more requests with these labels. */

@@ -1,18 +1,10 @@
 // 1. The browser gets `hello`, then a whole scripted turn started over REST, gap-free and in order.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { api, assertConsecutive } from '../support/api.mjs';
-import { setupHarness } from '../support/browser.mjs';
-import { startServer } from '../support/server.mjs';
+import { useHarness } from '../support/browser.mjs';
 
-let h;
-before(async () => {
-  h = await setupHarness(startServer);
-});
-after(async () => {
-  const res = await h?.close();
-  if (res) assert.ok(res.code === 0 || res.signal === 'SIGTERM', `server stopped uncleanly: ${JSON.stringify(res)}`);
-});
+const h = useHarness();
 
 test('browser receives hello, then a full scripted turn in order with gap-free seq', { timeout: 30_000 }, async () => {
   const room = 'web-turn';
