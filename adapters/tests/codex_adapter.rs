@@ -11,7 +11,7 @@ use ensemble_adapters::codex::{CodexAdapter, CodexConfig};
 use ensemble_mock_model::{CodexProvider, MockConfig, MockModel};
 use ensemble_runtime::adapter::{Adapter, EventSink, Fact, FactReceiver, ProviderState, SessionHandle};
 use ensemble_runtime::bus::RoomHub;
-use ensemble_runtime::model::{Scope, Session, SessionKey, SessionSettings, SessionStatus, SubmitAvailability};
+use ensemble_runtime::model::{Session, SessionKey, SubmitAvailability};
 use ensemble_runtime::store::{Store, StoreConfig};
 
 fn codex_bin() -> PathBuf {
@@ -33,28 +33,9 @@ impl FactReceiver for Collect {
 
 fn session(cwd: &Path) -> Session {
     Session {
-        room_id: "r".into(),
-        session_id: "s".into(),
-        root_session_id: "s".into(),
-        provider: "codex".into(),
-        provider_session_id: None,
-        scope: Scope::Canonical,
-        source_session_id: None,
-        side_request_id: None,
-        status: SessionStatus::Starting,
-        active_turn_id: None,
-        submit_availability: SubmitAvailability::available(),
-        resumable: true,
-        live: false,
-        visible: true,
         title: "t".into(),
-        last_error: None,
-        auth_state: None,
-        auth_message: None,
-        cwd: cwd.to_string_lossy().into_owned(),
-        settings: SessionSettings::default(),
-        created_at_ms: 0,
-        updated_at_ms: 0,
+        submit_availability: SubmitAvailability::available(),
+        ..Session::new_canonical("r", "s", "codex", &cwd.to_string_lossy(), 0)
     }
 }
 

@@ -34,7 +34,7 @@ use crate::goals::{AdoptRequest, Binding, GoalAction, GoalCommand, GoalFact, Goa
 use crate::locks::{LifecycleGuard, LockTable, LockTimeout};
 use crate::model::{
     Goal, GoalOrigin, GoalStatus, InputItem, ProviderCapabilities, ProviderInfo, Room, Scope, Session, SessionKey,
-    SessionSettings, SessionStatus, SideCapabilities, SubmitAvailability, validate_id,
+    SessionSettings, SessionStatus, SideCapabilities, validate_id,
 };
 use crate::session::{GoalOperation, OperationPhase, Phase, SessionRecord};
 use crate::store::{AppendBatch, EventPage, LedgerKey, Store, StoreError, WriteOp};
@@ -839,30 +839,12 @@ impl Controller {
         let _guard = self.lock(&key).await?;
         let generation = self.next_generation();
         let now = self.inner.clock.now_ms();
-        let session = Session {
-            room_id: req.room_id.clone(),
-            session_id: session_id.clone(),
-            root_session_id: session_id.clone(),
-            provider: req.provider.clone(),
-            provider_session_id: None,
-            scope: Scope::Canonical,
-            source_session_id: None,
-            side_request_id: None,
-            status: SessionStatus::Starting,
-            active_turn_id: None,
-            submit_availability: SubmitAvailability::blocked("starting"),
-            resumable: true,
-            live: false,
-            visible: true,
-            title: req.title.clone().filter(|t| !t.trim().is_empty()).unwrap_or_else(|| "New session".into()),
-            last_error: None,
-            auth_state: None,
-            auth_message: None,
-            cwd: req.cwd.clone().unwrap_or_else(|| self.inner.config.default_cwd.clone()),
-            settings: req.settings.clone(),
-            created_at_ms: now,
-            updated_at_ms: now,
-        };
+        let cwd = req.cwd.clone().unwrap_or_else(|| self.inner.config.default_cwd.clone());
+        let mut session = Session::new_canonical(&req.room_id, &session_id, &req.provider, &cwd, now);
+        if let Some(title) = req.title.clone().filter(|t| !t.trim().is_empty()) {
+            session.title = title;
+        }
+        session.settings = req.settings.clone();
         {
             let mut st = self.state();
             if st.sessions.contains_key(&key) {

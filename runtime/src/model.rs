@@ -197,6 +197,34 @@ pub struct Session {
 }
 
 impl Session {
+    /// A canonical session as a start creates it (status `starting`, resumable, visible).
+    pub fn new_canonical(room_id: &str, session_id: &str, provider: &str, cwd: &str, now_ms: i64) -> Self {
+        Session {
+            room_id: room_id.to_owned(),
+            session_id: session_id.to_owned(),
+            root_session_id: session_id.to_owned(),
+            provider: provider.to_owned(),
+            provider_session_id: None,
+            scope: Scope::Canonical,
+            source_session_id: None,
+            side_request_id: None,
+            status: SessionStatus::Starting,
+            active_turn_id: None,
+            submit_availability: SubmitAvailability::blocked("starting"),
+            resumable: true,
+            live: false,
+            visible: true,
+            title: "New session".into(),
+            last_error: None,
+            auth_state: None,
+            auth_message: None,
+            cwd: cwd.to_owned(),
+            settings: SessionSettings::default(),
+            created_at_ms: now_ms,
+            updated_at_ms: now_ms,
+        }
+    }
+
     pub fn key(&self) -> SessionKey {
         SessionKey::new(&self.room_id, &self.session_id)
     }

@@ -385,28 +385,9 @@ mod tests {
 
     pub(crate) fn session() -> Session {
         Session {
-            room_id: "r".into(),
-            session_id: "s".into(),
-            root_session_id: "s".into(),
-            provider: "scripted".into(),
-            provider_session_id: None,
-            scope: Scope::Canonical,
-            source_session_id: None,
-            side_request_id: None,
-            status: SessionStatus::Starting,
-            active_turn_id: None,
-            submit_availability: SubmitAvailability::available(),
-            resumable: true,
-            live: false,
-            visible: true,
             title: "t".into(),
-            last_error: None,
-            auth_state: None,
-            auth_message: None,
-            cwd: "/".into(),
-            settings: SessionSettings::default(),
-            created_at_ms: 0,
-            updated_at_ms: 0,
+            submit_availability: SubmitAvailability::available(),
+            ..Session::new_canonical("r", "s", "scripted", "/", 0)
         }
     }
 
