@@ -72,6 +72,8 @@ async fn starting_over_a_live_session_replaces_its_process() {
     let work = tempfile::Builder::new().prefix("ensemble-codex-work-").tempdir_in("/var/tmp").unwrap();
     let mut config = CodexConfig::new(codex_bin(), home.path());
     config.overrides = CodexProvider::default().overrides(&mock.base_url());
+    // codex runs `bash -l`; a HOME of its own keeps the machine's dotfiles (and their locks) out.
+    config.env.push(("HOME".into(), home.path().to_string_lossy().into_owned()));
     let adapter = CodexAdapter::new(config);
     adapter.probe().await;
     assert!(adapter.descriptor().available, "{:?}", adapter.descriptor());

@@ -121,6 +121,8 @@ async fn real_codex_runs_turns_against_the_mock() {
         .arg("app-server")
         .args(mock.codex_args(&CodexProvider::default().env_key("ENSEMBLE_MOCK_KEY")))
         .env("CODEX_HOME", &home)
+        // codex runs `bash -l`; a HOME of its own keeps the machine's dotfiles (and their locks) out.
+        .env("HOME", &home)
         .env("ENSEMBLE_MOCK_KEY", "e2e-key")
         .env("RUST_LOG", "warn")
         .env("PATH", path)
