@@ -1,9 +1,13 @@
-//! Ensemble's providers. Each module turns one agent dialect into runtime events; none knows HTTP.
+//! Ensemble's providers. Each folder turns one agent dialect into runtime events; none knows HTTP.
 //!
 //! - [`scripted`]: the built-in deterministic agent (the server's default provider).
-//! - [`codex`]: the real `codex app-server`, over [`jsonrpc`] on a [`process`] it supervises.
+//! - [`codex`]: the real `codex app-server`, over the [`kit`]'s JSON-RPC on a process it supervises.
+//! - [`kit`]: what providers share (JSON-RPC over stdio, process supervision, the goal engine).
+//! - [`registry`]: the list of providers, their options and how each is built.
 
 pub mod codex;
-pub mod jsonrpc;
-pub mod process;
+pub mod kit;
+pub mod registry;
 pub mod scripted;
+
+pub use registry::{ProviderEnv, ProviderError, ProviderOptions};

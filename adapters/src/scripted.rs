@@ -12,10 +12,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::kit::goals::GoalEngine;
+use crate::kit::provider::{Provider, ProviderEnv, ProviderError};
 use async_trait::async_trait;
 use ensemble_runtime::adapter::{
-    Adapter, AdapterError, DisconnectAdapter, EventSink, Fact, GoalAdapter, InteractiveAdapter, ProviderDescriptor,
-    ReleaseAdapter, SessionHandle, SideAdapter, SideOpen, SideOpened, StartOutcome, SteerAdapter, TurnRequest,
+    Adapter, AdapterError, Capabilities, EventSink, Fact, ProviderDescriptor, SessionHandle, SideOpen, SideOpened,
+    StartOutcome, TurnRequest,
 };
 use ensemble_runtime::event::{
     CallCompletedPayload, CallKind, CallStartedPayload, CallStatus, CallUpdatedPayload, CommandInfo,
@@ -23,7 +25,7 @@ use ensemble_runtime::event::{
     NoticePayload, PlanStep, PlanUpdatedPayload, Question, TextCompletedPayload, TextDeltaPayload, TurnCanceledPayload,
     TurnCompletedPayload, TurnFailedPayload, UsagePayload,
 };
-use ensemble_runtime::goals::{GoalAction, GoalCommand, GoalEngine, GoalFact, ProviderGoal};
+use ensemble_runtime::goal::{GoalAction, GoalCommand, GoalFact, ProviderGoal};
 use ensemble_runtime::model::{InputItem, Session, SessionKey, SideCapabilities};
 use futures::FutureExt;
 use serde::{Deserialize, Serialize};
@@ -91,6 +93,61 @@ impl ScriptedConfig {
         .into_iter()
         .map(|(id, side)| ScriptedConfig { id: id.to_owned(), chunk_delay, side, ..ScriptedConfig::default() })
         .collect()
+    }
+}
+
+/// The scripted provider's registration.
+pub struct Scripted;
+
+/// The scripted provider's options.
+#[derive(Clone, Debug, clap::Args)]
+pub struct ScriptedOptions {
+    /// Pause between two chunks the scripted provider streams.
+    #[arg(long, env = "ENSEMBLE_SCRIPTED_CHUNK_DELAY_MS", default_value_t = 20)]
+    pub scripted_chunk_delay_ms: u64,
+}
+
+#[async_trait]
+impl Provider for Scripted {
+    type Options = ScriptedOptions;
+
+    async fn build(options: &ScriptedOptions, env: &ProviderEnv) -> Result<Vec<Arc<dyn Adapter>>, ProviderError> {
+        let config = ScriptedConfig {
+            chunk_delay: Duration::from_millis(options.scripted_chunk_delay_ms),
+            goal_grace: env.goal_grace,
+            ..ScriptedConfig::default()
+        };
+        Ok(vec![Arc::new(ScriptedAdapter::new(config))])
+    }
+}
+
+/// The scripted provider's test variants (broken side conversations), registered like any
+/// provider but only when asked for.
+pub struct ScriptedTestVariants;
+
+/// Options of [`ScriptedTestVariants`].
+#[derive(Clone, Debug, clap::Args)]
+pub struct TestVariantOptions {
+    /// Also register the scripted provider's test variants (broken side conversations, for tests).
+    #[arg(long, env = "ENSEMBLE_TEST_PROVIDERS", hide = true)]
+    pub test_providers: bool,
+}
+
+#[async_trait]
+impl Provider for ScriptedTestVariants {
+    type Options = TestVariantOptions;
+
+    async fn build(options: &TestVariantOptions, env: &ProviderEnv) -> Result<Vec<Arc<dyn Adapter>>, ProviderError> {
+        if !options.test_providers {
+            return Ok(Vec::new());
+        }
+        let base = ScriptedConfig { goal_grace: env.goal_grace, ..ScriptedConfig::default() };
+        Ok(ScriptedConfig::test_variants(base.chunk_delay)
+            .into_iter()
+            .map(|c| {
+                Arc::new(ScriptedAdapter::new(ScriptedConfig { goal_grace: base.goal_grace, ..c })) as Arc<dyn Adapter>
+            })
+            .collect())
     }
 }
 
@@ -462,10 +519,19 @@ fn stop_turn(live: &Live) {
     }
 }
 
+fn notice(message: &str) -> EventBody {
+    EventBody::Notice(NoticePayload { level: NoticeLevel::Info, message: message.to_owned() })
+}
+
 #[async_trait]
 impl Adapter for ScriptedAdapter {
     fn id(&self) -> &str {
         &self.config.id
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        // No quiesce: close cancels the turn, which stops between two chunks.
+        Capabilities { interactive: true, steer: true, quiesce: false, sides: true, goals: true }
     }
 
     fn descriptor(&self) -> ProviderDescriptor {
@@ -529,28 +595,6 @@ impl Adapter for ScriptedAdapter {
         self.live(&session.key()).is_some()
     }
 
-    fn interactive(&self) -> Option<&dyn InteractiveAdapter> {
-        Some(self)
-    }
-    fn steer(&self) -> Option<&dyn SteerAdapter> {
-        Some(self)
-    }
-    fn release(&self) -> Option<&dyn ReleaseAdapter> {
-        Some(self)
-    }
-    fn disconnect(&self) -> Option<&dyn DisconnectAdapter> {
-        Some(self)
-    }
-    fn side(&self) -> Option<&dyn SideAdapter> {
-        Some(self)
-    }
-    fn goals(&self) -> Option<&dyn GoalAdapter> {
-        Some(self)
-    }
-}
-
-#[async_trait]
-impl GoalAdapter for ScriptedAdapter {
     async fn apply_goal(&self, session: &Session, command: GoalCommand) -> Result<Option<ProviderGoal>, AdapterError> {
         let live = self.live(&session.key()).ok_or(AdapterError::NotLive)?;
         let engine = live.goals.clone();
@@ -604,10 +648,7 @@ impl GoalAdapter for ScriptedAdapter {
         }
         Ok(result)
     }
-}
 
-#[async_trait]
-impl SideAdapter for ScriptedAdapter {
     async fn side_capabilities(&self, source: &Session) -> Result<SideCapabilities, AdapterError> {
         if self.live(&source.key()).is_none() {
             return Ok(SideCapabilities::default());
@@ -662,14 +703,7 @@ impl SideAdapter for ScriptedAdapter {
         }
         Ok(SideOpened { session, capabilities })
     }
-}
 
-fn notice(message: &str) -> EventBody {
-    EventBody::Notice(NoticePayload { level: NoticeLevel::Info, message: message.to_owned() })
-}
-
-#[async_trait]
-impl InteractiveAdapter for ScriptedAdapter {
     async fn respond(
         &self,
         session: &Session,
@@ -685,10 +719,7 @@ impl InteractiveAdapter for ScriptedAdapter {
             .ok_or_else(|| AdapterError::UnknownInteraction(request_id.to_owned()))?;
         tx.send((decision, answers)).map_err(|_| AdapterError::AlreadyAnswered(request_id.to_owned()))
     }
-}
 
-#[async_trait]
-impl SteerAdapter for ScriptedAdapter {
     async fn steer(&self, session: &Session, turn_id: &str, input: Vec<InputItem>) -> Result<(), AdapterError> {
         let live = self.live(&session.key()).ok_or(AdapterError::NotLive)?;
         let slot = live.turn();
@@ -699,10 +730,7 @@ impl SteerAdapter for ScriptedAdapter {
         let text = input.iter().map(InputItem::text).collect::<Vec<_>>().join("\n");
         t.steer.send(text).map_err(|_| AdapterError::Invalid("the turn is ending".into()))
     }
-}
 
-#[async_trait]
-impl ReleaseAdapter for ScriptedAdapter {
     async fn release(&self, session: &Session) -> Result<(), AdapterError> {
         let key = session.key();
         let live = self.live(&key).ok_or(AdapterError::NotLive)?;
@@ -712,10 +740,7 @@ impl ReleaseAdapter for ScriptedAdapter {
         self.remove(&key);
         Ok(())
     }
-}
 
-#[async_trait]
-impl DisconnectAdapter for ScriptedAdapter {
     async fn disconnect(&self, session: &Session) -> Result<(), AdapterError> {
         if let Some(live) = self.remove(&session.key()) {
             // Dropping the turn drops its pending answer channels: waiting requests end.
@@ -810,7 +835,7 @@ impl TurnRun {
         }
         let attributed = live.goals.attribute(&provider_turn, live.config.goal_grace).await;
         let turn_id = self.turn_id.clone();
-        let started = ensemble_runtime::goals::provider_turn_started(&turn_id, attributed.as_ref());
+        let started = ensemble_runtime::goal::provider_turn_started(&turn_id, attributed.as_ref());
         self.emit(EventBody::TurnStarted(started)).await;
         if attributed.is_none() {
             let fact = GoalFact::ReconcileRequired {

@@ -10,9 +10,8 @@ use async_trait::async_trait;
 use ensemble_adapters::codex::{CodexAdapter, CodexConfig};
 use ensemble_mock_model::{CodexProvider, MockConfig, MockModel};
 use ensemble_runtime::adapter::{Adapter, EventSink, Fact, FactReceiver, ProviderState, SessionHandle};
-use ensemble_runtime::bus::RoomHub;
 use ensemble_runtime::model::{Session, SessionKey, SubmitAvailability};
-use ensemble_runtime::store::{Store, StoreConfig};
+use ensemble_runtime::test_util::MemoryState;
 
 fn codex_bin() -> PathBuf {
     std::env::var_os("ENSEMBLE_CODEX_BIN").map(PathBuf::from).unwrap_or_else(|| {
@@ -77,14 +76,12 @@ async fn starting_over_a_live_session_replaces_its_process() {
     let adapter = CodexAdapter::new(config);
     adapter.probe().await;
     assert!(adapter.descriptor().available, "{:?}", adapter.descriptor());
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(StoreConfig::new(dir.path().join("db")), RoomHub::new(16)).unwrap();
     let s = session(work.path());
     let sink = Arc::new(Collect::default());
     let handle = |g| SessionHandle {
         sink: EventSink::new(sink.clone(), s.key(), g),
-        state: ProviderState::new(store.clone(), s.key()),
-        goals: Arc::new(ensemble_runtime::goals::NoGoalHost),
+        state: ProviderState::new(Arc::new(MemoryState::default()), s.key()),
+        goals: Arc::new(ensemble_runtime::goal::NoGoalHost),
         goal: Default::default(),
     };
     let first = adapter.start(&s, handle(1)).await.unwrap();

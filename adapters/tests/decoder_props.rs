@@ -3,7 +3,7 @@
 //! case counts, so they run in CI on stable. The unbounded versions are the cargo-fuzz targets in
 //! `fuzz/`.
 
-use ensemble_adapters::jsonrpc::{DecodeError, ErrorObject, Incoming, Line, LineDecoder, decode};
+use ensemble_adapters::kit::jsonrpc::{DecodeError, ErrorObject, Incoming, Line, LineDecoder, decode};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 

@@ -1,9 +1,13 @@
-//! What a provider implements: the [`Adapter`] trait and its optional capabilities.
+//! What a provider implements: the [`Adapter`] trait.
 //!
-//! The controller never asks which provider it talks to; it asks what the adapter can do through
-//! the capability accessors (`interactive()`, `steer()`, `release()`, …), each returning `None` when
-//! the adapter cannot. Adapters report everything that happens through the [`EventSink`] they get at
+//! The controller never asks which provider it talks to. It asks what the provider can do once,
+//! through [`Adapter::capabilities`], and calls the operations; an operation a provider does not
+//! offer answers [`AdapterError::Unsupported`] by default (release and disconnect fall back to
+//! close). Adapters report everything that happens through the [`EventSink`] they get at
 //! start/resume; they never touch session state themselves.
+//!
+//! This module depends only on the model, event and goal types: a provider can be read and written
+//! without knowing the store or the controller.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,8 +16,8 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use crate::event::{Decision, EventBody};
-use crate::model::{AuthState, InputItem, Session, SessionKey, SideCapabilities};
-use crate::store::{Store, StoreError};
+use crate::goal::{GoalCommand, GoalFact, GoalHost, GoalIdentity, ProviderGoal};
+use crate::model::{InputItem, ProviderCapabilities, Session, SessionKey, SessionPatch, SideCapabilities};
 
 /// A fact an adapter reports about its session.
 #[derive(Clone, Debug, PartialEq)]
@@ -26,16 +30,7 @@ pub enum Fact {
     /// Session metadata learnt from the provider.
     Update(SessionPatch),
     /// What the provider says about the session's goal.
-    Goal(crate::goals::GoalFact),
-}
-
-/// Changes to a session's provider-owned metadata.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct SessionPatch {
-    pub provider_session_id: Option<String>,
-    pub auth_state: Option<AuthState>,
-    pub auth_message: Option<String>,
-    pub title: Option<String>,
+    Goal(GoalFact),
 }
 
 /// Where an [`EventSink`] delivers (the controller; a collector in adapter tests).
@@ -97,25 +92,38 @@ impl EventSink {
     }
 }
 
+/// The provider state store could not be read or written.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("provider state unavailable: {0}")]
+pub struct StateError(pub String);
+
+/// Where [`ProviderState`] keeps its values (the store; memory in adapter tests).
+#[async_trait]
+pub trait StateBackend: Send + Sync {
+    async fn get(&self, key: &SessionKey, name: &str) -> Result<Option<String>, StateError>;
+    /// Durable once this returns.
+    async fn set(&self, key: &SessionKey, name: &str, value: String) -> Result<(), StateError>;
+}
+
 /// Durable key/value state a provider keeps per session (e.g. the scripted provider's transcript).
 #[derive(Clone)]
 pub struct ProviderState {
-    store: Store,
+    backend: Arc<dyn StateBackend>,
     key: SessionKey,
 }
 
 impl ProviderState {
-    pub fn new(store: Store, key: SessionKey) -> Self {
-        Self { store, key }
+    pub fn new(backend: Arc<dyn StateBackend>, key: SessionKey) -> Self {
+        Self { backend, key }
     }
 
-    pub async fn get(&self, name: &str) -> Result<Option<String>, StoreError> {
-        self.store.provider_state(&self.key.room_id, &self.key.session_id, name).await
+    pub async fn get(&self, name: &str) -> Result<Option<String>, StateError> {
+        self.backend.get(&self.key, name).await
     }
 
     /// Durable once this returns.
-    pub async fn set(&self, name: &str, value: String) -> Result<(), StoreError> {
-        self.store.set_provider_state(&self.key.room_id, &self.key.session_id, name, value).await
+    pub async fn set(&self, name: &str, value: String) -> Result<(), StateError> {
+        self.backend.set(&self.key, name, value).await
     }
 }
 
@@ -125,9 +133,9 @@ pub struct SessionHandle {
     pub sink: EventSink,
     pub state: ProviderState,
     /// The durable goal services (ledger, adoption) of this session.
-    pub goals: Arc<dyn crate::goals::GoalHost>,
+    pub goals: Arc<dyn GoalHost>,
     /// The session's current goal operation identity (default when it has none).
-    pub goal: crate::goals::GoalIdentity,
+    pub goal: GoalIdentity,
 }
 
 /// What `start`/`resume` learnt.
@@ -203,13 +211,69 @@ pub struct ProviderDescriptor {
     pub unavailable_reason: Option<String>,
 }
 
+/// What a provider can do. The controller consults it before the optional operations, and
+/// `GET /v1/providers` shows it (see [`Capabilities::wire`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Capabilities {
+    /// Answers approvals and questions ([`Adapter::respond`]).
+    pub interactive: bool,
+    /// Adds input to a running turn ([`Adapter::steer`]).
+    pub steer: bool,
+    /// Brings a running turn down itself before close ([`Adapter::quiesce_for_close`]); without
+    /// it the controller cancels and waits for the turn's end.
+    pub quiesce: bool,
+    /// Opens side conversations ([`Adapter::open_side`]).
+    pub sides: bool,
+    /// Pursues goals ([`Adapter::apply_goal`]).
+    pub goals: bool,
+}
+
+impl Capabilities {
+    /// The contract's view of them.
+    pub fn wire(self) -> ProviderCapabilities {
+        ProviderCapabilities {
+            resume: true,
+            side_conversations: self.sides,
+            goals: self.goals,
+            interactive: self.interactive,
+            steer: self.steer,
+        }
+    }
+}
+
+/// What `open_side` gets: the live source, the reserved side session (new ids, scope side) and the
+/// handle its events go through (buffered by the controller until the side is committed).
+pub struct SideOpen<'a> {
+    pub source: &'a Session,
+    pub side: &'a Session,
+    pub request_id: &'a str,
+    pub handle: SessionHandle,
+}
+
+/// What a provider opened: the side's identity as the provider sees it, and its capabilities.
+#[derive(Clone, Debug)]
+pub struct SideOpened {
+    pub session: Session,
+    pub capabilities: SideCapabilities,
+}
+
+fn unsupported<T>(what: &str) -> Result<T, AdapterError> {
+    Err(AdapterError::Unsupported(what.to_owned()))
+}
+
 /// A provider of agent sessions.
+///
+/// The required methods are what every provider does; the provided ones are the optional
+/// operations, each announced by a flag of [`Adapter::capabilities`].
 #[async_trait]
 pub trait Adapter: Send + Sync + 'static {
     /// The provider id used in `POST .../sessions` (`scripted`, `codex`, …).
     fn id(&self) -> &str;
 
     fn descriptor(&self) -> ProviderDescriptor;
+
+    /// What this provider can do beyond the required operations.
+    fn capabilities(&self) -> Capabilities;
 
     /// Starts the provider side of a new session.
     async fn start(&self, session: &Session, handle: SessionHandle) -> Result<StartOutcome, AdapterError>;
@@ -240,102 +304,59 @@ pub trait Adapter: Send + Sync + 'static {
         0
     }
 
-    fn interactive(&self) -> Option<&dyn InteractiveAdapter> {
-        None
-    }
-    fn steer(&self) -> Option<&dyn SteerAdapter> {
-        None
-    }
-    fn release(&self) -> Option<&dyn ReleaseAdapter> {
-        None
-    }
-    fn disconnect(&self) -> Option<&dyn DisconnectAdapter> {
-        None
-    }
-    fn quiesce(&self) -> Option<&dyn QuiesceAdapter> {
-        None
-    }
-    fn side(&self) -> Option<&dyn SideAdapter> {
-        None
-    }
-    fn goals(&self) -> Option<&dyn GoalAdapter> {
-        None
-    }
-}
-
-/// Goals the provider pursues across turns.
-#[async_trait]
-pub trait GoalAdapter: Send + Sync {
-    /// Applies a user's goal operation at the provider; returns the provider's goal afterwards
-    /// (`None` once cleared).
-    async fn apply_goal(
-        &self,
-        session: &Session,
-        command: crate::goals::GoalCommand,
-    ) -> Result<Option<crate::goals::ProviderGoal>, AdapterError>;
-}
-
-/// What `open_side` gets: the live source, the reserved side session (new ids, scope side) and the
-/// handle its events go through (buffered by the controller until the side is committed).
-pub struct SideOpen<'a> {
-    pub source: &'a Session,
-    pub side: &'a Session,
-    pub request_id: &'a str,
-    pub handle: SessionHandle,
-}
-
-/// What a provider opened: the side's identity as the provider sees it, and its capabilities.
-#[derive(Clone, Debug)]
-pub struct SideOpened {
-    pub session: Session,
-    pub capabilities: SideCapabilities,
-}
-
-/// Ephemeral forks of a live session ("side conversations"). Once opened, a side is driven through
-/// the ordinary methods (`start_turn`, `cancel`, `respond`, `close`) with the side's session.
-#[async_trait]
-pub trait SideAdapter: Send + Sync {
-    /// The capabilities of the live runtime behind `source` (all false when it cannot).
-    async fn side_capabilities(&self, source: &Session) -> Result<SideCapabilities, AdapterError>;
-
-    /// Forks the source's live context into the side.
-    async fn open_side(&self, open: SideOpen<'_>) -> Result<SideOpened, AdapterError>;
-}
-
-/// Answers interactive requests (approvals, questions).
-#[async_trait]
-pub trait InteractiveAdapter: Send + Sync {
+    /// Answers an interactive request (approval, question). Needs `capabilities().interactive`.
     async fn respond(
         &self,
-        session: &Session,
-        request_id: &str,
-        decision: Decision,
-        answers: Option<Value>,
-    ) -> Result<(), AdapterError>;
-}
+        _session: &Session,
+        _request_id: &str,
+        _decision: Decision,
+        _answers: Option<Value>,
+    ) -> Result<(), AdapterError> {
+        unsupported("interactive requests")
+    }
 
-/// Adds input to a running turn.
-#[async_trait]
-pub trait SteerAdapter: Send + Sync {
-    async fn steer(&self, session: &Session, turn_id: &str, input: Vec<InputItem>) -> Result<(), AdapterError>;
-}
+    /// Adds input to a running turn. Needs `capabilities().steer`.
+    async fn steer(&self, _session: &Session, _turn_id: &str, _input: Vec<InputItem>) -> Result<(), AdapterError> {
+        unsupported("steering")
+    }
 
-/// Stops the live side of an idle session, keeping it resumable. Returns
-/// [`AdapterError::Busy`] while a turn or an interaction is pending.
-#[async_trait]
-pub trait ReleaseAdapter: Send + Sync {
-    async fn release(&self, session: &Session) -> Result<(), AdapterError>;
-}
+    /// Stops the live side of an idle session, keeping it resumable. Returns
+    /// [`AdapterError::Busy`] while a turn or an interaction is pending. By default: close.
+    async fn release(&self, session: &Session) -> Result<(), AdapterError> {
+        self.close(session).await
+    }
 
-/// Drops the live side now, settling its pending requests, keeping the session resumable. Never
-/// sends a destructive close to the provider.
-#[async_trait]
-pub trait DisconnectAdapter: Send + Sync {
-    async fn disconnect(&self, session: &Session) -> Result<(), AdapterError>;
-}
+    /// Drops the live side now, settling its pending requests, keeping the session resumable.
+    /// Never sends a destructive close to the provider. By default: close.
+    async fn disconnect(&self, session: &Session) -> Result<(), AdapterError> {
+        self.close(session).await
+    }
 
-/// Brings an active turn to an end before close: cancel, wait up to `grace`, then force.
-#[async_trait]
-pub trait QuiesceAdapter: Send + Sync {
-    async fn quiesce_for_close(&self, session: &Session, grace: Duration) -> Result<(), AdapterError>;
+    /// Brings an active turn to an end before close: cancel, wait up to `grace`, then force.
+    /// Needs `capabilities().quiesce`.
+    async fn quiesce_for_close(&self, _session: &Session, _grace: Duration) -> Result<(), AdapterError> {
+        unsupported("quiescing")
+    }
+
+    /// The side capabilities of the live runtime behind `source` (all false when it cannot).
+    async fn side_capabilities(&self, _source: &Session) -> Result<SideCapabilities, AdapterError> {
+        Ok(SideCapabilities::default())
+    }
+
+    /// Forks the source's live context into a side conversation. Once opened, a side is driven
+    /// through the ordinary methods (`start_turn`, `cancel`, `respond`, `close`) with the side's
+    /// session. Needs `capabilities().sides`.
+    async fn open_side(&self, _open: SideOpen<'_>) -> Result<SideOpened, AdapterError> {
+        unsupported("side conversations")
+    }
+
+    /// Applies a user's goal operation at the provider; returns the provider's goal afterwards
+    /// (`None` once cleared). Needs `capabilities().goals`.
+    async fn apply_goal(
+        &self,
+        _session: &Session,
+        _command: GoalCommand,
+    ) -> Result<Option<ProviderGoal>, AdapterError> {
+        unsupported("goals")
+    }
 }

@@ -234,6 +234,15 @@ impl Session {
     }
 }
 
+/// Changes to a session's provider-owned metadata (what a provider learns and reports).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SessionPatch {
+    pub provider_session_id: Option<String>,
+    pub auth_state: Option<AuthState>,
+    pub auth_message: Option<String>,
+    pub title: Option<String>,
+}
+
 /// A session's identity inside the server: (room, session id).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SessionKey {

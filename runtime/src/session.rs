@@ -238,7 +238,7 @@ impl SessionRecord {
     }
 
     /// Applies provider-owned metadata.
-    pub fn apply_patch(&mut self, patch: &crate::adapter::SessionPatch, now_ms: i64) {
+    pub fn apply_patch(&mut self, patch: &crate::model::SessionPatch, now_ms: i64) {
         let s = &mut self.session;
         if let Some(id) = &patch.provider_session_id {
             s.provider_session_id = Some(id.clone());

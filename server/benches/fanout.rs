@@ -59,7 +59,9 @@ use axum::response::Response;
 use axum::routing::get;
 use axum::serve::ListenerExt;
 use clap::Parser;
-use ensemble_runtime::adapter::{Adapter, AdapterError, ProviderDescriptor, SessionHandle, StartOutcome, TurnRequest};
+use ensemble_runtime::adapter::{
+    Adapter, AdapterError, Capabilities, ProviderDescriptor, SessionHandle, StartOutcome, TurnRequest,
+};
 use ensemble_runtime::bus::RoomHub;
 use ensemble_runtime::clock::{SystemClock, new_id, unix_ms};
 use ensemble_runtime::controller::{Controller, StartSession};
@@ -289,6 +291,10 @@ impl Adapter for BenchAdapter {
         ProviderDescriptor { display_name: "Fan-out bench".into(), available: true, unavailable_reason: None }
     }
 
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::default()
+    }
+
     async fn start(&self, session: &Session, handle: SessionHandle) -> Result<StartOutcome, AdapterError> {
         self.live.lock().unwrap().insert(session.key(), handle);
         Ok(StartOutcome::default())
@@ -382,7 +388,7 @@ impl EnsembleServer {
             .start(StartSession {
                 room_id: room.into(),
                 session_id: Some(SESSION.into()),
-                provider: PROVIDER.into(),
+                provider: Some(PROVIDER.into()),
                 ..Default::default()
             })
             .await

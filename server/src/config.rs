@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use ensemble_adapters::ProviderOptions;
 
 #[derive(Debug, Parser)]
 #[command(name = "ensemble", version, about = "Runs coding agents as a shared, observable service.")]
@@ -71,10 +72,6 @@ pub struct ServeArgs {
     /// Working directory of sessions started without `cwd` [default: the user's home].
     #[arg(long, env = "ENSEMBLE_DEFAULT_CWD")]
     pub default_cwd: Option<PathBuf>,
-
-    /// Pause between two chunks the scripted provider streams.
-    #[arg(long, env = "ENSEMBLE_SCRIPTED_CHUNK_DELAY_MS", default_value_t = 20)]
-    pub scripted_chunk_delay_ms: u64,
 
     /// Events kept per room; older ones are pruned (0 = keep all).
     #[arg(long, env = "ENSEMBLE_RETENTION_EVENTS", default_value_t = 100_000)]
@@ -179,57 +176,25 @@ pub struct ServeArgs {
     #[arg(long, env = "ENSEMBLE_SHUTDOWN_TIMEOUT_SECS", default_value_t = 10)]
     pub shutdown_timeout_secs: u64,
 
-    /// How long a turn the provider starts by itself waits for evidence of the goal operation that
-    /// caused it before it is reported as unproven.
-    #[arg(long, env = "ENSEMBLE_GOAL_GRACE_MS", default_value_t = 250)]
-    pub goal_grace_ms: u64,
-
     /// Events a side conversation keeps in memory for replay.
     #[arg(long, env = "ENSEMBLE_SIDE_LOG_EVENTS", default_value_t = 10_000)]
     pub side_log_events: usize,
-
-    /// Also register the scripted provider's test variants (broken side conversations, for tests).
-    #[arg(long, env = "ENSEMBLE_TEST_PROVIDERS", hide = true)]
-    pub test_providers: bool,
 
     /// Test-only routes (a handler that panics), for the server's own tests.
     #[arg(long, env = "ENSEMBLE_TEST_HOOKS", hide = true)]
     pub test_hooks: bool,
 
-    /// The `codex` executable [default: `codex` on PATH].
-    #[arg(long, env = "ENSEMBLE_CODEX_BIN")]
-    pub codex_bin: Option<PathBuf>,
-
-    /// `KEY=VALUE` passed to every codex process as `-c KEY=VALUE` (repeatable; in the environment
-    /// variable, entries are separated by `;`).
-    #[arg(long = "codex-config", env = "ENSEMBLE_CODEX_CONFIG", value_delimiter = ';')]
-    pub codex_config: Vec<String>,
-
-    /// `KEY=VALUE` added to every codex process's environment (repeatable; `;`-separated in the
-    /// environment variable). Nothing else of the server's environment is passed on except PATH,
-    /// HOME, USER, LANG and similar.
-    #[arg(long = "codex-env", env = "ENSEMBLE_CODEX_ENV", value_delimiter = ';')]
-    pub codex_env: Vec<String>,
-
-    /// `CODEX_HOME` of the codex processes, where codex keeps its threads [default: DATA_DIR/codex-home].
-    #[arg(long, env = "ENSEMBLE_CODEX_HOME")]
-    pub codex_home: Option<PathBuf>,
-
-    /// Deadline of codex's `thread/start`.
-    #[arg(long, env = "ENSEMBLE_CODEX_THREAD_START_TIMEOUT_SECS", default_value_t = 90)]
-    pub codex_thread_start_timeout_secs: u64,
-
-    /// Deadline of codex's other calls (initialize, thread/resume, turn/start, …).
-    #[arg(long, env = "ENSEMBLE_CODEX_CALL_TIMEOUT_SECS", default_value_t = 30)]
-    pub codex_call_timeout_secs: u64,
-
-    /// Longest JSON-RPC line accepted from an agent process; longer lines are skipped.
-    #[arg(long, env = "ENSEMBLE_RPC_MAX_LINE_BYTES", default_value_t = 8 * 1024 * 1024)]
-    pub rpc_max_line_bytes: usize,
-
     /// Longest a REST request may take (408 beyond).
     #[arg(long, env = "ENSEMBLE_REQUEST_TIMEOUT_SECS", default_value_t = 120)]
     pub request_timeout_secs: u64,
+
+    /// The provider of sessions started without one.
+    #[arg(long, env = "ENSEMBLE_DEFAULT_PROVIDER", default_value = "scripted")]
+    pub default_provider: String,
+
+    /// Every registered provider's options (see `ensemble_adapters::registry`).
+    #[command(flatten)]
+    pub providers: ProviderOptions,
 }
 
 impl ServeArgs {
@@ -250,44 +215,6 @@ impl ServeArgs {
     pub fn workspace_roots(&self) -> Vec<PathBuf> {
         let roots: Vec<PathBuf> = self.workspace_roots.iter().filter(|p| !p.as_os_str().is_empty()).cloned().collect();
         if roots.is_empty() { vec![home_dir()] } else { roots }
-    }
-
-    /// The codex provider's configuration, validated.
-    pub fn codex(&self) -> Result<ensemble_adapters::codex::CodexConfig, String> {
-        use ensemble_adapters::codex::{CodexConfig, which};
-        let bin = match &self.codex_bin {
-            Some(b) => b.clone(),
-            None => which("codex").unwrap_or_else(|| PathBuf::from("codex")),
-        };
-        let home = self.codex_home.clone().unwrap_or_else(|| self.data_dir().join("codex-home"));
-        let mut c = CodexConfig::new(bin, home);
-        for o in &self.codex_config {
-            let o = o.trim();
-            if o.is_empty() {
-                continue;
-            }
-            match o.split_once('=') {
-                Some((k, _)) if !k.trim().is_empty() => c.overrides.push(o.to_owned()),
-                _ => return Err(format!("--codex-config expects KEY=VALUE, got `{o}`")),
-            }
-        }
-        for e in &self.codex_env {
-            let e = e.trim();
-            if e.is_empty() {
-                continue;
-            }
-            match e.split_once('=') {
-                Some((k, v)) if !k.is_empty() && !k.contains(char::is_whitespace) => {
-                    c.env.push((k.to_owned(), v.to_owned()))
-                }
-                _ => return Err(format!("--codex-env expects KEY=VALUE, got `{e}`")),
-            }
-        }
-        c.thread_start_timeout = Duration::from_secs(self.codex_thread_start_timeout_secs.max(1));
-        c.goal_grace = Duration::from_millis(self.goal_grace_ms);
-        c.call_timeout = Duration::from_secs(self.codex_call_timeout_secs.max(1));
-        c.rpc.max_line_bytes = self.rpc_max_line_bytes.max(1024);
-        Ok(c)
     }
 
     pub fn ws(&self) -> WsLimits {
@@ -331,6 +258,8 @@ mod tests {
         assert_eq!(a.listen.to_string(), "127.0.0.1:7878");
         assert_eq!(a.max_body_bytes, 8 * 1024 * 1024);
         assert_eq!(a.log_format, LogFormat::Text);
+        assert_eq!(a.default_provider, "scripted");
+        assert_eq!(a.providers.shared.goal_grace_ms, 250);
     }
 
     #[test]
@@ -342,29 +271,5 @@ mod tests {
         assert!(matches!(cli.command, Some(Command::Serve(_))));
         assert!(Cli::try_parse_from(["ensemble", "openapi"]).is_ok());
         assert!(Cli::try_parse_from(["ensemble", "--log-format", "xml"]).is_err());
-    }
-
-    #[test]
-    fn codex_settings_are_validated() {
-        let cli = Cli::try_parse_from([
-            "ensemble",
-            "--codex-bin",
-            "/opt/codex",
-            "--codex-config",
-            "model=\"m\"",
-            "--codex-config",
-            "a=1;b=2",
-            "--codex-env",
-            "KEY=v=w",
-        ])
-        .unwrap();
-        let c = cli.serve.codex().unwrap();
-        assert_eq!(c.bin, PathBuf::from("/opt/codex"));
-        assert_eq!(c.overrides, ["model=\"m\"", "a=1", "b=2"]);
-        assert_eq!(c.env, [("KEY".to_owned(), "v=w".to_owned())]);
-        let bad = Cli::try_parse_from(["ensemble", "--codex-config", "novalue"]).unwrap();
-        assert!(bad.serve.codex().unwrap_err().contains("KEY=VALUE"));
-        let bad = Cli::try_parse_from(["ensemble", "--codex-env", "=x"]).unwrap();
-        assert!(bad.serve.codex().is_err());
     }
 }

@@ -4,7 +4,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use ensemble_runtime::controller::{GoalControl, StartSession, SubmitTurn};
-use ensemble_runtime::goals::GoalAction;
+use ensemble_runtime::goal::GoalAction;
 use ensemble_runtime::model::{Goal, Session, SessionKey, SideCapabilities, validate_id};
 use serde_json::value::RawValue;
 
@@ -104,7 +104,7 @@ pub async fn start_session(
         .start(StartSession {
             room_id: room,
             session_id: body.session_id,
-            provider: body.provider.unwrap_or_else(|| ensemble_adapters::scripted::SCRIPTED.to_owned()),
+            provider: body.provider,
             title: body.title,
             cwd: cwd.map(|c| c.to_string_lossy().into_owned()),
             settings: body.settings.unwrap_or_default(),

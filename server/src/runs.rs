@@ -3,13 +3,13 @@
 //! At start-up the server takes an exclusive lock on `DATA_DIR/lock` (a second server on the same
 //! data dir refuses to start), then reaps what earlier runs left: every `DATA_DIR/runs/<id>` file
 //! names a run, and every process still tagged with that run's id (see
-//! [`ensemble_adapters::process::RUN_ENV`]) is killed. A run that ends cleanly removes its file.
+//! [`ensemble_adapters::kit::process::RUN_ENV`]) is killed. A run that ends cleanly removes its file.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use ensemble_adapters::process;
+use ensemble_adapters::kit::process;
 
 /// The running server's claim on its data dir. Dropping it ends the run (file removed, lock
 /// released).

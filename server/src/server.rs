@@ -6,9 +6,6 @@ use std::time::Duration;
 
 use anyhow::Context;
 use axum::serve::ListenerExt;
-use ensemble_adapters::codex::CodexAdapter;
-use ensemble_adapters::scripted::{ScriptedAdapter, ScriptedConfig};
-use ensemble_runtime::adapter::Adapter;
 use ensemble_runtime::bus::RoomHub;
 use ensemble_runtime::clock::SystemClock;
 use ensemble_runtime::controller::{Controller, ControllerConfig};
@@ -55,6 +52,7 @@ pub fn controller_config(args: &ServeArgs) -> ControllerConfig {
         max_live_sessions: args.max_live_sessions,
         max_event_bytes: args.max_event_bytes.max(1024),
         idle_release: (args.idle_release_secs > 0).then(|| Duration::from_secs(args.idle_release_secs)),
+        default_provider: args.default_provider.clone(),
     }
 }
 
@@ -65,18 +63,14 @@ pub async fn build_controller(args: &ServeArgs) -> anyhow::Result<Controller> {
     let hub = RoomHub::new(args.ws_queue);
     let cfg = store_config(args);
     let store = Store::open(cfg, hub.clone()).context("opening the store")?;
-    let codex = CodexAdapter::new(args.codex().map_err(anyhow::Error::msg)?);
-    codex.probe().await;
-    let chunk_delay = Duration::from_millis(args.scripted_chunk_delay_ms);
-    let goal_grace = Duration::from_millis(args.goal_grace_ms);
-    let mut adapters: Vec<Arc<dyn Adapter>> = vec![
-        Arc::new(ScriptedAdapter::new(ScriptedConfig { chunk_delay, goal_grace, ..ScriptedConfig::default() })),
-        Arc::new(codex),
-    ];
-    if args.test_providers {
-        for variant in ScriptedConfig::test_variants(chunk_delay) {
-            adapters.push(Arc::new(ScriptedAdapter::new(variant)));
-        }
+    let adapters = args.providers.build(data_dir).await?;
+    if !adapters.iter().any(|a| a.id() == args.default_provider) {
+        let ids: Vec<&str> = adapters.iter().map(|a| a.id()).collect();
+        anyhow::bail!(
+            "--default-provider `{}` is not a registered provider ({})",
+            args.default_provider,
+            ids.join(", ")
+        );
     }
     let config = controller_config(args);
     Ok(Controller::new(config, store, hub, adapters, Arc::new(SystemClock::default())))

@@ -9,7 +9,10 @@
 //! has told us the turn id is queued and sent as soon as the id is known. The process's end (EOF or
 //! exit) fails every pending call and reports the session lost, with the exit status.
 
+mod options;
 pub mod translate;
+
+pub use options::{Codex, CodexOptions};
 
 use std::collections::{HashMap, VecDeque};
 use std::ffi::OsString;
@@ -20,23 +23,23 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use ensemble_runtime::adapter::{
-    Adapter, AdapterError, DisconnectAdapter, EventSink, Fact, GoalAdapter, InteractiveAdapter, ProviderDescriptor,
-    ProviderState, QuiesceAdapter, ReleaseAdapter, SessionHandle, SessionPatch, SideAdapter, SideOpen, SideOpened,
-    StartOutcome, SteerAdapter, TurnRequest,
+    Adapter, AdapterError, Capabilities, EventSink, Fact, ProviderDescriptor, ProviderState, SessionHandle, SideOpen,
+    SideOpened, StartOutcome, TurnRequest,
 };
 use ensemble_runtime::clock::new_id;
 use ensemble_runtime::event::{
     CommandInfo, CommandsUpdatedPayload, Decision, EventBody, InteractionKind, InteractionResolvedPayload, ResolvedBy,
     TurnCanceledPayload, TurnCompletedPayload, TurnFailedPayload,
 };
-use ensemble_runtime::model::{AuthState, InputItem, Session, SessionKey, SideCapabilities};
+use ensemble_runtime::model::{AuthState, InputItem, Session, SessionKey, SessionPatch, SideCapabilities};
 use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
 use tokio::sync::Notify;
 
-use crate::jsonrpc::{Incoming, Line, LineDecoder, RpcClient, RpcConfig, RpcError};
-use crate::process::{ProcessSpec, Supervised, base_env};
-use ensemble_runtime::goals::{GoalAction, GoalCommand, GoalEngine, GoalFact, ProviderGoal};
+use crate::kit::goals::GoalEngine;
+use crate::kit::jsonrpc::{Incoming, Line, LineDecoder, RpcClient, RpcConfig, RpcError};
+use crate::kit::process::{ProcessSpec, Supervised, base_env};
+use ensemble_runtime::goal::{GoalAction, GoalCommand, GoalFact, ProviderGoal};
 use translate::Translator;
 
 /// The provider id.
@@ -65,7 +68,7 @@ pub struct CodexConfig {
     pub bin: PathBuf,
     /// `KEY=VALUE` entries passed to every process as `-c KEY=VALUE`.
     pub overrides: Vec<String>,
-    /// Extra environment of every process (on top of [`crate::process::PASSTHROUGH_ENV`]).
+    /// Extra environment of every process (on top of [`crate::kit::process::PASSTHROUGH_ENV`]).
     pub env: Vec<(String, String)>,
     /// `CODEX_HOME`, managed by Ensemble (created if missing).
     pub home: PathBuf,
@@ -328,7 +331,7 @@ impl CodexAdapter {
 
     fn has_env(&self, var: &str) -> bool {
         self.config.env.iter().any(|(k, v)| k == var && !v.is_empty())
-            || (crate::process::PASSTHROUGH_ENV.contains(&var) && std::env::var_os(var).is_some())
+            || (crate::kit::process::PASSTHROUGH_ENV.contains(&var) && std::env::var_os(var).is_some())
     }
 
     /// `thread/start` on a live process; returns the new thread's id.
@@ -749,7 +752,7 @@ impl Live {
         let identity = self.goals.attribute(&provider_turn, self.goal_grace).await;
         let _gate = self.emit_gate.lock().await;
         let buffered = self.state().attributing.remove(&ours).unwrap_or_default();
-        let started = ensemble_runtime::goals::provider_turn_started(&ours, identity.as_ref());
+        let started = ensemble_runtime::goal::provider_turn_started(&ours, identity.as_ref());
         let mut facts = vec![Fact::Event { turn_id: Some(ours.clone()), body: EventBody::TurnStarted(started) }];
         if identity.is_none() {
             facts.push(Fact::Goal(GoalFact::ReconcileRequired {
@@ -1052,6 +1055,10 @@ impl Adapter for CodexAdapter {
         CODEX
     }
 
+    fn capabilities(&self) -> Capabilities {
+        Capabilities { interactive: true, steer: true, quiesce: true, sides: true, goals: true }
+    }
+
     fn descriptor(&self) -> ProviderDescriptor {
         let state = self.availability.lock().map(|a| a.clone()).unwrap_or(Availability::Unknown);
         let (available, reason, stale) = match &state {
@@ -1259,31 +1266,6 @@ impl Adapter for CodexAdapter {
         self.sessions.lock().map(|s| s.values().filter(|l| !l.side && l.is_live()).count()).unwrap_or(0)
     }
 
-    fn interactive(&self) -> Option<&dyn InteractiveAdapter> {
-        Some(self)
-    }
-    fn steer(&self) -> Option<&dyn SteerAdapter> {
-        Some(self)
-    }
-    fn release(&self) -> Option<&dyn ReleaseAdapter> {
-        Some(self)
-    }
-    fn disconnect(&self) -> Option<&dyn DisconnectAdapter> {
-        Some(self)
-    }
-    fn quiesce(&self) -> Option<&dyn QuiesceAdapter> {
-        Some(self)
-    }
-    fn side(&self) -> Option<&dyn SideAdapter> {
-        Some(self)
-    }
-    fn goals(&self) -> Option<&dyn GoalAdapter> {
-        Some(self)
-    }
-}
-
-#[async_trait]
-impl SideAdapter for CodexAdapter {
     async fn side_capabilities(&self, source: &Session) -> Result<SideCapabilities, AdapterError> {
         Ok(match self.live(&source.key()) {
             // Forks run in the source's live process, so its running turn is part of the snapshot.
@@ -1362,10 +1344,7 @@ impl SideAdapter for CodexAdapter {
         session.provider_session_id = Some(child);
         Ok(SideOpened { session, capabilities: SideCapabilities::all() })
     }
-}
 
-#[async_trait]
-impl GoalAdapter for CodexAdapter {
     async fn apply_goal(&self, session: &Session, command: GoalCommand) -> Result<Option<ProviderGoal>, AdapterError> {
         let live = self.live_or_err(session)?;
         if live.side {
@@ -1393,10 +1372,7 @@ impl GoalAdapter for CodexAdapter {
         };
         live.goals.apply(&command, call).await
     }
-}
 
-#[async_trait]
-impl InteractiveAdapter for CodexAdapter {
     async fn respond(
         &self,
         session: &Session,
@@ -1416,10 +1392,7 @@ impl InteractiveAdapter for CodexAdapter {
             .await
             .map_err(|e| AdapterError::failed("provider_error", e.to_string()))
     }
-}
 
-#[async_trait]
-impl SteerAdapter for CodexAdapter {
     async fn steer(&self, session: &Session, turn_id: &str, input: Vec<InputItem>) -> Result<(), AdapterError> {
         let live = self.live_or_err(session)?;
         let provider = {
@@ -1441,10 +1414,7 @@ impl SteerAdapter for CodexAdapter {
             other => AdapterError::failed("provider_error", other.to_string()),
         })
     }
-}
 
-#[async_trait]
-impl ReleaseAdapter for CodexAdapter {
     async fn release(&self, session: &Session) -> Result<(), AdapterError> {
         let key = session.key();
         let live = self.live(&key).ok_or(AdapterError::NotLive)?;
@@ -1458,19 +1428,13 @@ impl ReleaseAdapter for CodexAdapter {
         live.stop(&self.config).await;
         Ok(())
     }
-}
 
-#[async_trait]
-impl DisconnectAdapter for CodexAdapter {
     async fn disconnect(&self, session: &Session) -> Result<(), AdapterError> {
         // No thread/unsubscribe or delete: the thread must stay resumable.
         self.take_down(session).await;
         Ok(())
     }
-}
 
-#[async_trait]
-impl QuiesceAdapter for CodexAdapter {
     async fn quiesce_for_close(&self, session: &Session, grace: Duration) -> Result<(), AdapterError> {
         let Some(live) = self.live(&session.key()) else { return Ok(()) };
         let active = live.state().active.as_ref().map(|a| (a.ours.clone(), a.ended.clone()));

@@ -1,0 +1,59 @@
+//! What a provider implements to be registered: its options and how it builds its adapters.
+//! The list of registered providers is `crate::registry`.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use ensemble_runtime::adapter::Adapter;
+
+/// What every provider gets to build itself, besides its own options.
+#[derive(Clone, Debug)]
+pub struct ProviderEnv {
+    /// The server's data dir: providers keep managed state under it (e.g. codex's `CODEX_HOME`).
+    pub data_dir: PathBuf,
+    /// How long a turn the provider starts by itself waits for evidence of its goal operation.
+    pub goal_grace: Duration,
+    /// Longest JSON-RPC line accepted from an agent process; longer lines are skipped.
+    pub rpc_max_line_bytes: usize,
+}
+
+/// A provider's options were invalid, or it could not be set up.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct ProviderError(pub String);
+
+/// A provider's registration: its options and how it builds its adapters from them.
+#[async_trait]
+pub trait Provider {
+    /// The provider's command-line options, flattened into the server's.
+    type Options: clap::Args + clap::FromArgMatches + Clone + std::fmt::Debug + Send + Sync;
+
+    /// The adapters this provider contributes (none when, e.g., a test-only provider is off).
+    /// Probing (is the binary there, which version) happens here, before the server listens.
+    async fn build(options: &Self::Options, env: &ProviderEnv) -> Result<Vec<Arc<dyn Adapter>>, ProviderError>;
+}
+
+/// Options every agent-process provider shares.
+#[derive(Clone, Debug, clap::Args)]
+pub struct SharedOptions {
+    /// How long a turn the provider starts by itself waits for evidence of the goal operation that
+    /// caused it before it is reported as unproven.
+    #[arg(long, env = "ENSEMBLE_GOAL_GRACE_MS", default_value_t = 250)]
+    pub goal_grace_ms: u64,
+
+    /// Longest JSON-RPC line accepted from an agent process; longer lines are skipped.
+    #[arg(long, env = "ENSEMBLE_RPC_MAX_LINE_BYTES", default_value_t = 8 * 1024 * 1024)]
+    pub rpc_max_line_bytes: usize,
+}
+
+impl SharedOptions {
+    pub fn env(&self, data_dir: PathBuf) -> ProviderEnv {
+        ProviderEnv {
+            data_dir,
+            goal_grace: Duration::from_millis(self.goal_grace_ms),
+            rpc_max_line_bytes: self.rpc_max_line_bytes.max(1024),
+        }
+    }
+}

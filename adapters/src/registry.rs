@@ -1,0 +1,48 @@
+//! Provider registration. A provider is one folder of this crate plus one line in the
+//! [`providers!`] list at the bottom of this file: the line adds the provider's options to the
+//! server's command line (flattened, each flag with an `ENSEMBLE_*` variable) and its adapters to
+//! the controller. Nothing else in the workspace names a provider. What a provider implements to be
+//! listed is [`Provider`].
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use ensemble_runtime::adapter::Adapter;
+
+pub use crate::kit::provider::{Provider, ProviderEnv, ProviderError, SharedOptions};
+
+/// Declares the registered providers: `field: Provider` per line.
+macro_rules! providers {
+    ($($(#[$doc:meta])* $field:ident: $provider:ty,)*) => {
+        /// The options of every registered provider (flattened into the server's command line).
+        #[derive(Clone, Debug, clap::Args)]
+        pub struct ProviderOptions {
+            #[command(flatten)]
+            pub shared: SharedOptions,
+            $(
+                $(#[$doc])*
+                #[command(flatten)]
+                pub $field: <$provider as Provider>::Options,
+            )*
+        }
+
+        impl ProviderOptions {
+            /// Builds every registered provider's adapters, in registration order.
+            pub async fn build(&self, data_dir: PathBuf) -> Result<Vec<Arc<dyn Adapter>>, ProviderError> {
+                let env = self.shared.env(data_dir);
+                let mut adapters: Vec<Arc<dyn Adapter>> = Vec::new();
+                $( adapters.extend(<$provider as Provider>::build(&self.$field, &env).await?); )*
+                Ok(adapters)
+            }
+        }
+    };
+}
+
+providers! {
+    /// The built-in deterministic agent (the default provider).
+    scripted: crate::scripted::Scripted,
+    /// Scripted variants with broken side conversations, for tests (`--test-providers`).
+    scripted_variants: crate::scripted::ScriptedTestVariants,
+    /// The real `codex app-server`.
+    codex: crate::codex::Codex,
+}

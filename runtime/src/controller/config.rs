@@ -1,0 +1,81 @@
+//! The controller's named, configurable limits and timeouts, and the requests it takes.
+
+use std::time::Duration;
+
+use crate::model::{InputItem, SessionSettings};
+
+/// Named, configurable limits and timeouts of the controller.
+#[derive(Clone, Debug)]
+pub struct ControllerConfig {
+    /// Longest a lifecycle operation waits for the session's lock.
+    pub lock_timeout: Duration,
+    /// How long close waits for a canceled turn to end before forcing it.
+    pub close_grace: Duration,
+    /// The cwd of sessions started without one.
+    pub default_cwd: String,
+    /// Largest accepted turn input, in bytes of text.
+    pub max_input_bytes: usize,
+    /// Events a side conversation keeps in memory for replay (older ones are dropped).
+    pub side_log_events: usize,
+    /// Sessions (not closed) in total, sides included; more are refused (`too_many_sessions`).
+    pub max_sessions: usize,
+    /// Sessions (not closed) per room.
+    pub max_sessions_per_room: usize,
+    /// Live canonical sessions (each holds a provider process or task); starting or resuming more
+    /// is refused with `at_capacity` (503, retry later).
+    pub max_live_sessions: usize,
+    /// Largest serialised event an adapter may publish; larger ones are cut (see
+    /// [`crate::event::clamp_body`]).
+    pub max_event_bytes: usize,
+    /// Live sessions idle this long are released (None: never).
+    pub idle_release: Option<Duration>,
+    /// The provider of sessions started without one.
+    pub default_provider: String,
+}
+
+impl Default for ControllerConfig {
+    fn default() -> Self {
+        Self {
+            lock_timeout: Duration::from_secs(10),
+            close_grace: Duration::from_secs(3),
+            default_cwd: "/".into(),
+            max_input_bytes: 1024 * 1024,
+            side_log_events: 10_000,
+            max_sessions: 4096,
+            max_sessions_per_room: 256,
+            max_live_sessions: 32,
+            max_event_bytes: 1024 * 1024,
+            idle_release: None,
+            default_provider: "scripted".into(),
+        }
+    }
+}
+
+/// `POST /v1/rooms/{roomId}/sessions`.
+#[derive(Clone, Debug, Default)]
+pub struct StartSession {
+    pub room_id: String,
+    pub session_id: Option<String>,
+    /// `None`: the configured default provider.
+    pub provider: Option<String>,
+    pub title: Option<String>,
+    pub cwd: Option<String>,
+    pub settings: SessionSettings,
+}
+
+/// `POST .../turns`.
+#[derive(Clone, Debug, Default)]
+pub struct SubmitTurn {
+    pub input: Vec<InputItem>,
+    pub client_submit_id: Option<String>,
+    pub steer: bool,
+}
+
+/// The answer to a submit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TurnAccepted {
+    pub turn_id: String,
+    /// The same `clientSubmitId` was seen before; no new turn was started.
+    pub duplicate: bool,
+    pub steered: bool,
+}

@@ -1,0 +1,100 @@
+//! The controller's one error type, with a stable snake_case code per variant.
+
+use crate::adapter::AdapterError;
+use crate::locks::LockTimeout;
+use crate::store::StoreError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ControllerError {
+    #[error("{0}")]
+    InvalidInput(String),
+    #[error("unknown provider `{0}`")]
+    UnknownProvider(String),
+    #[error("provider `{id}` is unavailable: {reason}")]
+    ProviderUnavailable { id: String, reason: String },
+    #[error("session `{0}` not found")]
+    SessionNotFound(String),
+    #[error("session `{0}` already exists")]
+    SessionExists(String),
+    #[error("turn `{0}` is active")]
+    TurnActive(String),
+    #[error("the session has no active turn")]
+    NoActiveTurn,
+    #[error("{0}")]
+    SessionBusy(String),
+    #[error("the session is closed")]
+    SessionClosed,
+    #[error("the session is starting")]
+    SessionStarting,
+    #[error("the session cannot be resumed")]
+    NotResumable,
+    #[error("the side conversation has expired")]
+    SideExpired,
+    #[error("{0}")]
+    SideUnsupported(String),
+    #[error("{0}")]
+    SideConflict(String),
+    #[error("{0}")]
+    NotASide(String),
+    #[error("the session has no goal")]
+    NoGoal,
+    #[error("{0}")]
+    GoalsUnsupported(String),
+    #[error("interaction `{0}` not found")]
+    InteractionNotFound(String),
+    #[error("interaction `{0}` was already answered")]
+    InteractionResolved(String),
+    #[error("{0}")]
+    InvalidDecision(String),
+    #[error("{0}")]
+    Unsupported(String),
+    #[error(transparent)]
+    LockTimeout(#[from] LockTimeout),
+    #[error("provider error: {0}")]
+    Provider(#[from] AdapterError),
+    #[error("store error: {0}")]
+    Store(#[from] StoreError),
+    #[error("the server is shutting down")]
+    ShuttingDown,
+    #[error("{0}")]
+    TooManySessions(String),
+    #[error("{0}")]
+    AtCapacity(String),
+}
+
+impl ControllerError {
+    /// The stable snake_case code of the error.
+    pub fn code(&self) -> &str {
+        match self {
+            Self::InvalidInput(_) => "invalid_input",
+            Self::UnknownProvider(_) => "unknown_provider",
+            Self::ProviderUnavailable { .. } => "provider_unavailable",
+            Self::SessionNotFound(_) => "session_not_found",
+            Self::SessionExists(_) => "session_exists",
+            Self::TurnActive(_) => "turn_active",
+            Self::NoActiveTurn => "no_active_turn",
+            Self::SessionBusy(_) => "session_busy",
+            Self::SessionClosed => "session_closed",
+            Self::SessionStarting => "session_starting",
+            Self::NotResumable => "not_resumable",
+            Self::SideExpired => "side_expired",
+            Self::SideUnsupported(_) => "side_unsupported",
+            Self::SideConflict(_) => "side_conflict",
+            Self::NotASide(_) => "not_a_side",
+            Self::NoGoal => "no_goal",
+            Self::GoalsUnsupported(_) => "goals_unsupported",
+            Self::InteractionNotFound(_) => "interaction_not_found",
+            Self::InteractionResolved(_) => "interaction_resolved",
+            Self::InvalidDecision(_) => "invalid_decision",
+            Self::Unsupported(_) => "unsupported",
+            Self::LockTimeout(_) => "lock_timeout",
+            Self::Provider(e) => e.code(),
+            Self::Store(_) => "store_error",
+            Self::ShuttingDown => "shutting_down",
+            Self::TooManySessions(_) => "too_many_sessions",
+            Self::AtCapacity(_) => "at_capacity",
+        }
+    }
+}
+
+pub type Result<T, E = ControllerError> = std::result::Result<T, E>;

@@ -1,0 +1,212 @@
+//! The fold: a session's entry in the registry and the [`Batch`] that folds events into it.
+//! Every change of session state happens through a `Batch`, inside `Controller::publish_with`.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use bytes::Bytes;
+use tokio::sync::{Notify, oneshot};
+
+use super::error::{ControllerError, Result};
+use crate::adapter::Fact;
+use crate::clock::new_id;
+use crate::event::{
+    ErrorInfo, EventBody, NewEvent, ResolvedBy, SessionCompletedPayload, SessionUpdatedPayload, TurnFailedPayload,
+};
+use crate::model::{Scope, Session, SessionKey};
+use crate::session::{Phase, SessionRecord};
+use crate::store::StoreError;
+
+/// Durability of a publication: resolves once its events are committed.
+pub struct Published(pub(super) Option<oneshot::Receiver<Result<u64, StoreError>>>);
+
+impl Published {
+    pub async fn durable(self) -> Result<()> {
+        match self.0 {
+            None => Ok(()),
+            Some(rx) => match rx.await {
+                Ok(r) => r.map(|_| ()).map_err(Into::into),
+                Err(_) => Err(StoreError::Closed.into()),
+            },
+        }
+    }
+}
+
+pub(super) struct Entry {
+    pub(super) rec: SessionRecord,
+    /// Identifies the current live provider session; facts of older ones are dropped.
+    pub(super) generation: u64,
+    /// While the provider side starts or resumes, its facts wait here until the controller has
+    /// announced the session, so nothing overtakes `session.started`/`session.updated`.
+    pub(super) buffer: Option<Vec<Fact>>,
+    /// False until `session.started` is published: such a session is invisible and leaves no
+    /// residue if its start fails.
+    pub(super) announced: bool,
+    pub(super) turn_ended: Arc<Notify>,
+    /// Side conversations only: their events, kept in memory (never in the room log).
+    pub(super) side_log: Option<SideLog>,
+    /// When the session last published anything (clock ms): idle release measures from here.
+    pub(super) last_active_ms: i64,
+}
+
+impl Entry {
+    pub(super) fn new(rec: SessionRecord, generation: u64, buffer: Option<Vec<Fact>>, announced: bool) -> Self {
+        let side_log = (rec.session.scope == Scope::Side).then(SideLog::default);
+        let last_active_ms = rec.session.updated_at_ms;
+        Self { rec, generation, buffer, announced, turn_ended: Arc::new(Notify::new()), side_log, last_active_ms }
+    }
+}
+
+/// The ephemeral event log of one side conversation: a per-side `seq` from 1, gap-free, bounded.
+#[derive(Default)]
+pub(super) struct SideLog {
+    pub(super) next_seq: u64,
+    pub(super) events: VecDeque<(u64, Bytes)>,
+}
+
+/// A page of a side conversation's events.
+#[derive(Debug)]
+pub struct SideEventPage {
+    /// Event JSON texts with their side seqs.
+    pub events: Vec<(u64, Bytes)>,
+    pub head_seq: u64,
+    /// Every event with `seq <= pruned_through` is gone.
+    pub pruned_through: u64,
+}
+
+#[derive(Default)]
+pub(super) struct State {
+    pub(super) sessions: HashMap<SessionKey, Entry>,
+}
+
+impl State {
+    /// A session clients may see: reserved-but-unannounced ones (a start or side open in flight)
+    /// are not found.
+    pub(super) fn announced(&self, key: &SessionKey) -> Result<&Entry> {
+        self.sessions
+            .get(key)
+            .filter(|e| e.announced)
+            .ok_or_else(|| ControllerError::SessionNotFound(key.session_id.clone()))
+    }
+}
+
+/// Collects the events of one publication, folding each into the session as it goes.
+pub(super) struct Batch<'a> {
+    pub(super) entry: &'a mut Entry,
+    pub(super) now: i64,
+    pub(super) events: Vec<NewEvent>,
+    pub(super) persist: bool,
+}
+
+impl Batch<'_> {
+    pub(super) fn session(&self) -> Session {
+        self.entry.rec.session.clone()
+    }
+
+    pub(super) fn emit(&mut self, turn_id: Option<String>, body: EventBody) {
+        let folded = self.entry.rec.apply(turn_id.as_deref(), &body, self.now);
+        self.persist |= folded.persist;
+        if !folded.publish {
+            return;
+        }
+        if body.is_turn_terminal() {
+            self.entry.turn_ended.notify_waiters();
+        }
+        self.push(turn_id, body);
+        for (t, b) in folded.follow_up {
+            self.push(t, b);
+        }
+    }
+
+    pub(super) fn push(&mut self, turn_id: Option<String>, body: EventBody) {
+        let s = &self.entry.rec.session;
+        self.events.push(NewEvent {
+            room_id: s.room_id.clone(),
+            event_id: new_id(),
+            session_id: s.session_id.clone(),
+            scope: s.scope,
+            turn_id,
+            occurred_at_ms: self.now,
+            body,
+        });
+    }
+
+    pub(super) fn transition(&mut self, to: Phase) -> Result<()> {
+        self.entry.rec.transition(to, self.now).map_err(|e| ControllerError::InvalidInput(e.to_string()))?;
+        self.persist = true;
+        Ok(())
+    }
+
+    pub(super) fn updated(&mut self, reason: &str) {
+        let session = self.session();
+        self.emit(None, EventBody::SessionUpdated(SessionUpdatedPayload { session, reason: reason.into() }));
+    }
+
+    /// Ends the active turn from the controller's side (the provider cannot anymore).
+    pub(super) fn fail_active_turn(&mut self, code: &str, message: &str) {
+        if let Some(turn) = self.entry.rec.session.active_turn_id.clone() {
+            self.emit(
+                Some(turn.clone()),
+                EventBody::TurnFailed(TurnFailedPayload { turn_id: turn, error: ErrorInfo::new(code, message) }),
+            );
+        }
+    }
+
+    pub(super) fn settle_pending(&mut self, by: ResolvedBy) {
+        for (turn, body) in self.entry.rec.settle_all_pending(by) {
+            self.emit(turn, body);
+        }
+    }
+
+    /// Ends a side conversation for good (`session.completed`).
+    pub(super) fn expire(&mut self, reason: &str) -> Result<()> {
+        if self.entry.rec.phase == Phase::Completed {
+            return Ok(());
+        }
+        self.settle_pending(ResolvedBy::Close);
+        self.fail_active_turn("side_expired", "the side conversation expired");
+        self.transition(Phase::Completed)?;
+        self.entry.rec.session.resumable = false;
+        self.entry.rec.refresh();
+        let session = self.session();
+        self.emit(None, EventBody::SessionCompleted(SessionCompletedPayload { session, reason: reason.into() }));
+        Ok(())
+    }
+
+    /// Marks the live side gone: later facts of it are dropped.
+    pub(super) fn detach(&mut self, generation: u64) {
+        self.entry.generation = generation;
+        self.entry.buffer = None;
+    }
+
+    pub(super) fn apply_facts(&mut self, facts: Vec<Fact>, next_generation: &AtomicU64) {
+        for fact in facts {
+            match fact {
+                // Already clamped to `max_event_bytes` in `on_facts`, the only way facts arrive.
+                Fact::Event { turn_id, body } => self.emit(turn_id, body),
+                Fact::Update(patch) => {
+                    self.entry.rec.apply_patch(&patch, self.now);
+                    self.persist = true;
+                    self.updated("provider_update");
+                }
+                Fact::Goal(fact) => self.goal_fact(fact),
+                Fact::Lost { reason } => {
+                    if self.entry.rec.phase != Phase::Live {
+                        continue;
+                    }
+                    self.settle_pending(ResolvedBy::Provider);
+                    self.fail_active_turn("provider_exited", &reason);
+                    self.entry.rec.session.last_error = Some(reason);
+                    self.detach(next_generation.fetch_add(1, Ordering::Relaxed) + 1);
+                    if self.entry.rec.session.scope == Scope::Side {
+                        // A side never resumes: losing its live context ends it.
+                        let _ = self.expire("side_expired");
+                    } else if self.transition(Phase::Disconnected).is_ok() {
+                        self.updated("provider_exited");
+                    }
+                }
+            }
+        }
+    }
+}

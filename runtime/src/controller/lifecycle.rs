@@ -1,0 +1,537 @@
+//! Session lifecycle: start, resume (explicit and implicit), close, release, disconnect, idle
+//! release, and the server's own: recovery after a restart and shutdown.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use async_trait::async_trait;
+
+use super::config::StartSession;
+use super::error::{ControllerError, Result};
+use super::fold::Entry;
+use super::goals::SessionGoalHost;
+use super::publish::{Controller, Persist};
+use crate::adapter::{Adapter, AdapterError, EventSink, ProviderState, SessionHandle, StateBackend, StateError};
+use crate::clock::new_id;
+use crate::event::{EventBody, ResolvedBy, SessionCompletedPayload, SessionStartedPayload};
+use crate::goal::GoalIdentity;
+use crate::model::{Scope, Session, SessionKey, validate_id};
+use crate::session::{Phase, SessionRecord};
+use crate::store::Store;
+
+/// Provider state kept in the store (the backend of every session's [`ProviderState`]).
+struct StoreState(Store);
+
+#[async_trait]
+impl StateBackend for StoreState {
+    async fn get(&self, key: &SessionKey, name: &str) -> std::result::Result<Option<String>, StateError> {
+        self.0.provider_state(&key.room_id, &key.session_id, name).await.map_err(|e| StateError(e.to_string()))
+    }
+
+    async fn set(&self, key: &SessionKey, name: &str, value: String) -> std::result::Result<(), StateError> {
+        self.0
+            .set_provider_state(&key.room_id, &key.session_id, name, value)
+            .await
+            .map_err(|e| StateError(e.to_string()))
+    }
+}
+
+impl Controller {
+    /// What an adapter gets for a live session: its sink (stamped with `generation`), its durable
+    /// provider state and its goal services.
+    pub(super) fn handle(&self, key: &SessionKey, generation: u64) -> SessionHandle {
+        let (created_at_ms, goal) = self
+            .state()
+            .sessions
+            .get(key)
+            .map(|e| {
+                let identity = e.rec.goal.goal.as_ref().map(|g| GoalIdentity {
+                    operation_id: g.operation_id.clone(),
+                    revision: g.revision,
+                    repair_epoch: g.repair_epoch,
+                });
+                (e.rec.session.created_at_ms, identity.unwrap_or_default())
+            })
+            .unwrap_or_default();
+        SessionHandle {
+            sink: EventSink::new(self.inner.receiver.clone(), key.clone(), generation),
+            state: ProviderState::new(Arc::new(StoreState(self.inner.store.clone())), key.clone()),
+            goals: Arc::new(SessionGoalHost { inner: Arc::downgrade(&self.inner), key: key.clone(), created_at_ms }),
+            goal,
+        }
+    }
+
+    /// Starts a session. The room is created on first use.
+    pub async fn start(&self, req: StartSession) -> Result<Session> {
+        self.check_accepting()?;
+        validate_id("roomId", &req.room_id).map_err(ControllerError::InvalidInput)?;
+        if let Some(id) = &req.session_id {
+            validate_id("sessionId", id).map_err(ControllerError::InvalidInput)?;
+        }
+        let provider = req.provider.clone().unwrap_or_else(|| self.inner.config.default_provider.clone());
+        let adapter = self.adapter(&provider)?;
+        let d = adapter.descriptor();
+        if !d.available {
+            return Err(ControllerError::ProviderUnavailable {
+                id: provider.clone(),
+                reason: d.unavailable_reason.unwrap_or_else(|| "not available".into()),
+            });
+        }
+        let session_id = req.session_id.clone().unwrap_or_else(new_id);
+        let key = SessionKey::new(&req.room_id, &session_id);
+        let _guard = self.lock(&key).await?;
+        let generation = self.next_generation();
+        let now = self.inner.clock.now_ms();
+        let cwd = req.cwd.clone().unwrap_or_else(|| self.inner.config.default_cwd.clone());
+        let mut session = Session::new_canonical(&req.room_id, &session_id, &provider, &cwd, now);
+        if let Some(title) = req.title.clone().filter(|t| !t.trim().is_empty()) {
+            session.title = title;
+        }
+        session.settings = req.settings.clone();
+        {
+            let mut st = self.state();
+            if st.sessions.contains_key(&key) {
+                return Err(ControllerError::SessionExists(session_id));
+            }
+            self.check_capacity(&st, &req.room_id, true)?;
+            st.sessions.insert(
+                key.clone(),
+                Entry::new(SessionRecord::new(session.clone(), Phase::Starting), generation, Some(Vec::new()), false),
+            );
+        }
+        let outcome = match adapter.start(&session, self.handle(&key, generation)).await {
+            Ok(o) => o,
+            Err(e) => {
+                // No residue: the reservation goes, nothing was persisted or published.
+                self.state().sessions.remove(&key);
+                return Err(e.into());
+            }
+        };
+        let next = &self.inner.generations;
+        let published = self
+            .publish_with(&key, Persist::Always, |b| {
+                b.entry.announced = true;
+                b.entry.rec.apply_patch(&outcome.patch, b.now);
+                b.transition(Phase::Live)?;
+                let session = b.session();
+                b.emit(None, EventBody::SessionStarted(SessionStartedPayload { session, ephemeral: false }));
+                for ev in outcome.events.iter().cloned() {
+                    b.emit(None, ev);
+                }
+                let buffered = b.entry.buffer.take().unwrap_or_default();
+                b.apply_facts(buffered, next);
+                Ok(())
+            })
+            .await;
+        let published = match published {
+            Ok(p) => p,
+            Err(e) => {
+                self.state().sessions.remove(&key);
+                let _ = adapter.close(&session).await;
+                return Err(e);
+            }
+        };
+        published.durable().await?;
+        self.snapshot(&key)
+    }
+
+    /// Reconnects a session whose live side is gone.
+    pub async fn resume(&self, key: &SessionKey) -> Result<Session> {
+        self.check_accepting()?;
+        let _guard = self.lock(key).await?;
+        self.resume_locked(key).await
+    }
+
+    pub(super) async fn resume_locked(&self, key: &SessionKey) -> Result<Session> {
+        let current = self.snapshot(key)?;
+        let adapter = self.adapter(&current.provider)?;
+        let generation = self.next_generation();
+        let (session, previous) = {
+            let mut st = self.state();
+            let e = st.sessions.get_mut(key).ok_or_else(|| ControllerError::SessionNotFound(key.session_id.clone()))?;
+            if e.rec.session.scope == Scope::Side {
+                // A side never resumes; a live one needs no resume.
+                return match e.rec.phase {
+                    Phase::Live if adapter.is_live(&e.rec.session) => Ok(e.rec.session.clone()),
+                    _ => Err(ControllerError::SideExpired),
+                };
+            }
+            match e.rec.phase {
+                Phase::Completed => return Err(ControllerError::SessionClosed),
+                Phase::Starting => return Err(ControllerError::SessionStarting),
+                Phase::Live if adapter.is_live(&e.rec.session) => return Ok(e.rec.session.clone()),
+                _ => {}
+            }
+            if !e.rec.session.resumable || !adapter.can_resume(&e.rec.session) {
+                return Err(ControllerError::NotResumable);
+            }
+            let previous = match e.rec.phase {
+                Phase::Failed => Phase::Failed,
+                _ => Phase::Disconnected,
+            };
+            let live = Self::live_count(&st);
+            if live >= self.inner.config.max_live_sessions {
+                return Err(ControllerError::AtCapacity(format!(
+                    "{live} sessions are live, the limit; release or close one, or retry later"
+                )));
+            }
+            let e = st.sessions.get_mut(key).ok_or_else(|| ControllerError::SessionNotFound(key.session_id.clone()))?;
+            let now = self.inner.clock.now_ms();
+            e.rec.transition(Phase::Starting, now).map_err(|err| ControllerError::InvalidInput(err.to_string()))?;
+            e.generation = generation;
+            e.buffer = Some(Vec::new());
+            (e.rec.session.clone(), previous)
+        };
+        match adapter.resume(&session, self.handle(key, generation)).await {
+            Ok(outcome) => {
+                let next = &self.inner.generations;
+                self.publish_with(key, Persist::Always, |b| {
+                    b.entry.rec.apply_patch(&outcome.patch, b.now);
+                    b.entry.rec.session.last_error = None;
+                    // A turn cannot survive the loss of its process.
+                    b.fail_active_turn("provider_exited", "the provider process was gone");
+                    b.transition(Phase::Live)?;
+                    b.updated("resumed");
+                    for ev in outcome.events.iter().cloned() {
+                        b.emit(None, ev);
+                    }
+                    let buffered = b.entry.buffer.take().unwrap_or_default();
+                    b.apply_facts(buffered, next);
+                    Ok(())
+                })
+                .await?
+                .durable()
+                .await?;
+                self.snapshot(key)
+            }
+            Err(err) => {
+                let stale = self.next_generation();
+                let message = err.to_string();
+                self.publish_with(key, Persist::Always, |b| {
+                    b.detach(stale);
+                    b.entry.rec.session.last_error = Some(message);
+                    b.transition(previous)?;
+                    b.updated("resume_failed");
+                    Ok(())
+                })
+                .await?
+                .durable()
+                .await?;
+                Err(err.into())
+            }
+        }
+    }
+
+    /// Makes sure the session has a live provider side, resuming it if needed (implicit resume).
+    pub(super) async fn ensure_live_locked(&self, key: &SessionKey, adapter: &Arc<dyn Adapter>) -> Result<Session> {
+        let s = self.snapshot(key)?;
+        let phase = self.phase(key)?;
+        if s.scope == Scope::Side && !(phase == Phase::Live && adapter.is_live(&s)) {
+            return Err(ControllerError::SideExpired);
+        }
+        match phase {
+            Phase::Completed => Err(ControllerError::SessionClosed),
+            Phase::Starting => Err(ControllerError::SessionStarting),
+            Phase::Live if adapter.is_live(&s) => Ok(s),
+            _ => {
+                if s.scope == Scope::Side {
+                    return Err(ControllerError::SideExpired);
+                }
+                self.resume_locked(key).await
+            }
+        }
+    }
+
+    /// Closes a session: ends its turn (bounded grace), settles interactions, stops the provider
+    /// side and publishes `session.completed`. Idempotent.
+    pub async fn close(&self, key: &SessionKey) -> Result<()> {
+        let _guard = self.lock(key).await?;
+        self.close_locked(key, "session closed").await
+    }
+
+    pub(super) async fn close_locked(&self, key: &SessionKey, reason: &str) -> Result<()> {
+        let session = self.snapshot(key)?;
+        if self.phase(key)? == Phase::Completed {
+            return Ok(());
+        }
+        // Side conversations end with their source, before its live context goes.
+        self.expire_sides(key, "source_closed").await;
+        let adapter = self.adapter(&session.provider)?;
+        let grace = self.inner.config.close_grace;
+        // Pending requests are rejected by the close itself, before the turn winds down.
+        self.publish_with(key, Persist::IfChanged, |b| {
+            b.settle_pending(ResolvedBy::Close);
+            Ok(())
+        })
+        .await?;
+        if let Some(turn) = session.active_turn_id.clone() {
+            if session.live && adapter.is_live(&session) {
+                if adapter.capabilities().quiesce {
+                    // The adapter interrupts, waits up to the grace and forces the process down;
+                    // the turn's end, if any, is folded by the time it returns.
+                    if let Err(e) = adapter.quiesce_for_close(&session, grace).await {
+                        tracing::warn!(session = %key, error = %e, "quiescing before close failed");
+                    }
+                } else {
+                    if let Err(e) = adapter.cancel(&session, &turn).await {
+                        tracing::warn!(session = %key, error = %e, "cancel before close failed");
+                    }
+                    if !self.wait_turn_end(key, grace).await {
+                        tracing::warn!(session = %key, turn = %turn, "turn did not end within the close grace; forcing it");
+                    }
+                }
+            }
+            self.cancel_turn_here(key, &turn, reason).await?;
+        }
+        if adapter.is_live(&session)
+            && let Err(e) = adapter.close(&session).await
+        {
+            tracing::warn!(session = %key, error = %e, "provider close failed");
+        }
+        let stale = self.next_generation();
+        let reason = reason.to_owned();
+        self.publish_with(key, Persist::Always, |b| {
+            b.detach(stale);
+            b.settle_pending(ResolvedBy::Close);
+            b.transition(Phase::Completed)?;
+            b.entry.rec.session.resumable = false;
+            b.entry.rec.refresh();
+            let session = b.session();
+            b.emit(None, EventBody::SessionCompleted(SessionCompletedPayload { session, reason }));
+            Ok(())
+        })
+        .await?
+        .durable()
+        .await
+    }
+
+    /// Releases live canonical sessions that have been idle for `idle` (no turn, no pending
+    /// interaction, no open side conversation: a side's user is still talking to its source's
+    /// process). Each gets `session.updated` (`released`) and stays resumable.
+    pub async fn release_idle(&self, idle: Duration) -> usize {
+        let now = self.inner.clock.now_ms();
+        let idle_ms = i64::try_from(idle.as_millis()).unwrap_or(i64::MAX);
+        let candidates: Vec<SessionKey> = {
+            let st = self.state();
+            let has_side = |k: &SessionKey| {
+                st.sessions.values().any(|e| {
+                    e.rec.session.scope == Scope::Side
+                        && e.rec.phase != Phase::Completed
+                        && e.rec.session.room_id == k.room_id
+                        && e.rec.session.source_session_id.as_deref() == Some(k.session_id.as_str())
+                })
+            };
+            st.sessions
+                .iter()
+                .filter(|(k, e)| {
+                    e.announced
+                        && e.rec.session.scope == Scope::Canonical
+                        && e.rec.phase == Phase::Live
+                        && e.rec.session.active_turn_id.is_none()
+                        && e.rec.pending.is_empty()
+                        && now.saturating_sub(e.last_active_ms) >= idle_ms
+                        && !has_side(k)
+                })
+                .map(|(k, _)| k.clone())
+                .collect()
+        };
+        let mut released = 0;
+        for key in candidates {
+            // `release` re-checks everything under the session's lock; a busy session stays.
+            match self.release_if_idle(&key, now, idle_ms).await {
+                Ok(true) => released += 1,
+                Ok(false) => {}
+                Err(e) => tracing::debug!(session = %key, error = %e, "idle release skipped"),
+            }
+        }
+        released
+    }
+
+    pub(super) async fn release_if_idle(&self, key: &SessionKey, now: i64, idle_ms: i64) -> Result<bool> {
+        {
+            // Activity between the scan and here keeps the session.
+            let st = self.state();
+            if st.sessions.get(key).is_none_or(|e| now.saturating_sub(e.last_active_ms) < idle_ms) {
+                return Ok(false);
+            }
+        }
+        self.release(key).await?;
+        tracing::info!(session = %key, "released an idle session");
+        Ok(true)
+    }
+
+    /// Runs [`Controller::release_idle`] periodically until the controller stops accepting work.
+    pub fn spawn_idle_release(&self) {
+        let Some(idle) = self.inner.config.idle_release else { return };
+        let inner = Arc::downgrade(&self.inner);
+        let tick = (idle / 4).clamp(Duration::from_millis(100), Duration::from_secs(30));
+        tokio::spawn(async move {
+            let mut interval = tokio::time::interval(tick);
+            interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                interval.tick().await;
+                let Some(inner) = inner.upgrade() else { return };
+                if !inner.accepting.load(Ordering::Relaxed) {
+                    return;
+                }
+                Controller { inner }.release_idle(idle).await;
+            }
+        });
+    }
+
+    /// Stops the live side of an idle session, keeping it resumable.
+    pub async fn release(&self, key: &SessionKey) -> Result<()> {
+        let _guard = self.lock(key).await?;
+        let session = self.snapshot(key)?;
+        if session.scope == Scope::Side {
+            // A side has nothing to keep for later: releasing it ends it.
+            return self.close_locked(key, "side_released").await;
+        }
+        let adapter = self.adapter(&session.provider)?;
+        match self.phase(key)? {
+            Phase::Completed => return Err(ControllerError::SessionClosed),
+            Phase::Live => {}
+            _ => return Ok(()),
+        }
+        if session.active_turn_id.is_some() {
+            return Err(ControllerError::SessionBusy("a turn is active".into()));
+        }
+        if self.state().sessions.get(key).is_some_and(|e| !e.rec.pending.is_empty()) {
+            return Err(ControllerError::SessionBusy("an interaction is pending".into()));
+        }
+        self.expire_sides(key, "source_released").await;
+        match adapter.release(&session).await {
+            Ok(()) | Err(AdapterError::NotLive) => {}
+            Err(AdapterError::Busy(m)) => return Err(ControllerError::SessionBusy(m)),
+            Err(e) => return Err(e.into()),
+        }
+        let stale = self.next_generation();
+        self.publish_with(key, Persist::Always, |b| {
+            b.detach(stale);
+            b.transition(Phase::Disconnected)?;
+            b.updated("released");
+            Ok(())
+        })
+        .await?
+        .durable()
+        .await
+    }
+
+    /// Drops the live side now (pending interactions are rejected), keeping it resumable.
+    pub async fn disconnect(&self, key: &SessionKey) -> Result<()> {
+        let _guard = self.lock(key).await?;
+        let session = self.snapshot(key)?;
+        if session.scope == Scope::Side {
+            return self.close_locked(key, "side_disconnected").await;
+        }
+        let adapter = self.adapter(&session.provider)?;
+        match self.phase(key)? {
+            Phase::Completed => return Err(ControllerError::SessionClosed),
+            Phase::Live => {}
+            _ => return Ok(()),
+        }
+        self.expire_sides(key, "source_disconnected").await;
+        if let Err(e) = adapter.disconnect(&session).await {
+            tracing::warn!(session = %key, error = %e, "provider disconnect failed");
+        }
+        let stale = self.next_generation();
+        self.publish_with(key, Persist::Always, |b| {
+            b.detach(stale);
+            b.settle_pending(ResolvedBy::Close);
+            b.fail_active_turn("disconnected", "the session was disconnected");
+            b.transition(Phase::Disconnected)?;
+            b.updated("disconnected");
+            Ok(())
+        })
+        .await?
+        .durable()
+        .await
+    }
+
+    // ---------------------------------------------------------------- server lifecycle
+
+    /// Loads every stored session. None is live afterwards: what was live, starting or mid-turn
+    /// when the previous process stopped is reported as interrupted, then disconnected.
+    pub async fn recover(&self) -> Result<usize> {
+        let records = self.inner.store.load_sessions().await?;
+        let count = records.len();
+        let mut keys = Vec::new();
+        {
+            let mut st = self.state();
+            for rec in records {
+                let key = rec.session.key();
+                if rec.phase != Phase::Completed {
+                    keys.push(key.clone());
+                }
+                st.sessions.insert(key, Entry::new(rec, 0, None, true));
+            }
+        }
+        for key in keys {
+            let published = self
+                .publish_with(&key, Persist::IfChanged, |b| {
+                    let before = b.events.len();
+                    b.settle_pending(ResolvedBy::Restart);
+                    b.fail_active_turn("server_restart", "the server restarted during the turn");
+                    if matches!(b.entry.rec.phase, Phase::Live | Phase::Starting) {
+                        b.transition(Phase::Disconnected)?;
+                    }
+                    if b.events.len() > before || b.persist {
+                        b.updated("server_restart");
+                    }
+                    Ok(())
+                })
+                .await?;
+            published.durable().await?;
+        }
+        Ok(count)
+    }
+
+    /// Stops accepting lifecycle operations and brings every live session down, keeping it
+    /// resumable. Called on SIGINT/SIGTERM.
+    pub async fn shutdown(&self) {
+        self.inner.accepting.store(false, Ordering::Relaxed);
+        let keys: Vec<SessionKey> = {
+            let st = self.state();
+            st.sessions.iter().filter(|(_, e)| e.rec.phase == Phase::Live).map(|(k, _)| k.clone()).collect()
+        };
+        let tasks = keys.into_iter().map(|key| {
+            let this = self.clone();
+            async move {
+                let _guard = match this.lock(&key).await {
+                    Ok(g) => Some(g),
+                    Err(e) => {
+                        tracing::warn!(session = %key, error = %e, "shutting down without the session lock");
+                        None
+                    }
+                };
+                if let Ok(session) = this.snapshot(&key)
+                    && let Ok(adapter) = this.adapter(&session.provider)
+                    && adapter.is_live(&session)
+                    && let Err(e) = adapter.close(&session).await
+                {
+                    tracing::warn!(session = %key, error = %e, "provider close at shutdown failed");
+                }
+                let stale = this.next_generation();
+                let published = this
+                    .publish_with(&key, Persist::Always, |b| {
+                        if b.entry.rec.phase != Phase::Live {
+                            return Ok(());
+                        }
+                        b.detach(stale);
+                        b.settle_pending(ResolvedBy::Restart);
+                        b.fail_active_turn("server_shutdown", "the server shut down during the turn");
+                        b.transition(Phase::Disconnected)?;
+                        b.updated("server_shutdown");
+                        Ok(())
+                    })
+                    .await;
+                if let Ok(p) = published {
+                    let _ = p.durable().await;
+                }
+            }
+        });
+        futures::future::join_all(tasks).await;
+        let _ = self.inner.store.flush().await;
+    }
+}

@@ -1,0 +1,281 @@
+//! The controller's core: the shared state, the session registry, and [`Controller::publish_with`],
+//! the one place where session state changes and events are enqueued, in one critical section.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use tokio::sync::oneshot;
+
+use super::config::ControllerConfig;
+use super::error::{ControllerError, Result};
+use super::fold::{Batch, Entry, Published, State};
+use crate::adapter::{Adapter, Fact, FactReceiver};
+use crate::bus::{Frame, RoomHub};
+use crate::clock::Clock;
+use crate::event::NewEvent;
+use crate::locks::{LifecycleGuard, LockTable};
+use crate::model::{Scope, Session, SessionKey};
+use crate::session::Phase;
+use crate::store::{AppendBatch, Store, WriteOp};
+
+/// Whether a publication writes the session's durable record even when no folded event changed it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Persist {
+    /// Write the record (the caller changed it directly, e.g. a phase transition).
+    Always,
+    /// Write it only if a folded event says it changed.
+    IfChanged,
+}
+
+pub(super) struct Inner {
+    pub(super) config: ControllerConfig,
+    pub(super) store: Store,
+    pub(super) hub: Arc<RoomHub>,
+    pub(super) adapters: BTreeMap<String, Arc<dyn Adapter>>,
+    pub(super) clock: Arc<dyn Clock>,
+    pub(super) locks: Arc<LockTable>,
+    pub(super) state: Mutex<State>,
+    pub(super) generations: AtomicU64,
+    pub(super) accepting: AtomicBool,
+    pub(super) receiver: Arc<dyn FactReceiver>,
+}
+
+/// The shared handle the server holds.
+#[derive(Clone)]
+pub struct Controller {
+    pub(super) inner: Arc<Inner>,
+}
+
+/// Forwards sink facts to the controller without keeping it alive (adapters hold sinks).
+struct Forwarder(Weak<Inner>);
+
+#[async_trait]
+impl FactReceiver for Forwarder {
+    async fn receive(&self, key: &SessionKey, generation: u64, facts: Vec<Fact>) {
+        if let Some(inner) = self.0.upgrade() {
+            Controller { inner }.on_facts(key, generation, facts).await;
+        }
+    }
+}
+
+impl Controller {
+    pub fn new(
+        config: ControllerConfig,
+        store: Store,
+        hub: Arc<RoomHub>,
+        adapters: Vec<Arc<dyn Adapter>>,
+        clock: Arc<dyn Clock>,
+    ) -> Self {
+        let adapters = adapters.into_iter().map(|a| (a.id().to_owned(), a)).collect();
+        let inner = Arc::new_cyclic(|weak: &Weak<Inner>| Inner {
+            config,
+            store,
+            hub,
+            adapters,
+            clock,
+            locks: LockTable::new(),
+            state: Mutex::new(State::default()),
+            generations: AtomicU64::new(0),
+            accepting: AtomicBool::new(true),
+            receiver: Arc::new(Forwarder(weak.clone())),
+        });
+        Self { inner }
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.inner.store
+    }
+
+    pub fn hub(&self) -> &Arc<RoomHub> {
+        &self.inner.hub
+    }
+
+    pub fn config(&self) -> &ControllerConfig {
+        &self.inner.config
+    }
+
+    pub(super) fn state(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock cannot leave a half-applied fold that later code relies
+        // on more than on availability; keep serving.
+        self.inner.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(super) fn next_generation(&self) -> u64 {
+        self.inner.generations.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    pub(super) fn adapter(&self, provider: &str) -> Result<Arc<dyn Adapter>> {
+        self.inner.adapters.get(provider).cloned().ok_or_else(|| ControllerError::UnknownProvider(provider.to_owned()))
+    }
+
+    pub(super) async fn lock(&self, key: &SessionKey) -> Result<LifecycleGuard> {
+        Ok(self.inner.locks.acquire(key, self.inner.config.lock_timeout).await?)
+    }
+
+    /// Canonical sessions that are live or starting (each holds a provider process or task).
+    pub(super) fn live_count(st: &State) -> usize {
+        st.sessions
+            .values()
+            .filter(|e| e.rec.session.scope == Scope::Canonical && matches!(e.rec.phase, Phase::Live | Phase::Starting))
+            .count()
+    }
+
+    /// The session limits, checked in the same critical section that adds a session.
+    pub(super) fn check_capacity(&self, st: &State, room: &str, live: bool) -> Result<()> {
+        let c = &self.inner.config;
+        let open = st.sessions.values().filter(|e| e.rec.phase != Phase::Completed);
+        let (total, in_room) = open.fold((0, 0), |(t, r), e| (t + 1, r + usize::from(e.rec.session.room_id == room)));
+        if total >= c.max_sessions {
+            return Err(ControllerError::TooManySessions(format!(
+                "the server holds {total} open sessions, the limit; close some first"
+            )));
+        }
+        if in_room >= c.max_sessions_per_room {
+            return Err(ControllerError::TooManySessions(format!(
+                "room `{room}` holds {in_room} open sessions, the limit; close some first"
+            )));
+        }
+        if live {
+            let n = Self::live_count(st);
+            if n >= c.max_live_sessions {
+                return Err(ControllerError::AtCapacity(format!(
+                    "{n} sessions are live, the limit; release or close one, or retry later"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn check_accepting(&self) -> Result<()> {
+        if self.inner.accepting.load(Ordering::Relaxed) { Ok(()) } else { Err(ControllerError::ShuttingDown) }
+    }
+
+    pub(super) fn phase(&self, key: &SessionKey) -> Result<Phase> {
+        self.state()
+            .sessions
+            .get(key)
+            .map(|e| e.rec.phase)
+            .ok_or_else(|| ControllerError::SessionNotFound(key.session_id.clone()))
+    }
+
+    /// The announced session behind a key.
+    pub(super) fn snapshot(&self, key: &SessionKey) -> Result<Session> {
+        self.state().announced(key).map(|e| e.rec.session.clone())
+    }
+
+    /// Runs `f` on a session under the state lock and publishes the events it emits.
+    ///
+    /// The store permit is taken first, so the fold and the enqueue happen in one critical section.
+    pub(super) async fn publish_with<F>(&self, key: &SessionKey, persist: Persist, f: F) -> Result<Published>
+    where
+        F: FnOnce(&mut Batch<'_>) -> Result<()>,
+    {
+        // A session's scope never changes, so this peek decides the route for good: side events
+        // never touch the store.
+        let side = self
+            .state()
+            .sessions
+            .get(key)
+            .map(|e| e.side_log.is_some())
+            .ok_or_else(|| ControllerError::SessionNotFound(key.session_id.clone()))?;
+        let permit = if side { None } else { Some(self.inner.store.reserve().await?) };
+        let now = self.inner.clock.now_ms();
+        let mut st = self.state();
+        let entry = st.sessions.get_mut(key).ok_or_else(|| ControllerError::SessionNotFound(key.session_id.clone()))?;
+        let mut batch = Batch { entry, now, events: Vec::new(), persist: persist == Persist::Always };
+        f(&mut batch)?;
+        let Batch { entry, events, persist, .. } = batch;
+        if !events.is_empty() {
+            entry.last_active_ms = now;
+        }
+        let Some(permit) = permit else {
+            self.publish_side(entry, events);
+            return Ok(Published(None));
+        };
+        let records = if persist && entry.announced { vec![entry.rec.clone()] } else { Vec::new() };
+        if events.is_empty() && records.is_empty() {
+            return Ok(Published(None));
+        }
+        let (ack, rx) = oneshot::channel();
+        permit.send(WriteOp::Append(AppendBatch { room_id: key.room_id.clone(), events, records, ack: Some(ack) }));
+        Ok(Published(Some(rx)))
+    }
+
+    /// Side events: a per-side seq, kept in the side's memory log, sent live as `side_event`
+    /// frames. Called under the state lock, so the side's order is its fold order.
+    pub(super) fn publish_side(&self, entry: &mut Entry, events: Vec<NewEvent>) {
+        let cap = self.inner.config.side_log_events.max(1);
+        let Some(log) = entry.side_log.as_mut() else { return };
+        for ev in events {
+            log.next_seq += 1;
+            let room = ev.room_id.clone();
+            let event = ev.with_seq(log.next_seq);
+            let json = match serde_json::to_string(&event) {
+                Ok(j) => j,
+                Err(e) => {
+                    tracing::error!(error = %e, "side event not serialisable");
+                    continue;
+                }
+            };
+            let frame = format!("{{\"type\":\"side_event\",\"event\":{json}}}");
+            log.events.push_back((log.next_seq, Bytes::from(json)));
+            while log.events.len() > cap {
+                log.events.pop_front();
+            }
+            self.inner.hub.send(&room, Frame::Side { bytes: Bytes::from(frame) });
+        }
+    }
+
+    pub(super) async fn on_facts(&self, key: &SessionKey, generation: u64, facts: Vec<Fact>) {
+        // Oversized events are cut here, before the state lock: cutting a huge payload is slow,
+        // and under the lock it would stall every session and every REST call.
+        let max = self.inner.config.max_event_bytes;
+        let facts: Vec<Fact> = facts
+            .into_iter()
+            .map(|f| match f {
+                Fact::Event { turn_id, body } => {
+                    let (body, cut) = crate::event::clamp_body(body, max);
+                    if let Some(size) = cut {
+                        metrics::counter!("ensemble_events_clamped_total").increment(1);
+                        tracing::warn!(session = %key, size, "an oversized event was cut");
+                    }
+                    Fact::Event { turn_id, body }
+                }
+                other => other,
+            })
+            .collect();
+        let next = &self.inner.generations;
+        let lost = facts.iter().any(|f| matches!(f, Fact::Lost { .. }));
+        let result = self
+            .publish_with(key, Persist::IfChanged, |b| {
+                if b.entry.generation != generation {
+                    return Ok(());
+                }
+                if let Some(buffer) = b.entry.buffer.as_mut() {
+                    buffer.extend(facts);
+                    return Ok(());
+                }
+                b.apply_facts(facts, next);
+                Ok(())
+            })
+            .await;
+        if let Err(e) = result
+            && !matches!(e, ControllerError::SessionNotFound(_))
+        {
+            tracing::warn!(session = %key, error = %e, "could not publish provider facts");
+        }
+        if lost && self.phase(key).is_ok_and(|p| p == Phase::Disconnected) {
+            // Side conversations do not survive their source's live context.
+            self.expire_sides(key, "source_lost").await;
+        }
+    }
+}
+
+impl std::fmt::Debug for Controller {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Controller").finish_non_exhaustive()
+    }
+}

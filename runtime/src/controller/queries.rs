@@ -1,0 +1,114 @@
+//! Read-only views: providers, sessions, interactions, rooms, events, goals, counts.
+
+use std::collections::HashMap;
+
+use super::error::{ControllerError, Result};
+use super::fold::SideEventPage;
+use super::publish::Controller;
+use crate::event::Interaction;
+use crate::model::{Goal, ProviderInfo, Room, Scope, Session, SessionKey, SessionStatus};
+use crate::store::EventPage;
+
+impl Controller {
+    /// Every registered provider with its availability and capabilities.
+    pub fn providers(&self) -> Vec<ProviderInfo> {
+        self.inner
+            .adapters
+            .values()
+            .map(|a| {
+                let d = a.descriptor();
+                ProviderInfo {
+                    id: a.id().to_owned(),
+                    display_name: d.display_name,
+                    available: d.available,
+                    unavailable_reason: d.unavailable_reason,
+                    capabilities: a.capabilities().wire(),
+                }
+            })
+            .collect()
+    }
+
+    /// Canonical, visible, announced sessions of a room, oldest first.
+    pub fn sessions(&self, room_id: &str) -> Vec<Session> {
+        let st = self.state();
+        let mut out: Vec<Session> = st
+            .sessions
+            .iter()
+            .filter(|(k, e)| {
+                k.room_id == room_id && e.announced && e.rec.session.visible && e.rec.session.scope == Scope::Canonical
+            })
+            .map(|(_, e)| e.rec.session.clone())
+            .collect();
+        out.sort_by(|a, b| (a.created_at_ms, &a.session_id).cmp(&(b.created_at_ms, &b.session_id)));
+        out
+    }
+
+    pub fn session(&self, key: &SessionKey) -> Result<Session> {
+        self.snapshot(key)
+    }
+
+    pub fn interactions(&self, key: &SessionKey) -> Result<Vec<Interaction>> {
+        let st = self.state();
+        let e = st.announced(key)?;
+        Ok(e.rec
+            .pending
+            .iter()
+            .map(|p| Interaction {
+                session_id: key.session_id.clone(),
+                turn_id: p.turn_id.clone(),
+                requested_at_ms: p.requested_at_ms,
+                request: p.request.clone(),
+            })
+            .collect())
+    }
+
+    pub async fn rooms(&self) -> Result<Vec<Room>> {
+        Ok(self
+            .inner
+            .store
+            .rooms()
+            .await?
+            .into_iter()
+            .map(|r| Room { room_id: r.room_id, session_count: r.session_count, head_seq: r.head_seq })
+            .collect())
+    }
+
+    pub async fn events(&self, room_id: &str, after: u64, limit: usize) -> Result<EventPage> {
+        Ok(self.inner.store.events_after(room_id, after, limit).await?)
+    }
+
+    /// Session counts by status (a gauge).
+    pub fn status_counts(&self) -> HashMap<SessionStatus, usize> {
+        let st = self.state();
+        let mut out = HashMap::new();
+        for e in st.sessions.values().filter(|e| e.announced) {
+            *out.entry(e.rec.session.status).or_insert(0) += 1;
+        }
+        out
+    }
+
+    pub fn live_processes(&self) -> usize {
+        self.inner.adapters.values().map(|a| a.live_processes()).sum()
+    }
+
+    /// Events of a side conversation with `seq > after`, from memory.
+    pub fn side_events(&self, key: &SessionKey, after: u64, limit: usize) -> Result<SideEventPage> {
+        let st = self.state();
+        let e = st.announced(key)?;
+        let Some(log) = e.side_log.as_ref() else {
+            return Err(ControllerError::NotASide(
+                "only side conversations keep per-session events; read /v1/rooms/{roomId}/events".into(),
+            ));
+        };
+        let pruned_through = log.events.front().map(|(s, _)| s - 1).unwrap_or(log.next_seq);
+        let events = log.events.iter().filter(|(s, _)| *s > after).take(limit).cloned().collect();
+        Ok(SideEventPage { events, head_seq: log.next_seq, pruned_through })
+    }
+
+    /// The session's goal.
+    pub fn goal(&self, key: &SessionKey) -> Result<Goal> {
+        let st = self.state();
+        let e = st.announced(key)?;
+        e.rec.goal.goal.clone().ok_or(ControllerError::NoGoal)
+    }
+}

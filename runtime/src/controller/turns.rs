@@ -1,0 +1,223 @@
+//! Turns: submit (and steer), cancel, and answers to interactions.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::config::{SubmitTurn, TurnAccepted};
+use super::error::{ControllerError, Result};
+use super::publish::{Controller, Persist};
+use crate::adapter::{AdapterError, TurnRequest};
+use crate::clock::new_id;
+use crate::event::{
+    Decision, ErrorInfo, EventBody, InteractionKind, InteractionResolvedPayload, ResolvedBy, TurnCanceledPayload,
+    TurnFailedPayload, TurnStartedPayload, TurnSteeredPayload,
+};
+use crate::model::SessionKey;
+
+impl Controller {
+    /// Submits a turn (or steers the active one).
+    pub async fn submit_turn(&self, key: &SessionKey, req: SubmitTurn) -> Result<TurnAccepted> {
+        self.check_accepting()?;
+        if req.input.is_empty() {
+            return Err(ControllerError::InvalidInput("input must contain at least one item".into()));
+        }
+        let size: usize = req.input.iter().map(|i| i.text().len()).sum();
+        if size > self.inner.config.max_input_bytes {
+            return Err(ControllerError::InvalidInput(format!(
+                "input is {size} bytes, more than the limit of {} bytes",
+                self.inner.config.max_input_bytes
+            )));
+        }
+        if req.input.iter().all(|i| i.text().trim().is_empty()) {
+            return Err(ControllerError::InvalidInput("input text must not be empty".into()));
+        }
+        let client_submit_id = req.client_submit_id.clone().filter(|c| !c.trim().is_empty());
+        let _guard = self.lock(key).await?;
+        let current = self.snapshot(key)?;
+        let adapter = self.adapter(&current.provider)?;
+        {
+            let st = self.state();
+            if let Some(e) = st.sessions.get(key)
+                && let Some(csid) = &client_submit_id
+                && let Some(turn) = e.rec.submitted_turn(csid)
+            {
+                return Ok(TurnAccepted { turn_id: turn.to_owned(), duplicate: true, steered: false });
+            }
+        }
+        if let Some(active) = current.active_turn_id.clone() {
+            if !(req.steer && adapter.capabilities().steer) {
+                return Err(ControllerError::TurnActive(active));
+            }
+            adapter.steer(&current, &active, req.input.clone()).await?;
+            let input = req.input.clone();
+            self.publish_with(key, Persist::Always, |b| {
+                if let Some(csid) = &client_submit_id {
+                    b.entry.rec.remember_submit(csid, &active);
+                }
+                b.emit(
+                    Some(active.clone()),
+                    EventBody::TurnSteered(TurnSteeredPayload {
+                        turn_id: active.clone(),
+                        input,
+                        client_submit_id: client_submit_id.clone(),
+                    }),
+                );
+                Ok(())
+            })
+            .await?
+            .durable()
+            .await?;
+            return Ok(TurnAccepted { turn_id: active, duplicate: false, steered: true });
+        }
+        let session = self.ensure_live_locked(key, &adapter).await?;
+        let turn_id = new_id();
+        let input = req.input.clone();
+        self.publish_with(key, Persist::Always, |b| {
+            if let Some(active) = &b.entry.rec.session.active_turn_id {
+                return Err(ControllerError::TurnActive(active.clone()));
+            }
+            b.entry.rec.begin_turn(&turn_id, client_submit_id.as_deref(), b.now);
+            b.emit(
+                Some(turn_id.clone()),
+                EventBody::TurnStarted(TurnStartedPayload::user(&turn_id, input, client_submit_id.clone())),
+            );
+            Ok(())
+        })
+        .await?
+        .durable()
+        .await?;
+        let request = TurnRequest { turn_id: turn_id.clone(), input: req.input, client_submit_id };
+        if let Err(err) = adapter.start_turn(&session, request).await {
+            let (code, message) = (err.code().to_owned(), err.to_string());
+            self.publish_with(key, Persist::IfChanged, |b| {
+                if b.entry.rec.session.active_turn_id.as_deref() == Some(turn_id.as_str()) {
+                    b.emit(
+                        Some(turn_id.clone()),
+                        EventBody::TurnFailed(TurnFailedPayload {
+                            turn_id: turn_id.clone(),
+                            error: ErrorInfo::new(&code, message),
+                        }),
+                    );
+                }
+                Ok(())
+            })
+            .await?
+            .durable()
+            .await?;
+            return Err(err.into());
+        }
+        Ok(TurnAccepted { turn_id, duplicate: false, steered: false })
+    }
+
+    /// Interrupts the active turn. Returns its id.
+    pub async fn cancel(&self, key: &SessionKey) -> Result<String> {
+        let _guard = self.lock(key).await?;
+        let session = self.snapshot(key)?;
+        let turn = session.active_turn_id.clone().ok_or(ControllerError::NoActiveTurn)?;
+        let adapter = self.adapter(&session.provider)?;
+        let live = session.live && adapter.is_live(&session);
+        let reach = if live { adapter.cancel(&session, &turn).await } else { Err(AdapterError::NotLive) };
+        match reach {
+            Ok(()) => Ok(turn),
+            Err(AdapterError::NotLive) => {
+                // Nobody can end this turn but us.
+                self.cancel_turn_here(key, &turn, "canceled").await?;
+                Ok(turn)
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    pub(super) async fn cancel_turn_here(&self, key: &SessionKey, turn: &str, reason: &str) -> Result<()> {
+        self.publish_with(key, Persist::IfChanged, |b| {
+            if b.entry.rec.session.active_turn_id.as_deref() == Some(turn) {
+                b.emit(
+                    Some(turn.to_owned()),
+                    EventBody::TurnCanceled(TurnCanceledPayload { turn_id: turn.to_owned(), reason: reason.into() }),
+                );
+            }
+            Ok(())
+        })
+        .await?
+        .durable()
+        .await
+    }
+
+    pub(super) fn active_turn(&self, key: &SessionKey) -> Option<String> {
+        self.state().sessions.get(key).and_then(|e| e.rec.session.active_turn_id.clone())
+    }
+
+    /// Waits up to `grace` for the session's active turn to end.
+    pub(super) async fn wait_turn_end(&self, key: &SessionKey, grace: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + grace;
+        loop {
+            let Some(notify) = self.state().sessions.get(key).map(|e| e.turn_ended.clone()) else {
+                return true;
+            };
+            let notified = notify.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.active_turn(key).is_none() {
+                return true;
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return self.active_turn(key).is_none();
+            }
+        }
+    }
+
+    /// Answers a pending interaction.
+    pub async fn answer(
+        &self,
+        key: &SessionKey,
+        request_id: &str,
+        decision: Decision,
+        answers: Option<Value>,
+    ) -> Result<()> {
+        let session = self.snapshot(key)?;
+        let adapter = self.adapter(&session.provider)?;
+        if !adapter.capabilities().interactive {
+            return Err(ControllerError::InteractionNotFound(request_id.to_owned()));
+        }
+        let rid = request_id.to_owned();
+        let ans = answers.clone();
+        // Resolve first, under the state lock: a second answer (even a concurrent one) sees the
+        // request resolved and gets 409, and `interaction.resolved` precedes whatever the answer
+        // causes the provider to do.
+        self.publish_with(key, Persist::IfChanged, |b| {
+            let Some(pending) = b.entry.rec.pending_interaction(&rid) else {
+                return Err(if b.entry.rec.was_resolved(&rid) {
+                    ControllerError::InteractionResolved(rid.clone())
+                } else {
+                    ControllerError::InteractionNotFound(rid.clone())
+                });
+            };
+            if !pending.request.options.contains(&decision) {
+                let allowed: Vec<&str> = pending.request.options.iter().map(|d| d.as_str()).collect();
+                return Err(ControllerError::InvalidDecision(format!(
+                    "decision `{}` is not one of {}",
+                    decision.as_str(),
+                    allowed.join(", ")
+                )));
+            }
+            if pending.request.kind == InteractionKind::UserInput && decision.accepts() && ans.is_none() {
+                return Err(ControllerError::InvalidDecision("a userInput request needs `answers`".into()));
+            }
+            let turn = pending.turn_id.clone();
+            b.emit(
+                turn,
+                EventBody::InteractionResolved(InteractionResolvedPayload {
+                    request_id: rid.clone(),
+                    decision,
+                    resolved_by: ResolvedBy::Client,
+                    answers: ans,
+                }),
+            );
+            Ok(())
+        })
+        .await?;
+        adapter.respond(&session, request_id, decision, answers).await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,132 @@
+//! The database file: connections (one writer, a small pool of read-only readers) and the
+//! embedded, ordered migrations.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
+
+use super::types::{StoreError, Synchronous};
+
+pub(super) fn room_heads(conn: &Connection, room: &str) -> Result<(u64, u64), StoreError> {
+    Ok(conn
+        .query_row("SELECT head_seq, pruned_through FROM rooms WHERE room_id = ?1", params![room], |row| {
+            Ok((row.get::<_, i64>(0)? as u64, row.get::<_, i64>(1)? as u64))
+        })
+        .optional()?
+        .unwrap_or((0, 0)))
+}
+
+pub(super) fn open_write_connection(path: &Path, sync: Synchronous) -> Result<Connection, StoreError> {
+    let conn = Connection::open(path)?;
+    conn.busy_timeout(Duration::from_secs(5))?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(
+        None,
+        "synchronous",
+        match sync {
+            Synchronous::Normal => "NORMAL",
+            Synchronous::Full => "FULL",
+        },
+    )?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    Ok(conn)
+}
+
+/// Embedded, ordered migrations; `user_version` records how many have run.
+const MIGRATIONS: &[&str] = &[
+    // 1: the initial schema.
+    "CREATE TABLE rooms (
+        room_id TEXT PRIMARY KEY,
+        head_seq INTEGER NOT NULL,
+        pruned_through INTEGER NOT NULL DEFAULT 0
+     ) WITHOUT ROWID;
+     CREATE TABLE events (
+        room_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        occurred_at_ms INTEGER NOT NULL,
+        json TEXT NOT NULL,
+        PRIMARY KEY (room_id, seq)
+     ) WITHOUT ROWID;
+     CREATE TABLE sessions (
+        room_id TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        record TEXT NOT NULL,
+        updated_at_ms INTEGER NOT NULL,
+        PRIMARY KEY (room_id, session_id)
+     ) WITHOUT ROWID;
+     CREATE TABLE provider_state (
+        room_id TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        PRIMARY KEY (room_id, session_id, key)
+     ) WITHOUT ROWID;",
+    // 2: the goal generation ledger (first bind wins; a conflicting bind makes it ambiguous).
+    "CREATE TABLE goal_generations (
+        room_id TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        session_created_at_ms INTEGER NOT NULL,
+        provider_session_id TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        operation_id TEXT NOT NULL,
+        revision INTEGER NOT NULL,
+        repair_epoch INTEGER NOT NULL,
+        ambiguous INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (room_id, session_id, session_created_at_ms, provider_session_id, fingerprint)
+     ) WITHOUT ROWID;",
+];
+
+pub(super) fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
+    let version: i64 = conn.pragma_query_value(None, "user_version", |row| row.get(0))?;
+    let version = usize::try_from(version).unwrap_or(0);
+    if version > MIGRATIONS.len() {
+        return Err(StoreError::Other(format!(
+            "the database has schema version {version}, newer than this build knows ({})",
+            MIGRATIONS.len()
+        )));
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(version) {
+        let tx = conn.transaction()?;
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "user_version", (i + 1) as i64)?;
+        tx.commit()?;
+        tracing::info!(version = i + 1, "applied store migration");
+    }
+    Ok(())
+}
+
+pub(super) struct ReaderPool {
+    path: PathBuf,
+    idle: Mutex<Vec<Connection>>,
+    max_idle: usize,
+}
+
+impl ReaderPool {
+    pub(super) fn new(path: PathBuf, max_idle: usize) -> Self {
+        Self { path, idle: Mutex::new(Vec::new()), max_idle }
+    }
+
+    pub(super) fn with<T>(&self, f: impl FnOnce(&Connection) -> Result<T, StoreError>) -> Result<T, StoreError> {
+        let conn = self.idle.lock().ok().and_then(|mut v| v.pop());
+        let conn = match conn {
+            Some(c) => c,
+            None => {
+                let c = Connection::open_with_flags(
+                    &self.path,
+                    OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+                )?;
+                c.busy_timeout(Duration::from_secs(5))?;
+                c
+            }
+        };
+        let out = f(&conn);
+        if let Ok(mut idle) = self.idle.lock()
+            && idle.len() < self.max_idle
+        {
+            idle.push(conn);
+        }
+        out
+    }
+}

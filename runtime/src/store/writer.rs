@@ -1,0 +1,326 @@
+//! The writer thread: group commit, one savepoint per operation, seq assignment inside the
+//! transaction, acknowledgements and fan-out only after the commit, retention.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use rusqlite::{Connection, params};
+use tokio::sync::{mpsc, oneshot};
+
+use super::schema::room_heads;
+use super::types::{
+    AppendBatch, CommitListener, CommittedEvent, Job, Retention, StoreConfig, StoreError, StoreStats, WriteOp,
+};
+
+#[derive(Clone, Copy)]
+struct Heads {
+    head: u64,
+    pruned_through: u64,
+}
+
+pub(super) struct Writer {
+    conn: Connection,
+    config: StoreConfig,
+    listener: Arc<dyn CommitListener>,
+    heads: HashMap<String, Heads>,
+    last_age_prune: Instant,
+    stats: Arc<StoreStats>,
+}
+
+enum Outcome {
+    Appended {
+        room_id: String,
+        events: Vec<CommittedEvent>,
+        ack: Option<oneshot::Sender<Result<u64, StoreError>>>,
+        last: u64,
+    },
+    Failed {
+        ack: Option<oneshot::Sender<Result<u64, StoreError>>>,
+        error: StoreError,
+    },
+    Job {
+        job: Box<dyn Job>,
+        result: Result<(), StoreError>,
+    },
+    Nothing,
+}
+
+impl Writer {
+    pub(super) fn new(
+        conn: Connection,
+        config: StoreConfig,
+        listener: Arc<dyn CommitListener>,
+        stats: Arc<StoreStats>,
+    ) -> Self {
+        Self { conn, config, listener, heads: HashMap::new(), last_age_prune: Instant::now(), stats }
+    }
+
+    pub(super) fn run(mut self, mut rx: mpsc::Receiver<WriteOp>) {
+        let rt = match tokio::runtime::Builder::new_current_thread().enable_time().build() {
+            Ok(rt) => rt,
+            Err(e) => {
+                tracing::error!(error = %e, "store writer could not start");
+                return;
+            }
+        };
+        rt.block_on(async {
+            while let Some(first) = rx.recv().await {
+                if matches!(first, WriteOp::Shutdown) {
+                    break;
+                }
+                let mut batch = vec![first];
+                let mut stop = false;
+                let mut events = batch_events(&batch);
+                let deadline = tokio::time::Instant::now() + self.config.linger;
+                while events < self.config.max_batch {
+                    let next = match rx.try_recv() {
+                        Ok(op) => Some(op),
+                        Err(mpsc::error::TryRecvError::Empty) if !self.config.linger.is_zero() => {
+                            tokio::time::timeout_at(deadline, rx.recv()).await.ok().flatten()
+                        }
+                        Err(_) => None,
+                    };
+                    match next {
+                        Some(WriteOp::Shutdown) => {
+                            stop = true;
+                            break;
+                        }
+                        Some(op) => {
+                            events += batch_events(std::slice::from_ref(&op));
+                            batch.push(op);
+                        }
+                        None => break,
+                    }
+                }
+                self.commit_group(batch);
+                if stop {
+                    break;
+                }
+            }
+        });
+        tracing::debug!("store writer stopped");
+    }
+
+    fn commit_group(&mut self, batch: Vec<WriteOp>) {
+        let started = Instant::now();
+        let saved_heads = self.heads.clone();
+        let mut outcomes = Vec::with_capacity(batch.len());
+        let mut event_count = 0usize;
+        let tx_result = (|| -> Result<(), StoreError> {
+            let mut tx = self.conn.transaction()?;
+            for op in batch {
+                let outcome = match op {
+                    WriteOp::Append(b) => {
+                        // The room's heads as they were before this append (an earlier append of
+                        // the same group may already have moved them).
+                        let before = self.heads.get(&b.room_id).copied();
+                        let sp = tx.savepoint()?;
+                        match append(&sp, &mut self.heads, &self.config.retention, &b) {
+                            Ok((events, last)) => {
+                                sp.commit()?;
+                                event_count += events.len();
+                                Outcome::Appended { room_id: b.room_id, events, ack: b.ack, last }
+                            }
+                            Err(error) => {
+                                drop(sp);
+                                // The savepoint rolled back: so must the heads.
+                                match before {
+                                    Some(h) => self.heads.insert(b.room_id.clone(), h),
+                                    None => self.heads.remove(&b.room_id),
+                                };
+                                tracing::error!(room = %b.room_id, error = %error, "append failed");
+                                Outcome::Failed { ack: b.ack, error }
+                            }
+                        }
+                    }
+                    WriteOp::Job(mut job) => {
+                        let sp = tx.savepoint()?;
+                        let result = job.run(&sp);
+                        if result.is_ok() {
+                            sp.commit()?;
+                        }
+                        Outcome::Job { job, result }
+                    }
+                    WriteOp::Shutdown => Outcome::Nothing,
+                    WriteOp::DeleteSession { room_id, session_id } => {
+                        tx.execute(
+                            "DELETE FROM sessions WHERE room_id = ?1 AND session_id = ?2",
+                            params![room_id, session_id],
+                        )?;
+                        tx.execute(
+                            "DELETE FROM provider_state WHERE room_id = ?1 AND session_id = ?2",
+                            params![room_id, session_id],
+                        )?;
+                        Outcome::Nothing
+                    }
+                };
+                outcomes.push(outcome);
+            }
+            if self.last_age_prune.elapsed() > Duration::from_secs(30) {
+                self.last_age_prune = Instant::now();
+                prune_by_age(&tx, &mut self.heads, &self.config.retention)?;
+            }
+            tx.commit()?;
+            Ok(())
+        })();
+        metrics::histogram!("ensemble_store_commit_seconds").record(started.elapsed().as_secs_f64());
+        metrics::histogram!("ensemble_store_batch_events").record(event_count as f64);
+        match tx_result {
+            Ok(()) => {
+                metrics::counter!("ensemble_events_appended_total").increment(event_count as u64);
+                self.stats.commits.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                self.stats.events.fetch_add(event_count as u64, std::sync::atomic::Ordering::Relaxed);
+                for outcome in outcomes {
+                    match outcome {
+                        Outcome::Appended { room_id, events, ack, last } => {
+                            if !events.is_empty() {
+                                self.listener.committed(&room_id, &events);
+                            }
+                            if let Some(ack) = ack {
+                                let _ = ack.send(Ok(last));
+                            }
+                        }
+                        Outcome::Failed { ack, error } => {
+                            if let Some(ack) = ack {
+                                let _ = ack.send(Err(error));
+                            }
+                        }
+                        Outcome::Job { job, result } => job.finish(result),
+                        Outcome::Nothing => {}
+                    }
+                }
+            }
+            Err(error) => {
+                // Nothing of this group is durable: seqs are handed out again and every waiter hears.
+                tracing::error!(error = %error, "group commit failed");
+                metrics::counter!("ensemble_store_commit_failures_total").increment(1);
+                self.heads = saved_heads;
+                let msg = error.to_string();
+                for outcome in outcomes {
+                    match outcome {
+                        Outcome::Appended { ack: Some(ack), .. } | Outcome::Failed { ack: Some(ack), .. } => {
+                            let _ = ack.send(Err(StoreError::Other(msg.clone())));
+                        }
+                        Outcome::Job { job, .. } => job.finish(Err(StoreError::Other(msg.clone()))),
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn batch_events(ops: &[WriteOp]) -> usize {
+    ops.iter()
+        .map(|op| match op {
+            WriteOp::Append(b) => b.events.len().max(1),
+            _ => 1,
+        })
+        .sum()
+}
+
+fn load_heads<'a>(
+    conn: &Connection,
+    heads: &'a mut HashMap<String, Heads>,
+    room: &str,
+) -> Result<&'a mut Heads, StoreError> {
+    if !heads.contains_key(room) {
+        let (head, pruned_through) = room_heads(conn, room)?;
+        heads.insert(room.to_owned(), Heads { head, pruned_through });
+    }
+    heads.get_mut(room).ok_or_else(|| StoreError::Other("room heads vanished".into()))
+}
+
+/// What precedes an event in its wire frame (`{"type":"event","event":…}`).
+const FRAME_PREFIX: &str = "{\"type\":\"event\",\"event\":";
+
+fn append(
+    conn: &Connection,
+    heads: &mut HashMap<String, Heads>,
+    retention: &Retention,
+    batch: &AppendBatch,
+) -> Result<(Vec<CommittedEvent>, u64), StoreError> {
+    let h = load_heads(conn, heads, &batch.room_id)?;
+    let mut committed = Vec::with_capacity(batch.events.len());
+    {
+        let mut insert =
+            conn.prepare_cached("INSERT INTO events (room_id, seq, occurred_at_ms, json) VALUES (?1, ?2, ?3, ?4)")?;
+        for ev in &batch.events {
+            let seq = h.head + 1;
+            let event = ev.clone().with_seq(seq);
+            // Serialised once, straight into the wire frame (no regrowth, no second copy); the log
+            // stores the `event` part of it.
+            let mut frame = Vec::with_capacity(512);
+            frame.extend_from_slice(FRAME_PREFIX.as_bytes());
+            serde_json::to_writer(&mut frame, &event)?;
+            let json = std::str::from_utf8(&frame[FRAME_PREFIX.len()..])
+                .map_err(|e| StoreError::Other(format!("event json is not utf-8: {e}")))?;
+            insert.execute(params![batch.room_id, seq as i64, ev.occurred_at_ms, json])?;
+            h.head = seq;
+            frame.push(b'}');
+            committed.push(CommittedEvent { seq, session_id: ev.session_id.clone(), frame: Bytes::from(frame) });
+        }
+    }
+    if !batch.events.is_empty() {
+        // Cached: it runs once per append, and parsing it cost more than running it.
+        conn.prepare_cached(
+            "INSERT INTO rooms (room_id, head_seq, pruned_through) VALUES (?1, ?2, ?3)
+             ON CONFLICT (room_id) DO UPDATE SET head_seq = excluded.head_seq",
+        )?
+        .execute(params![batch.room_id, h.head as i64, h.pruned_through as i64])?;
+        if let Some(max) = retention.max_events_per_room {
+            // Prune in steps of 1/8 of the budget so deletes are amortised.
+            let slack = (max / 8).max(1);
+            if h.head > h.pruned_through + max + slack {
+                let through = h.head - max;
+                conn.execute(
+                    "DELETE FROM events WHERE room_id = ?1 AND seq <= ?2",
+                    params![batch.room_id, through as i64],
+                )?;
+                h.pruned_through = through;
+                conn.execute(
+                    "UPDATE rooms SET pruned_through = ?2 WHERE room_id = ?1",
+                    params![batch.room_id, through as i64],
+                )?;
+            }
+        }
+    }
+    for rec in &batch.records {
+        conn.execute(
+            "INSERT INTO sessions (room_id, session_id, record, updated_at_ms) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (room_id, session_id) DO UPDATE SET record = excluded.record, updated_at_ms = excluded.updated_at_ms",
+            params![rec.session.room_id, rec.session.session_id, serde_json::to_string(rec)?, rec.session.updated_at_ms],
+        )?;
+    }
+    let last = committed.last().map(|c| c.seq).unwrap_or(h.head);
+    Ok((committed, last))
+}
+
+fn prune_by_age(
+    conn: &Connection,
+    heads: &mut HashMap<String, Heads>,
+    retention: &Retention,
+) -> Result<(), StoreError> {
+    let Some(max_age) = retention.max_age else {
+        return Ok(());
+    };
+    let cutoff = crate::clock::unix_ms() - max_age.as_millis() as i64;
+    let rooms: Vec<(String, i64)> = {
+        let mut stmt =
+            conn.prepare("SELECT room_id, MAX(seq) FROM events WHERE occurred_at_ms < ?1 GROUP BY room_id")?;
+        stmt.query_map(params![cutoff], |row| Ok((row.get(0)?, row.get(1)?)))?.collect::<Result<_, _>>()?
+    };
+    for (room, through) in rooms {
+        conn.execute("DELETE FROM events WHERE room_id = ?1 AND seq <= ?2", params![room, through])?;
+        conn.execute(
+            "UPDATE rooms SET pruned_through = MAX(pruned_through, ?2) WHERE room_id = ?1",
+            params![room, through],
+        )?;
+        if let Some(h) = heads.get_mut(&room) {
+            h.pruned_through = h.pruned_through.max(through as u64);
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,179 @@
+//! Test support for code that drives the controller (feature `test-util`): the [`Puppet`] adapter,
+//! whose behaviour a test steers, and a [`Fixture`] with a real store and bus in a temporary
+//! directory.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "test support fails loudly")]
+
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use tokio::sync::Notify;
+
+use crate::adapter::{
+    Adapter, AdapterError, Capabilities, ProviderDescriptor, SessionHandle, StartOutcome, StateBackend, StateError,
+    TurnRequest,
+};
+use crate::bus::RoomHub;
+use crate::clock::SystemClock;
+use crate::controller::{Controller, ControllerConfig, StartSession};
+use crate::event::{EventBody, TextDeltaPayload};
+use crate::model::{Session, SessionKey};
+use crate::store::{Store, StoreConfig};
+
+/// An adapter that does what the test says: it starts (or fails to), accepts turns and never ends
+/// them by itself, and hands every [`SessionHandle`] to the test, which emits facts through it.
+pub struct Puppet {
+    pub id: String,
+    /// `start` and `resume` fail with code `boom`.
+    pub fail_start: bool,
+    /// When set, `start` waits for it before returning (a start in flight, holding the lock).
+    pub gate: Option<Arc<Notify>>,
+    /// `start` emits a `message.delta` before it returns (a fact racing the announcement).
+    pub early_fact: bool,
+    /// The handles of every start and resume, oldest first.
+    pub handles: Mutex<Vec<SessionHandle>>,
+    pub starts: AtomicUsize,
+    pub closes: AtomicUsize,
+}
+
+impl Default for Puppet {
+    fn default() -> Self {
+        Self::new("puppet")
+    }
+}
+
+impl Puppet {
+    pub fn new(id: &str) -> Self {
+        Self {
+            id: id.to_owned(),
+            fail_start: false,
+            gate: None,
+            early_fact: true,
+            handles: Mutex::new(Vec::new()),
+            starts: AtomicUsize::new(0),
+            closes: AtomicUsize::new(0),
+        }
+    }
+
+    /// The handle of the latest start or resume.
+    pub fn last_handle(&self) -> SessionHandle {
+        self.handles.lock().unwrap().last().cloned().expect("the puppet was never started")
+    }
+}
+
+#[async_trait]
+impl Adapter for Puppet {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn descriptor(&self) -> ProviderDescriptor {
+        ProviderDescriptor { display_name: "Puppet".into(), available: true, unavailable_reason: None }
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::default()
+    }
+
+    async fn start(&self, _s: &Session, handle: SessionHandle) -> Result<StartOutcome, AdapterError> {
+        self.starts.fetch_add(1, Ordering::SeqCst);
+        if self.early_fact {
+            // Facts emitted while starting must wait for session.started (or vanish with a failure).
+            let delta = TextDeltaPayload { item_id: "early".into(), text: "hi".into() };
+            handle.sink.emit(None, EventBody::MessageDelta(delta)).await;
+        }
+        if let Some(g) = &self.gate {
+            g.notified().await;
+        }
+        self.handles.lock().unwrap().push(handle);
+        if self.fail_start {
+            return Err(AdapterError::failed("boom", "the agent would not start"));
+        }
+        Ok(StartOutcome::default())
+    }
+
+    async fn resume(&self, s: &Session, handle: SessionHandle) -> Result<StartOutcome, AdapterError> {
+        self.start(s, handle).await
+    }
+
+    async fn close(&self, _s: &Session) -> Result<(), AdapterError> {
+        self.closes.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+
+    async fn start_turn(&self, _s: &Session, _t: TurnRequest) -> Result<(), AdapterError> {
+        Ok(())
+    }
+
+    async fn cancel(&self, _s: &Session, _t: &str) -> Result<(), AdapterError> {
+        Ok(())
+    }
+
+    fn is_live(&self, _s: &Session) -> bool {
+        true
+    }
+}
+
+/// A controller over a real store and bus in a temporary directory.
+pub struct Fixture {
+    pub controller: Controller,
+    pub store: Store,
+    pub dir: tempfile::TempDir,
+}
+
+impl Fixture {
+    pub fn new(adapters: Vec<Arc<dyn Adapter>>, config: ControllerConfig) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let (controller, store) = controller_at(dir.path(), adapters, config);
+        Self { controller, store, dir }
+    }
+
+    /// The types of the room's durable events, oldest first (after a flush).
+    pub async fn event_types(&self, room: &str) -> Vec<String> {
+        self.store.flush().await.unwrap();
+        let page = self.store.events_after(room, 0, 10_000).await.unwrap();
+        page.events
+            .iter()
+            .map(|(_, raw)| {
+                let v: serde_json::Value = serde_json::from_str(raw.get()).unwrap();
+                v["type"].as_str().unwrap().to_owned()
+            })
+            .collect()
+    }
+}
+
+/// A controller over the store at `dir` (reopen the same directory to test a restart).
+pub fn controller_at(dir: &Path, adapters: Vec<Arc<dyn Adapter>>, config: ControllerConfig) -> (Controller, Store) {
+    let hub = RoomHub::new(1024);
+    let store = Store::open(StoreConfig::new(dir.join("db.sqlite")), hub.clone()).unwrap();
+    let controller = Controller::new(config, store.clone(), hub, adapters, Arc::new(SystemClock::default()));
+    (controller, store)
+}
+
+/// `POST /v1/rooms/r/sessions` with a session id and provider.
+pub fn start_request(provider: &str, session_id: &str) -> StartSession {
+    StartSession {
+        room_id: "r".into(),
+        session_id: Some(session_id.into()),
+        provider: Some(provider.into()),
+        ..Default::default()
+    }
+}
+
+/// Provider state in memory, for adapters driven without a controller.
+#[derive(Default)]
+pub struct MemoryState(Mutex<std::collections::HashMap<(SessionKey, String), String>>);
+
+#[async_trait]
+impl StateBackend for MemoryState {
+    async fn get(&self, key: &SessionKey, name: &str) -> Result<Option<String>, StateError> {
+        Ok(self.0.lock().unwrap().get(&(key.clone(), name.to_owned())).cloned())
+    }
+
+    async fn set(&self, key: &SessionKey, name: &str, value: String) -> Result<(), StateError> {
+        self.0.lock().unwrap().insert((key.clone(), name.to_owned()), value);
+        Ok(())
+    }
+}

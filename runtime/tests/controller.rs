@@ -1,0 +1,195 @@
+//! Controller tests with the puppet adapter (and small purpose-built ones), a real store and the
+//! real bus: the lifecycle rules that are hard to reach through HTTP.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use ensemble_runtime::adapter::{
+    Adapter, AdapterError, Capabilities, ProviderDescriptor, SessionHandle, SideOpen, SideOpened, StartOutcome,
+    TurnRequest,
+};
+use ensemble_runtime::controller::{ControllerConfig, ControllerError, SubmitTurn};
+use ensemble_runtime::event::{EventBody, TextDeltaPayload};
+use ensemble_runtime::model::{InputItem, Session, SessionKey, SideCapabilities};
+use ensemble_runtime::test_util::{Fixture, Puppet, start_request as start};
+use tokio::sync::Notify;
+
+#[tokio::test]
+async fn a_failed_start_leaves_no_residue_and_the_id_is_reusable() {
+    let failing = Arc::new(Puppet { fail_start: true, ..Puppet::new("failing") });
+    let other = Arc::new(Puppet { early_fact: false, ..Puppet::new("other") });
+    let f = Fixture::new(vec![failing.clone(), other], ControllerConfig::default());
+    let err = f.controller.start(start("failing", "x")).await.unwrap_err();
+    assert_eq!(err.code(), "boom");
+    let key = SessionKey::new("r", "x");
+    assert!(matches!(f.controller.session(&key), Err(ControllerError::SessionNotFound(_))));
+    assert!(f.controller.sessions("r").is_empty());
+    assert!(f.event_types("r").await.is_empty(), "the buffered early fact was dropped, nothing published");
+    assert!(f.store.load_sessions().await.unwrap().is_empty(), "nothing persisted");
+    // A late fact from the failed start's sink goes nowhere.
+    let handle = failing.last_handle();
+    handle
+        .sink
+        .emit(None, EventBody::MessageDelta(TextDeltaPayload { item_id: "late".into(), text: "x".into() }))
+        .await;
+    // The same id starts fine with another provider.
+    let s = f.controller.start(start("other", "x")).await.unwrap();
+    assert_eq!(s.status.as_str(), "ready");
+    assert_eq!(f.event_types("r").await, ["session.started"]);
+}
+
+#[tokio::test]
+async fn facts_emitted_during_start_follow_session_started() {
+    let f = Fixture::new(vec![Arc::new(Puppet::default())], ControllerConfig::default());
+    f.controller.start(start("puppet", "p")).await.unwrap();
+    assert_eq!(f.event_types("r").await, ["session.started", "message.delta"]);
+}
+
+#[tokio::test]
+async fn a_held_lifecycle_lock_gives_lock_timeout_not_a_hang() {
+    let gate = Arc::new(Notify::new());
+    let slow = Arc::new(Puppet { gate: Some(gate.clone()), ..Default::default() });
+    let config = ControllerConfig { lock_timeout: Duration::from_millis(100), ..Default::default() };
+    let f = Fixture::new(vec![slow.clone()], config);
+    let c = f.controller.clone();
+    let first = tokio::spawn(async move { c.start(start("puppet", "p")).await });
+    // Wait until the first start is inside the adapter (holding the lock).
+    while slow.starts.load(Ordering::SeqCst) == 0 {
+        tokio::task::yield_now().await;
+    }
+    let err = f.controller.start(start("puppet", "p")).await.unwrap_err();
+    assert!(matches!(err, ControllerError::LockTimeout(_)), "{err}");
+    assert_eq!(err.code(), "lock_timeout");
+    gate.notify_one();
+    first.await.unwrap().unwrap();
+    // And once released, operations on the session proceed.
+    f.controller.close(&SessionKey::new("r", "p")).await.unwrap();
+}
+
+#[tokio::test]
+async fn concurrent_submits_start_exactly_one_turn() {
+    // The puppet never ends a turn by itself: the first submit's turn stays active.
+    let f = Fixture::new(vec![Arc::new(Puppet::default())], ControllerConfig::default());
+    f.controller.start(start("puppet", "s")).await.unwrap();
+    let key = SessionKey::new("r", "s");
+    let mut tasks = Vec::new();
+    for i in 0..8 {
+        let c = f.controller.clone();
+        let key = key.clone();
+        tasks.push(tokio::spawn(async move {
+            c.submit_turn(
+                &key,
+                SubmitTurn { input: vec![InputItem::Text { text: format!("{i}") }], ..Default::default() },
+            )
+            .await
+        }));
+    }
+    let mut ok = 0;
+    let mut conflicts = 0;
+    for t in tasks {
+        match t.await.unwrap() {
+            Ok(_) => ok += 1,
+            Err(ControllerError::TurnActive(_)) => conflicts += 1,
+            Err(e) => panic!("unexpected {e}"),
+        }
+    }
+    assert_eq!((ok, conflicts), (1, 7));
+}
+
+#[tokio::test]
+async fn facts_of_a_replaced_live_session_are_dropped() {
+    let puppet = Arc::new(Puppet::default());
+    let f = Fixture::new(vec![puppet.clone()], ControllerConfig::default());
+    f.controller.start(start("puppet", "p")).await.unwrap();
+    let key = SessionKey::new("r", "p");
+    let old = puppet.last_handle();
+    f.controller.disconnect(&key).await.unwrap();
+    f.controller.resume(&key).await.unwrap();
+    let before = f.event_types("r").await;
+    old.sink.emit(None, EventBody::MessageDelta(TextDeltaPayload { item_id: "stale".into(), text: "x".into() })).await;
+    old.sink.lost("old process died").await;
+    assert_eq!(f.event_types("r").await, before, "nothing from the old generation");
+    assert_eq!(f.controller.session(&key).unwrap().status.as_str(), "ready");
+}
+
+type Identity = fn(&SideOpen<'_>) -> Session;
+
+/// A side-capable adapter that records what it is asked to close and returns a chosen identity.
+struct SideLiar {
+    identity: Identity,
+    closed: Mutex<Vec<String>>,
+}
+
+#[async_trait]
+impl Adapter for SideLiar {
+    fn id(&self) -> &str {
+        "liar"
+    }
+    fn descriptor(&self) -> ProviderDescriptor {
+        ProviderDescriptor { display_name: "Liar".into(), available: true, unavailable_reason: None }
+    }
+    fn capabilities(&self) -> Capabilities {
+        Capabilities { sides: true, ..Capabilities::default() }
+    }
+    async fn start(&self, _s: &Session, _h: SessionHandle) -> Result<StartOutcome, AdapterError> {
+        Ok(StartOutcome::default())
+    }
+    async fn resume(&self, _s: &Session, _h: SessionHandle) -> Result<StartOutcome, AdapterError> {
+        Ok(StartOutcome::default())
+    }
+    async fn close(&self, s: &Session) -> Result<(), AdapterError> {
+        self.closed.lock().unwrap().push(s.session_id.clone());
+        Ok(())
+    }
+    async fn start_turn(&self, _s: &Session, _t: TurnRequest) -> Result<(), AdapterError> {
+        Ok(())
+    }
+    async fn cancel(&self, _s: &Session, _t: &str) -> Result<(), AdapterError> {
+        Ok(())
+    }
+    fn is_live(&self, _s: &Session) -> bool {
+        true
+    }
+    async fn side_capabilities(&self, _s: &Session) -> Result<SideCapabilities, AdapterError> {
+        Ok(SideCapabilities::all())
+    }
+    async fn open_side(&self, open: SideOpen<'_>) -> Result<SideOpened, AdapterError> {
+        Ok(SideOpened { session: (self.identity)(&open), capabilities: SideCapabilities::all() })
+    }
+}
+
+#[tokio::test]
+async fn an_invalid_side_identity_is_only_closed_when_it_is_exactly_the_side() {
+    fn source(o: &SideOpen<'_>) -> Session {
+        o.source.clone()
+    }
+    fn side_without_id(o: &SideOpen<'_>) -> Session {
+        o.side.clone()
+    }
+    fn other_room(o: &SideOpen<'_>) -> Session {
+        let mut s = o.side.clone();
+        s.room_id = "elsewhere".into();
+        s.provider_session_id = Some("x".into());
+        s
+    }
+    let cases: [(&str, Identity, bool); 3] = [
+        ("the source's identity", source, false),
+        ("the side without a provider id", side_without_id, true),
+        ("another room", other_room, false),
+    ];
+    for (case, identity, expect_closed) in cases {
+        let liar = Arc::new(SideLiar { identity, closed: Mutex::new(Vec::new()) });
+        let f = Fixture::new(vec![liar.clone()], ControllerConfig::default());
+        f.controller.start(start("liar", "src")).await.unwrap();
+        let err = f.controller.open_side("r", "src", Some("side"), "q").await.unwrap_err();
+        assert_eq!(err.code(), "side_conflict", "{case}");
+        let closed = liar.closed.lock().unwrap().clone();
+        assert_eq!(closed, if expect_closed { vec!["side".to_owned()] } else { vec![] }, "{case}");
+        assert!(f.controller.session(&SessionKey::new("r", "side")).is_err(), "{case}: no residue");
+        assert_eq!(f.controller.session(&SessionKey::new("r", "src")).unwrap().status.as_str(), "ready", "{case}");
+    }
+}
