@@ -1,0 +1,317 @@
+//! The scripted provider's adapter: live sessions by key, and the operations of the contract.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use ensemble_runtime::adapter::{
+    Adapter, AdapterError, Capabilities, ProviderDescriptor, SessionHandle, SideOpen, SideOpened, StartOutcome,
+    TurnRequest,
+};
+use ensemble_runtime::event::{CommandsUpdatedPayload, Decision, EventBody};
+use ensemble_runtime::goal::{GoalAction, GoalCommand, ProviderGoal};
+use ensemble_runtime::model::{InputItem, Session, SessionKey, SideCapabilities};
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::config::{ScriptedConfig, SideBehavior};
+use super::directives::commands;
+use super::live::{GOAL_KEY, Live, RunningTurn, stop_turn};
+use super::transcript::Transcript;
+use super::turn::{Body, maybe_continue, notice, spawn_turn};
+use crate::kit::goals::GoalEngine;
+
+/// The scripted provider.
+pub struct ScriptedAdapter {
+    config: ScriptedConfig,
+    sessions: Mutex<HashMap<SessionKey, Arc<Live>>>,
+}
+
+impl ScriptedAdapter {
+    pub fn new(config: ScriptedConfig) -> Self {
+        Self { config, sessions: Mutex::new(HashMap::new()) }
+    }
+
+    fn live(&self, key: &SessionKey) -> Option<Arc<Live>> {
+        self.sessions.lock().unwrap_or_else(|e| e.into_inner()).get(key).cloned()
+    }
+
+    async fn open(&self, session: &Session, handle: SessionHandle) -> Result<StartOutcome, AdapterError> {
+        let transcript =
+            Transcript::load(&handle.state).await.map_err(|e| AdapterError::failed("state_unavailable", e))?;
+        let goal: Option<ProviderGoal> = match handle.state.get(GOAL_KEY).await {
+            Ok(Some(json)) => serde_json::from_str(&json).unwrap_or(None),
+            _ => None,
+        };
+        let thread = format!("scripted-thread-{}", session.session_id);
+        let goals = GoalEngine::new(handle.goals.clone(), handle.sink.clone(), handle.goal.clone());
+        goals.set_thread(&thread);
+        let live = Arc::new(Live {
+            handle,
+            cwd: session.cwd.clone(),
+            ephemeral: false,
+            inherited: 0,
+            transcript: tokio::sync::Mutex::new(transcript),
+            turn: Mutex::new(None),
+            approved_for_session: AtomicBool::new(false),
+            ids: AtomicU64::new(0),
+            goals,
+            goal: Mutex::new(goal.clone()),
+            thread,
+            goal_clock: AtomicU64::new(ensemble_runtime::clock::unix_ms().max(1) as u64),
+            goal_steps: AtomicU64::new(0),
+            turn_seq: AtomicU64::new(0),
+            config: self.config.clone(),
+        });
+        let old = self.sessions.lock().unwrap_or_else(|e| e.into_inner()).insert(session.key(), live.clone());
+        if let Some(old) = old {
+            // Starting over a live session replaces it.
+            stop_turn(&old);
+        }
+        if let Some(g) = goal {
+            // Like codex on resume: report the goal, so the durable ledger resolves its generation.
+            let engine = live.goals.clone();
+            tokio::spawn(async move {
+                engine.observed(g, None).await;
+                maybe_continue(live);
+            });
+        }
+        Ok(StartOutcome {
+            patch: Default::default(),
+            events: vec![EventBody::CommandsUpdated(CommandsUpdatedPayload { commands: commands() })],
+        })
+    }
+
+    fn remove(&self, key: &SessionKey) -> Option<Arc<Live>> {
+        self.sessions.lock().unwrap_or_else(|e| e.into_inner()).remove(key)
+    }
+}
+
+#[async_trait]
+impl Adapter for ScriptedAdapter {
+    fn id(&self) -> &str {
+        &self.config.id
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        // No quiesce: close cancels the turn, which stops between two chunks.
+        Capabilities { interactive: true, steer: true, quiesce: false, sides: true, goals: true }
+    }
+
+    fn descriptor(&self) -> ProviderDescriptor {
+        ProviderDescriptor {
+            display_name: "Scripted agent (built in)".into(),
+            available: true,
+            unavailable_reason: None,
+        }
+    }
+
+    async fn start(&self, session: &Session, handle: SessionHandle) -> Result<StartOutcome, AdapterError> {
+        self.open(session, handle).await
+    }
+
+    async fn resume(&self, session: &Session, handle: SessionHandle) -> Result<StartOutcome, AdapterError> {
+        self.open(session, handle).await
+    }
+
+    async fn close(&self, session: &Session) -> Result<(), AdapterError> {
+        if let Some(live) = self.remove(&session.key()) {
+            stop_turn(&live);
+        }
+        Ok(())
+    }
+
+    async fn start_turn(&self, session: &Session, turn: TurnRequest) -> Result<(), AdapterError> {
+        let live = self.live(&session.key()).ok_or(AdapterError::NotLive)?;
+        let cancel = CancellationToken::new();
+        let (steer_tx, steer_rx) = mpsc::unbounded_channel();
+        {
+            let mut slot = live.turn();
+            if let Some(t) = slot.as_ref() {
+                return Err(AdapterError::Busy(format!("turn {} is running", t.turn_id)));
+            }
+            *slot = Some(RunningTurn {
+                turn_id: turn.turn_id.clone(),
+                cancel: cancel.clone(),
+                pending: HashMap::new(),
+                steer: steer_tx,
+            });
+        }
+        let text: String = turn.input.iter().map(InputItem::text).collect::<Vec<_>>().join("\n");
+        spawn_turn(live, turn.turn_id, Body::User(text), cancel, steer_rx, self.config.clone());
+        Ok(())
+    }
+
+    async fn cancel(&self, session: &Session, turn_id: &str) -> Result<(), AdapterError> {
+        let live = self.live(&session.key()).ok_or(AdapterError::NotLive)?;
+        let slot = live.turn();
+        match slot.as_ref() {
+            Some(t) if t.turn_id == turn_id => {
+                t.cancel.cancel();
+                Ok(())
+            }
+            // The turn already ended on our side; its terminal event is on its way.
+            _ => Ok(()),
+        }
+    }
+
+    fn is_live(&self, session: &Session) -> bool {
+        self.live(&session.key()).is_some()
+    }
+
+    async fn apply_goal(&self, session: &Session, command: GoalCommand) -> Result<Option<ProviderGoal>, AdapterError> {
+        let live = self.live(&session.key()).ok_or(AdapterError::NotLive)?;
+        let engine = live.goals.clone();
+        let call = async {
+            if let GoalAction::Set { objective, .. } = &command.action
+                && objective.contains("FAILONCE")
+                && command.identity.repair_epoch == 0
+            {
+                return Err(AdapterError::failed("scripted_goal_failure", "the scripted agent failed this goal once"));
+            }
+            let now = live.goal_time();
+            let snapshot = {
+                let mut g = live.goal();
+                match &command.action {
+                    GoalAction::Set { objective, token_budget } => {
+                        live.goal_steps.store(0, Ordering::SeqCst);
+                        *g = Some(ProviderGoal {
+                            thread_id: live.thread.clone(),
+                            objective: objective.clone(),
+                            status: "active".into(),
+                            token_budget: *token_budget,
+                            tokens_used: Some(0),
+                            created_at: now,
+                            updated_at: now,
+                        });
+                    }
+                    GoalAction::Pause | GoalAction::Resume => {
+                        let goal = g.as_mut().ok_or_else(|| AdapterError::Invalid("the agent has no goal".into()))?;
+                        // A finished goal stays finished.
+                        if goal.status != "complete" {
+                            goal.status = if command.action == GoalAction::Pause { "paused" } else { "active" }.into();
+                        }
+                        goal.updated_at = now;
+                    }
+                    GoalAction::Clear => *g = None,
+                }
+                g.clone()
+            };
+            live.save_goal().await;
+            if command.action == GoalAction::Clear {
+                // As codex does: the `cleared` notification comes before the answer to the clear.
+                engine.cleared().await;
+            }
+            Ok(snapshot)
+        };
+        let result = engine.apply(&command, call).await?;
+        if result.as_ref().is_some_and(ProviderGoal::is_active) {
+            // Goals are pursued by turns the agent starts itself.
+            let live = live.clone();
+            tokio::spawn(async move { maybe_continue(live) });
+        }
+        Ok(result)
+    }
+
+    async fn side_capabilities(&self, source: &Session) -> Result<SideCapabilities, AdapterError> {
+        if self.live(&source.key()).is_none() {
+            return Ok(SideCapabilities::default());
+        }
+        let mut caps = SideCapabilities::all();
+        if self.config.side == SideBehavior::NoBoundary {
+            caps.model_boundary_injected = false;
+        }
+        Ok(caps)
+    }
+
+    async fn open_side(&self, open: SideOpen<'_>) -> Result<SideOpened, AdapterError> {
+        let source = self.live(&open.source.key()).ok_or(AdapterError::NotLive)?;
+        if self.config.side == SideBehavior::Fail {
+            // Something raced the failed fork; it must vanish with the reservation.
+            open.handle.sink.emit(None, notice("the fork is starting")).await;
+            return Err(AdapterError::failed("side_open_failed", "the scripted provider was told to fail the fork"));
+        }
+        // The side inherits the conversation so far (the agent sees it; it is not side history),
+        // then a boundary the agent can see.
+        let inherited = source.transcript.lock().await.clone();
+        let live = Arc::new(Live {
+            handle: open.handle.clone(),
+            cwd: open.side.cwd.clone(),
+            ephemeral: true,
+            inherited: inherited.turns.len(),
+            transcript: tokio::sync::Mutex::new(inherited),
+            turn: Mutex::new(None),
+            approved_for_session: AtomicBool::new(false),
+            ids: AtomicU64::new(0),
+            goals: GoalEngine::new(open.handle.goals.clone(), open.handle.sink.clone(), Default::default()),
+            goal: Mutex::new(None),
+            thread: format!("scripted-thread-{}", open.side.session_id),
+            goal_clock: AtomicU64::new(1),
+            goal_steps: AtomicU64::new(0),
+            turn_seq: AtomicU64::new(0),
+            config: self.config.clone(),
+        });
+        self.sessions.lock().unwrap_or_else(|e| e.into_inner()).insert(open.side.key(), live);
+        // A provider event that races the open: buffered, and published after session.started.
+        open.handle.sink.emit(None, notice("side conversation boundary: earlier turns are context only")).await;
+        let mut session = open.side.clone();
+        session.provider_session_id = Some(format!("scripted-side-{}", open.side.session_id));
+        match self.config.side {
+            SideBehavior::SourceIdentity => session = open.source.clone(),
+            SideBehavior::NoProviderId => session.provider_session_id = None,
+            _ => {}
+        }
+        let mut capabilities = SideCapabilities::all();
+        if self.config.side == SideBehavior::NoBoundary {
+            capabilities.model_boundary_injected = false;
+        }
+        Ok(SideOpened { session, capabilities })
+    }
+
+    async fn respond(
+        &self,
+        session: &Session,
+        request_id: &str,
+        decision: Decision,
+        answers: Option<Value>,
+    ) -> Result<(), AdapterError> {
+        let live = self.live(&session.key()).ok_or(AdapterError::NotLive)?;
+        let tx = live
+            .turn()
+            .as_mut()
+            .and_then(|t| t.pending.remove(request_id))
+            .ok_or_else(|| AdapterError::UnknownInteraction(request_id.to_owned()))?;
+        tx.send((decision, answers)).map_err(|_| AdapterError::AlreadyAnswered(request_id.to_owned()))
+    }
+
+    async fn steer(&self, session: &Session, turn_id: &str, input: Vec<InputItem>) -> Result<(), AdapterError> {
+        let live = self.live(&session.key()).ok_or(AdapterError::NotLive)?;
+        let slot = live.turn();
+        let t = slot
+            .as_ref()
+            .filter(|t| t.turn_id == turn_id)
+            .ok_or_else(|| AdapterError::Invalid("no such running turn".into()))?;
+        let text = input.iter().map(InputItem::text).collect::<Vec<_>>().join("\n");
+        t.steer.send(text).map_err(|_| AdapterError::Invalid("the turn is ending".into()))
+    }
+
+    async fn release(&self, session: &Session) -> Result<(), AdapterError> {
+        let key = session.key();
+        let live = self.live(&key).ok_or(AdapterError::NotLive)?;
+        if live.turn().is_some() {
+            return Err(AdapterError::Busy("a turn is running".into()));
+        }
+        self.remove(&key);
+        Ok(())
+    }
+
+    async fn disconnect(&self, session: &Session) -> Result<(), AdapterError> {
+        if let Some(live) = self.remove(&session.key()) {
+            // Dropping the turn drops its pending answer channels: waiting requests end.
+            stop_turn(&live);
+        }
+        Ok(())
+    }
+}

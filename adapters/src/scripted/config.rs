@@ -1,0 +1,60 @@
+//! The scripted provider's configuration and its side-conversation behaviours.
+
+use std::time::Duration;
+
+/// The provider id.
+pub const SCRIPTED: &str = "scripted";
+
+#[derive(Clone, Debug)]
+pub struct ScriptedConfig {
+    /// The provider id (`scripted`; test variants use others).
+    pub id: String,
+    /// Pause between two streamed chunks (overridable per turn with `/slow MS`).
+    pub chunk_delay: Duration,
+    /// How side conversations behave (test variants break them on purpose).
+    pub side: SideBehavior,
+    /// How long a goal continuation waits for evidence of the operation it belongs to.
+    pub goal_grace: Duration,
+}
+
+impl Default for ScriptedConfig {
+    fn default() -> Self {
+        Self {
+            id: SCRIPTED.to_owned(),
+            chunk_delay: Duration::from_millis(20),
+            side: SideBehavior::Full,
+            goal_grace: Duration::from_millis(250),
+        }
+    }
+}
+
+/// How the scripted provider opens side conversations. Everything but `Full` exists to test the
+/// controller's refusal and rollback paths.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SideBehavior {
+    /// All five capabilities; sides fork the live transcript.
+    Full,
+    /// Reports every capability but the model boundary.
+    NoBoundary,
+    /// The open fails at the provider.
+    Fail,
+    /// The open returns the *source's* identity instead of the side's.
+    SourceIdentity,
+    /// The open returns the side's identity without a provider session id.
+    NoProviderId,
+}
+
+impl ScriptedConfig {
+    /// The test variants `--test-providers` registers, by provider id.
+    pub fn test_variants(chunk_delay: Duration) -> Vec<ScriptedConfig> {
+        [
+            ("scripted-side-limited", SideBehavior::NoBoundary),
+            ("scripted-side-fail", SideBehavior::Fail),
+            ("scripted-side-source-id", SideBehavior::SourceIdentity),
+            ("scripted-side-no-thread", SideBehavior::NoProviderId),
+        ]
+        .into_iter()
+        .map(|(id, side)| ScriptedConfig { id: id.to_owned(), chunk_delay, side, ..ScriptedConfig::default() })
+        .collect()
+    }
+}

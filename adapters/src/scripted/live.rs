@@ -1,0 +1,102 @@
+//! One live scripted session: its transcript, running turn, approvals and goal.
+
+/// The provider-state key of the agent's own goal.
+pub(super) const GOAL_KEY: &str = "goal";
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use ensemble_runtime::adapter::SessionHandle;
+use ensemble_runtime::event::Decision;
+use ensemble_runtime::goal::ProviderGoal;
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use super::config::ScriptedConfig;
+use super::transcript::Transcript;
+use crate::kit::goals::GoalEngine;
+
+pub(super) type Answer = (Decision, Option<Value>);
+
+pub(super) struct RunningTurn {
+    pub(super) turn_id: String,
+    pub(super) cancel: CancellationToken,
+    pub(super) pending: HashMap<String, oneshot::Sender<Answer>>,
+    pub(super) steer: mpsc::UnboundedSender<String>,
+}
+
+pub(super) struct Live {
+    pub(super) handle: SessionHandle,
+    pub(super) cwd: String,
+    /// Side conversations keep nothing: their turns are never written to the store.
+    pub(super) ephemeral: bool,
+    /// Inherited turns of a side (visible to the agent, not side history).
+    pub(super) inherited: usize,
+    pub(super) transcript: tokio::sync::Mutex<Transcript>,
+    pub(super) turn: Mutex<Option<RunningTurn>>,
+    /// `acceptForSession` was given: later `/run`s need no approval.
+    pub(super) approved_for_session: AtomicBool,
+    pub(super) ids: AtomicU64,
+    /// The agent's goal machinery (the same state machine codex sessions use).
+    pub(super) goals: Arc<GoalEngine>,
+    /// The agent's own goal, as a provider reports it (kept in provider state).
+    pub(super) goal: Mutex<Option<ProviderGoal>>,
+    /// The "thread" goals are bound to: stable across resumes, so the ledger still resolves them.
+    pub(super) thread: String,
+    /// Goal timestamps: strictly increasing, so every snapshot has a fingerprint of its own.
+    pub(super) goal_clock: AtomicU64,
+    /// Continuation steps done for the current goal.
+    pub(super) goal_steps: AtomicU64,
+    /// A "provider" turn id per turn (user turns use Ensemble's).
+    pub(super) turn_seq: AtomicU64,
+    pub(super) config: ScriptedConfig,
+}
+
+impl Live {
+    pub(super) fn next_id(&self, prefix: &str) -> String {
+        format!("{prefix}-{}", self.ids.fetch_add(1, Ordering::Relaxed) + 1)
+    }
+
+    pub(super) fn turn(&self) -> std::sync::MutexGuard<'_, Option<RunningTurn>> {
+        self.turn.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(super) fn goal(&self) -> std::sync::MutexGuard<'_, Option<ProviderGoal>> {
+        self.goal.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(super) fn goal_time(&self) -> i64 {
+        self.goal_clock.fetch_add(1, Ordering::SeqCst) as i64 + 1
+    }
+
+    /// Changes the agent's goal (a new snapshot: a new `updatedAt`) and keeps it in the store.
+    pub(super) async fn update_goal(&self, change: impl FnOnce(&mut ProviderGoal)) -> Option<ProviderGoal> {
+        let updated = {
+            let mut g = self.goal();
+            let goal = g.as_mut()?;
+            change(goal);
+            goal.updated_at = self.goal_time();
+            goal.clone()
+        };
+        self.save_goal().await;
+        Some(updated)
+    }
+
+    pub(super) async fn save_goal(&self) {
+        if self.ephemeral {
+            return;
+        }
+        let json = serde_json::to_string(&*self.goal()).unwrap_or_else(|_| "null".into());
+        if let Err(e) = self.handle.state.set(GOAL_KEY, json).await {
+            tracing::warn!(error = %e, "could not save the scripted goal");
+        }
+    }
+}
+
+pub(super) fn stop_turn(live: &Live) {
+    if let Some(turn) = live.turn().take() {
+        turn.cancel.cancel();
+    }
+}

@@ -1,0 +1,67 @@
+//! The scripted provider's registration: its options, and its test variants registered the same
+//! way any provider is.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use ensemble_runtime::adapter::Adapter;
+
+use super::adapter::ScriptedAdapter;
+use super::config::ScriptedConfig;
+use crate::kit::provider::{Provider, ProviderEnv, ProviderError};
+
+/// The scripted provider's registration.
+pub struct Scripted;
+
+/// The scripted provider's options.
+#[derive(Clone, Debug, clap::Args)]
+pub struct ScriptedOptions {
+    /// Pause between two chunks the scripted provider streams.
+    #[arg(long, env = "ENSEMBLE_SCRIPTED_CHUNK_DELAY_MS", default_value_t = 20)]
+    pub scripted_chunk_delay_ms: u64,
+}
+
+#[async_trait]
+impl Provider for Scripted {
+    type Options = ScriptedOptions;
+
+    async fn build(options: &ScriptedOptions, env: &ProviderEnv) -> Result<Vec<Arc<dyn Adapter>>, ProviderError> {
+        let config = ScriptedConfig {
+            chunk_delay: Duration::from_millis(options.scripted_chunk_delay_ms),
+            goal_grace: env.goal_grace,
+            ..ScriptedConfig::default()
+        };
+        Ok(vec![Arc::new(ScriptedAdapter::new(config))])
+    }
+}
+
+/// The scripted provider's test variants (broken side conversations), registered like any
+/// provider but only when asked for.
+pub struct ScriptedTestVariants;
+
+/// Options of [`ScriptedTestVariants`].
+#[derive(Clone, Debug, clap::Args)]
+pub struct TestVariantOptions {
+    /// Also register the scripted provider's test variants (broken side conversations, for tests).
+    #[arg(long, env = "ENSEMBLE_TEST_PROVIDERS", hide = true)]
+    pub test_providers: bool,
+}
+
+#[async_trait]
+impl Provider for ScriptedTestVariants {
+    type Options = TestVariantOptions;
+
+    async fn build(options: &TestVariantOptions, env: &ProviderEnv) -> Result<Vec<Arc<dyn Adapter>>, ProviderError> {
+        if !options.test_providers {
+            return Ok(Vec::new());
+        }
+        let base = ScriptedConfig { goal_grace: env.goal_grace, ..ScriptedConfig::default() };
+        Ok(ScriptedConfig::test_variants(base.chunk_delay)
+            .into_iter()
+            .map(|c| {
+                Arc::new(ScriptedAdapter::new(ScriptedConfig { goal_grace: base.goal_grace, ..c })) as Arc<dyn Adapter>
+            })
+            .collect())
+    }
+}

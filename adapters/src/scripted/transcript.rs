@@ -1,0 +1,51 @@
+//! The scripted agent's conversation, kept in the store's provider state so `/history` works
+//! after a restart.
+
+use ensemble_runtime::adapter::ProviderState;
+use serde::{Deserialize, Serialize};
+
+/// How many turns of the transcript are kept.
+const TRANSCRIPT_TURNS: usize = 200;
+/// Its provider-state key.
+const TRANSCRIPT_KEY: &str = "transcript";
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub(super) struct Transcript {
+    pub(super) turns: Vec<TranscriptTurn>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(super) struct TranscriptTurn {
+    pub(super) input: String,
+    pub(super) reply: String,
+}
+
+impl Transcript {
+    /// The transcript kept for a session (empty for a new one).
+    pub(super) async fn load(state: &ProviderState) -> Result<Self, String> {
+        match state.get(TRANSCRIPT_KEY).await {
+            Ok(Some(json)) => Ok(serde_json::from_str(&json).unwrap_or_default()),
+            Ok(None) => Ok(Self::default()),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    /// Adds a turn, forgetting the oldest beyond [`TRANSCRIPT_TURNS`].
+    pub(super) fn push(&mut self, input: &str, reply: &str) {
+        self.turns.push(TranscriptTurn { input: input.to_owned(), reply: reply.to_owned() });
+        let excess = self.turns.len().saturating_sub(TRANSCRIPT_TURNS);
+        self.turns.drain(..excess);
+    }
+
+    /// Keeps it in the store (durable once this returns).
+    pub(super) async fn save(&self, state: &ProviderState) {
+        match serde_json::to_string(self) {
+            Ok(json) => {
+                if let Err(e) = state.set(TRANSCRIPT_KEY, json).await {
+                    tracing::warn!(error = %e, "could not save the scripted transcript");
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "could not encode the scripted transcript"),
+        }
+    }
+}

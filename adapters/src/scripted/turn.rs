@@ -1,0 +1,532 @@
+//! The turn runner: a user turn or a goal continuation, streamed chunk by chunk, obeying cancel and
+//! steer; afterwards the agent may continue its goal by itself.
+
+use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use ensemble_runtime::adapter::{EventSink, Fact};
+use ensemble_runtime::event::{
+    CallCompletedPayload, CallKind, CallStartedPayload, CallStatus, CallUpdatedPayload, Decision, ErrorInfo, EventBody,
+    InteractionKind, InteractionRequestedPayload, NoticeLevel, NoticePayload, PlanStep, PlanUpdatedPayload, Question,
+    TextCompletedPayload, TextDeltaPayload, TurnCanceledPayload, TurnCompletedPayload, TurnFailedPayload, UsagePayload,
+};
+use ensemble_runtime::goal::{GoalFact, ProviderGoal};
+use futures::FutureExt;
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use super::config::ScriptedConfig;
+use super::directives::{Directive, goal_steps, parse};
+use super::live::{Answer, Live, RunningTurn};
+
+/// What a turn does.
+pub(super) enum Body {
+    User(String),
+    /// A turn the agent starts by itself to pursue its goal.
+    Continuation {
+        provider_turn: String,
+        goal: ProviderGoal,
+        step: u64,
+        steps: u64,
+    },
+}
+
+/// Runs a turn in the background; afterwards the agent may continue its goal.
+pub(super) fn spawn_turn(
+    live: Arc<Live>,
+    turn_id: String,
+    body: Body,
+    cancel: CancellationToken,
+    steer: mpsc::UnboundedReceiver<String>,
+    config: ScriptedConfig,
+) {
+    tokio::spawn(async move {
+        let sink = live.handle.sink.clone();
+        let run = TurnRun { live: live.clone(), turn_id: turn_id.clone(), cancel, steer, delay: config.chunk_delay };
+        let outcome = match body {
+            Body::User(text) => AssertUnwindSafe(run.run(text)).catch_unwind().await,
+            Body::Continuation { provider_turn, goal, step, steps } => {
+                AssertUnwindSafe(run.continuation(provider_turn, goal, step, steps)).catch_unwind().await
+            }
+        };
+        // The turn slot is ours to clear. If it is gone, the session was closed, disconnected or
+        // replaced under the turn: like a killed process, the agent says nothing more (the
+        // controller ends the turn).
+        let stopped = {
+            let mut slot = live.turn();
+            let ours = slot.as_ref().is_some_and(|t| t.turn_id == turn_id);
+            if ours {
+                *slot = None;
+            }
+            !ours
+        };
+        match outcome {
+            Ok(Some(_)) if stopped => {}
+            Ok(Some(end)) => {
+                sink.emit(Some(&turn_id), end).await;
+                maybe_continue(live);
+            }
+            Ok(None) => {}
+            Err(_) => {
+                tracing::error!(session = %sink.key(), turn = %turn_id, "scripted turn task panicked");
+                sink.lost("the scripted agent crashed (its turn task panicked)").await;
+            }
+        }
+    });
+}
+
+/// If the agent's goal is active and has steps left, it starts a continuation turn by itself.
+pub(super) fn maybe_continue(live: Arc<Live>) {
+    let Some(goal) = live.goal().clone().filter(ProviderGoal::is_active) else { return };
+    let steps = goal_steps(&goal.objective);
+    let step = live.goal_steps.load(Ordering::SeqCst) + 1;
+    if step > steps {
+        return;
+    }
+    let cancel = CancellationToken::new();
+    let (steer_tx, steer_rx) = mpsc::unbounded_channel();
+    let turn_id = ensemble_runtime::clock::new_id();
+    {
+        let mut slot = live.turn();
+        if slot.is_some() {
+            return;
+        }
+        *slot = Some(RunningTurn {
+            turn_id: turn_id.clone(),
+            cancel: cancel.clone(),
+            pending: HashMap::new(),
+            steer: steer_tx,
+        });
+    }
+    live.goal_steps.store(step, Ordering::SeqCst);
+    let provider_turn = format!("{}-turn-{}", live.thread, live.turn_seq.fetch_add(1, Ordering::Relaxed) + 1);
+    let config = live.config.clone();
+    spawn_turn(live, turn_id, Body::Continuation { provider_turn, goal, step, steps }, cancel, steer_rx, config);
+}
+
+pub(super) fn notice(message: &str) -> EventBody {
+    EventBody::Notice(NoticePayload { level: NoticeLevel::Info, message: message.to_owned() })
+}
+
+/// Why a turn stopped early.
+pub(super) enum Stop {
+    Canceled,
+    Declined,
+    /// The turn's end was already reported (a failure, or the "process" died).
+    Reported,
+}
+
+pub(super) struct TurnRun {
+    pub(super) live: Arc<Live>,
+    pub(super) turn_id: String,
+    pub(super) cancel: CancellationToken,
+    pub(super) steer: mpsc::UnboundedReceiver<String>,
+    pub(super) delay: Duration,
+}
+
+impl TurnRun {
+    pub(super) fn sink(&self) -> &EventSink {
+        &self.live.handle.sink
+    }
+
+    pub(super) async fn emit(&self, body: EventBody) {
+        self.sink().emit(Some(&self.turn_id), body).await;
+    }
+
+    /// Waits `d`, or stops when the turn is canceled.
+    pub(super) async fn pause(&self, d: Duration) -> Result<(), Stop> {
+        if d.is_zero() {
+            tokio::task::yield_now().await;
+            return if self.cancel.is_cancelled() { Err(Stop::Canceled) } else { Ok(()) };
+        }
+        tokio::select! {
+            _ = self.cancel.cancelled() => Err(Stop::Canceled),
+            _ = tokio::time::sleep(d) => Ok(()),
+        }
+    }
+
+    /// Runs the turn; returns its terminal event (None if the sink was already told it ended).
+    pub(super) async fn run(mut self, input: String) -> Option<EventBody> {
+        let directives = parse(&input);
+        let mut reply = String::new();
+        let result = self.script(&directives, &mut reply).await;
+        let turn_id = self.turn_id.clone();
+        match result {
+            Ok(()) => {
+                self.record(&input, &reply).await;
+                let words = (input.split_whitespace().count() + reply.split_whitespace().count()) as i64;
+                self.emit(EventBody::UsageUpdated(UsagePayload {
+                    input_tokens: input.split_whitespace().count() as i64,
+                    output_tokens: reply.split_whitespace().count() as i64,
+                    total_tokens: words,
+                    last_turn_total_tokens: Some(words),
+                    ..Default::default()
+                }))
+                .await;
+                Some(EventBody::TurnCompleted(TurnCompletedPayload { turn_id }))
+            }
+            Err(Stop::Canceled) => {
+                Some(EventBody::TurnCanceled(TurnCanceledPayload { turn_id, reason: "interrupted".into() }))
+            }
+            Err(Stop::Declined) => {
+                Some(EventBody::TurnCanceled(TurnCanceledPayload { turn_id, reason: "declined".into() }))
+            }
+            Err(Stop::Reported) => None,
+        }
+    }
+
+    /// A turn the agent started by itself to pursue its goal.
+    pub(super) async fn continuation(
+        mut self,
+        provider_turn: String,
+        goal: ProviderGoal,
+        step: u64,
+        steps: u64,
+    ) -> Option<EventBody> {
+        let live = self.live.clone();
+        if !goal.objective.contains("noevidence") {
+            // A turn-scoped progress update: exact evidence of the goal this turn serves.
+            let progress = live.update_goal(|g| g.tokens_used = Some(g.tokens_used.unwrap_or(0) + 10)).await;
+            if let Some(p) = progress {
+                live.goals.observed(p, Some(&provider_turn)).await;
+            }
+        }
+        let attributed = live.goals.attribute(&provider_turn, live.config.goal_grace).await;
+        let turn_id = self.turn_id.clone();
+        let started = ensemble_runtime::goal::provider_turn_started(&turn_id, attributed.as_ref());
+        self.emit(EventBody::TurnStarted(started)).await;
+        if attributed.is_none() {
+            let fact = GoalFact::ReconcileRequired {
+                reason: "unproven_continuation".into(),
+                provider_turn_id: Some(provider_turn.clone()),
+            };
+            self.sink().send(vec![Fact::Goal(fact)]).await;
+        }
+        let mut reply = String::new();
+        let text = format!("Working toward the goal: {} (step {step} of {steps})", goal.objective);
+        if let Err(stop) = self.stream_message(&text, &mut reply).await {
+            return match stop {
+                Stop::Canceled | Stop::Declined => {
+                    Some(EventBody::TurnCanceled(TurnCanceledPayload { turn_id, reason: "interrupted".into() }))
+                }
+                Stop::Reported => None,
+            };
+        }
+        if step >= steps
+            && let Some(done) = live.update_goal(|g| g.status = "complete".into()).await
+        {
+            live.goals.observed(done, Some(&provider_turn)).await;
+        }
+        Some(EventBody::TurnCompleted(TurnCompletedPayload { turn_id }))
+    }
+
+    pub(super) async fn record(&self, input: &str, reply: &str) {
+        let mut t = self.live.transcript.lock().await;
+        t.push(input, reply);
+        if !self.live.ephemeral {
+            t.save(&self.live.handle.state).await;
+        }
+    }
+
+    pub(super) async fn script(&mut self, directives: &[Directive], reply: &mut String) -> Result<(), Stop> {
+        let mut said = Vec::new();
+        for d in directives {
+            match d {
+                Directive::Slow(ms) => self.delay = Duration::from_millis(*ms),
+                Directive::Say(text) => said.push(format!("You said: {text}")),
+                Directive::Tool { name, args } => self.tool(name, args).await?,
+                Directive::Run(cmd) => {
+                    let line = self.run_command(cmd).await?;
+                    said.push(line);
+                }
+                Directive::Ask(q) => {
+                    let line = self.ask(q).await?;
+                    said.push(line);
+                }
+                Directive::Chunks(n) => {
+                    let text: String = (1..=*n).map(|i| format!("chunk {i} ")).collect();
+                    self.stream_message(text.trim_end(), reply).await?;
+                }
+                Directive::Reason(text) => self.stream_reasoning(text).await?,
+                Directive::Plan(steps) => {
+                    self.emit(EventBody::PlanUpdated(PlanUpdatedPayload {
+                        explanation: None,
+                        steps: steps.iter().map(|s| PlanStep { step: s.clone(), status: "pending".into() }).collect(),
+                    }))
+                    .await;
+                }
+                Directive::Fail(message) => {
+                    let turn_id = self.turn_id.clone();
+                    self.emit(EventBody::TurnFailed(TurnFailedPayload {
+                        turn_id,
+                        error: ErrorInfo::new("scripted_failure", message.clone()),
+                    }))
+                    .await;
+                    return Err(Stop::Reported);
+                }
+                Directive::History => {
+                    let t = self.live.transcript.lock().await;
+                    if t.turns.is_empty() {
+                        said.push("No earlier turns.".into());
+                    } else {
+                        for (i, turn) in t.turns.iter().enumerate() {
+                            let mark = if i < self.live.inherited { " (inherited)" } else { "" };
+                            said.push(format!("{}. {}{mark}", i + 1, turn.input.replace('\n', " ")));
+                        }
+                    }
+                }
+                Directive::Goal(objective) => {
+                    let now = self.live.goal_time();
+                    let goal = ProviderGoal {
+                        thread_id: self.live.thread.clone(),
+                        objective: objective.clone(),
+                        status: "active".into(),
+                        token_budget: None,
+                        tokens_used: Some(0),
+                        created_at: now,
+                        updated_at: now,
+                    };
+                    *self.live.goal() = Some(goal.clone());
+                    self.live.goal_steps.store(0, Ordering::SeqCst);
+                    self.live.save_goal().await;
+                    // Reported like codex's create_goal: turn-scoped, then adopted by the host.
+                    self.live.goals.observed(goal, Some(&self.turn_id)).await;
+                    said.push(format!("I set myself a goal: {objective}"));
+                }
+                Directive::Progress => {
+                    let progress =
+                        self.live.update_goal(|g| g.tokens_used = Some(g.tokens_used.unwrap_or(0) + 10)).await;
+                    match progress {
+                        Some(p) => {
+                            self.live.goals.observed(p, Some(&self.turn_id)).await;
+                            said.push("I made progress on the goal.".into());
+                        }
+                        None => said.push("I have no goal.".into()),
+                    }
+                }
+                Directive::Hang => {
+                    self.cancel.cancelled().await;
+                    return Err(Stop::Canceled);
+                }
+                Directive::Exit => {
+                    self.sink().lost("the scripted agent exited mid-turn").await;
+                    return Err(Stop::Reported);
+                }
+                Directive::Panic => panic_now(),
+                Directive::Unknown(line) => said.push(format!("Unknown directive: {line}")),
+            }
+        }
+        if said.is_empty() && reply.is_empty() {
+            said.push("Done.".into());
+        }
+        if !said.is_empty() {
+            self.stream_message(&said.join("\n"), reply).await?;
+        }
+        Ok(())
+    }
+
+    /// Streams one agent message word by word; steering input received meanwhile is appended.
+    pub(super) async fn stream_message(&mut self, text: &str, reply: &mut String) -> Result<(), Stop> {
+        let item_id = self.live.next_id("msg");
+        let mut sent = String::new();
+        let mut words: Vec<String> = split_words(text);
+        let mut i = 0;
+        while i < words.len() {
+            while let Ok(extra) = self.steer.try_recv() {
+                words.extend(split_words(&format!(" (steered: {})", extra.replace('\n', " "))));
+            }
+            if let Err(stop) = self.pause(self.delay).await {
+                // Close the item the interrupted stream leaves open.
+                self.emit(EventBody::MessageCompleted(TextCompletedPayload { item_id, text: sent })).await;
+                return Err(stop);
+            }
+            sent.push_str(&words[i]);
+            self.emit(EventBody::MessageDelta(TextDeltaPayload { item_id: item_id.clone(), text: words[i].clone() }))
+                .await;
+            i += 1;
+        }
+        self.emit(EventBody::MessageCompleted(TextCompletedPayload { item_id, text: sent.clone() })).await;
+        if !reply.is_empty() {
+            reply.push('\n');
+        }
+        reply.push_str(&sent);
+        Ok(())
+    }
+
+    pub(super) async fn stream_reasoning(&self, text: &str) -> Result<(), Stop> {
+        let item_id = self.live.next_id("reasoning");
+        let mut sent = String::new();
+        for w in split_words(text) {
+            self.pause(self.delay).await?;
+            sent.push_str(&w);
+            self.emit(EventBody::ReasoningDelta(TextDeltaPayload { item_id: item_id.clone(), text: w })).await;
+        }
+        self.emit(EventBody::ReasoningCompleted(TextCompletedPayload { item_id, text: sent })).await;
+        Ok(())
+    }
+
+    pub(super) async fn tool(&self, name: &str, args: &str) -> Result<(), Stop> {
+        let call_id = self.live.next_id("call");
+        self.emit(EventBody::CallStarted(CallStartedPayload {
+            call_id: call_id.clone(),
+            kind: CallKind::Tool,
+            name: name.to_owned(),
+            command: None,
+            cwd: None,
+            input: Some(serde_json::json!({ "args": args })),
+            changes: vec![],
+        }))
+        .await;
+        self.pause(self.delay).await?;
+        self.emit(EventBody::CallCompleted(CallCompletedPayload {
+            call_id,
+            status: CallStatus::Completed,
+            output: Some(format!("{name}: ok")),
+            exit_code: None,
+            changes: vec![],
+        }))
+        .await;
+        Ok(())
+    }
+
+    /// Registers a pending request and waits for its answer (or the turn's end).
+    pub(super) async fn request(&self, payload: InteractionRequestedPayload) -> Result<Answer, Stop> {
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut slot = self.live.turn();
+            let Some(turn) = slot.as_mut().filter(|t| t.turn_id == self.turn_id) else {
+                return Err(Stop::Canceled);
+            };
+            turn.pending.insert(payload.request_id.clone(), tx);
+        }
+        self.emit(EventBody::InteractionRequested(payload)).await;
+        tokio::select! {
+            _ = self.cancel.cancelled() => Err(Stop::Canceled),
+            answer = rx => answer.map_err(|_| Stop::Canceled),
+        }
+    }
+
+    pub(super) async fn run_command(&self, cmd: &str) -> Result<String, Stop> {
+        let call_id = self.live.next_id("call");
+        if !self.live.approved_for_session.load(Ordering::Relaxed) {
+            let (decision, _) = self
+                .request(InteractionRequestedPayload {
+                    request_id: self.live.next_id("approval"),
+                    kind: InteractionKind::CommandApproval,
+                    title: format!("Run `{cmd}`?"),
+                    detail: Some("The scripted agent wants to run a command.".into()),
+                    command: Some(cmd.to_owned()),
+                    cwd: Some(self.live.cwd.clone()),
+                    diff: None,
+                    questions: vec![],
+                    options: vec![Decision::Accept, Decision::AcceptForSession, Decision::Decline, Decision::Cancel],
+                    call_id: Some(call_id.clone()),
+                })
+                .await?;
+            match decision {
+                Decision::Accept => {}
+                Decision::AcceptForSession => self.live.approved_for_session.store(true, Ordering::Relaxed),
+                Decision::Decline => return Ok(format!("The command `{cmd}` was declined.")),
+                Decision::Cancel => return Err(Stop::Declined),
+            }
+        }
+        self.emit(EventBody::CallStarted(CallStartedPayload {
+            call_id: call_id.clone(),
+            kind: CallKind::Command,
+            name: "shell".into(),
+            command: Some(cmd.to_owned()),
+            cwd: Some(self.live.cwd.clone()),
+            input: None,
+            changes: vec![],
+        }))
+        .await;
+        self.pause(self.delay).await?;
+        let output = format!("(scripted) ran: {cmd}\n");
+        self.emit(EventBody::CallUpdated(CallUpdatedPayload {
+            call_id: call_id.clone(),
+            output_delta: Some(output.clone()),
+            status: None,
+        }))
+        .await;
+        self.emit(EventBody::CallCompleted(CallCompletedPayload {
+            call_id,
+            status: CallStatus::Completed,
+            output: Some(output),
+            exit_code: Some(0),
+            changes: vec![],
+        }))
+        .await;
+        Ok(format!("The command `{cmd}` ran."))
+    }
+
+    pub(super) async fn ask(&self, question: &str) -> Result<String, Stop> {
+        let (decision, answers) = self
+            .request(InteractionRequestedPayload {
+                request_id: self.live.next_id("question"),
+                kind: InteractionKind::UserInput,
+                title: question.to_owned(),
+                detail: None,
+                command: None,
+                cwd: None,
+                diff: None,
+                questions: vec![Question {
+                    id: "answer".into(),
+                    header: None,
+                    question: question.to_owned(),
+                    options: vec![],
+                    is_other: true,
+                    is_secret: false,
+                }],
+                options: vec![Decision::Accept, Decision::Decline, Decision::Cancel],
+                call_id: None,
+            })
+            .await?;
+        match decision {
+            Decision::Cancel => Err(Stop::Declined),
+            Decision::Decline => Ok("The question was declined.".into()),
+            Decision::Accept | Decision::AcceptForSession => {
+                Ok(format!("You answered: {}", answer_text(answers.as_ref())))
+            }
+        }
+    }
+}
+
+/// Reads `{"answer": "text"}` or codex's `{"answer": {"answers": ["text"]}}`.
+pub(super) fn answer_text(answers: Option<&Value>) -> String {
+    let Some(v) = answers.and_then(|a| a.get("answer")) else {
+        return String::new();
+    };
+    match v {
+        Value::String(s) => s.clone(),
+        other => other
+            .get("answers")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(", "))
+            .unwrap_or_default(),
+    }
+}
+
+#[expect(clippy::panic, reason = "the /panic directive exists to exercise crash containment")]
+pub(super) fn panic_now() -> ! {
+    panic!("the /panic directive")
+}
+
+/// Splits text into words that keep their following whitespace, so the deltas concatenate back.
+pub(super) fn split_words(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    for ch in text.chars() {
+        cur.push(ch);
+        if ch.is_whitespace() {
+            out.push(std::mem::take(&mut cur));
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
