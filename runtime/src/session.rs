@@ -305,11 +305,11 @@ impl SessionRecord {
             EventBody::TurnStarted(p) => {
                 if self.session.active_turn_id.as_deref() == Some(p.turn_id.as_str()) {
                     // The controller already marked this (user) turn active at submit.
-                    Folded::publish(false)
+                    Folded::publish(/*persist*/ false)
                 } else {
                     self.session.active_turn_id = Some(p.turn_id.clone());
                     self.session.updated_at_ms = now_ms;
-                    Folded::publish(true)
+                    Folded::publish(/*persist*/ true)
                 }
             }
             EventBody::TurnCompleted(_) | EventBody::TurnFailed(_) | EventBody::TurnCanceled(_) => {
@@ -321,7 +321,7 @@ impl SessionRecord {
                 }
                 self.session.active_turn_id = None;
                 self.session.updated_at_ms = now_ms;
-                let mut out = Folded::publish(true);
+                let mut out = Folded::publish(/*persist*/ true);
                 // Interactions of the ended turn can no longer be answered.
                 let (stale, keep): (Vec<_>, Vec<_>) =
                     std::mem::take(&mut self.pending).into_iter().partition(|p| p.turn_id.as_deref() == Some(ended));
@@ -350,7 +350,7 @@ impl SessionRecord {
                     request: p.clone(),
                 });
                 self.session.updated_at_ms = now_ms;
-                Folded::publish(true)
+                Folded::publish(/*persist*/ true)
             }
             EventBody::InteractionResolved(p) => {
                 let before = self.pending.len();
@@ -361,9 +361,9 @@ impl SessionRecord {
                 }
                 self.remember_resolved(&p.request_id);
                 self.session.updated_at_ms = now_ms;
-                Folded::publish(true)
+                Folded::publish(/*persist*/ true)
             }
-            _ => Folded::publish(false),
+            _ => Folded::publish(/*persist*/ false),
         };
         self.refresh();
         folded

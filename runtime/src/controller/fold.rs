@@ -33,6 +33,14 @@ impl Published {
     }
 }
 
+/// Whether clients may see a session: a start or side open in flight reserves its key first and
+/// announces it only once the provider succeeded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Visibility {
+    Reserved,
+    Announced,
+}
+
 pub(super) struct Entry {
     pub(super) rec: SessionRecord,
     /// Identifies the current live provider session; facts of older ones are dropped.
@@ -51,10 +59,18 @@ pub(super) struct Entry {
 }
 
 impl Entry {
-    pub(super) fn new(rec: SessionRecord, generation: u64, buffer: Option<Vec<Fact>>, announced: bool) -> Self {
+    pub(super) fn new(rec: SessionRecord, generation: u64, buffer: Option<Vec<Fact>>, visibility: Visibility) -> Self {
         let side_log = (rec.session.scope == Scope::Side).then(SideLog::default);
         let last_active_ms = rec.session.updated_at_ms;
-        Self { rec, generation, buffer, announced, turn_ended: Arc::new(Notify::new()), side_log, last_active_ms }
+        Self {
+            rec,
+            generation,
+            buffer,
+            announced: visibility == Visibility::Announced,
+            turn_ended: Arc::new(Notify::new()),
+            side_log,
+            last_active_ms,
+        }
     }
 }
 

@@ -9,9 +9,9 @@ use async_trait::async_trait;
 
 use super::config::StartSession;
 use super::error::{ControllerError, Result};
-use super::fold::Entry;
+use super::fold::{Entry, Visibility};
 use super::goals::SessionGoalHost;
-use super::publish::{Controller, Persist};
+use super::publish::{Controller, NewProcess, Persist};
 use crate::adapter::{Adapter, AdapterError, EventSink, ProviderState, SessionHandle, StateBackend, StateError};
 use crate::clock::new_id;
 use crate::event::{EventBody, ResolvedBy, SessionCompletedPayload, SessionStartedPayload};
@@ -94,10 +94,15 @@ impl Controller {
             if st.sessions.contains_key(&key) {
                 return Err(ControllerError::SessionExists(session_id));
             }
-            self.check_capacity(&st, &req.room_id, true)?;
+            self.check_capacity(&st, &req.room_id, NewProcess::Yes)?;
             st.sessions.insert(
                 key.clone(),
-                Entry::new(SessionRecord::new(session.clone(), Phase::Starting), generation, Some(Vec::new()), false),
+                Entry::new(
+                    SessionRecord::new(session.clone(), Phase::Starting),
+                    generation,
+                    Some(Vec::new()),
+                    Visibility::Reserved,
+                ),
             );
         }
         let outcome = match adapter.start(&session, self.handle(&key, generation)).await {
@@ -464,7 +469,7 @@ impl Controller {
                 if rec.phase != Phase::Completed {
                     keys.push(key.clone());
                 }
-                st.sessions.insert(key, Entry::new(rec, 0, None, true));
+                st.sessions.insert(key, Entry::new(rec, 0, None, Visibility::Announced));
             }
         }
         for key in keys {

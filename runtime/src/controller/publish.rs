@@ -21,6 +21,14 @@ use crate::model::{Scope, Session, SessionKey};
 use crate::session::Phase;
 use crate::store::{AppendBatch, Store, WriteOp};
 
+/// Whether a new session would hold a provider process of its own (a side shares its source's),
+/// and so counts against the live-session limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum NewProcess {
+    Yes,
+    No,
+}
+
 /// Whether a publication writes the session's durable record even when no folded event changed it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Persist {
@@ -124,7 +132,7 @@ impl Controller {
     }
 
     /// The session limits, checked in the same critical section that adds a session.
-    pub(super) fn check_capacity(&self, st: &State, room: &str, live: bool) -> Result<()> {
+    pub(super) fn check_capacity(&self, st: &State, room: &str, process: NewProcess) -> Result<()> {
         let c = &self.inner.config;
         let open = st.sessions.values().filter(|e| e.rec.phase != Phase::Completed);
         let (total, in_room) = open.fold((0, 0), |(t, r), e| (t + 1, r + usize::from(e.rec.session.room_id == room)));
@@ -138,7 +146,7 @@ impl Controller {
                 "room `{room}` holds {in_room} open sessions, the limit; close some first"
             )));
         }
-        if live {
+        if process == NewProcess::Yes {
             let n = Self::live_count(st);
             if n >= c.max_live_sessions {
                 return Err(ControllerError::AtCapacity(format!(

@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use super::error::{ControllerError, Result};
-use super::fold::Entry;
-use super::publish::{Controller, Persist};
+use super::fold::{Entry, Visibility};
+use super::publish::{Controller, NewProcess, Persist};
 use crate::adapter::{Adapter, SideOpen};
 use crate::clock::new_id;
 use crate::event::{EventBody, SessionStartedPayload};
@@ -122,10 +122,15 @@ impl Controller {
         {
             let mut st = self.state();
             // A side shares its source's process, so only the session counts apply.
-            self.check_capacity(&st, room, false)?;
+            self.check_capacity(&st, room, NewProcess::No)?;
             st.sessions.insert(
                 side_key.clone(),
-                Entry::new(SessionRecord::new(side.clone(), Phase::Live), generation, Some(Vec::new()), false),
+                Entry::new(
+                    SessionRecord::new(side.clone(), Phase::Live),
+                    generation,
+                    Some(Vec::new()),
+                    Visibility::Reserved,
+                ),
             );
         }
         let opened = adapter
