@@ -2,14 +2,11 @@
 //! creates with `create_goal` is adopted, codex's own continuation turns are attributed to the
 //! operation that caused them, and after a restart the ledger still resolves the generation.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
-
-mod common;
-
-use common::*;
 use ensemble_mock_model::{CodexProvider, Reply};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
+
+use crate::common::*;
 
 /// Codex marks the requests of its own goal continuations with this.
 const CONTINUATION: &str = "codex_internal_context source=\"goal\"";

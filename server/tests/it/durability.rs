@@ -1,13 +1,10 @@
 //! Restarts: graceful (SIGTERM) and brutal (SIGKILL). Nothing acknowledged is lost, nothing is
 //! live afterwards, and each room's seq continues where it stopped.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
-
-mod common;
-
-use common::*;
 use reqwest::StatusCode;
 use serde_json::json;
+
+use crate::common::*;
 
 #[tokio::test]
 async fn sigterm_drains_closes_sockets_and_exits_zero() {

@@ -2,16 +2,13 @@
 //! without inherited turns) in the source's own process, a model-visible boundary, routing by
 //! thread, and `thread/unsubscribe` on close.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
-
-mod common;
-
 use std::time::Duration;
 
-use common::*;
 use ensemble_mock_model::{CodexProvider, Gate, Reply};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
+
+use crate::common::*;
 
 async fn frames_until(ws: &mut Ws, mut pred: impl FnMut(&Value) -> bool) -> Vec<Value> {
     let mut out = Vec::new();

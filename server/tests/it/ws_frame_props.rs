@@ -1,4 +1,3 @@
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
 //! Property tests of the room WebSocket's answer to client frames (`reply_to_client`): bounded case
 //! counts, so they run in CI on stable. The unbounded version is `fuzz/fuzz_targets/ws_client_frame.rs`.
 

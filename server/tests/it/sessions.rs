@@ -1,13 +1,10 @@
 //! Driving scripted sessions over REST and watching them on the room WebSocket, against the real
 //! binary.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
-
-mod common;
-
-use common::*;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
+
+use crate::common::*;
 
 fn payload_types(events: &[Value]) -> Vec<String> {
     types(events)

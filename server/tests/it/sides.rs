@@ -1,13 +1,10 @@
 //! Side conversations with the scripted provider (and its broken test variants), through REST and
 //! the room WebSocket of the real binary.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
-
-mod common;
-
-use common::*;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
+
+use crate::common::*;
 
 async fn server() -> Server {
     Server::start(&["--test-providers"]).await

@@ -1,13 +1,10 @@
 //! Every error answer uses the one JSON shape with a fitting status, including axum's own
 //! rejections (body, path, query, method, route).
 
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
-
-mod common;
-
-use common::*;
 use reqwest::StatusCode;
 use serde_json::json;
+
+use crate::common::*;
 
 #[tokio::test]
 async fn every_error_case_returns_the_json_error_shape() {

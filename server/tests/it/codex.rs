@@ -1,14 +1,11 @@
 //! The codex provider against the real `codex app-server` binary, whose model API is a scripted
 //! mock on 127.0.0.1. Everything goes through Ensemble's REST API and room WebSocket.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
-
-mod common;
-
-use common::*;
 use ensemble_mock_model::{CodexProvider, Gate, Outcome, Reply, Usage};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
+
+use crate::common::*;
 
 async fn start_codex(s: &Server, c: &Codex, id: &str, settings: Value) -> Value {
     let (status, body) = s

@@ -3,18 +3,15 @@
 //! the refusal to expose a non-loopback listener without a token file, the generated token, and
 //! that no token ever reaches the logs.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
-
-mod common;
-
 use std::process::Stdio;
 
-use common::*;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+
+use crate::common::*;
 
 /// Sends one raw HTTP/1.1 request (so Host and every header are exactly what the test says) and
 /// returns the status and the body as JSON (or text).

@@ -1,4 +1,3 @@
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
 //! Property tests of the Host allowlist and the Origin policy (`ensemble_server::security`):
 //! bounded case counts, so they run in CI on stable. The unbounded version is
 //! `fuzz/fuzz_targets/host_origin.rs`.

@@ -1,7 +1,5 @@
 //! The committed OpenAPI document is what the server generates.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
-
 use std::collections::BTreeSet;
 
 #[test]

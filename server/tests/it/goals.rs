@@ -2,13 +2,10 @@
 //! operation identities, idempotency, revisions, repair epochs, provider-created goals and their
 //! adoption, continuation attribution (evidence, claim, unproven) and the ledger across a restart.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
-
-mod common;
-
-use common::*;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
+
+use crate::common::*;
 
 async fn put_goal(s: &Server, id: &str, objective: &str, csid: &str) -> (StatusCode, Value) {
     let res = s

@@ -1,12 +1,9 @@
 //! The room WebSocket's replay/live switch, reconnects, resync and client frames.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
-
-mod common;
-
-use common::*;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
+
+use crate::common::*;
 
 #[tokio::test]
 async fn reconnecting_mid_stream_with_after_returns_exactly_the_missing_events() {

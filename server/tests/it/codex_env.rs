@@ -1,14 +1,11 @@
 //! The codex process gets an explicit environment: the server's own variables (secrets included)
 //! do not leak into it unless configured with --codex-env.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
-
-mod common;
-
-use common::*;
 use ensemble_mock_model::CodexProvider;
 use reqwest::StatusCode;
 use serde_json::json;
+
+use crate::common::*;
 
 #[tokio::test]
 async fn codex_sees_only_its_configured_environment() {

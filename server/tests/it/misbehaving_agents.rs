@@ -3,16 +3,13 @@
 //! codex's app-server protocol and misbehaves as the text of a turn asks; each test runs it next
 //! to a well-behaved session of the same server.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
-
-mod common;
-
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use common::*;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
+
+use crate::common::*;
 
 /// The longest JSON-RPC line the test servers accept from an agent.
 const MAX_LINE: usize = 65_536;

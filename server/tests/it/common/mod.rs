@@ -1,7 +1,5 @@
 //! Test support: the real `ensemble` binary on port 0 with a temporary data dir, real HTTP and
 //! WebSocket clients, and waits with timeouts (never sleeps) for what tests expect.
-#![allow(dead_code)]
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;

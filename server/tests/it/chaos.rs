@@ -1,4 +1,3 @@
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
 //! Chaos on the room WebSocket: many clients connect, read a little, drop the connection and
 //! reconnect with `after=` while several sessions stream; every client ends with exactly the room's
 //! durable log, event for event.
@@ -24,14 +23,13 @@
 //! and `CHAOS_SEED=<seed>` replays the same decisions (the interleaving with the server still
 //! varies). Nothing waits by sleeping: every wait is for a frame, a REST answer or a task.
 
-mod common;
-
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use common::*;
 use serde_json::Value;
 use tokio::sync::watch;
+
+use crate::common::*;
 
 const ROOM: &str = "chaos";
 const SESSIONS: usize = 4;

@@ -2,14 +2,11 @@
 //! readers, oversized events, idle sessions and leftover processes are handled without harming
 //! anyone else.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
-
-mod common;
-
-use common::*;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+
+use crate::common::*;
 
 /// Tries a WebSocket upgrade; `Ok` when it was accepted, else the refusal's status and body.
 async fn try_ws(s: &Server, room: &str) -> Result<Ws, (u16, Value, Option<String>)> {

@@ -1,11 +1,8 @@
 //! Metrics, JSON logs and the served OpenAPI document, from the real binary.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
-
-mod common;
-
-use common::*;
 use reqwest::StatusCode;
+
+use crate::common::*;
 
 #[tokio::test]
 async fn metrics_count_what_happened() {
