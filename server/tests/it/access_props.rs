@@ -5,6 +5,7 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use ensemble_server::security::{AccessPolicy, HostName, parse_host_header, parse_origin};
+use ensemble_test_models::hosts::is_loopback_ip;
 use proptest::prelude::*;
 
 /// 256 cases (a fraction of a second in CI); `PROPTEST_CASES=100000` for a deeper local run.
@@ -87,10 +88,6 @@ fn dns_name() -> impl Strategy<Value = String> {
     .prop_filter("an IPv4 address is not a name", |n| n.parse::<Ipv4Addr>().is_err())
 }
 
-fn is_loopback_v6(ip: Ipv6Addr) -> bool {
-    ip == Ipv6Addr::LOCALHOST || ip.to_ipv4_mapped().is_some_and(|v4| v4.octets()[0] == 127)
-}
-
 /// One textual form of an IPv6 address: any run of zero groups compressed (or none), groups
 /// zero-padded to any width, hex digits in any case, optionally the last 32 bits as a dotted quad.
 #[derive(Clone, Debug)]
@@ -144,7 +141,7 @@ fn other_v6() -> impl Strategy<Value = Ipv6Addr> {
         any::<[u8; 3]>().prop_map(|[b, c, d]| Ipv4Addr::new(127, b, c, d).to_ipv6_compatible()),
         any::<Ipv4Addr>().prop_map(|v4| v4.to_ipv6_mapped()),
     ]
-    .prop_filter("not loopback", |ip| !is_loopback_v6(*ip))
+    .prop_filter("not loopback", |ip| !is_loopback_ip(IpAddr::V6(*ip)))
 }
 
 proptest! {

@@ -1,8 +1,10 @@
 //! Property tests of the room WebSocket's answer to client frames (`reply_to_client`): bounded case
-//! counts, so they run in CI on stable. The unbounded version is `fuzz/fuzz_targets/ws_client_frame.rs`.
+//! counts, so they run in CI on stable. The unbounded version is `fuzz/fuzz_targets/ws_client_frame.rs`;
+//! both check the model in `ensemble_test_models::client_frames`.
 
 use ensemble_server::api::ServerFrame;
 use ensemble_server::ws::{decode_client_frame, reply_to_client};
+use ensemble_test_models::client_frames::{Reply, check_reply, ping};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -12,38 +14,10 @@ fn config() -> ProptestConfig {
     ProptestConfig { cases, ..ProptestConfig::default() }
 }
 
-/// The decoder's message cut to at most 256 bytes on a character boundary: what an error frame
-/// must carry.
-fn bounded(mut message: String) -> String {
-    let mut cut = message.len().min(256);
-    while !message.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    message.truncate(cut);
-    message
-}
-
-/// The invariants of any reply: `pong` exactly when the frame decodes, else an `invalid_frame`
-/// error whose message is the decoder's, bounded; the serialized frame is bounded too.
-fn check(text: Option<&str>) -> Result<ServerFrame, TestCaseError> {
-    let reply = reply_to_client(text);
-    match (decode_client_frame(text), &reply) {
-        (Ok(_), ServerFrame::Pong) => {}
-        (Err(full), ServerFrame::Error { code, message }) => {
-            prop_assert_eq!(code, "invalid_frame");
-            prop_assert!(message.len() <= 256, "an error message of {} bytes", message.len());
-            prop_assert_eq!(message, &bounded(full));
-        }
-        (decoded, reply) => prop_assert!(false, "decoded {decoded:?} but answered {reply:?}"),
-    }
-    // JSON escaping costs at most 6 bytes per message byte.
-    let json = serde_json::to_string(&reply).unwrap();
-    prop_assert!(json.len() <= 64 + 6 * 256, "a {}-byte frame", json.len());
-    Ok(reply)
-}
-
-fn is_pong(frame: &ServerFrame) -> bool {
-    matches!(frame, ServerFrame::Pong)
+/// The answer to one frame (`None`: a binary frame), checked against the model.
+fn check(text: Option<&str>) -> Reply {
+    let sent = serde_json::to_string(&reply_to_client(text)).unwrap();
+    check_reply(text, decode_client_frame(text).map(drop), &sent)
 }
 
 /// JSON whitespace, as much as a client likes.
@@ -72,33 +46,32 @@ proptest! {
 
     #[test]
     fn arbitrary_text_never_panics_and_errors_stay_bounded(text in any::<String>()) {
-        check(Some(&text))?;
+        check(Some(&text));
     }
 
     /// Long inputs: the decoder's message may quote them (`unknown variant …`), the frame must not.
     #[test]
     fn long_inputs_are_not_echoed_in_full(kind in "[a-zA-Zé€😀\"\\\\]{200,600}", junk in ".{0,600}") {
         let unknown = json!({"type": kind}).to_string();
-        let reply = check(Some(&unknown))?;
-        prop_assert!(!is_pong(&reply));
-        check(Some(&format!("{{\"type\":\"ping\"}}{junk}")))?;
-        check(Some(&format!("{junk}{{\"type\":\"ping\"}}")))?;
+        prop_assert_eq!(check(Some(&unknown)), Reply::InvalidFrame);
+        check(Some(&format!("{{\"type\":\"ping\"}}{junk}")));
+        check(Some(&format!("{junk}{{\"type\":\"ping\"}}")));
     }
 
     #[test]
     fn json_frames_never_panic(value in json_value()) {
-        check(Some(&value.to_string()))?;
+        check(Some(&value.to_string()));
     }
 
     /// `{"type":"ping"}` is a ping with any whitespace, in any field order, beside extra fields.
     #[test]
     fn pings_are_recognised(
-        w in prop::collection::vec(ws(), 6),
+        w in prop::array::uniform6(ws()),
         extra in prop::option::of(("[a-su-z][a-z]{0,6}", json_value())),
         extra_first in any::<bool>(),
     ) {
-        let ping = format!("{}{{{}\"type\"{}:{}\"ping\"{}}}{}", w[0], w[1], w[2], w[3], w[4], w[5]);
-        prop_assert!(is_pong(&check(Some(&ping))?), "{:?}", ping);
+        let frame = ping(&w);
+        prop_assert_eq!(check(Some(&frame)), Reply::Pong, "{:?}", frame);
         if let Some((key, value)) = extra {
             let field = format!("{}:{value}", json!(key));
             let text = if extra_first {
@@ -106,7 +79,7 @@ proptest! {
             } else {
                 format!("{{\"type\":\"ping\",{}{field}}}", w[0])
             };
-            prop_assert!(is_pong(&check(Some(&text))?), "{:?}", text);
+            prop_assert_eq!(check(Some(&text)), Reply::Pong, "{:?}", text);
         }
     }
 
@@ -114,14 +87,13 @@ proptest! {
     #[test]
     fn other_types_are_errors(kind in json_value().prop_filter("not ping", |v| v != "ping")) {
         let text = json!({"type": kind}).to_string();
-        prop_assert!(!is_pong(&check(Some(&text))?), "{:?}", text);
+        prop_assert_eq!(check(Some(&text)), Reply::InvalidFrame, "{:?}", text);
     }
 }
 
 #[test]
 fn binary_frames_are_errors() {
-    let reply = check(None).unwrap();
-    assert!(matches!(reply, ServerFrame::Error { .. }), "{reply:?}");
+    assert_eq!(check(None), Reply::InvalidFrame);
 }
 
 #[test]
