@@ -59,7 +59,8 @@ pub async fn subscribe(
     let mut request = url.as_str().into_client_request().expect("ws request");
     // The baseline ignores it; Ensemble requires it.
     request.headers_mut().insert("authorization", format!("Bearer {BENCH_TOKEN}").parse().expect("header"));
-    let mut ws = match tokio_tungstenite::connect_async_with_config(request, Some(config), true).await {
+    let connected = tokio_tungstenite::connect_async_with_config(request, Some(config), /*disable_nagle*/ true);
+    let mut ws = match connected.await {
         Ok((ws, _)) => ws,
         Err(e) => {
             let _ = ready.send(Err(format!("connect: {e}"))).await;

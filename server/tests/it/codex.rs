@@ -103,8 +103,16 @@ async fn session(s: &Server, id: &str) -> Value {
     body
 }
 
-/// Submits `text`, steering the active turn when `steer`.
-async fn submit(s: &Server, id: &str, text: &str, steer: bool) -> (StatusCode, Value) {
+/// What a submit asks for: a new turn (refused while one runs), or input added to the running one.
+#[derive(Clone, Copy)]
+enum Submit {
+    Turn,
+    Steer,
+}
+
+/// Submits `text` as a new turn or to steer the active one.
+async fn submit(s: &Server, id: &str, text: &str, how: Submit) -> (StatusCode, Value) {
+    let steer = matches!(how, Submit::Steer);
     s.post(
         &format!("/v1/rooms/r/sessions/{id}/turns"),
         json!({"input": [{"type": "text", "text": text}], "steer": steer}),
@@ -393,9 +401,9 @@ async fn a_second_submit_conflicts_and_a_steer_reaches_the_model() {
     c.mock.push(Reply::text("Steered reply."));
     let turn = s.turn("r", "c1", "do the thing").await;
     let mut events = deltas(&mut ws, 1).await;
-    let (status, body) = submit(&s, "c1", "something else", false).await;
+    let (status, body) = submit(&s, "c1", "something else", Submit::Turn).await;
     assert_eq!(error_code(status, &body, StatusCode::CONFLICT), "turn_active");
-    let (status, body) = submit(&s, "c1", "use the new plan instead", true).await;
+    let (status, body) = submit(&s, "c1", "use the new plan instead", Submit::Steer).await;
     assert_eq!(status, StatusCode::ACCEPTED, "{body}");
     assert_eq!(body["turnId"], turn.as_str());
     assert_eq!(body["steered"], true);
@@ -435,7 +443,7 @@ async fn a_steer_right_after_submit_reaches_the_model() {
     c.mock.push(Reply::text("Steered reply."));
     let turn = s.turn("r", "c1", "do the thing").await;
     // Possibly before codex announced the turn (`turn/started`).
-    let (status, body) = submit(&s, "c1", "early steer", true).await;
+    let (status, body) = submit(&s, "c1", "early steer", Submit::Steer).await;
     assert_eq!(status, StatusCode::ACCEPTED, "{body}");
     assert_eq!(body["turnId"], turn.as_str());
     gate.open();

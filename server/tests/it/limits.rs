@@ -259,7 +259,7 @@ async fn processes_left_by_a_crashed_run_are_reaped_at_start() {
         }
         c.arg("300").env("ENSEMBLE_RUN_ID", &run[0]).spawn().unwrap()
     };
-    let mut orphans = [tagged(false), tagged(true)];
+    let mut orphans = [tagged(/*setsid*/ false), tagged(/*setsid*/ true)];
     // An untagged process must survive.
     let mut bystander = std::process::Command::new("sleep").arg("300").spawn().unwrap();
     s.kill9().await;
