@@ -20,10 +20,7 @@ async fn start_codex(s: &Server, c: &Codex, id: &str, settings: Value) -> Value 
 
 /// A server with a logged-in codex, a room reader past its `hello`, and session `c1` started.
 async fn codex_room() -> (Codex, Server, Ws) {
-    let c = Codex::new(CodexProvider::default(), Some(MOCK_KEY)).await;
-    let s = Server::start(&c.args()).await;
-    let mut ws = s.ws("r", None).await;
-    ws.hello().await;
+    let (c, s, ws) = codex_server().await;
     start_codex(&s, &c, "c1", json!({})).await;
     (c, s, ws)
 }
@@ -169,10 +166,7 @@ async fn command_approval(s: &Server, c: &Codex, ws: &mut Ws, command: &str) -> 
 
 #[tokio::test]
 async fn an_accepted_command_approval_runs_the_command() {
-    let c = Codex::new(CodexProvider::default(), Some(MOCK_KEY)).await;
-    let s = Server::start(&c.args()).await;
-    let mut ws = s.ws("r", None).await;
-    ws.hello().await;
+    let (c, s, mut ws) = codex_server().await;
     let out = c.work.path().join("approved.txt");
     let (turn, _, req) =
         command_approval(&s, &c, &mut ws, "echo approved-by-client > approved.txt && cat approved.txt").await;
@@ -212,10 +206,7 @@ async fn an_accepted_command_approval_runs_the_command() {
 
 #[tokio::test]
 async fn a_declined_command_does_not_run() {
-    let c = Codex::new(CodexProvider::default(), Some(MOCK_KEY)).await;
-    let s = Server::start(&c.args()).await;
-    let mut ws = s.ws("r", None).await;
-    ws.hello().await;
+    let (c, s, mut ws) = codex_server().await;
     let out = c.work.path().join("declined.txt");
     let (_, _, req) = command_approval(&s, &c, &mut ws, "echo should-not-run > declined.txt").await;
     let options: Vec<&str> = req["options"].as_array().unwrap().iter().map(|o| o.as_str().unwrap()).collect();
@@ -284,10 +275,7 @@ async fn a_file_change_approval_carries_the_diff_and_applies_it() {
 
 #[tokio::test]
 async fn a_question_in_plan_mode_reaches_the_client_and_the_answer_reaches_the_model() {
-    let c = Codex::new(CodexProvider::default(), Some(MOCK_KEY)).await;
-    let s = Server::start(&c.args()).await;
-    let mut ws = s.ws("r", None).await;
-    ws.hello().await;
+    let (c, s, mut ws) = codex_server().await;
     start_codex(&s, &c, "c1", json!({"collaborationMode": "plan"})).await;
     c.mock.push(Reply::request_user_input(json!([{
         "id": "color",
@@ -654,17 +642,20 @@ async fn live_codex(c: &Codex, s: &Server, ws: &mut Ws) {
     assert_eq!(codex_app_servers(c.home.path()).len(), 1);
 }
 
-#[tokio::test]
-async fn no_codex_is_left_after_close_during_a_turn() {
-    let c = Codex::new(CodexProvider::default(), Some(MOCK_KEY)).await;
-    let s = Server::start(&c.args()).await;
-    let mut ws = s.ws("r", None).await;
-    ws.hello().await;
-    live_codex(&c, &s, &mut ws).await;
+/// A turn of `c1` that streamed one delta and then waits for the returned gate.
+async fn busy_turn(c: &Codex, s: &Server, ws: &mut Ws) -> Gate {
     let gate = Gate::new();
     c.mock.push(Reply::held_text(["busy "], &gate, ["done"]));
     s.turn("r", "c1", "keep busy").await;
-    deltas(&mut ws, 1).await;
+    deltas(ws, 1).await;
+    gate
+}
+
+#[tokio::test]
+async fn no_codex_is_left_after_close_during_a_turn() {
+    let (c, s, mut ws) = codex_server().await;
+    live_codex(&c, &s, &mut ws).await;
+    let _gate = busy_turn(&c, &s, &mut ws).await;
     let (status, _) = s.delete("/v1/rooms/r/sessions/c1").await;
     assert_eq!(status, StatusCode::NO_CONTENT);
     let events = ws.until_type("session.completed").await;
@@ -674,10 +665,7 @@ async fn no_codex_is_left_after_close_during_a_turn() {
 
 #[tokio::test]
 async fn no_codex_is_left_after_release() {
-    let c = Codex::new(CodexProvider::default(), Some(MOCK_KEY)).await;
-    let s = Server::start(&c.args()).await;
-    let mut ws = s.ws("r", None).await;
-    ws.hello().await;
+    let (c, s, mut ws) = codex_server().await;
     live_codex(&c, &s, &mut ws).await;
     let (status, body) = s.post_empty("/v1/rooms/r/sessions/c1/release").await;
     assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
@@ -687,10 +675,7 @@ async fn no_codex_is_left_after_release() {
 
 #[tokio::test]
 async fn no_codex_is_left_after_disconnect_with_a_pending_approval() {
-    let c = Codex::new(CodexProvider::default(), Some(MOCK_KEY)).await;
-    let s = Server::start(&c.args()).await;
-    let mut ws = s.ws("r", None).await;
-    ws.hello().await;
+    let (c, s, mut ws) = codex_server().await;
     let (_, _, req) = command_approval(&s, &c, &mut ws, "echo never > never.txt").await;
     let (status, body) = s.post_empty("/v1/rooms/r/sessions/c1/disconnect").await;
     assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
@@ -711,30 +696,18 @@ async fn no_codex_is_left_after_disconnect_with_a_pending_approval() {
 
 #[tokio::test]
 async fn no_codex_is_left_after_sigterm() {
-    let c = Codex::new(CodexProvider::default(), Some(MOCK_KEY)).await;
-    let s = Server::start(&c.args()).await;
-    let mut ws = s.ws("r", None).await;
-    ws.hello().await;
+    let (c, s, mut ws) = codex_server().await;
     live_codex(&c, &s, &mut ws).await;
-    let gate = Gate::new();
-    c.mock.push(Reply::held_text(["busy "], &gate, ["done"]));
-    s.turn("r", "c1", "keep busy").await;
-    deltas(&mut ws, 1).await;
+    let _gate = busy_turn(&c, &s, &mut ws).await;
     assert!(s.stop().await.success());
     no_codex_left(c.home.path()).await;
 }
 
 #[tokio::test]
 async fn no_codex_is_left_after_sigkill() {
-    let c = Codex::new(CodexProvider::default(), Some(MOCK_KEY)).await;
-    let s = Server::start(&c.args()).await;
-    let mut ws = s.ws("r", None).await;
-    ws.hello().await;
+    let (c, s, mut ws) = codex_server().await;
     live_codex(&c, &s, &mut ws).await;
-    let gate = Gate::new();
-    c.mock.push(Reply::held_text(["busy "], &gate, ["done"]));
-    s.turn("r", "c1", "keep busy").await;
-    deltas(&mut ws, 1).await;
+    let _gate = busy_turn(&c, &s, &mut ws).await;
     s.kill9().await;
     no_codex_left(c.home.path()).await;
 }

@@ -34,10 +34,7 @@ fn is_continuation(e: &Value) -> bool {
 
 #[tokio::test]
 async fn user_goal_operations_reach_codex_and_its_continuations_are_credited() {
-    let c = Codex::new(CodexProvider::default(), Some(MOCK_KEY)).await;
-    let s = Server::start(&c.args()).await;
-    let mut ws = s.ws("r", None).await;
-    ws.hello().await;
+    let (c, s, mut ws) = codex_server().await;
     codex_session(&s, &c, "c").await;
 
     let (status, goal) = put_goal(&s, "make the tests pass", "set-1").await;

@@ -4,23 +4,11 @@
 
 use std::time::Duration;
 
-use ensemble_mock_model::{CodexProvider, Gate, Reply};
+use ensemble_mock_model::{Gate, Reply};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use crate::common::*;
-
-async fn frames_until(ws: &mut Ws, mut pred: impl FnMut(&Value) -> bool) -> Vec<Value> {
-    let mut out = Vec::new();
-    loop {
-        let f = ws.frame().await;
-        let done = pred(&f);
-        out.push(f);
-        if done {
-            return out;
-        }
-    }
-}
 
 fn is_side(f: &Value, ty: &str) -> bool {
     f["type"] == "side_event" && f["event"]["type"] == ty
@@ -43,10 +31,7 @@ fn all_texts(req: &ensemble_mock_model::RecordedRequest) -> String {
 
 #[tokio::test]
 async fn a_side_forks_the_live_thread_and_talks_apart() {
-    let c = Codex::new(CodexProvider::default(), Some(MOCK_KEY)).await;
-    let s = Server::start(&c.args()).await;
-    let mut ws = s.ws("r", None).await;
-    ws.hello().await;
+    let (c, s, mut ws) = codex_server().await;
     codex_session(&s, &c, "src").await;
     c.mock.push(Reply::text("The door is blue."));
     s.turn("r", "src", "remember: the door is blue").await;
@@ -68,7 +53,7 @@ async fn a_side_forks_the_live_thread_and_talks_apart() {
 
     c.mock.push(Reply::text_chunks(["Side ", "answer."], Duration::from_millis(5)));
     s.turn("r", "side", "what colour is the door?").await;
-    let frames = frames_until(&mut ws, |f| is_side(f, "turn.completed")).await;
+    let frames = ws.frames_until(|f| is_side(f, "turn.completed")).await;
     assert!(frames.iter().all(|f| f["type"] == "side_event"), "nothing of the side in the room: {frames:?}");
     let text: String = frames
         .iter()
@@ -90,7 +75,7 @@ async fn a_side_forks_the_live_thread_and_talks_apart() {
     // The source goes on, unaffected, in the same process.
     c.mock.push(Reply::text("Main again."));
     s.turn("r", "src", "back to work").await;
-    let frames = frames_until(&mut ws, |f| is_room(f, "turn.completed")).await;
+    let frames = ws.frames_until(|f| is_room(f, "turn.completed")).await;
     assert!(frames.iter().filter(|f| f["type"] == "event").all(|f| f["event"]["sessionId"] == "src"));
     let main_req = c.mock.responses_requests().last().unwrap().clone();
     assert!(!all_texts(&main_req).contains("what colour is the door"), "the side never enters the source's thread");
@@ -98,7 +83,7 @@ async fn a_side_forks_the_live_thread_and_talks_apart() {
     // Closing the side unsubscribes its thread and leaves the process to the source.
     let (status, _) = s.delete("/v1/rooms/r/sessions/side").await;
     assert_eq!(status, StatusCode::NO_CONTENT);
-    frames_until(&mut ws, |f| is_side(f, "session.completed")).await;
+    ws.frames_until(|f| is_side(f, "session.completed")).await;
     assert_eq!(codex_processes_of_server(&c, &s).len(), 1);
     c.mock.push(Reply::text("Still here."));
     s.turn("r", "src", "still there?").await;
@@ -109,39 +94,36 @@ async fn a_side_forks_the_live_thread_and_talks_apart() {
 
 #[tokio::test]
 async fn a_side_opens_while_the_source_turn_streams_and_ends_with_its_source() {
-    let c = Codex::new(CodexProvider::default(), Some(MOCK_KEY)).await;
-    let s = Server::start(&c.args()).await;
-    let mut ws = s.ws("r", None).await;
-    ws.hello().await;
+    let (c, s, mut ws) = codex_server().await;
     codex_session(&s, &c, "src").await;
     let gate = Gate::new();
     c.mock.push(Reply::held_text(["Working ", "on "], &gate, ["it."]));
     let source_turn = s.turn("r", "src", "a long task").await;
     // The source's turn is mid-stream (held by the gate).
-    frames_until(&mut ws, |f| is_room(f, "message.delta")).await;
+    ws.frames_until(|f| is_room(f, "message.delta")).await;
     let (status, opened) =
         s.post("/v1/rooms/r/sessions/src/sides", json!({"requestId": "q", "sideSessionId": "side"})).await;
     assert_eq!(status, StatusCode::CREATED, "{opened}\n{}", s.log());
-    let f = frames_until(&mut ws, |f| f["type"] == "side_event").await.pop().unwrap();
+    let f = ws.frames_until(|f| f["type"] == "side_event").await.pop().unwrap();
     assert!(is_side(&f, "session.started"), "session.started comes first: {f}");
     assert_eq!(f["event"]["seq"], 1);
     c.mock.push(Reply::text("Quick side answer."));
     s.turn("r", "side", "quick question").await;
-    let side_frames = frames_until(&mut ws, |f| is_side(f, "turn.completed")).await;
+    let side_frames = ws.frames_until(|f| is_side(f, "turn.completed")).await;
     assert!(side_frames.iter().filter(|f| f["type"] == "event").all(|f| f["event"]["sessionId"] == "src"));
     assert!(
         side_frames.iter().filter(|f| f["type"] == "side_event").all(|f| f["event"]["turnId"] != source_turn.as_str())
     );
     // Let the source finish: its events stay on the source.
     gate.open();
-    let frames = frames_until(&mut ws, |f| is_room(f, "turn.completed")).await;
+    let frames = ws.frames_until(|f| is_room(f, "turn.completed")).await;
     let done = frames.iter().rev().find(|f| is_room(f, "message.completed")).unwrap();
     assert_eq!(done["event"]["payload"]["text"], "Working on it.");
     assert_eq!(done["event"]["sessionId"], "src");
     // Closing the source ends the side, then no codex is left.
     let (status, _) = s.delete("/v1/rooms/r/sessions/src").await;
     assert_eq!(status, StatusCode::NO_CONTENT);
-    let frames = frames_until(&mut ws, |f| is_room(f, "session.completed")).await;
+    let frames = ws.frames_until(|f| is_room(f, "session.completed")).await;
     assert!(frames.iter().any(|f| is_side(f, "session.completed")));
     let (status, body) = s.post_empty("/v1/rooms/r/sessions/side/resume").await;
     assert_eq!(error_code(status, &body, StatusCode::CONFLICT), "side_expired");

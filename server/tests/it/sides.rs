@@ -19,19 +19,6 @@ async fn open(s: &Server, source: &str, body: Value) -> (StatusCode, Value) {
     s.post(&format!("/v1/rooms/r/sessions/{source}/sides"), body).await
 }
 
-/// Frames until one matches; returns them all.
-async fn frames_until(ws: &mut Ws, mut pred: impl FnMut(&Value) -> bool) -> Vec<Value> {
-    let mut out = Vec::new();
-    loop {
-        let f = ws.frame().await;
-        let done = pred(&f);
-        out.push(f);
-        if done {
-            return out;
-        }
-    }
-}
-
 fn side_events(frames: &[Value]) -> Vec<Value> {
     frames.iter().filter(|f| f["type"] == "side_event").map(|f| f["event"].clone()).collect()
 }
@@ -134,7 +121,7 @@ async fn side_events_are_ephemeral_ordered_and_replayable_from_memory() {
     let head_before = ws.until_type("turn.completed").await.last().unwrap()["seq"].as_u64().unwrap();
     let (status, _) = open(&s, "src", json!({"requestId": "q", "sideSessionId": "side"})).await;
     assert_eq!(status, StatusCode::CREATED);
-    let frames = frames_until(&mut ws, |f| is_side(f, "notice")).await;
+    let frames = ws.frames_until(|f| is_side(f, "notice")).await;
     let side = side_events(&frames);
     assert_eq!(side[0]["type"], "session.started", "nothing overtakes session.started: {side:?}");
     assert_eq!(side[0]["seq"], 1);
@@ -146,7 +133,7 @@ async fn side_events_are_ephemeral_ordered_and_replayable_from_memory() {
 
     // A side turn: its events are side_event frames with the side's own gap-free seq.
     s.turn("r", "side", "/history\nwhat colour?").await;
-    let frames = frames_until(&mut ws, |f| is_side(f, "turn.completed")).await;
+    let frames = ws.frames_until(|f| is_side(f, "turn.completed")).await;
     assert!(frames.iter().all(|f| f["type"] == "side_event"), "no room events: {frames:?}");
     let turn = side_events(&frames);
     for (i, e) in turn.iter().enumerate() {
@@ -237,7 +224,7 @@ async fn a_side_opened_while_the_source_streams_keeps_the_streams_apart() {
     let (status, opened) = open(&s, "src", json!({"requestId": "q", "sideSessionId": "side"})).await;
     assert_eq!(status, StatusCode::CREATED, "{opened}");
     s.turn("r", "side", "/chunks 10").await;
-    let frames = frames_until(&mut ws, |f| f["type"] == "event" && f["event"]["type"] == "turn.completed").await;
+    let frames = ws.frames_until(|f| f["type"] == "event" && f["event"]["type"] == "turn.completed").await;
     // The source's turn ended on the source, in the room log; the side's events all stayed side.
     for f in &frames {
         match f["type"].as_str().unwrap() {
@@ -254,7 +241,7 @@ async fn a_side_opened_while_the_source_streams_keeps_the_streams_apart() {
     assert!(room_events.iter().all(|e| e["sessionId"] == "src"));
     // The side's turn completes too.
     let side_done = frames.iter().any(|f| is_side(f, "turn.completed"))
-        || frames_until(&mut ws, |f| is_side(f, "turn.completed")).await.iter().any(|f| is_side(f, "turn.completed"));
+        || ws.frames_until(|f| is_side(f, "turn.completed")).await.iter().any(|f| is_side(f, "turn.completed"));
     assert!(side_done);
 }
 
@@ -289,10 +276,10 @@ async fn a_side_never_resumes_and_ends_with_its_source() {
     assert_eq!(status, StatusCode::OK, "a live side needs no resume: {body}");
     // Closing the source while the side's turn runs ends the side.
     s.turn("r", "side", "/slow 50\n/chunks 100").await;
-    frames_until(&mut ws, |f| is_side(f, "message.delta")).await;
+    ws.frames_until(|f| is_side(f, "message.delta")).await;
     let (status, _) = s.delete("/v1/rooms/r/sessions/src").await;
     assert_eq!(status, StatusCode::NO_CONTENT);
-    let frames = frames_until(&mut ws, |f| f["type"] == "event" && f["event"]["type"] == "session.completed").await;
+    let frames = ws.frames_until(|f| f["type"] == "event" && f["event"]["type"] == "session.completed").await;
     let side = side_events(&frames);
     let end = side.iter().find(|e| e["type"] == "session.completed").expect("the side completed");
     assert_eq!(end["payload"]["reason"], "source_closed");
@@ -334,7 +321,7 @@ async fn side_interactions_and_cancel_use_the_ordinary_endpoints() {
     ws.hello().await;
     open(&s, "src", json!({"requestId": "q", "sideSessionId": "side"})).await;
     s.turn("r", "side", "/run ls").await;
-    let frames = frames_until(&mut ws, |f| is_side(f, "interaction.requested")).await;
+    let frames = ws.frames_until(|f| is_side(f, "interaction.requested")).await;
     let req = side_events(&frames).pop().unwrap();
     let rid = req["payload"]["requestId"].as_str().unwrap();
     let (_, list) = s.get("/v1/rooms/r/sessions/side/interactions").await;
@@ -342,16 +329,16 @@ async fn side_interactions_and_cancel_use_the_ordinary_endpoints() {
     let (status, _) =
         s.post(&format!("/v1/rooms/r/sessions/side/interactions/{rid}"), json!({"decision": "accept"})).await;
     assert_eq!(status, StatusCode::OK);
-    let frames = frames_until(&mut ws, |f| is_side(f, "turn.completed")).await;
+    let frames = ws.frames_until(|f| is_side(f, "turn.completed")).await;
     assert!(frames.iter().any(|f| is_side(f, "call.completed")));
     s.turn("r", "side", "/hang").await;
-    frames_until(&mut ws, |f| is_side(f, "turn.started")).await;
+    ws.frames_until(|f| is_side(f, "turn.started")).await;
     let (status, _) = s.post_empty("/v1/rooms/r/sessions/side/cancel").await;
     assert_eq!(status, StatusCode::ACCEPTED);
-    frames_until(&mut ws, |f| is_side(f, "turn.canceled")).await;
+    ws.frames_until(|f| is_side(f, "turn.canceled")).await;
     let (status, _) = s.delete("/v1/rooms/r/sessions/side").await;
     assert_eq!(status, StatusCode::NO_CONTENT);
-    let f = frames_until(&mut ws, |f| is_side(f, "session.completed")).await.pop().unwrap();
+    let f = ws.frames_until(|f| is_side(f, "session.completed")).await.pop().unwrap();
     assert_eq!(f["event"]["payload"]["session"]["status"], "completed");
     // The source is untouched.
     let (_, src) = s.get("/v1/rooms/r/sessions/src").await;

@@ -280,6 +280,19 @@ impl Ws {
         f["event"].clone()
     }
 
+    /// Frames up to and including the first one matching `pred`.
+    pub async fn frames_until(&mut self, mut pred: impl FnMut(&Value) -> bool) -> Vec<Value> {
+        let mut out = Vec::new();
+        loop {
+            let f = self.frame().await;
+            let done = pred(&f);
+            out.push(f);
+            if done {
+                return out;
+            }
+        }
+    }
+
     /// Events up to and including the first one matching `pred`.
     pub async fn until(&mut self, mut pred: impl FnMut(&Value) -> bool) -> Vec<Value> {
         let mut out = Vec::new();
@@ -339,6 +352,15 @@ pub struct Codex {
 }
 
 pub const MOCK_KEY: &str = "test-key-123";
+
+/// A server whose codex is logged in to the mock model, and a reader of room `r` past its `hello`.
+pub async fn codex_server() -> (Codex, Server, Ws) {
+    let c = Codex::new(ensemble_mock_model::CodexProvider::default(), Some(MOCK_KEY)).await;
+    let s = Server::start(&c.args()).await;
+    let mut ws = s.ws("r", None).await;
+    ws.hello().await;
+    (c, s, ws)
+}
 
 impl Codex {
     /// `key`: the API key Ensemble gives codex (None: none, to see `auth_required`).
