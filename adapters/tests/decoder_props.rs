@@ -1,9 +1,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
 //! Property tests of the JSON-RPC framing (`LineDecoder`) and classification (`decode`): bounded
-//! case counts, so they run in CI on stable. The unbounded versions are the cargo-fuzz targets in
-//! `fuzz/`.
+//! case counts, so they run in CI on stable. The unbounded version is the cargo-fuzz target
+//! `fuzz/fuzz_targets/jsonrpc_line.rs`; both check the model in `ensemble_test_models::jsonrpc`.
 
-use ensemble_adapters::kit::jsonrpc::{DecodeError, ErrorObject, Incoming, Line, LineDecoder, decode};
+use ensemble_adapters::kit::jsonrpc::{DecodeError, ErrorObject, Incoming, Line, decode};
+use ensemble_test_models::jsonrpc::{EmptyPushes, check_decode, check_line, feed, frame, tail_modulo_cr};
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 
@@ -16,71 +17,6 @@ fn config() -> ProptestConfig {
 // ---------------------------------------------------------------------------------------------
 // Framing
 
-/// The framing rules, written independently of the decoder: split on `\n`; a line over `max` bytes
-/// is reported as too long with its full length (a `\r` before the `\n` counts); a complete line
-/// loses one trailing `\r`; the unterminated tail, if any, comes out of `finish`.
-fn model(stream: &[u8], max: usize) -> (Vec<Line>, Option<Line>) {
-    let max = max.max(1);
-    let mut parts: Vec<&[u8]> = stream.split(|&b| b == b'\n').collect();
-    let tail = parts.pop().unwrap_or_default();
-    let lines = parts
-        .into_iter()
-        .map(|l| if l.len() > max { Line::TooLong(l.len()) } else { Line::Complete(strip_cr(l).to_vec()) })
-        .collect();
-    let tail = match tail.len() {
-        0 => None,
-        n if n > max => Some(Line::TooLong(n)),
-        _ => Some(Line::Complete(tail.to_vec())),
-    };
-    (lines, tail)
-}
-
-fn strip_cr(l: &[u8]) -> &[u8] {
-    l.strip_suffix(b"\r").unwrap_or(l)
-}
-
-/// The last line modulo one trailing `\r`: `push` strips it from complete lines, `finish` (today)
-/// does not; `decode` ignores it either way, so it is not part of the contract.
-fn normalize_tail(l: Option<Line>) -> Option<Line> {
-    match l {
-        Some(Line::Complete(b)) => Some(Line::Complete(strip_cr(&b).to_vec())),
-        other => other,
-    }
-}
-
-/// What a decoder produced from one feeding of a stream.
-struct Fed {
-    lines: Vec<Line>,
-    tail: Option<Line>,
-    /// The most bytes buffered after any `push`.
-    peak: usize,
-}
-
-/// Feeds `stream` in chunks of the given sizes (cycled; an empty `push` before each chunk when
-/// `empties`), then finishes.
-fn feed(stream: &[u8], max: usize, sizes: &[usize], empties: bool) -> Fed {
-    let mut d = LineDecoder::new(max);
-    let mut lines = Vec::new();
-    let mut peak = 0;
-    let mut rest = stream;
-    for &size in sizes.iter().cycle() {
-        if rest.is_empty() {
-            break;
-        }
-        if empties {
-            assert_eq!(d.push(&[]), vec![], "an empty push completes nothing");
-        }
-        let (chunk, after) = rest.split_at(size.clamp(1, rest.len()));
-        rest = after;
-        lines.extend(d.push(chunk));
-        peak = peak.max(d.buffered());
-    }
-    let tail = d.finish();
-    assert_eq!(d.buffered(), 0, "finish leaves nothing buffered");
-    assert_eq!(d.finish(), None, "finish is idempotent");
-    Fed { lines, tail, peak }
-}
-
 /// Streams rich in newlines, carriage returns and repeated bytes.
 fn stream() -> impl Strategy<Value = Vec<u8>> {
     let byte = prop_oneof![3 => any::<u8>(), 2 => Just(b'\n'), 1 => Just(b'\r'), 4 => b'a'..=b'e'];
@@ -89,6 +25,10 @@ fn stream() -> impl Strategy<Value = Vec<u8>> {
 
 fn chunk_sizes() -> impl Strategy<Value = Vec<usize>> {
     prop::collection::vec(1usize..=24, 1..8)
+}
+
+fn empty_pushes() -> impl Strategy<Value = EmptyPushes> {
+    prop_oneof![Just(EmptyPushes::Between), Just(EmptyPushes::Never)]
 }
 
 proptest! {
@@ -100,35 +40,28 @@ proptest! {
         stream in stream(),
         max in 0usize..=40,
         sizes in chunk_sizes(),
-        empties in any::<bool>(),
+        empties in empty_pushes(),
     ) {
-        let whole = feed(&stream, max, &[stream.len().max(1)], false);
+        let whole = feed(&stream, max, &[], EmptyPushes::Never);
         let chunked = feed(&stream, max, &sizes, empties);
-        let bytewise = feed(&stream, max, &[1], false);
+        let bytewise = feed(&stream, max, &[1], EmptyPushes::Never);
         prop_assert_eq!(&chunked.lines, &whole.lines);
         prop_assert_eq!(&chunked.tail, &whole.tail);
         prop_assert_eq!(&bytewise.lines, &whole.lines);
         prop_assert_eq!(&bytewise.tail, &whole.tail);
-        let (lines, tail) = model(&stream, max);
+        let (lines, tail) = frame(&stream, max);
         prop_assert_eq!(&whole.lines, &lines);
-        prop_assert_eq!(normalize_tail(whole.tail), normalize_tail(tail));
+        prop_assert_eq!(tail_modulo_cr(whole.tail), tail_modulo_cr(tail));
     }
 
-    /// The decoder promises `buffered() <= max` at all times (not merely max + a chunk), and never
-    /// returns a complete line over the limit or a too-long report within it.
+    /// The decoder promises `buffered() <= max` at all times (not merely max + a chunk; `feed`
+    /// checks it after every push), and never returns a complete line over the limit or a too-long
+    /// report within it.
     #[test]
     fn memory_and_lines_stay_within_the_limit(stream in stream(), max in 0usize..=40, sizes in chunk_sizes()) {
-        let limit = max.max(1);
-        let fed = feed(&stream, max, &sizes, false);
-        prop_assert!(fed.peak <= limit, "buffered {} bytes with a limit of {}", fed.peak, limit);
+        let fed = feed(&stream, max, &sizes, EmptyPushes::Never);
         for line in fed.lines.iter().chain(fed.tail.iter()) {
-            match line {
-                Line::Complete(b) => {
-                    prop_assert!(b.len() <= limit);
-                    prop_assert!(!b.contains(&b'\n'));
-                }
-                Line::TooLong(n) => prop_assert!(*n > limit),
-            }
+            check_line(line, max);
         }
     }
 
@@ -152,10 +85,9 @@ proptest! {
             let on_the_wire = len + usize::from(crlf);
             want.push(if on_the_wire > max { Line::TooLong(on_the_wire) } else { Line::Complete(vec![byte; len]) });
         }
-        let fed = feed(&stream, max, &sizes, false);
+        let fed = feed(&stream, max, &sizes, EmptyPushes::Never);
         prop_assert_eq!(fed.lines, want);
         prop_assert_eq!(fed.tail, None);
-        prop_assert!(fed.peak <= max);
     }
 }
 
@@ -340,20 +272,21 @@ fn case() -> impl Strategy<Value = Case> {
 proptest! {
     #![proptest_config(config())]
 
+    /// Whatever `decode` accepts agrees with a plain reading of the JSON (and nothing panics).
     #[test]
     fn decode_never_panics_on_arbitrary_bytes(bytes in prop::collection::vec(any::<u8>(), 0..512)) {
-        let _ = decode(&bytes);
+        check_decode(&bytes);
     }
 
     #[test]
     fn decode_never_panics_on_near_json(wire in json_value(), cut in any::<prop::sample::Index>(), byte in any::<u8>()) {
         let mut text = serde_json::to_vec(&wire).unwrap();
         let at = cut.index(text.len() + 1);
-        let _ = decode(&text[..at]);
+        check_decode(&text[..at]);
         if at < text.len() {
             text[at] = byte;
         }
-        let _ = decode(&text);
+        check_decode(&text);
     }
 
     /// Valid requests, notifications and responses (with codex's quirks: no `jsonrpc`, extra
@@ -362,6 +295,7 @@ proptest! {
     fn messages_are_classified(case in case()) {
         let line = serde_json::to_vec(&case.wire).unwrap();
         prop_assert_eq!(decode(&line), case.want(), "{}", String::from_utf8_lossy(&line));
+        check_decode(&line);
         // Pretty-printed, or padded with whitespace and a stray `\r`: the same message.
         let pretty = serde_json::to_vec_pretty(&case.wire).unwrap();
         prop_assert_eq!(decode(&pretty), case.want());
@@ -416,7 +350,7 @@ proptest! {
             stream.push(b'\n');
             want.push(Ok(case.want()));
         }
-        let fed = feed(&stream, MAX, &sizes, false);
+        let fed = feed(&stream, MAX, &sizes, EmptyPushes::Never);
         prop_assert_eq!(fed.tail, None);
         let got: Vec<_> = fed
             .lines

@@ -9,14 +9,12 @@
 use std::net::IpAddr;
 
 use ensemble_server::security::{AccessPolicy, HostName, parse_host_header, parse_origin};
+use ensemble_test_models::hosts::is_loopback_ip;
 use libfuzzer_sys::fuzz_target;
 
 fn loopback(name: &HostName) -> bool {
     match name {
-        HostName::Ip(IpAddr::V4(ip)) => ip.octets()[0] == 127,
-        HostName::Ip(IpAddr::V6(ip)) => {
-            ip.segments() == [0, 0, 0, 0, 0, 0, 0, 1] || ip.to_ipv4_mapped().is_some_and(|v4| v4.octets()[0] == 127)
-        }
+        HostName::Ip(ip) => is_loopback_ip(*ip),
         HostName::Name(n) => n == "localhost",
     }
 }

@@ -4,13 +4,13 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use ensemble_server::config::{Cli, Command};
-use ensemble_server::{openapi, server, telemetry};
+use ensemble_server::{openapi, router, server, telemetry};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let args = match cli.command {
         Some(Command::Openapi) => {
-            print!("{}", openapi::pretty());
+            print!("{}", openapi::pretty(&router::openapi()));
             return ExitCode::SUCCESS;
         }
         Some(Command::Serve(args)) => *args,

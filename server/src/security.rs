@@ -10,6 +10,7 @@ use std::fmt;
 use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
@@ -18,7 +19,6 @@ use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-use crate::app::AppState;
 use crate::error::ApiError;
 
 /// Shortest token accepted (bytes, after trimming).
@@ -427,12 +427,12 @@ fn query_carries_token(query: Option<&str>) -> bool {
 }
 
 /// The middleware: Host, Origin, token (see the module documentation).
-pub async fn guard(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
+pub async fn guard(State(access): State<Arc<Access>>, mut req: Request, next: Next) -> Response {
     let path = req.uri().path();
     if PUBLIC_PATHS.contains(&path) {
         return next.run(req).await;
     }
-    match state.access.policy.check(req.headers()) {
+    match access.policy.check(req.headers()) {
         Ok(()) => {}
         Err(Refusal::Host) => {
             tracing::warn!("refused a request with a Host that is not allowed (DNS rebinding protection)");
@@ -458,7 +458,7 @@ pub async fn guard(State(state): State<AppState>, mut req: Request, next: Next) 
     let cors = req
         .headers()
         .get(header::ORIGIN)
-        .filter(|o| o.to_str().is_ok_and(|o| state.access.policy.is_trusted_origin(o)))
+        .filter(|o| o.to_str().is_ok_and(|o| access.policy.is_trusted_origin(o)))
         .cloned();
     if let Some(origin) = &cors
         && req.method() == Method::OPTIONS
@@ -476,10 +476,10 @@ pub async fn guard(State(state): State<AppState>, mut req: Request, next: Next) 
         )
             .into_response();
     }
-    let mut res = if state.access.console_path(path) {
+    let mut res = if access.console_path(path) {
         next.run(req).await
     } else {
-        match authenticate(&state.access.token, req.headers()) {
+        match authenticate(&access.token, req.headers()) {
             Some(how) => {
                 req.extensions_mut().insert(how);
                 next.run(req).await

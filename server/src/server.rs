@@ -12,10 +12,11 @@ use ensemble_runtime::controller::{Controller, ControllerConfig};
 use ensemble_runtime::store::{Retention, Store, StoreConfig, Synchronous};
 use tokio::net::TcpListener;
 
-use crate::app::{AppConfig, AppState, router};
 use crate::config::{ServeArgs, SqliteSync};
+use crate::router::router;
 use crate::runs::Run;
 use crate::security::{self, Access, AccessPolicy, TokenSource};
+use crate::state::{AppConfig, AppState};
 use crate::telemetry;
 use crate::workspace::WorkspaceRoots;
 

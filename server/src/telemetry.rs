@@ -3,16 +3,16 @@
 use std::sync::OnceLock;
 use std::time::Instant;
 
-use axum::extract::{MatchedPath, Request, State};
+use axum::extract::{MatchedPath, Request};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use ensemble_runtime::controller::Controller;
 use ensemble_runtime::model::SessionStatus;
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::filter::LevelFilter;
 
-use crate::app::AppState;
 use crate::config::LogFormat;
 
 /// Logs go to stderr (stdout carries the `listening on` line). `RUST_LOG` filters.
@@ -42,26 +42,27 @@ pub fn metrics_handle() -> Option<&'static PrometheusHandle> {
         .as_ref()
 }
 
-pub fn render_metrics(state: &AppState) -> Response {
+/// The Prometheus text, with the gauges of this controller read now.
+pub fn render_metrics(controller: &Controller) -> Response {
     let Some(handle) = metrics_handle() else {
         return (StatusCode::SERVICE_UNAVAILABLE, "metrics are not available").into_response();
     };
     // Gauges that are cheaper to read at scrape time than to maintain.
-    let counts = state.controller.status_counts();
+    let counts = controller.status_counts();
     for status in SessionStatus::ALL {
         let n = counts.get(&status).copied().unwrap_or(0);
         metrics::gauge!("ensemble_sessions", "status" => status.as_str()).set(n as f64);
     }
-    metrics::gauge!("ensemble_live_provider_processes").set(state.controller.live_processes() as f64);
-    metrics::gauge!("ensemble_store_queue_length").set(state.controller.store().queue_len() as f64);
-    metrics::gauge!("ensemble_active_rooms").set(state.controller.hub().active_rooms() as f64);
+    metrics::gauge!("ensemble_live_provider_processes").set(controller.live_processes() as f64);
+    metrics::gauge!("ensemble_store_queue_length").set(controller.store().queue_len() as f64);
+    metrics::gauge!("ensemble_active_rooms").set(controller.hub().active_rooms() as f64);
     ([(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"))], handle.render())
         .into_response()
 }
 
 /// Counts requests by route and status, and logs each at debug level. The span names the matched
 /// route, never the raw URI, so query strings stay out of logs.
-pub async fn track_http(State(_state): State<AppState>, req: Request, next: Next) -> Response {
+pub async fn track_http(req: Request, next: Next) -> Response {
     let route =
         req.extensions().get::<MatchedPath>().map(|p| p.as_str().to_owned()).unwrap_or_else(|| "unmatched".into());
     let method = req.method().as_str().to_owned();

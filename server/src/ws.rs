@@ -20,9 +20,10 @@ use futures::{SinkExt, StreamExt};
 use tokio::time::{Instant, timeout};
 
 use crate::api::{ClientFrame, ServerFrame, WsQuery};
-use crate::app::AppState;
-use crate::error::{ApiError, ErrorResponse, Path, Query};
+use crate::error::{ApiError, ErrorResponse, Query};
+use crate::routes::params::RoomPath;
 use crate::security::{APP_PROTOCOL, Authenticated};
+use crate::state::AppState;
 
 /// Close code after a `resync` frame (the client must reload and reconnect).
 pub const CLOSE_RESYNC: u16 = 4000;
@@ -35,18 +36,18 @@ const FLUSH_BATCH: usize = 64;
 
 /// The room's live WebSocket (see the contract's "Room WebSocket").
 #[utoipa::path(get, path = "/v1/rooms/{roomId}/ws", tag = "rooms",
-    params(("roomId" = String, Path, description = "Room id"), WsQuery),
+    params(RoomPath, WsQuery),
     responses(
         (status = 101, description = "Switching protocols. The server sends `ServerFrame`s as JSON text frames; the client may send `ClientFrame`s.", body = ServerFrame),
         (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn room_ws(
     State(state): State<AppState>,
-    Path(room): Path<String>,
+    room: RoomPath,
     Query(q): Query<WsQuery>,
     auth: Option<Extension<Authenticated>>,
     ws: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> Result<Response, ApiError> {
-    ensemble_runtime::model::validate_id("roomId", &room).map_err(|m| ApiError::bad_request("invalid_id", m))?;
+    let room = room.into_id()?;
     let ws = ws.map_err(|r| {
         ApiError::new(
             if r.status() == StatusCode::METHOD_NOT_ALLOWED {
@@ -316,7 +317,7 @@ impl Connection {
     }
 
     /// Feeds a batch of frames and flushes once, all under one write timeout: a timer per frame
-    /// cost ~20% of the server's CPU per delivery at 100 subscribers (see `benches/fanout.rs`).
+    /// cost ~20% of the server's CPU per delivery at 100 subscribers (see `benches/fanout/`).
     async fn write_batch(&mut self, items: Vec<Item>) -> Result<(), End> {
         let socket = &mut self.socket;
         let write = async move {

@@ -1,0 +1,46 @@
+//! A session's pending approvals and questions, and the answers to them.
+
+use axum::extract::State;
+use serde::Deserialize;
+
+use super::params::SessionPath;
+use crate::api::{AnswerAccepted, AnswerRequest, InteractionList};
+use crate::error::{ApiError, ErrorResponse, Json, Path};
+use crate::state::AppState;
+
+/// Pending interactive requests (approvals, questions).
+#[utoipa::path(get, path = "/v1/rooms/{roomId}/sessions/{sessionId}/interactions", tag = "interactions",
+    params(SessionPath),
+    responses((status = 200, body = InteractionList), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
+pub async fn list_interactions(
+    State(state): State<AppState>,
+    session: SessionPath,
+) -> Result<Json<InteractionList>, ApiError> {
+    Ok(Json(InteractionList { data: state.controller.interactions(&session.key()?)? }))
+}
+
+/// The `{requestId}` of `…/interactions/{requestId}`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RequestIdPath {
+    request_id: String,
+}
+
+/// Answers one interactive request.
+#[utoipa::path(post, path = "/v1/rooms/{roomId}/sessions/{sessionId}/interactions/{requestId}", tag = "interactions",
+    params(SessionPath, ("requestId" = String, Path)),
+    request_body = AnswerRequest,
+    responses((status = 200, body = AnswerAccepted), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
+pub async fn answer_interaction(
+    State(state): State<AppState>,
+    session: SessionPath,
+    Path(RequestIdPath { request_id }): Path<RequestIdPath>,
+    Json(body): Json<AnswerRequest>,
+) -> Result<Json<AnswerAccepted>, ApiError> {
+    let k = session.key()?;
+    if request_id.is_empty() || request_id.len() > 256 {
+        return Err(ApiError::bad_request("invalid_id", "requestId must be 1-256 characters"));
+    }
+    state.controller.answer(&k, &request_id, body.decision, body.answers).await?;
+    Ok(Json(AnswerAccepted { request_id, decision: body.decision }))
+}

@@ -1,0 +1,13 @@
+//! REST handlers, one file per resource (the contract's tags). Each converts between wire types and
+//! controller calls; no agent dialect here. The room WebSocket is `crate::ws`; the routes are put
+//! together, with their OpenAPI descriptions, in `crate::router`.
+
+pub mod goals;
+pub mod interactions;
+pub mod params;
+pub mod providers;
+pub mod rooms;
+pub mod sessions;
+pub mod sides;
+pub mod system;
+pub mod turns;

@@ -1,0 +1,46 @@
+//! `/v1/rooms` and a room's durable event log. (The room WebSocket is `crate::ws`.)
+
+use axum::extract::State;
+use axum::response::{IntoResponse, Response};
+use serde_json::value::RawValue;
+
+use super::params::{RoomPath, events_page, history_expired};
+use crate::api::{EventList, EventsQuery, RoomList};
+use crate::error::{ApiError, ErrorResponse, Json, Query};
+use crate::state::AppState;
+
+/// Rooms that have sessions or events.
+#[utoipa::path(get, path = "/v1/rooms", tag = "rooms",
+    responses((status = 200, body = RoomList), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
+pub async fn list_rooms(State(state): State<AppState>) -> Result<Json<RoomList>, ApiError> {
+    Ok(Json(RoomList { data: state.controller.rooms().await? }))
+}
+
+/// Durable events of a room with `seq > after`, oldest first.
+#[utoipa::path(get, path = "/v1/rooms/{roomId}/events", tag = "rooms",
+    params(RoomPath, EventsQuery),
+    responses(
+        (status = 200, body = EventList),
+        (status = 410, description = "The requested history is no longer retained: reload state and continue from `headSeq`", body = ErrorResponse),
+        (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
+pub async fn list_events(
+    State(state): State<AppState>,
+    room: RoomPath,
+    Query(q): Query<EventsQuery>,
+) -> Result<Response, ApiError> {
+    let room = room.id()?;
+    let (after, limit) = events_page(&q)?;
+    let page = state.controller.events(room, after, limit).await?;
+    if after < page.pruned_through {
+        let message = format!("events up to seq {} are no longer retained", page.pruned_through);
+        return Err(history_expired(message, page.pruned_through, page.head_seq));
+    }
+    #[derive(serde::Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct RawList {
+        data: Vec<Box<RawValue>>,
+        head_seq: u64,
+    }
+    let body = RawList { data: page.events.into_iter().map(|(_, e)| e).collect(), head_seq: page.head_seq };
+    Ok(axum::Json(body).into_response())
+}

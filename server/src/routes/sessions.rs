@@ -1,0 +1,94 @@
+//! A room's sessions: start, list, read, close, and the live process's lifecycle (resume, release,
+//! disconnect).
+
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use ensemble_runtime::controller::StartSession;
+use ensemble_runtime::model::Session;
+
+use super::params::{RoomPath, SessionPath};
+use crate::api::{SessionList, StartSessionRequest};
+use crate::error::{ApiError, ErrorResponse, Json};
+use crate::state::AppState;
+
+/// Starts a session. The room is created on first use.
+#[utoipa::path(post, path = "/v1/rooms/{roomId}/sessions", tag = "sessions",
+    params(RoomPath),
+    request_body = StartSessionRequest,
+    responses((status = 201, body = Session), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
+pub async fn start_session(
+    State(state): State<AppState>,
+    room: RoomPath,
+    Json(body): Json<StartSessionRequest>,
+) -> Result<Response, ApiError> {
+    let room = room.into_id()?;
+    let cwd = body.cwd.as_deref().map(|c| state.workspace.resolve(c)).transpose()?;
+    let session = state
+        .controller
+        .start(StartSession {
+            room_id: room,
+            session_id: body.session_id,
+            provider: body.provider,
+            title: body.title,
+            cwd: cwd.map(|c| c.to_string_lossy().into_owned()),
+            settings: body.settings.unwrap_or_default(),
+        })
+        .await?;
+    let mut headers = HeaderMap::new();
+    if let Ok(loc) = HeaderValue::from_str(&format!("/v1/rooms/{}/sessions/{}", session.room_id, session.session_id)) {
+        headers.insert(header::LOCATION, loc);
+    }
+    Ok((StatusCode::CREATED, headers, Json(session)).into_response())
+}
+
+/// Canonical, visible sessions of a room.
+#[utoipa::path(get, path = "/v1/rooms/{roomId}/sessions", tag = "sessions",
+    params(RoomPath),
+    responses((status = 200, body = SessionList), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
+pub async fn list_sessions(State(state): State<AppState>, room: RoomPath) -> Result<Json<SessionList>, ApiError> {
+    Ok(Json(SessionList { data: state.controller.sessions(room.id()?) }))
+}
+
+/// One session (side sessions too).
+#[utoipa::path(get, path = "/v1/rooms/{roomId}/sessions/{sessionId}", tag = "sessions",
+    params(SessionPath),
+    responses((status = 200, body = Session), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
+pub async fn get_session(State(state): State<AppState>, session: SessionPath) -> Result<Json<Session>, ApiError> {
+    Ok(Json(state.controller.session(&session.key()?)?))
+}
+
+/// Closes a session. Idempotent.
+#[utoipa::path(delete, path = "/v1/rooms/{roomId}/sessions/{sessionId}", tag = "sessions",
+    params(SessionPath),
+    responses((status = 204, description = "Closed"), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
+pub async fn close_session(State(state): State<AppState>, session: SessionPath) -> Result<StatusCode, ApiError> {
+    state.controller.close(&session.key()?).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Reconnects a session whose live process is gone.
+#[utoipa::path(post, path = "/v1/rooms/{roomId}/sessions/{sessionId}/resume", tag = "sessions",
+    params(SessionPath),
+    responses((status = 200, body = Session), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
+pub async fn resume_session(State(state): State<AppState>, session: SessionPath) -> Result<Json<Session>, ApiError> {
+    Ok(Json(state.controller.resume(&session.key()?).await?))
+}
+
+/// Stops the live process of an idle session, keeping it resumable.
+#[utoipa::path(post, path = "/v1/rooms/{roomId}/sessions/{sessionId}/release", tag = "sessions",
+    params(SessionPath),
+    responses((status = 204, description = "Released"), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
+pub async fn release_session(State(state): State<AppState>, session: SessionPath) -> Result<StatusCode, ApiError> {
+    state.controller.release(&session.key()?).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Drops the live process now (pending interactions are rejected), keeping it resumable.
+#[utoipa::path(post, path = "/v1/rooms/{roomId}/sessions/{sessionId}/disconnect", tag = "sessions",
+    params(SessionPath),
+    responses((status = 204, description = "Disconnected"), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
+pub async fn disconnect_session(State(state): State<AppState>, session: SessionPath) -> Result<StatusCode, ApiError> {
+    state.controller.disconnect(&session.key()?).await?;
+    Ok(StatusCode::NO_CONTENT)
+}

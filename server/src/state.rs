@@ -1,0 +1,80 @@
+//! The application state every handler and middleware shares. It imports nothing that imports it:
+//! the router, the handlers, the WebSocket and the telemetry build on it, never the other way.
+
+use std::collections::HashMap;
+use std::ops::Deref;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ensemble_runtime::controller::Controller;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::WsLimits;
+use crate::security::Access;
+use crate::workspace::WorkspaceRoots;
+
+/// Everything a handler may need.
+pub struct App {
+    pub controller: Controller,
+    pub ws: WsLimits,
+    /// Cancelled when the server stops: WebSockets close with a close frame.
+    pub shutdown: CancellationToken,
+    draining: AtomicBool,
+    pub ws_connections: AtomicUsize,
+    /// Open WebSockets per room (entries removed at zero).
+    pub ws_rooms: Mutex<HashMap<String, usize>>,
+    pub max_body_bytes: usize,
+    pub request_timeout: Duration,
+    /// Shared with the access guard, which needs nothing else of the state.
+    pub access: Arc<Access>,
+    pub workspace: WorkspaceRoots,
+    /// Enables test-only routes (a handler that panics).
+    pub test_hooks: bool,
+}
+
+/// What the HTTP edge is configured with.
+pub struct AppConfig {
+    pub ws: WsLimits,
+    pub max_body_bytes: usize,
+    pub request_timeout: Duration,
+    pub access: Access,
+    pub workspace: WorkspaceRoots,
+    pub test_hooks: bool,
+}
+
+#[derive(Clone)]
+pub struct AppState(pub Arc<App>);
+
+impl Deref for AppState {
+    type Target = App;
+    fn deref(&self) -> &App {
+        &self.0
+    }
+}
+
+impl AppState {
+    pub fn new(controller: Controller, config: AppConfig) -> Self {
+        Self(Arc::new(App {
+            controller,
+            ws: config.ws,
+            shutdown: CancellationToken::new(),
+            draining: AtomicBool::new(false),
+            ws_connections: AtomicUsize::new(0),
+            ws_rooms: Mutex::new(HashMap::new()),
+            max_body_bytes: config.max_body_bytes,
+            request_timeout: config.request_timeout,
+            access: Arc::new(config.access),
+            workspace: config.workspace,
+            test_hooks: config.test_hooks,
+        }))
+    }
+
+    pub fn is_draining(&self) -> bool {
+        self.draining.load(Ordering::Relaxed)
+    }
+
+    pub fn start_draining(&self) {
+        self.draining.store(true, Ordering::Relaxed);
+    }
+}

@@ -1,0 +1,26 @@
+//! The server's integration tests, in one test binary: one link instead of one per file. Most start
+//! the real `ensemble` binary on port 0 (see `common`); the property tests (`*_props`) call the
+//! library.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
+
+mod common;
+
+mod access;
+mod access_props;
+mod chaos;
+mod codex;
+mod codex_env;
+mod codex_goals;
+mod codex_sides;
+mod durability;
+mod errors;
+mod goals;
+mod limits;
+mod misbehaving_agents;
+mod observability;
+mod openapi;
+mod replay;
+mod sessions;
+mod sides;
+mod ws_frame_props;
