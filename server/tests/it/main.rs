@@ -13,6 +13,7 @@ mod codex;
 mod codex_env;
 mod codex_goals;
 mod codex_sides;
+mod docs;
 mod durability;
 mod errors;
 mod goals;
