@@ -164,7 +164,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
 
     // Room WebSockets flush once per batch of frames, so Nagle buys nothing; with it, a small batch
     // written while the previous one is unacknowledged waits for the peer's delayed ACK (up to
-    // 40 ms on Linux), which dominated the fan-out p99 (see `benches/fanout.rs`).
+    // 40 ms on Linux), which dominated the fan-out p99 (see `server/benches/fanout/`).
     let listener = listener.tap_io(|tcp| {
         if let Err(e) = tcp.set_nodelay(true) {
             tracing::debug!(error = %e, "could not set TCP_NODELAY");
