@@ -19,7 +19,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use async_trait::async_trait;
 use ensemble_runtime::adapter::{
@@ -33,19 +33,21 @@ use ensemble_runtime::event::{
 };
 use ensemble_runtime::model::{AuthState, InputItem, Session, SessionKey, SessionPatch, SideCapabilities};
 use serde_json::{Value, json};
-use tokio::io::AsyncReadExt;
 use tokio::sync::Notify;
 
+use crate::kit::availability::{Availability, AvailabilityCell};
+use crate::kit::binary::{self, BinaryCheck, Version};
 use crate::kit::goals::GoalEngine;
-use crate::kit::jsonrpc::{Incoming, Line, LineDecoder, RpcClient, RpcConfig, RpcError};
+use crate::kit::jsonrpc::{Incoming, RpcClient, RpcConfig, RpcError};
 use crate::kit::process::{ProcessSpec, Supervised, base_env};
+use crate::kit::stderr::{self, StderrTail};
 use ensemble_runtime::goal::{GoalAction, GoalCommand, GoalFact, ProviderGoal};
 use translate::Translator;
 
 /// The provider id.
 pub const CODEX: &str = "codex";
 /// The oldest app-server this adapter speaks to.
-pub const MIN_VERSION: (u64, u64, u64) = (0, 169, 0);
+pub const MIN_VERSION: Version = Version::new(0, 169, 0);
 /// Lines of codex's stderr kept for error messages.
 const STDERR_TAIL: usize = 20;
 /// Provider-state key: the codex thread that has run a turn (so codex has written its rollout).
@@ -117,23 +119,16 @@ pub fn commands() -> Vec<CommandInfo> {
     ]
 }
 
-#[derive(Clone, Debug)]
-enum Availability {
-    Unknown,
-    Available { version: String },
-    Unavailable { reason: String, since: Instant, retry: bool },
-}
-
 /// The codex provider.
 pub struct CodexAdapter {
     config: CodexConfig,
     sessions: Mutex<HashMap<SessionKey, Arc<Live>>>,
-    availability: Arc<Mutex<Availability>>,
+    availability: AvailabilityCell,
 }
 
 impl CodexAdapter {
     pub fn new(config: CodexConfig) -> Self {
-        Self { config, sessions: Mutex::new(HashMap::new()), availability: Arc::new(Mutex::new(Availability::Unknown)) }
+        Self { config, sessions: Mutex::new(HashMap::new()), availability: AvailabilityCell::new(FAILURE_COOLDOWN) }
     }
 
     pub fn config(&self) -> &CodexConfig {
@@ -142,16 +137,7 @@ impl CodexAdapter {
 
     /// Runs `codex --version` and records whether codex can be used.
     pub async fn probe(&self) {
-        let state = probe(&self.config.bin).await;
-        if let Ok(mut a) = self.availability.lock() {
-            *a = state;
-        }
-    }
-
-    fn set_unavailable(&self, reason: String, retry: bool) {
-        if let Ok(mut a) = self.availability.lock() {
-            *a = Availability::Unavailable { reason, since: Instant::now(), retry };
-        }
+        self.availability.set(probe(&self.config.bin).await);
     }
 
     fn live(&self, key: &SessionKey) -> Option<Arc<Live>> {
@@ -196,18 +182,14 @@ impl CodexAdapter {
         })?;
         let spec = self.process_spec(session);
         let spawned = Supervised::spawn(&spec).map_err(|e| {
-            let reason = if e.kind() == std::io::ErrorKind::NotFound {
-                format!("the codex binary was not found at {}", self.config.bin.display())
-            } else {
-                format!("codex could not be started: {e}")
-            };
-            self.set_unavailable(reason.clone(), true);
+            let reason = binary::spawn_failure(CODEX, &self.config.bin, &e);
+            self.availability.failed(reason.clone());
             AdapterError::Unavailable(reason)
         })?;
         let label = format!("codex {}", session.key());
         let (rpc, incoming) = RpcClient::start(spawned.stdout, spawned.stdin, self.config.rpc.clone(), label);
-        let tail = Arc::new(Mutex::new(VecDeque::new()));
-        tokio::spawn(drain_stderr(spawned.stderr, session.key(), tail.clone(), self.config.rpc.max_line_bytes));
+        let tail = StderrTail::new(STDERR_TAIL);
+        tokio::spawn(stderr::drain(spawned.stderr, CODEX, session.key(), tail.clone(), self.config.rpc.max_line_bytes));
         let conn = Arc::new(Conn {
             label: session.key(),
             rpc,
@@ -249,7 +231,7 @@ impl CodexAdapter {
         if let Err(e) = init {
             let err = conn.rpc_error("initialize", e).await;
             conn.stop(&self.config).await;
-            self.set_unavailable(format!("start-up failure: {err}"), true);
+            self.availability.failed(format!("start-up failure: {err}"));
             return Err(err);
         }
         if let Err(e) = conn.rpc.notify("initialized", Value::Null).await {
@@ -372,45 +354,14 @@ impl CodexAdapter {
 }
 
 async fn probe(bin: &Path) -> Availability {
-    let out = tokio::time::timeout(
-        Duration::from_secs(10),
-        tokio::process::Command::new(bin).arg("--version").env_clear().envs(base_env()).kill_on_drop(true).output(),
-    )
-    .await;
-    let unavailable = |reason: String| Availability::Unavailable { reason, since: Instant::now(), retry: false };
-    match out {
-        Err(_) => unavailable(format!("`{} --version` did not answer", bin.display())),
-        Ok(Err(e)) if e.kind() == std::io::ErrorKind::NotFound => {
-            unavailable(format!("the codex binary was not found at {} (set --codex-bin)", bin.display()))
-        }
-        Ok(Err(e)) => unavailable(format!("`{} --version` failed: {e}", bin.display())),
-        Ok(Ok(o)) => {
-            let text = String::from_utf8_lossy(&o.stdout).into_owned();
-            match parse_version(&text) {
-                Some(v) if v >= MIN_VERSION => Availability::Available { version: format!("{}.{}.{}", v.0, v.1, v.2) },
-                Some(v) => unavailable(format!(
-                    "codex {}.{}.{} is older than the supported {}.{}.{}",
-                    v.0, v.1, v.2, MIN_VERSION.0, MIN_VERSION.1, MIN_VERSION.2
-                )),
-                None => unavailable(format!("unrecognised `codex --version` output: {}", text.trim())),
-            }
-        }
-    }
-}
-
-/// `codex-cli 0.169.0` → (0, 169, 0).
-pub fn parse_version(text: &str) -> Option<(u64, u64, u64)> {
-    let word = text.split_whitespace().find(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()))?;
-    let mut it = word.split(|c: char| !c.is_ascii_digit()).filter(|p| !p.is_empty()).map(|p| p.parse::<u64>());
-    Some((it.next()?.ok()?, it.next()?.ok()?, it.next().and_then(Result::ok).unwrap_or(0)))
-}
-
-/// Finds an executable on `PATH`.
-pub fn which(name: &str) -> Option<PathBuf> {
-    if name.contains('/') {
-        return Some(PathBuf::from(name));
-    }
-    std::env::var_os("PATH").and_then(|paths| std::env::split_paths(&paths).map(|d| d.join(name)).find(|p| p.is_file()))
+    let check = BinaryCheck {
+        name: CODEX,
+        bin,
+        setting: "--codex-bin",
+        min_version: MIN_VERSION,
+        timeout: Duration::from_secs(10),
+    };
+    binary::probe(&check).await
 }
 
 #[derive(Default)]
@@ -452,7 +403,7 @@ struct Conn {
     nonce: String,
     /// Set when Ensemble stops the process on purpose: its end is then not a loss.
     closing: AtomicBool,
-    stderr_tail: Arc<Mutex<VecDeque<String>>>,
+    stderr_tail: StderrTail,
     routes: Mutex<Routes>,
     replay_ready: Notify,
 }
@@ -561,11 +512,6 @@ impl Conn {
         out
     }
 
-    fn tail(&self) -> String {
-        let lines: Vec<String> = self.stderr_tail.lock().map(|t| t.iter().cloned().collect()).unwrap_or_default();
-        if lines.is_empty() { String::new() } else { format!("; last stderr: {}", lines.join(" | ")) }
-    }
-
     /// Turns an RPC failure into an adapter error, with the exit status when the process died.
     async fn rpc_error(&self, method: &str, e: RpcError) -> AdapterError {
         match e {
@@ -577,7 +523,10 @@ impl Conn {
                 let status = self.exit_status(Duration::from_millis(500)).await;
                 AdapterError::failed(
                     "provider_exited",
-                    format!("codex app-server went away during `{method}` ({reason}; {status}){}", self.tail()),
+                    format!(
+                        "codex app-server went away during `{method}` ({reason}; {status}){}",
+                        self.stderr_tail.suffix()
+                    ),
                 )
             }
         }
@@ -985,46 +934,13 @@ async fn route(conn: Arc<Conn>, mut incoming: tokio::sync::mpsc::Receiver<Incomi
     let status = if lost { conn.exit_status(Duration::from_secs(2)).await } else { String::new() };
     for live in conn.lives() {
         if lost && !live.detached.swap(true, Ordering::SeqCst) {
-            let reason = format!("codex app-server exited ({status}){}", conn.tail());
+            let reason = format!("codex app-server exited ({status}){}", conn.stderr_tail.suffix());
             tracing::warn!(session = %live.key, %reason, "codex process lost");
             let mut facts = live.close_open_items();
             facts.push(Fact::Lost { reason });
             live.sink.send(facts).await;
         }
         live.wake_waiters();
-    }
-}
-
-/// Forwards codex's stderr to the log, line by line, keeping a short tail for error messages.
-async fn drain_stderr(
-    mut stderr: tokio::process::ChildStderr,
-    key: SessionKey,
-    tail: Arc<Mutex<VecDeque<String>>>,
-    max_line: usize,
-) {
-    let mut decoder = LineDecoder::new(max_line.min(64 * 1024));
-    let mut buf = vec![0u8; 8192];
-    loop {
-        let n = match stderr.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => n,
-        };
-        for line in decoder.push(&buf[..n]) {
-            let text = match line {
-                Line::Complete(b) => String::from_utf8_lossy(&b).trim_end().to_owned(),
-                Line::TooLong(len) => format!("<{len} bytes skipped>"),
-            };
-            if text.is_empty() {
-                continue;
-            }
-            tracing::info!(target: "ensemble::codex::stderr", session = %key, "{text}");
-            if let Ok(mut t) = tail.lock() {
-                t.push_back(text.chars().take(300).collect());
-                while t.len() > STDERR_TAIL {
-                    t.pop_front();
-                }
-            }
-        }
     }
 }
 
@@ -1060,25 +976,14 @@ impl Adapter for CodexAdapter {
     }
 
     fn descriptor(&self) -> ProviderDescriptor {
-        let state = self.availability.lock().map(|a| a.clone()).unwrap_or(Availability::Unknown);
-        let (available, reason, stale) = match &state {
-            Availability::Available { .. } => (true, None, false),
-            Availability::Unknown => (false, Some("not probed yet".to_owned()), true),
-            Availability::Unavailable { reason, since, retry } => {
-                (false, Some(reason.clone()), *retry && since.elapsed() > FAILURE_COOLDOWN)
-            }
+        // A start-up failure is not forever: a stale state is probed again in the background.
+        let bin = self.config.bin.clone();
+        let state = self.availability.current(|| async move { probe(&bin).await });
+        let (available, reason) = match &state {
+            Availability::Available { .. } => (true, None),
+            Availability::Unknown => (false, Some("not probed yet".to_owned())),
+            Availability::Unavailable { reason, .. } => (false, Some(reason.clone())),
         };
-        if stale && let Ok(handle) = tokio::runtime::Handle::try_current() {
-            // A start-up failure is not forever: probe again in the background.
-            let bin = self.config.bin.clone();
-            let availability = self.availability.clone();
-            handle.spawn(async move {
-                let fresh = probe(&bin).await;
-                if let Ok(mut a) = availability.lock() {
-                    *a = fresh;
-                }
-            });
-        }
         let display_name = match &state {
             Availability::Available { version } => format!("Codex (app-server {version})"),
             _ => "Codex (app-server)".to_owned(),
@@ -1456,19 +1361,5 @@ impl Adapter for CodexAdapter {
             live.sink.send(open).await;
         }
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn versions_parse() {
-        assert_eq!(parse_version("codex-cli 0.169.0\n"), Some((0, 169, 0)));
-        assert_eq!(parse_version("codex 1.2"), Some((1, 2, 0)));
-        assert_eq!(parse_version("garbage"), None);
-        assert!(parse_version("codex-cli 0.170.1").unwrap() >= MIN_VERSION);
-        assert!(parse_version("codex-cli 0.99.0").unwrap() < MIN_VERSION);
     }
 }

@@ -7,7 +7,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use ensemble_runtime::adapter::Adapter;
 
-use super::{CodexAdapter, CodexConfig, which};
+use super::{CodexAdapter, CodexConfig};
+use crate::kit::binary::which;
 use crate::kit::provider::{Provider, ProviderEnv, ProviderError};
 
 /// The codex provider.
