@@ -15,13 +15,14 @@ use std::time::Duration;
 use ensemble_runtime::adapter::AdapterError;
 use ensemble_runtime::clock::new_id;
 use ensemble_runtime::model::SessionKey;
-use serde_json::Value;
 use tokio::sync::{Notify, mpsc};
 
 use super::config::CodexConfig;
+use super::wire::Scope;
 use crate::kit::jsonrpc::{Incoming, RpcClient, RpcError};
 use crate::kit::process::Supervised;
 use crate::kit::stderr::StderrTail;
+use crate::kit::typed::{self, CallError, Request};
 
 /// What the router needs of a thread it delivers to.
 pub(super) trait Routed: Send + Sync + 'static {
@@ -105,7 +106,7 @@ impl<T: Routed> Conn<T> {
             Incoming::Notification { params, .. } | Incoming::Request { params, .. } => params,
             Incoming::Response { .. } => return Route::Nowhere,
         };
-        let thread = params.get("threadId").and_then(Value::as_str);
+        let thread = Scope::of(params).thread_id;
         let mut r = self.routes();
         let owner = r.owner.upgrade();
         let Some(thread) = thread else { return owner.map(Route::To).unwrap_or(Route::Nowhere) };
@@ -177,6 +178,38 @@ impl<T: Routed> Conn<T> {
             out.push(o);
         }
         out
+    }
+
+    /// Calls `R`; a failure is the adapter's error.
+    pub(super) async fn call<R: Request>(
+        &self,
+        params: &R::Params,
+        timeout: Duration,
+    ) -> Result<R::Response, AdapterError> {
+        match typed::call::<R>(&self.rpc, params, timeout).await {
+            Ok(response) => Ok(response),
+            Err(e) => Err(self.call_error(R::METHOD, e).await),
+        }
+    }
+
+    /// Calls `R` for its effect (its result is not read); a failure is the adapter's error.
+    pub(super) async fn call_discarding<R: Request>(
+        &self,
+        params: &R::Params,
+        timeout: Duration,
+    ) -> Result<(), AdapterError> {
+        match typed::call_discarding::<R>(&self.rpc, params, timeout).await {
+            Ok(()) => Ok(()),
+            Err(e) => Err(self.rpc_error(R::METHOD, e).await),
+        }
+    }
+
+    /// Turns a typed call's failure into an adapter error.
+    pub(super) async fn call_error(&self, method: &str, e: CallError) -> AdapterError {
+        match e {
+            CallError::Rpc(e) => self.rpc_error(method, e).await,
+            e @ CallError::Result { .. } => AdapterError::failed("provider_error", format!("codex {e}")),
+        }
     }
 
     /// Turns an RPC failure into an adapter error, with the exit status when the process died.

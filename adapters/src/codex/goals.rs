@@ -1,13 +1,14 @@
-//! Goals on codex: a goal operation becomes `thread/goal/set|clear`; codex's goal becomes the
-//! runtime's [`ProviderGoal`]. The goal engine (kit) decides everything else.
+//! Goals on codex: a goal operation becomes `thread/goal/set|clear`, through the goal engine
+//! (kit), which decides everything else.
 
 use std::time::Duration;
 
 use ensemble_runtime::adapter::AdapterError;
 use ensemble_runtime::goal::{GoalAction, GoalCommand, ProviderGoal};
-use serde_json::{Value, json};
 
 use super::conn::{Conn, Routed};
+use super::translate::provider_goal;
+use super::wire::{ThreadGoalClear, ThreadGoalSet, ThreadGoalSetParams, ThreadGoalStatus, ThreadIdParams};
 use crate::kit::goals::GoalEngine;
 
 /// Applies a goal operation to `thread` through the goal engine.
@@ -18,40 +19,26 @@ pub(super) async fn apply<T: Routed>(
     command: &GoalCommand,
     timeout: Duration,
 ) -> Result<Option<ProviderGoal>, AdapterError> {
+    let set = |status, objective: Option<&String>, token_budget: Option<i64>| ThreadGoalSetParams {
+        thread_id: thread.to_owned(),
+        objective: objective.cloned(),
+        status: Some(status),
+        token_budget,
+    };
     let call = async {
-        let (method, params) = match &command.action {
+        let params = match &command.action {
             GoalAction::Set { objective, token_budget } => {
-                let mut p = json!({"threadId": thread, "objective": objective, "status": "active"});
-                if let Some(b) = token_budget {
-                    p["tokenBudget"] = json!(b);
-                }
-                ("thread/goal/set", p)
+                set(ThreadGoalStatus::Active, Some(objective), *token_budget)
             }
-            GoalAction::Pause => ("thread/goal/set", json!({"threadId": thread, "status": "paused"})),
-            GoalAction::Resume => ("thread/goal/set", json!({"threadId": thread, "status": "active"})),
-            GoalAction::Clear => ("thread/goal/clear", json!({"threadId": thread})),
+            GoalAction::Pause => set(ThreadGoalStatus::Paused, None, None),
+            GoalAction::Resume => set(ThreadGoalStatus::Active, None, None),
+            GoalAction::Clear => {
+                let params = ThreadIdParams { thread_id: thread.to_owned() };
+                return conn.call_discarding::<ThreadGoalClear>(&params, timeout).await.map(|()| None);
+            }
         };
-        match conn.rpc.call(method, params, timeout).await {
-            Ok(v) => Ok(v.get("goal").and_then(provider_goal)),
-            Err(e) => Err(conn.rpc_error(method, e).await),
-        }
+        let response = conn.call::<ThreadGoalSet>(&params, timeout).await?;
+        Ok(response.goal.map(provider_goal))
     };
     engine.apply(command, call).await
-}
-
-/// A codex goal (`thread/goal/*`) as a [`ProviderGoal`].
-pub(super) fn provider_goal(v: &Value) -> Option<ProviderGoal> {
-    if v.is_null() {
-        return None;
-    }
-    let n = |k: &str| v.get(k).and_then(Value::as_i64);
-    Some(ProviderGoal {
-        thread_id: v.get("threadId").and_then(Value::as_str).unwrap_or_default().to_owned(),
-        objective: v.get("objective").and_then(Value::as_str).unwrap_or_default().to_owned(),
-        status: v.get("status").and_then(Value::as_str).unwrap_or_default().to_owned(),
-        token_budget: n("tokenBudget"),
-        tokens_used: n("tokensUsed"),
-        created_at: n("createdAt").unwrap_or(0),
-        updated_at: n("updatedAt").unwrap_or(0),
-    })
 }

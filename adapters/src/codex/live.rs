@@ -10,20 +10,25 @@ use std::time::Duration;
 use ensemble_runtime::adapter::{AdapterError, EventSink, Fact, ProviderState, TurnRequest};
 use ensemble_runtime::clock::new_id;
 use ensemble_runtime::event::{
-    Decision, EventBody, InteractionKind, InteractionResolvedPayload, ResolvedBy, TurnCanceledPayload,
-    TurnCompletedPayload, TurnFailedPayload,
+    Decision, EventBody, InteractionResolvedPayload, ResolvedBy, TurnCanceledPayload, TurnCompletedPayload,
+    TurnFailedPayload,
 };
 use ensemble_runtime::goal::GoalFact;
-use ensemble_runtime::model::{InputItem, Session, SessionKey, SessionPatch};
-use serde_json::{Value, json};
+use ensemble_runtime::model::{CollaborationMode as Mode, InputItem, Session, SessionKey, SessionPatch};
+use serde_json::Value;
 use tokio::sync::Notify;
 
 use super::config::{CodexConfig, THREAD_USED};
 use super::conn::{Conn, Routed};
-use super::goals;
 use super::translate::{self, Translator};
+use super::wire::{
+    CollaborationMode, CollaborationSettings, ModeKind, Scope, ServerNotification, ServerRequest, ThreadIdParams,
+    ThreadResponse, ThreadUnsubscribe, TurnInterrupt, TurnInterruptParams, TurnNotification, TurnStart,
+    TurnStartParams, TurnStatus, TurnSteer, TurnSteerParams, UserInput,
+};
 use crate::kit::goals::GoalEngine;
 use crate::kit::jsonrpc::{Incoming, RpcClient, RpcError};
+use crate::kit::typed;
 
 /// The process connection a thread lives on.
 pub(super) type LiveConn = Conn<Live>;
@@ -78,8 +83,7 @@ pub(super) struct ActiveTurn {
 
 pub(super) struct PendingRequest {
     rpc_id: Value,
-    kind: InteractionKind,
-    params: Value,
+    request: ServerRequest,
 }
 
 impl Live {
@@ -127,11 +131,11 @@ impl Live {
         self.conn.register(id, self);
     }
 
-    pub(super) fn remember_model(&self, thread_response: &Value) {
-        if let Some(m) = thread_response.get("model").and_then(Value::as_str)
+    pub(super) fn remember_model(&self, thread_response: &ThreadResponse) {
+        if let Some(m) = &thread_response.model
             && let Ok(mut model) = self.model.lock()
         {
-            *model = Some(m.to_owned());
+            *model = Some(m.clone());
         }
     }
 
@@ -148,8 +152,8 @@ impl Live {
     pub(super) async fn reject_pending(&self) {
         let pending: Vec<PendingRequest> = self.state().pending.drain().map(|(_, p)| p).collect();
         for p in pending {
-            let result = translate::answer(p.kind, &p.params, Decision::Cancel, None);
-            let _ = self.rpc().respond(p.rpc_id, result).await;
+            let result = translate::answer(&p.request, Decision::Cancel, None);
+            let _ = typed::respond(self.rpc(), p.rpc_id, &result).await;
         }
     }
 
@@ -161,9 +165,10 @@ impl Live {
         if self.side {
             if let Some(t) = &thread {
                 self.conn.deregister(t);
+                let params = ThreadIdParams { thread_id: t.clone() };
                 if !self.conn.rpc.is_closed()
                     && let Err(e) =
-                        self.rpc().call("thread/unsubscribe", json!({"threadId": t}), config.call_timeout).await
+                        typed::call_discarding::<ThreadUnsubscribe>(self.rpc(), &params, config.call_timeout).await
                 {
                     tracing::debug!(session = %self.key, error = %e, "thread/unsubscribe failed");
                 }
@@ -219,10 +224,9 @@ impl Live {
     pub(super) fn send_interrupt(self: &Arc<Self>, provider_turn: String, timeout: Duration) {
         let me = self.clone();
         tokio::spawn(async move {
-            let Some(thread) = me.thread() else { return };
-            if let Err(e) =
-                me.rpc().call("turn/interrupt", json!({"threadId": thread, "turnId": provider_turn}), timeout).await
-            {
+            let Some(thread_id) = me.thread() else { return };
+            let params = TurnInterruptParams { thread_id, turn_id: provider_turn };
+            if let Err(e) = typed::call_discarding::<TurnInterrupt>(me.rpc(), &params, timeout).await {
                 tracing::warn!(session = %me.key, error = %e, "turn/interrupt failed");
             }
         });
@@ -258,80 +262,25 @@ impl Live {
         Some(ours)
     }
 
-    async fn on_notification(self: &Arc<Self>, method: &str, p: &Value, timeout: Duration) {
-        if let (Some(ours), Some(theirs)) = (self.thread(), p.get("threadId").and_then(Value::as_str))
+    async fn on_notification(self: &Arc<Self>, method: &str, params: Value, timeout: Duration) {
+        let scope = Scope::of(&params);
+        if let (Some(ours), Some(theirs)) = (self.thread(), scope.thread_id)
             && ours != theirs
         {
             return;
         }
-        match method {
-            "turn/started" => {
-                let id = p.get("turn").and_then(|t| t.get("id")).and_then(Value::as_str).unwrap_or_default().to_owned();
-                if self.turn_announced(&id, timeout).is_some() {
-                    return;
-                }
-                let started = {
-                    let mut st = self.state();
-                    if st.active.is_some() {
-                        None
-                    } else {
-                        let ours = new_id();
-                        st.translator.reset();
-                        st.active = Some(ActiveTurn {
-                            ours: ours.clone(),
-                            provider: Some(id.clone()),
-                            started: true,
-                            interrupt_queued: false,
-                            ended: Arc::new(Notify::new()),
-                        });
-                        st.attributing.insert(ours.clone(), Vec::new());
-                        Some(ours)
-                    }
-                };
-                if let Some(ours) = started {
-                    // A turn codex started by itself (e.g. continuing a goal): which operation it
-                    // serves is decided off the read loop, with a bounded wait for evidence.
-                    tokio::spawn(self.clone().attribute(ours, id));
-                }
-            }
-            "turn/completed" => {
-                let turn = p.get("turn").cloned().unwrap_or(Value::Null);
-                let id = turn.get("id").and_then(Value::as_str).unwrap_or_default().to_owned();
-                let ended = {
-                    let mut st = self.state();
-                    let matches = st.active.as_ref().is_some_and(|a| a.provider.as_deref().is_none_or(|p| p == id));
-                    if matches {
-                        let a = st.active.take();
-                        let mut events = st.translator.close_open_items();
-                        a.map(|a| {
-                            let terminal = match turn.get("status").and_then(Value::as_str) {
-                                Some("interrupted") => EventBody::TurnCanceled(TurnCanceledPayload {
-                                    turn_id: a.ours.clone(),
-                                    reason: "interrupted".into(),
-                                }),
-                                Some("failed") => EventBody::TurnFailed(TurnFailedPayload {
-                                    turn_id: a.ours.clone(),
-                                    error: translate::turn_error(&turn),
-                                }),
-                                _ => EventBody::TurnCompleted(TurnCompletedPayload { turn_id: a.ours.clone() }),
-                            };
-                            events.push(terminal);
-                            (a, events)
-                        })
-                    } else {
-                        None
-                    }
-                };
-                if let Some((a, events)) = ended {
-                    self.emit(Some(a.ours.clone()), events).await;
-                    a.ended.notify_waiters();
-                }
-            }
-            "serverRequest/resolved" => {
-                let rid = p.get("requestId").cloned().unwrap_or(Value::Null);
+        let turn_scoped = scope.turn_id.map(str::to_owned);
+        let note = ServerNotification::parse(method, params).unwrap_or_else(|e| {
+            tracing::debug!(session = %self.key, method, error = %e, "unreadable notification");
+            None
+        });
+        match note {
+            Some(ServerNotification::TurnStarted(n)) => self.turn_started(n, timeout),
+            Some(ServerNotification::TurnCompleted(n)) => self.turn_completed(n).await,
+            Some(ServerNotification::ServerRequestResolved(n)) => {
                 let resolved = {
                     let mut st = self.state();
-                    let key = st.pending.iter().find(|(_, r)| r.rpc_id == rid).map(|(k, _)| k.clone());
+                    let key = st.pending.iter().find(|(_, r)| n.request_id.is(&r.rpc_id)).map(|(k, _)| k.clone());
                     key.and_then(|k| st.pending.remove(&k).map(|_| k))
                 };
                 if let Some(request_id) = resolved {
@@ -345,31 +294,108 @@ impl Live {
                     self.emit(turn, vec![body]).await;
                 }
             }
-            "thread/goal/updated" => {
-                let Some(goal) = p.get("goal").and_then(goals::provider_goal) else { return };
-                let turn = p.get("turnId").and_then(Value::as_str);
-                self.goals.observed(goal, turn).await;
+            Some(ServerNotification::ThreadGoalUpdated(n)) => {
+                let Some(goal) = n.goal else { return };
+                self.goals.observed(translate::provider_goal(goal), n.turn_id.as_deref()).await;
             }
-            "thread/goal/cleared" => self.goals.cleared().await,
-            "thread/name/updated" => {
-                if let Some(name) = p.get("threadName").and_then(Value::as_str).filter(|n| !n.is_empty()) {
-                    self.sink.update(SessionPatch { title: Some(name.to_owned()), ..Default::default() }).await;
+            Some(ServerNotification::ThreadGoalCleared(_)) => self.goals.cleared().await,
+            Some(ServerNotification::ThreadNameUpdated(n)) => {
+                if let Some(name) = n.thread_name.filter(|n| !n.is_empty()) {
+                    self.sink.update(SessionPatch { title: Some(name), ..Default::default() }).await;
                 }
             }
-            _ => {
-                let turn_scoped = p.get("turnId").and_then(Value::as_str);
-                let ours = self.our_turn(turn_scoped);
+            other => {
+                let ours = self.our_turn(turn_scoped.as_deref());
                 if turn_scoped.is_some() && ours.is_none() && method.starts_with("item/") {
                     tracing::debug!(session = %self.key, method, "dropping an item of a turn that is not ours");
                     return;
                 }
-                let events = self.state().translator.notification(method, p);
+                let Some(note) = other else { return };
+                let events = self.state().translator.notification(note);
                 self.emit(ours, events).await;
             }
         }
     }
 
-    async fn on_request(self: &Arc<Self>, id: Value, method: &str, p: &Value) {
+    /// `turn/started`: our turn is announced, or codex started one by itself.
+    fn turn_started(self: &Arc<Self>, n: TurnNotification, timeout: Duration) {
+        let id = n.turn.id;
+        if self.turn_announced(&id, timeout).is_some() {
+            return;
+        }
+        let started = {
+            let mut st = self.state();
+            if st.active.is_some() {
+                None
+            } else {
+                let ours = new_id();
+                st.translator.reset();
+                st.active = Some(ActiveTurn {
+                    ours: ours.clone(),
+                    provider: Some(id.clone()),
+                    started: true,
+                    interrupt_queued: false,
+                    ended: Arc::new(Notify::new()),
+                });
+                st.attributing.insert(ours.clone(), Vec::new());
+                Some(ours)
+            }
+        };
+        if let Some(ours) = started {
+            // A turn codex started by itself (e.g. continuing a goal): which operation it
+            // serves is decided off the read loop, with a bounded wait for evidence.
+            tokio::spawn(self.clone().attribute(ours, id));
+        }
+    }
+
+    /// `turn/completed`: closes what the turn left open and ends it, once.
+    async fn turn_completed(&self, n: TurnNotification) {
+        let turn = n.turn;
+        let ended = {
+            let mut st = self.state();
+            let matches = st.active.as_ref().is_some_and(|a| a.provider.as_deref().is_none_or(|p| p == turn.id));
+            if matches {
+                let a = st.active.take();
+                let mut events = st.translator.close_open_items();
+                a.map(|a| {
+                    let turn_id = a.ours.clone();
+                    let terminal = match turn.status {
+                        Some(TurnStatus::Interrupted) => {
+                            EventBody::TurnCanceled(TurnCanceledPayload { turn_id, reason: "interrupted".into() })
+                        }
+                        Some(TurnStatus::Failed) => EventBody::TurnFailed(TurnFailedPayload {
+                            turn_id,
+                            error: translate::turn_error(turn.error.as_ref()),
+                        }),
+                        _ => EventBody::TurnCompleted(TurnCompletedPayload { turn_id }),
+                    };
+                    events.push(terminal);
+                    (a, events)
+                })
+            } else {
+                None
+            }
+        };
+        if let Some((a, events)) = ended {
+            self.emit(Some(a.ours.clone()), events).await;
+            a.ended.notify_waiters();
+        }
+    }
+
+    async fn on_request(self: &Arc<Self>, id: Value, method: &str, params: Value) {
+        let request = match ServerRequest::parse(method, params) {
+            Ok(Some(request)) => request,
+            unknown => {
+                let (code, message) = match unknown {
+                    Err(e) => (-32602, format!("Ensemble cannot read `{method}`: {e}")),
+                    _ => (-32601, format!("Ensemble does not handle `{method}`")),
+                };
+                if let Err(e) = self.rpc().respond_error(id, code, &message).await {
+                    tracing::debug!(session = %self.key, error = %e, "could not answer a server request");
+                }
+                return;
+            }
+        };
         let id_text = match &id {
             Value::String(s) => s.clone(),
             other => other.to_string(),
@@ -377,24 +403,18 @@ impl Live {
         let request_id = format!("{}-{}", self.conn.nonce, id_text);
         let (payload, turn) = {
             let st = self.state();
-            let payload = translate::interaction(method, p, &request_id, &st.translator);
+            let payload = translate::interaction(&request, &request_id, &st.translator);
             (payload, st.active.as_ref().map(|a| a.ours.clone()))
         };
         match payload {
             Some(payload) => {
-                self.state()
-                    .pending
-                    .insert(request_id, PendingRequest { rpc_id: id, kind: payload.kind, params: p.clone() });
+                self.state().pending.insert(request_id, PendingRequest { rpc_id: id, request });
                 self.emit(turn, vec![EventBody::InteractionRequested(payload)]).await;
             }
             None => {
-                // Requests Ensemble has no client for are answered at once, so codex never waits.
-                let r = match method {
-                    "mcpServer/elicitation/request" => self.rpc().respond(id, json!({"action": "decline"})).await,
-                    "item/tool/call" => self.rpc().respond(id, json!({"contentItems": [], "success": false})).await,
-                    _ => self.rpc().respond_error(id, -32601, &format!("Ensemble does not handle `{method}`")).await,
-                };
-                if let Err(e) = r {
+                // Requests Ensemble has no client for are declined at once, so codex never waits.
+                let answer = translate::answer(&request, Decision::Decline, None);
+                if let Err(e) = typed::respond(self.rpc(), id, &answer).await {
                     tracing::debug!(session = %self.key, error = %e, "could not answer a server request");
                 }
             }
@@ -423,20 +443,23 @@ impl Live {
                 ended: Arc::new(Notify::new()),
             });
         }
-        let mut params = json!({"threadId": thread, "input": input_items(&turn.input)});
-        if let Some(mode) = session.settings.collaboration_mode {
-            // Questions to the user (`request_user_input`) only reach us in plan mode.
-            let model = session.settings.model.clone().or_else(|| self.model.lock().ok().and_then(|m| m.clone()));
-            params["collaborationMode"] = json!({
-                "mode": mode.as_str(),
-                "settings": {"model": model, "reasoning_effort": session.settings.reasoning_effort, "developer_instructions": null},
-            });
-        }
-        match self.rpc().call("turn/start", params, timeout).await {
-            Ok(v) => {
-                let provider = v.get("turn").and_then(|t| t.get("id")).and_then(Value::as_str).map(str::to_owned);
-                if let Some(p) = provider {
-                    self.our_turn(Some(&p));
+        // Questions to the user (`request_user_input`) only reach us in plan mode.
+        let collaboration_mode = session.settings.collaboration_mode.map(|mode| CollaborationMode {
+            mode: match mode {
+                Mode::Default => ModeKind::Default,
+                Mode::Plan => ModeKind::Plan,
+            },
+            settings: CollaborationSettings {
+                model: session.settings.model.clone().or_else(|| self.model.lock().ok().and_then(|m| m.clone())),
+                reasoning_effort: session.settings.reasoning_effort.clone(),
+                developer_instructions: None,
+            },
+        });
+        let params = TurnStartParams { thread_id: thread.clone(), input: input_items(&turn.input), collaboration_mode };
+        match self.conn.call::<TurnStart>(&params, timeout).await {
+            Ok(response) => {
+                if let Some(started) = response.turn {
+                    self.our_turn(Some(&started.id));
                 }
                 // From now on codex has a rollout for the thread, and a resume must find it.
                 if !self.thread_used.swap(true, Ordering::SeqCst)
@@ -447,13 +470,11 @@ impl Live {
                 Ok(())
             }
             Err(e) => {
-                {
-                    let mut st = self.state();
-                    if st.active.as_ref().is_some_and(|a| a.ours == turn.turn_id) {
-                        st.active = None;
-                    }
+                let mut st = self.state();
+                if st.active.as_ref().is_some_and(|a| a.ours == turn.turn_id) {
+                    st.active = None;
                 }
-                Err(self.conn.rpc_error("turn/start", e).await)
+                Err(e)
             }
         }
     }
@@ -501,9 +522,9 @@ impl Live {
         let Some(provider) = provider else {
             return Err(AdapterError::Busy("codex has not started the turn yet; retry the steer".into()));
         };
-        let thread = self.thread().ok_or(AdapterError::NotLive)?;
-        let params = json!({"threadId": thread, "expectedTurnId": provider, "input": input_items(input)});
-        self.rpc().call("turn/steer", params, timeout).await.map(|_| ()).map_err(|e| match e {
+        let thread_id = self.thread().ok_or(AdapterError::NotLive)?;
+        let params = TurnSteerParams { thread_id, expected_turn_id: provider, input: input_items(input) };
+        typed::call_discarding::<TurnSteer>(self.rpc(), &params, timeout).await.map_err(|e| match e {
             RpcError::Server { error, .. } => {
                 AdapterError::Invalid(format!("codex refused the steer: {}", error.message))
             }
@@ -523,9 +544,8 @@ impl Live {
             .pending
             .remove(request_id)
             .ok_or_else(|| AdapterError::UnknownInteraction(request_id.to_owned()))?;
-        let result = translate::answer(pending.kind, &pending.params, decision, answers);
-        self.rpc()
-            .respond(pending.rpc_id, result)
+        let result = translate::answer(&pending.request, decision, answers);
+        typed::respond(self.rpc(), pending.rpc_id, &result)
             .await
             .map_err(|e| AdapterError::failed("provider_error", e.to_string()))
     }
@@ -549,8 +569,8 @@ impl Routed for Live {
 
     async fn handle(self: Arc<Self>, msg: Incoming, timeout: Duration) {
         match msg {
-            Incoming::Notification { method, params } => self.on_notification(&method, &params, timeout).await,
-            Incoming::Request { id, method, params } => self.on_request(id, &method, &params).await,
+            Incoming::Notification { method, params } => self.on_notification(&method, params, timeout).await,
+            Incoming::Request { id, method, params } => self.on_request(id, &method, params).await,
             Incoming::Response { .. } => {}
         }
     }
@@ -575,6 +595,6 @@ impl Routed for Live {
     }
 }
 
-fn input_items(input: &[InputItem]) -> Value {
-    Value::Array(input.iter().map(|i| json!({"type": "text", "text": i.text(), "text_elements": []})).collect())
+fn input_items(input: &[InputItem]) -> Vec<UserInput> {
+    input.iter().map(|i| UserInput::text(i.text())).collect()
 }

@@ -11,6 +11,7 @@
 //!
 //! The files, from the bottom up:
 //! - [`config`]: how to run codex;
+//! - [`wire`]: codex's protocol as types (every params, result and notification Ensemble uses);
 //! - [`translate`]: the pure mapping of codex's notifications and requests to runtime events;
 //! - `conn`: one process, its connection and the router that hands each message to its thread;
 //! - `goals`: goal operations as `thread/goal/*` calls, codex's goal as the runtime's;
@@ -27,6 +28,7 @@ mod options;
 mod sides;
 mod start;
 pub mod translate;
+pub mod wire;
 
 pub use config::{CODEX, CodexConfig, MIN_VERSION};
 pub use options::CodexOptions;
@@ -49,6 +51,7 @@ use serde_json::Value;
 use crate::kit::availability::{Availability, AvailabilityCell};
 use crate::kit::binary::{self, BinaryCheck};
 use crate::kit::provider::{Provider, ProviderEnv, ProviderError};
+use crate::kit::typed;
 use live::Live;
 
 /// How long a start-up failure marks the provider unavailable before it is probed again.
@@ -186,7 +189,8 @@ impl Adapter for CodexAdapter {
     async fn start(&self, session: &Session, handle: SessionHandle) -> Result<StartOutcome, AdapterError> {
         let live = start::spawn(&self.config, &self.availability, session, handle).await?;
         let auth = start::auth(&self.config, &live).await;
-        if let Err(e) = live.rpc().call("model/list", serde_json::json!({}), self.config.call_timeout).await {
+        let models = wire::ModelListParams::default();
+        if let Err(e) = typed::call_discarding::<wire::ModelList>(live.rpc(), &models, self.config.call_timeout).await {
             tracing::debug!(session = %session.key(), error = %e, "model/list failed");
         }
         let thread_id = match start::start_thread(&self.config, &live, session).await {

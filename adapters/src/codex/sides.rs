@@ -5,11 +5,15 @@ use std::sync::Arc;
 
 use ensemble_runtime::adapter::{AdapterError, SideOpen};
 use ensemble_runtime::model::Session;
-use serde_json::{Value, json};
 
 use super::config::CodexConfig;
 use super::live::Live;
+use super::wire::{
+    ContentItem, ResponseItem, ThreadFork, ThreadForkParams, ThreadIdParams, ThreadInjectItems,
+    ThreadInjectItemsParams, ThreadUnsubscribe,
+};
 use crate::kit::goals::GoalEngine;
+use crate::kit::typed;
 
 /// What a side conversation's model sees where the inherited context ends.
 const SIDE_BOUNDARY: &str = "<side_conversation_boundary>\nEverything above is the main conversation, \
@@ -35,26 +39,28 @@ pub(super) async fn open(
     let t = config.call_timeout;
     // Notifications of the new thread that race the fork's answer are parked until it is known.
     conn.begin_fork();
-    let params = json!({
-        "threadId": parent,
-        "ephemeral": true,
-        "excludeTurns": true,
-        "developerInstructions": SIDE_INSTRUCTIONS,
-    });
-    let response = match conn.rpc.call("thread/fork", params, t).await {
-        Ok(v) => v,
+    let params = ThreadForkParams {
+        thread_id: parent.clone(),
+        ephemeral: true,
+        exclude_turns: true,
+        developer_instructions: Some(SIDE_INSTRUCTIONS.into()),
+    };
+    let response = match conn.call::<ThreadFork>(&params, t).await {
+        Ok(response) => response,
         Err(e) => {
             conn.end_fork(None);
-            return Err(conn.rpc_error("thread/fork", e).await);
+            return Err(e);
         }
     };
-    let thread = response.get("thread").cloned().unwrap_or(Value::Null);
-    let child = thread.get("id").and_then(Value::as_str).unwrap_or_default().to_owned();
-    let from = thread.get("forkedFromId").and_then(Value::as_str);
+    let (child, from) = match &response.thread {
+        Some(thread) => (thread.id.clone(), thread.forked_from_id.as_deref()),
+        None => (String::new(), None),
+    };
     if child.is_empty() || child == parent || from != Some(parent.as_str()) {
         conn.end_fork(None);
         if !child.is_empty() && child != parent {
-            let _ = conn.rpc.call("thread/unsubscribe", json!({"threadId": child}), t).await;
+            let params = ThreadIdParams { thread_id: child.clone() };
+            let _ = typed::call_discarding::<ThreadUnsubscribe>(&conn.rpc, &params, t).await;
         }
         return Err(AdapterError::failed(
             "side_fork_invalid",
@@ -75,10 +81,12 @@ pub(super) async fn open(
     live.remember_model(&response);
     live.goals.set_thread(&child);
     conn.end_fork(Some((&child, &live)));
-    let boundary =
-        json!([{"type": "message", "role": "user", "content": [{"type": "input_text", "text": SIDE_BOUNDARY}]}]);
-    if let Err(e) = conn.rpc.call("thread/inject_items", json!({"threadId": child, "items": boundary}), t).await {
-        let err = conn.rpc_error("thread/inject_items", e).await;
+    let boundary = ResponseItem::Message {
+        role: "user".into(),
+        content: vec![ContentItem::InputText { text: SIDE_BOUNDARY.into() }],
+    };
+    let params = ThreadInjectItemsParams { thread_id: child.clone(), items: vec![boundary] };
+    if let Err(err) = conn.call_discarding::<ThreadInjectItems>(&params, t).await {
         live.stop(config).await;
         return Err(err);
     }

@@ -6,18 +6,24 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ensemble_runtime::adapter::{AdapterError, SessionHandle};
-use ensemble_runtime::model::{AuthState, Session};
-use serde_json::{Value, json};
+use ensemble_runtime::model::{ApprovalPolicy, AuthState, SandboxMode, Session};
+use serde_json::{Map, Value};
 
 use super::config::{CODEX, CodexConfig, THREAD_USED};
 use super::conn::{Conn, route};
 use super::live::Live;
+use super::wire::{
+    AccountRead, AskForApproval, ClientInfo, GatewayAuth, GetAccountParams, Initialize, InitializeCapabilities,
+    InitializeParams, Initialized, ModelProviderList, ModelProviderListParams, ProviderSettings, ThreadResume,
+    ThreadResumeParams, ThreadSettings, ThreadStart, ThreadStartParams,
+};
 use crate::kit::availability::AvailabilityCell;
 use crate::kit::binary;
 use crate::kit::goals::GoalEngine;
 use crate::kit::jsonrpc::{RpcClient, RpcError};
 use crate::kit::process::{PASSTHROUGH_ENV, ProcessSpec, Supervised, base_env};
 use crate::kit::stderr::{self, StderrTail};
+use crate::kit::typed::{self, CallError};
 
 /// Lines of codex's stderr kept for error messages.
 const STDERR_TAIL: usize = 20;
@@ -48,24 +54,22 @@ pub(super) async fn spawn(
     let live = Live::new(session.key(), sink, provider_state, goals, conn.clone(), None, config.goal_grace);
     conn.set_owner(&live);
     tokio::spawn(route(conn.clone(), incoming, config.call_timeout));
-    let init = conn
-        .rpc
-        .call(
-            "initialize",
-            json!({
-                "clientInfo": {"name": "ensemble", "title": "Ensemble", "version": env!("CARGO_PKG_VERSION")},
-                "capabilities": {"experimentalApi": true},
-            }),
-            config.call_timeout,
-        )
-        .await;
+    let init = InitializeParams {
+        client_info: ClientInfo {
+            name: "ensemble".into(),
+            title: Some("Ensemble".into()),
+            version: env!("CARGO_PKG_VERSION").into(),
+        },
+        capabilities: Some(InitializeCapabilities { experimental_api: true }),
+    };
+    let init = typed::call_discarding::<Initialize>(&conn.rpc, &init, config.call_timeout).await;
     if let Err(e) = init {
         let err = conn.rpc_error("initialize", e).await;
         conn.stop(config).await;
         availability.failed(format!("start-up failure: {err}"));
         return Err(err);
     }
-    if let Err(e) = conn.rpc.notify("initialized", Value::Null).await {
+    if let Err(e) = typed::notify::<Initialized>(&conn.rpc, &()).await {
         let err = conn.rpc_error("initialized", e).await;
         conn.stop(config).await;
         return Err(err);
@@ -107,9 +111,9 @@ fn process_spec(config: &CodexConfig, session: &Session) -> ProcessSpec {
 /// `account/read` and `modelProvider/list`: does codex have what it needs to call its model?
 pub(super) async fn auth(config: &CodexConfig, live: &Live) -> (AuthState, Option<String>) {
     let t = config.call_timeout;
-    if let Ok(account) = live.rpc().call("account/read", json!({}), t).await
-        && account.get("requiresOpenaiAuth").and_then(Value::as_bool) == Some(true)
-        && account.get("account").is_none_or(Value::is_null)
+    if let Ok(account) = typed::call::<AccountRead>(live.rpc(), &GetAccountParams::default(), t).await
+        && account.requires_openai_auth == Some(true)
+        && account.account.is_none()
     {
         return (
             AuthState::AuthRequired,
@@ -119,16 +123,11 @@ pub(super) async fn auth(config: &CodexConfig, live: &Live) -> (AuthState, Optio
             )),
         );
     }
-    if let Ok(list) = live.rpc().call("modelProvider/list", json!({}), t).await {
-        let default = list.get("defaultProviderId").and_then(Value::as_str).unwrap_or_default();
-        let provider = list
-            .get("data")
-            .and_then(Value::as_array)
-            .and_then(|a| a.iter().find(|p| p.get("id").and_then(Value::as_str) == Some(default)));
-        let auth = provider.and_then(|p| p.get("settings")).and_then(|s| s.get("auth"));
-        if let Some(auth) = auth
-            && auth.get("mode").and_then(Value::as_str) == Some("environmentVariable")
-            && let Some(var) = auth.get("envKey").and_then(Value::as_str)
+    if let Ok(list) = typed::call::<ModelProviderList>(live.rpc(), &ModelProviderListParams {}, t).await {
+        let default = &list.default_provider_id;
+        let provider = list.data.iter().find(|p| p.id == *default);
+        if let Some(ProviderSettings::CustomGateway { auth: GatewayAuth::EnvironmentVariable { env_key: var } }) =
+            provider.and_then(|p| p.settings.as_ref())
             && !has_env(config, var)
         {
             return (
@@ -153,38 +152,38 @@ pub(super) async fn start_thread(
     live: &Arc<Live>,
     session: &Session,
 ) -> Result<String, AdapterError> {
-    let t = config.thread_start_timeout;
-    let v = match live.rpc().call("thread/start", thread_params(session), t).await {
-        Ok(v) => v,
-        Err(e) => return Err(live.conn.rpc_error("thread/start", e).await),
-    };
-    live.remember_model(&v);
-    let id = v
-        .get("thread")
-        .and_then(|t| t.get("id"))
-        .and_then(Value::as_str)
-        .map(str::to_owned)
+    let params = ThreadStartParams { settings: thread_settings(session) };
+    let response = live.conn.call::<ThreadStart>(&params, config.thread_start_timeout).await?;
+    live.remember_model(&response);
+    let id = response
+        .thread
+        .map(|t| t.id)
         .ok_or_else(|| AdapterError::failed("provider_error", "thread/start returned no thread id"))?;
     live.set_thread(&id);
     Ok(id)
 }
 
-fn thread_params(session: &Session) -> Value {
-    let mut p = json!({ "cwd": session.cwd });
+/// The session's settings as a thread's.
+fn thread_settings(session: &Session) -> ThreadSettings {
     let s = &session.settings;
-    if let Some(m) = &s.model {
-        p["model"] = json!(m);
+    ThreadSettings {
+        cwd: Some(session.cwd.clone()),
+        model: s.model.clone(),
+        approval_policy: s.approval_policy.map(|a| match a {
+            ApprovalPolicy::Untrusted => AskForApproval::Untrusted,
+            ApprovalPolicy::OnRequest => AskForApproval::OnRequest,
+            ApprovalPolicy::Never => AskForApproval::Never,
+        }),
+        sandbox: s.sandbox.map(|x| match x {
+            SandboxMode::ReadOnly => super::wire::SandboxMode::ReadOnly,
+            SandboxMode::WorkspaceWrite => super::wire::SandboxMode::WorkspaceWrite,
+            SandboxMode::DangerFullAccess => super::wire::SandboxMode::DangerFullAccess,
+        }),
+        config: s
+            .reasoning_effort
+            .as_ref()
+            .map(|e| Map::from_iter([("model_reasoning_effort".to_owned(), Value::String(e.clone()))])),
     }
-    if let Some(a) = s.approval_policy {
-        p["approvalPolicy"] = json!(a.as_str());
-    }
-    if let Some(x) = s.sandbox {
-        p["sandbox"] = json!(x.as_str());
-    }
-    if let Some(e) = &s.reasoning_effort {
-        p["config"] = json!({ "model_reasoning_effort": e });
-    }
-    p
 }
 
 /// `thread/resume` of `thread_id` on a new process. A thread that never ran a turn has no rollout
@@ -196,22 +195,23 @@ pub(super) async fn resume_thread(
     session: &Session,
     thread_id: &str,
 ) -> Result<Option<String>, AdapterError> {
-    let mut params = thread_params(session);
-    params["threadId"] = json!(thread_id);
-    params["excludeTurns"] = json!(true);
-    let e = match live.rpc().call("thread/resume", params, config.call_timeout).await {
-        Ok(v) => {
-            live.remember_model(&v);
+    let params =
+        ThreadResumeParams { thread_id: thread_id.to_owned(), exclude_turns: true, settings: thread_settings(session) };
+    let e = match typed::call::<ThreadResume>(live.rpc(), &params, config.call_timeout).await {
+        Ok(response) => {
+            live.remember_model(&response);
             return Ok(None);
         }
         Err(e) => e,
     };
     let no_rollout = match &e {
-        RpcError::Server { error, .. } if error.message.contains("no rollout found") => Some(error.message.clone()),
+        CallError::Rpc(RpcError::Server { error, .. }) if error.message.contains("no rollout found") => {
+            Some(error.message.clone())
+        }
         _ => None,
     };
     match no_rollout {
-        None => Err(live.conn.rpc_error("thread/resume", e).await),
+        None => Err(live.conn.call_error("thread/resume", e).await),
         // The thread ran turns, so codex had its rollout: the conversation is gone.
         Some(message) if live.provider_state.get(THREAD_USED).await.ok().flatten().as_deref() == Some(thread_id) => {
             Err(AdapterError::failed(

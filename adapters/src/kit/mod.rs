@@ -2,6 +2,7 @@
 //!
 //! - [`jsonrpc`]: newline-delimited JSON-RPC over a child's stdio (bounded line decoder,
 //!   correlation, deadlines, server requests; every pending call fails on EOF).
+//! - [`typed`]: methods as types (name, params, result) and typed calls over [`jsonrpc`].
 //! - [`process`]: process supervision (own process group, `PR_SET_PDEATHSIG`, TERM→KILL including
 //!   descendants, explicit environment, the run tag). The crate's only `unsafe` code.
 //! - [`binary`]: finding the agent's binary (`which`) and checking its `--version`.
@@ -17,3 +18,4 @@ pub mod jsonrpc;
 pub mod process;
 pub mod provider;
 pub mod stderr;
+pub mod typed;
