@@ -16,8 +16,8 @@ use ensemble_runtime::goal::ProviderGoal;
 use serde_json::{Value, json};
 
 use super::wire::{
-    ApprovalDecision, ApprovalResponse, CodexErrorInfo, DynamicToolCallResponse, FileUpdateChange, ItemStatus,
-    McpServerElicitationAction, McpServerElicitationRequestResponse, OfferedDecision, PermissionGrantScope,
+    ApprovalDecision, ApprovalRequest, ApprovalResponse, CodexErrorInfo, DynamicToolCallResponse, FileUpdateChange,
+    ItemStatus, McpServerElicitationAction, McpServerElicitationRequestResponse, OfferedDecision, PermissionGrantScope,
     PermissionsRequestApprovalResponse, ServerNotification, ServerRequest, ServerResponse, ThreadGoal, ThreadItem,
     ThreadTokenUsage, ToolRequestUserInputAnswer, ToolRequestUserInputQuestion, ToolRequestUserInputResponse,
     TurnError,
@@ -384,15 +384,13 @@ pub fn interaction(
     let (kind, title, item_id, reason) = match request {
         ServerRequest::CommandExecutionApproval(p) => {
             let title = p.command.as_deref().map(|c| format!("Run `{c}`?")).unwrap_or_else(|| "Run a command?".into());
-            (InteractionKind::CommandApproval, title, p.item_id.as_deref(), p.reason.as_deref())
+            asked(InteractionKind::CommandApproval, title, &p.request)
         }
         ServerRequest::FileChangeApproval(p) => {
-            let title = "Apply these file changes?".into();
-            (InteractionKind::FileChangeApproval, title, p.item_id.as_deref(), p.reason.as_deref())
+            asked(InteractionKind::FileChangeApproval, "Apply these file changes?".into(), p)
         }
         ServerRequest::PermissionsApproval(p) => {
-            let title = "Grant additional permissions?".into();
-            (InteractionKind::Permissions, title, p.item_id.as_deref(), p.reason.as_deref())
+            asked(InteractionKind::Permissions, "Grant additional permissions?".into(), &p.request)
         }
         ServerRequest::UserInput(p) => {
             let title = p.questions.first().map(|q| q.question.clone()).unwrap_or_else(|| "A question".into());
@@ -436,6 +434,15 @@ pub fn interaction(
         ServerRequest::McpServerElicitation(_) | ServerRequest::DynamicToolCall(_) => {}
     }
     Some(r)
+}
+
+/// An approval's kind and title, with what every approval request carries.
+fn asked(
+    kind: InteractionKind,
+    title: String,
+    r: &ApprovalRequest,
+) -> (InteractionKind, String, Option<&str>, Option<&str>) {
+    (kind, title, r.item_id.as_deref(), r.reason.as_deref())
 }
 
 /// Offers what codex offers, in its order (the amendment variants have no REST form).

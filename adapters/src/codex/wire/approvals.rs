@@ -6,20 +6,29 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+/// What every approval request carries: the item that asks, and why.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalRequest {
+    #[serde(default)]
+    pub thread_id: String,
+    #[serde(default)]
+    pub turn_id: String,
+    /// The item asking (a file change's `item/started` has its diff).
+    #[serde(default)]
+    pub item_id: Option<String>,
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
 /// `item/commandExecution/requestApproval`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct CommandExecutionRequestApprovalParams {
-    #[serde(default)]
-    pub thread_id: String,
-    #[serde(default)]
-    pub turn_id: String,
-    /// The command item asking.
-    #[serde(default)]
-    pub item_id: Option<String>,
-    #[serde(default)]
-    pub reason: Option<String>,
+    #[serde(flatten)]
+    pub request: ApprovalRequest,
     #[serde(default)]
     pub command: Option<String>,
     #[serde(default)]
@@ -60,20 +69,7 @@ pub enum ServerResponse {
 }
 
 /// `item/fileChange/requestApproval`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(schemars::JsonSchema))]
-#[serde(rename_all = "camelCase")]
-pub struct FileChangeRequestApprovalParams {
-    #[serde(default)]
-    pub thread_id: String,
-    #[serde(default)]
-    pub turn_id: String,
-    /// The file-change item asking (its `item/started` has the diff).
-    #[serde(default)]
-    pub item_id: Option<String>,
-    #[serde(default)]
-    pub reason: Option<String>,
-}
+pub type FileChangeRequestApprovalParams = ApprovalRequest;
 
 /// The answer to a command or file-change approval.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -88,14 +84,8 @@ pub struct ApprovalResponse {
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct PermissionsRequestApprovalParams {
-    #[serde(default)]
-    pub thread_id: String,
-    #[serde(default)]
-    pub turn_id: String,
-    #[serde(default)]
-    pub item_id: Option<String>,
-    #[serde(default)]
-    pub reason: Option<String>,
+    #[serde(flatten)]
+    pub request: ApprovalRequest,
     #[serde(default)]
     pub cwd: Option<String>,
     /// The permission profile asked for (network, file system, …): shown, and granted as it is.
