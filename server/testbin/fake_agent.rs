@@ -20,7 +20,9 @@
 //! - `spawn PIDFILE`: starts two `sleep 300` grandchildren (one in the agent's process group, one
 //!   in a new session through `setsid`), writes `<pid> <pid>` to PIDFILE, then a normal turn.
 //!
-//! Deliberately plain: std threads, blocking stdio, serde_json.
+//! Deliberately plain: std threads, blocking stdio, serde_json. What it reads and writes is built
+//! from the adapter's own wire types (`ensemble_adapters::codex::wire`), so it speaks exactly the
+//! protocol the adapter does; only the deliberately malformed messages of `garbage` are JSON by hand.
 
 use std::io::{self, BufRead, Write};
 use std::process::{Command, Stdio};
@@ -28,6 +30,14 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use ensemble_adapters::codex::wire::{
+    ClientRequest, DeltaNotification, EmptyResponse, GatewayAuth, GetAccountResponse, InitializeResponse,
+    ItemNotification, Model, ModelListResponse, ModelProviderListResponse, ModelProviderSummary, ProviderSettings,
+    ServerNotification, Thread, ThreadGoalClearResponse, ThreadItem, ThreadResponse, ThreadStartedNotification,
+    ThreadTokenUsage, ThreadTokenUsageUpdatedNotification, ThreadUnsubscribeResponse, TokenUsageBreakdown, Turn,
+    TurnError, TurnNotification, TurnStartParams, TurnStartResponse, TurnStatus, TurnSteerResponse, UserInput, method,
+};
+use serde::Serialize;
 use serde_json::{Value, json};
 
 /// What `--version` prints (the adapter needs at least 0.169.0).
@@ -63,10 +73,11 @@ struct Agent {
     next: AtomicU64,
     /// Set by `hang`/`nonewline`: from then on nothing is answered.
     hung: AtomicBool,
-    active: Mutex<Option<Arc<Turn>>>,
+    active: Mutex<Option<Arc<TurnRun>>>,
 }
 
-struct Turn {
+/// A turn the fake agent runs.
+struct TurnRun {
     id: String,
     thread: String,
     interrupted: AtomicBool,
@@ -98,11 +109,11 @@ impl Agent {
         self.raw(&line)
     }
 
-    fn notify(&self, method: &str, params: Value) -> io::Result<()> {
-        self.send(&json!({"method": method, "params": params, "emittedAtMs": now_ms()}))
+    fn notify(&self, n: &ServerNotification) -> io::Result<()> {
+        self.send(&notification(n)?)
     }
 
-    fn respond(&self, id: &Value, result: Value) -> io::Result<()> {
+    fn respond<T: Serialize>(&self, id: &Value, result: &T) -> io::Result<()> {
         self.send(&json!({"id": id, "result": result}))
     }
 
@@ -140,112 +151,99 @@ impl Agent {
             };
             let params = msg.get("params").cloned().unwrap_or(Value::Null);
             // Notifications (`initialized`) need nothing.
-            if let Some(id) = msg.get("id").filter(|i| !i.is_null()) {
-                self.request(id, method, &params)?;
+            let Some(id) = msg.get("id").filter(|i| !i.is_null()) else { continue };
+            match ClientRequest::parse(method, params) {
+                Ok(Some(request)) => self.request(id, request)?,
+                Ok(None) => self.respond_error(id, -32601, &format!("fake agent: method `{method}` not found"))?,
+                Err(e) => self.respond_error(id, -32602, &format!("fake agent: bad `{method}` params: {e}"))?,
             }
         }
     }
 
-    fn thread_object(&self, id: &str, cwd: &str) -> Value {
-        let t = now_ms() / 1000;
-        json!({
-            "id": id, "sessionId": id, "forkedFromId": null, "preview": "", "ephemeral": false,
-            "modelProvider": "fake", "model": MODEL, "createdAt": t, "updatedAt": t,
-            "status": {"type": "idle"}, "path": null, "cwd": cwd, "cliVersion": "0.169.0",
-            "source": "vscode", "name": null, "turns": [],
-        })
+    fn thread_response(&self, id: &str) -> ThreadResponse {
+        ThreadResponse { thread: Some(Thread { id: id.to_owned(), forked_from_id: None }), model: Some(MODEL.into()) }
     }
 
-    fn thread_response(&self, id: &str, params: &Value) -> Value {
-        let cwd = params.get("cwd").and_then(Value::as_str).unwrap_or("/");
-        json!({
-            "thread": self.thread_object(id, cwd),
-            "model": MODEL, "modelProvider": "fake", "serviceTier": null, "cwd": cwd,
-            "approvalPolicy": "on-request", "approvalsReviewer": "user",
-            "sandbox": {"type": "readOnly", "networkAccess": false}, "reasoningEffort": null,
-            "instructionSources": [],
-        })
-    }
-
-    fn request(self: &Arc<Self>, id: &Value, method: &str, params: &Value) -> io::Result<()> {
-        match method {
-            "initialize" => self.respond(
+    fn request(self: &Arc<Self>, id: &Value, request: ClientRequest) -> io::Result<()> {
+        match request {
+            ClientRequest::Initialize(_) => self.respond(
                 id,
-                json!({
-                    "userAgent": format!("ensemble/0.169.0 (fake agent; pid {})", std::process::id()),
-                    "codexHome": std::env::var("CODEX_HOME").unwrap_or_default(),
-                    "platformFamily": "unix", "platformOs": "linux",
-                }),
+                &InitializeResponse {
+                    user_agent: format!("ensemble/0.169.0 (fake agent; pid {})", std::process::id()),
+                    codex_home: std::env::var("CODEX_HOME").unwrap_or_default(),
+                    platform_family: "unix".into(),
+                    platform_os: "linux".into(),
+                },
             ),
-            "account/read" => self.respond(
-                id,
-                json!({"account": null, "userId": null, "requiresOpenaiAuth": false, "workspaceRouting": null}),
-            ),
-            "modelProvider/list" => self.respond(
-                id,
-                json!({"data": [{"id": "fake", "name": "Fake", "settings": {"auth": {"mode": "none"}}}],
-                       "defaultProviderId": "fake", "canChangeDefault": false}),
-            ),
-            "model/list" => self.respond(
-                id,
-                json!({"data": [{"id": MODEL, "model": MODEL, "displayName": "Fake", "hidden": false,
-                                 "isDefault": true, "supportedReasoningEfforts": []}],
-                       "nextCursor": null}),
-            ),
-            "thread/start" => {
+            ClientRequest::AccountRead(_) => {
+                self.respond(id, &GetAccountResponse { account: None, requires_openai_auth: Some(false) })
+            }
+            ClientRequest::ModelProviderList(_) => {
+                let fake = ModelProviderSummary {
+                    id: "fake".into(),
+                    settings: Some(ProviderSettings::CustomGateway { auth: GatewayAuth::NoKey }),
+                };
+                self.respond(id, &ModelProviderListResponse { data: vec![fake], default_provider_id: "fake".into() })
+            }
+            ClientRequest::ModelList(_) => {
+                let model = Model { id: MODEL.into(), model: MODEL.into(), display_name: "Fake".into() };
+                self.respond(id, &ModelListResponse { data: vec![model], next_cursor: None })
+            }
+            ClientRequest::ThreadStart(_) => {
                 let thread = self.id("thread");
                 *lock(&self.thread) = Some(thread.clone());
-                let response = self.thread_response(&thread, params);
-                self.respond(id, response.clone())?;
-                self.notify("thread/started", json!({"thread": response["thread"]}))
+                let response = self.thread_response(&thread);
+                self.respond(id, &response)?;
+                let thread = response.thread.unwrap_or_default();
+                self.notify(&ServerNotification::ThreadStarted(ThreadStartedNotification { thread }))
             }
-            "thread/resume" => {
-                let Some(thread) = params.get("threadId").and_then(Value::as_str) else {
-                    return self.respond_error(id, -32602, "threadId is required");
-                };
-                *lock(&self.thread) = Some(thread.to_owned());
-                self.respond(id, self.thread_response(thread, params))
+            ClientRequest::ThreadResume(p) => {
+                *lock(&self.thread) = Some(p.thread_id.clone());
+                self.respond(id, &self.thread_response(&p.thread_id))
             }
-            "thread/unsubscribe" => self.respond(id, json!({"status": "unsubscribed"})),
-            "thread/goal/get" => self.respond(id, json!({"goal": null})),
-            "thread/goal/clear" => self.respond(id, json!({"cleared": true})),
-            "turn/start" => self.turn_start(id, params),
-            "turn/interrupt" => {
-                let wanted = params.get("turnId").and_then(Value::as_str);
+            ClientRequest::ThreadUnsubscribe(_) => {
+                self.respond(id, &ThreadUnsubscribeResponse { status: "unsubscribed".into() })
+            }
+            ClientRequest::ThreadGoalClear(_) => self.respond(id, &ThreadGoalClearResponse { cleared: true }),
+            ClientRequest::TurnStart(p) => self.turn_start(id, p),
+            ClientRequest::TurnInterrupt(p) => {
                 let active = lock(&self.active).clone();
                 match active {
-                    Some(t) if Some(t.id.as_str()) == wanted => {
+                    Some(t) if t.id == p.turn_id => {
                         t.interrupted.store(true, Ordering::SeqCst);
-                        self.respond(id, json!({}))
+                        self.respond(id, &EmptyResponse {})
                     }
                     _ => self.respond_error(id, -32600, "no active turn to interrupt"),
                 }
             }
-            "turn/steer" => {
+            ClientRequest::TurnSteer(_) => {
                 let active = lock(&self.active).clone();
                 match active {
-                    Some(t) => self.respond(id, json!({"turnId": t.id})),
+                    Some(t) => self.respond(id, &TurnSteerResponse { turn_id: t.id.clone() }),
                     None => self.respond_error(id, -32600, "no active turn to steer"),
                 }
             }
-            other => self.respond_error(id, -32601, &format!("fake agent: method `{other}` not found")),
+            ClientRequest::ThreadFork(_) | ClientRequest::ThreadInjectItems(_) | ClientRequest::ThreadGoalSet(_) => {
+                self.respond_error(id, -32601, "fake agent: method not found")
+            }
         }
     }
 
-    fn turn_start(self: &Arc<Self>, id: &Value, params: &Value) -> io::Result<()> {
-        let Some(thread) = params.get("threadId").and_then(Value::as_str).map(str::to_owned) else {
-            return self.respond_error(id, -32602, "threadId is required");
-        };
+    fn turn_start(self: &Arc<Self>, id: &Value, params: TurnStartParams) -> io::Result<()> {
+        let thread = params.thread_id;
         if lock(&self.thread).as_deref() != Some(thread.as_str()) {
             return self.respond_error(id, -32600, &format!("thread not found: {thread}"));
         }
-        let text: Vec<&str> = params
-            .get("input")
-            .and_then(Value::as_array)
-            .map(|items| items.iter().filter_map(|i| i.get("text").and_then(Value::as_str)).collect())
-            .unwrap_or_default();
+        let text: Vec<String> = params
+            .input
+            .into_iter()
+            .filter_map(|i| match i {
+                UserInput::Text { text, .. } => Some(text),
+                UserInput::Unknown => None,
+            })
+            .collect();
         let text = text.join("\n");
-        let turn = Arc::new(Turn { id: self.id("turn"), thread, interrupted: AtomicBool::new(false) });
+        let turn = Arc::new(TurnRun { id: self.id("turn"), thread, interrupted: AtomicBool::new(false) });
         {
             let mut active = lock(&self.active);
             if active.is_some() {
@@ -253,7 +251,7 @@ impl Agent {
             }
             *active = Some(turn.clone());
         }
-        self.respond(id, json!({"turn": turn_object(&turn.id, "inProgress", None)}))?;
+        self.respond(id, &TurnStartResponse { turn: Some(turn_object(&turn.id, TurnStatus::InProgress)) })?;
         let me = self.clone();
         std::thread::spawn(move || {
             if let Err(e) = me.run_turn(&turn, &text) {
@@ -263,18 +261,17 @@ impl Agent {
         Ok(())
     }
 
-    fn run_turn(&self, turn: &Turn, text: &str) -> io::Result<()> {
+    fn run_turn(&self, turn: &TurnRun, text: &str) -> io::Result<()> {
         let mut words = text.split_whitespace();
         let mode = words.next().unwrap_or_default();
         let arg = words.next();
         let n = |default: u64| arg.and_then(|a| a.parse::<u64>().ok()).unwrap_or(default);
-        self.notify(
-            "turn/started",
-            json!({"threadId": turn.thread, "turn": turn_object(&turn.id, "inProgress", None)}),
-        )?;
-        let user = json!({"type": "userMessage", "id": self.id("user"), "content": [{"type": "text", "text": text, "text_elements": []}]});
-        self.item("item/started", turn, &user)?;
-        self.item("item/completed", turn, &user)?;
+        let started =
+            TurnNotification { thread_id: turn.thread.clone(), turn: turn_object(&turn.id, TurnStatus::InProgress) };
+        self.notify(&ServerNotification::TurnStarted(started))?;
+        let user = ThreadItem::UserMessage { id: self.id("user"), content: vec![UserInput::text(text)] };
+        self.item(Phase::Started, turn, user.clone())?;
+        self.item(Phase::Completed, turn, user)?;
         match mode {
             "flood" => {
                 let size = words.next().and_then(|a| a.parse::<usize>().ok()).unwrap_or(0);
@@ -307,56 +304,66 @@ impl Agent {
         self.reply(turn, &format!("ok: {text}"))
     }
 
-    fn item(&self, method: &str, turn: &Turn, item: &Value) -> io::Result<()> {
-        self.notify(method, json!({"threadId": turn.thread, "turnId": turn.id, "item": item}))
+    fn item(&self, phase: Phase, turn: &TurnRun, item: ThreadItem) -> io::Result<()> {
+        let n = ItemNotification { thread_id: turn.thread.clone(), turn_id: turn.id.clone(), item };
+        self.notify(&match phase {
+            Phase::Started => ServerNotification::ItemStarted(n),
+            Phase::Completed => ServerNotification::ItemCompleted(n),
+        })
     }
 
-    fn message_start(&self, turn: &Turn) -> io::Result<String> {
+    fn message(&self, phase: Phase, turn: &TurnRun, msg: &str, text: &str) -> io::Result<()> {
+        self.item(phase, turn, ThreadItem::AgentMessage { id: msg.to_owned(), text: text.to_owned() })
+    }
+
+    fn message_start(&self, turn: &TurnRun) -> io::Result<String> {
         let msg = self.id("msg");
-        self.item("item/started", turn, &json!({"type": "agentMessage", "id": msg, "text": "", "phase": null}))?;
+        self.message(Phase::Started, turn, &msg, "")?;
         Ok(msg)
     }
 
-    fn delta(&self, turn: &Turn, msg: &str, delta: &str) -> io::Result<()> {
-        self.notify(
-            "item/agentMessage/delta",
-            json!({"threadId": turn.thread, "turnId": turn.id, "itemId": msg, "delta": delta}),
-        )
+    fn delta(&self, turn: &TurnRun, msg: &str, delta: &str) -> io::Result<()> {
+        self.notify(&ServerNotification::AgentMessageDelta(delta_of(turn, msg, delta)))
     }
 
     /// Streams `text` as one agent message in small deltas, then ends the turn.
-    fn reply(&self, turn: &Turn, text: &str) -> io::Result<()> {
+    fn reply(&self, turn: &TurnRun, text: &str) -> io::Result<()> {
         let msg = self.message_start(turn)?;
         let chars: Vec<char> = text.chars().collect();
         for chunk in chars.chunks(4) {
             if turn.interrupted.load(Ordering::SeqCst) {
-                return self.end(turn, "interrupted");
+                return self.end(turn, TurnStatus::Interrupted);
             }
             self.delta(turn, &msg, &chunk.iter().collect::<String>())?;
         }
-        self.item("item/completed", turn, &json!({"type": "agentMessage", "id": msg, "text": text, "phase": null}))?;
-        self.end(turn, "completed")
+        self.message(Phase::Completed, turn, &msg, text)?;
+        self.end(turn, TurnStatus::Completed)
     }
 
-    fn end(&self, turn: &Turn, status: &str) -> io::Result<()> {
-        self.notify(
-            "thread/tokenUsage/updated",
-            json!({"threadId": turn.thread, "turnId": turn.id, "tokenUsage": {
-                "total": {"totalTokens": 15, "inputTokens": 10, "cachedInputTokens": 0, "outputTokens": 5, "reasoningOutputTokens": 0},
-                "last": {"totalTokens": 15, "inputTokens": 10, "cachedInputTokens": 0, "outputTokens": 5, "reasoningOutputTokens": 0},
-                "modelContextWindow": 258400}}),
-        )?;
+    fn end(&self, turn: &TurnRun, status: TurnStatus) -> io::Result<()> {
+        let used = TokenUsageBreakdown {
+            total_tokens: Some(15),
+            input_tokens: Some(10),
+            cached_input_tokens: Some(0),
+            output_tokens: Some(5),
+            reasoning_output_tokens: Some(0),
+        };
+        let token_usage =
+            ThreadTokenUsage { total: used.clone(), last: Some(used), model_context_window: Some(258400) };
+        self.notify(&ServerNotification::ThreadTokenUsageUpdated(ThreadTokenUsageUpdatedNotification {
+            thread_id: turn.thread.clone(),
+            turn_id: turn.id.clone(),
+            token_usage,
+        }))?;
         // The turn is over before codex says so: a new turn/start may follow at once.
         lock(&self.active).take();
-        self.notify(
-            "turn/completed",
-            json!({"threadId": turn.thread, "turn": turn_object(&turn.id, status, Some(now_ms()))}),
-        )
+        let completed = TurnNotification { thread_id: turn.thread.clone(), turn: turn_object(&turn.id, status) };
+        self.notify(&ServerNotification::TurnCompleted(completed))
     }
 
     /// `count` deltas, each its number and a space, padded with dots to `size` bytes; a new agent
     /// message every `per` deltas.
-    fn flood(&self, turn: &Turn, count: u64, size: usize, per: u64) -> io::Result<()> {
+    fn flood(&self, turn: &TurnRun, count: u64, size: usize, per: u64) -> io::Result<()> {
         let per = per.max(1);
         let delta = |k: u64| format!("{k:.<size$} ");
         let mut stderr = io::stderr().lock();
@@ -368,14 +375,13 @@ impl Agent {
         let mut i = 0;
         while i < count {
             if turn.interrupted.load(Ordering::SeqCst) {
-                return self.end(turn, "interrupted");
+                return self.end(turn, TurnStatus::Interrupted);
             }
             let upto = (i + FLOOD_BATCH).min(count).min(first + per);
             let mut batch = Vec::new();
             for k in i..upto {
-                let line = json!({"method": "item/agentMessage/delta", "params": {
-                    "threadId": turn.thread, "turnId": turn.id, "itemId": msg, "delta": delta(k)}});
-                serde_json::to_writer(&mut batch, &line).map_err(io::Error::other)?;
+                let line = ServerNotification::AgentMessageDelta(delta_of(turn, &msg, &delta(k)));
+                serde_json::to_writer(&mut batch, &notification(&line)?).map_err(io::Error::other)?;
                 batch.push(b'\n');
             }
             self.raw(&batch)?;
@@ -384,11 +390,7 @@ impl Agent {
             if i == first + per || i == count {
                 // Codex's item/completed repeats the whole text (over the line limit when long).
                 let text: String = (first..i).map(delta).collect();
-                self.item(
-                    "item/completed",
-                    turn,
-                    &json!({"type": "agentMessage", "id": msg, "text": text, "phase": null}),
-                )?;
+                self.message(Phase::Completed, turn, &msg, &text)?;
                 first = i;
                 if i < count {
                     msg = self.message_start(turn)?;
@@ -396,10 +398,10 @@ impl Agent {
             }
         }
         drop(stderr);
-        self.end(turn, "completed")
+        self.end(turn, TurnStatus::Completed)
     }
 
-    fn garbage(&self, turn: &Turn) -> io::Result<()> {
+    fn garbage(&self, turn: &TurnRun) -> io::Result<()> {
         let t = &turn.thread;
         let u = &turn.id;
         let mut lines: Vec<Vec<u8>> = vec![
@@ -427,15 +429,36 @@ impl Agent {
             "[".repeat(5000).into_bytes(),
         ];
         // Well-formed JSON-RPC that is not for this turn, this thread, or anyone.
+        let ghost = |thread: &str, turn: &str| TurnRun {
+            id: turn.into(),
+            thread: thread.into(),
+            interrupted: AtomicBool::new(false),
+        };
+        let failed = Turn {
+            error: Some(TurnError { message: Some("GHOST".into()), codex_error_info: None }),
+            ..turn_object("not-this-turn", TurnStatus::Failed)
+        };
         let odd = [
             json!({"method": "totally/unknown", "params": {"threadId": t, "turnId": u}}),
             json!({"method": "totally/unknown/request", "id": "srv-1", "params": {"threadId": t}}),
-            json!({"method": "item/agentMessage/delta", "params": {"threadId": t, "turnId": "not-this-turn", "itemId": "ghost", "delta": "GHOST"}}),
-            json!({"method": "item/agentMessage/delta", "params": {"threadId": "another-thread", "turnId": u, "itemId": "ghost", "delta": "GHOST"}}),
-            json!({"method": "turn/completed", "params": {"threadId": t, "turn": {"id": "not-this-turn", "status": "failed", "error": {"message": "GHOST"}}}}),
-            json!({"method": "turn/started", "params": {"threadId": "another-thread", "turn": {"id": "ghost-turn"}}}),
-            json!({"method": "item/completed", "params": {"threadId": t, "turnId": u, "item": "not an object"}}),
-            json!({"method": "item/started", "params": {"threadId": t, "turnId": u, "item": {"type": "noSuchItem", "id": "x"}}}),
+            notification(&ServerNotification::AgentMessageDelta(delta_of(
+                &ghost(t, "not-this-turn"),
+                "ghost",
+                "GHOST",
+            )))?,
+            notification(&ServerNotification::AgentMessageDelta(delta_of(
+                &ghost("another-thread", u),
+                "ghost",
+                "GHOST",
+            )))?,
+            notification(&ServerNotification::TurnCompleted(TurnNotification { thread_id: t.clone(), turn: failed }))?,
+            notification(&ServerNotification::TurnStarted(TurnNotification {
+                thread_id: "another-thread".into(),
+                turn: Turn { id: "ghost-turn".into(), ..Turn::default() },
+            }))?,
+            // Known methods with params of the wrong shape.
+            json!({"method": method::ITEM_COMPLETED, "params": {"threadId": t, "turnId": u, "item": "not an object"}}),
+            json!({"method": method::ITEM_STARTED, "params": {"threadId": t, "turnId": u, "item": {"type": "noSuchItem", "id": "x"}}}),
             json!({"jsonrpc": "2.0", "method": "thread/status/changed", "params": {"threadId": t, "status": 5}}),
         ];
         for v in odd {
@@ -454,7 +477,7 @@ impl Agent {
         self.reply(turn, "ok: garbage survived")
     }
 
-    fn longline(&self, turn: &Turn, len: u64) -> io::Result<()> {
+    fn longline(&self, turn: &TurnRun, len: u64) -> io::Result<()> {
         let msg = self.message_start(turn)?;
         // A well-formed delta, so a reader that did not skip it would show it.
         let long = "L".repeat(len as usize);
@@ -464,11 +487,11 @@ impl Agent {
         stderr.write_all(b"\n")?;
         drop(stderr);
         drop(long);
-        self.item("item/completed", turn, &json!({"type": "agentMessage", "id": msg, "text": "", "phase": null}))?;
+        self.message(Phase::Completed, turn, &msg, "")?;
         self.reply(turn, "ok: longline survived")
     }
 
-    fn nonewline(&self, turn: &Turn, len: u64) -> io::Result<()> {
+    fn nonewline(&self, turn: &TurnRun, len: u64) -> io::Result<()> {
         let msg = self.message_start(turn)?;
         self.hung.store(true, Ordering::SeqCst);
         self.delta(turn, &msg, &format!("hanging pid {}", std::process::id()))?;
@@ -487,11 +510,29 @@ impl Agent {
     }
 }
 
-fn turn_object(id: &str, status: &str, completed: Option<u64>) -> Value {
-    json!({
-        "id": id, "rootTurnId": id, "items": [], "itemsView": "notLoaded", "status": status,
-        "error": null, "startedAt": now_ms() / 1000, "completedAt": completed.map(|c| c / 1000), "durationMs": null,
-    })
+fn turn_object(id: &str, status: TurnStatus) -> Turn {
+    Turn { id: id.to_owned(), status: Some(status), error: None }
+}
+
+/// Whether an item starts or completes.
+#[derive(Clone, Copy)]
+enum Phase {
+    Started,
+    Completed,
+}
+
+fn delta_of(turn: &TurnRun, msg: &str, delta: &str) -> DeltaNotification {
+    DeltaNotification {
+        thread_id: turn.thread.clone(),
+        turn_id: turn.id.clone(),
+        item_id: msg.to_owned(),
+        delta: delta.to_owned(),
+    }
+}
+
+/// A notification as codex writes it (with its emission time).
+fn notification(n: &ServerNotification) -> io::Result<Value> {
+    Ok(json!({"method": n.method(), "params": n.params().map_err(io::Error::other)?, "emittedAtMs": now_ms()}))
 }
 
 /// Starts `sleep 300` twice (in our process group, and in a session of its own) and writes both

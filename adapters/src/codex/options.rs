@@ -1,17 +1,11 @@
-//! The codex provider's registration: its command-line options and how it builds its adapter.
+//! The codex provider's command-line options and the configuration they make.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
-use async_trait::async_trait;
-use ensemble_runtime::adapter::Adapter;
-
-use super::{CodexAdapter, CodexConfig, which};
-use crate::kit::provider::{Provider, ProviderEnv, ProviderError};
-
-/// The codex provider.
-pub struct Codex;
+use super::config::CodexConfig;
+use crate::kit::binary::which;
+use crate::kit::provider::{ProviderEnv, ProviderError};
 
 /// How to run codex.
 #[derive(Clone, Debug, clap::Args)]
@@ -72,17 +66,6 @@ impl CodexOptions {
         c.goal_grace = env.goal_grace;
         c.rpc.max_line_bytes = env.rpc_max_line_bytes;
         Ok(c)
-    }
-}
-
-#[async_trait]
-impl Provider for Codex {
-    type Options = CodexOptions;
-
-    async fn build(options: &CodexOptions, env: &ProviderEnv) -> Result<Vec<Arc<dyn Adapter>>, ProviderError> {
-        let adapter = CodexAdapter::new(options.config(env)?);
-        adapter.probe().await;
-        Ok(vec![Arc::new(adapter)])
     }
 }
 

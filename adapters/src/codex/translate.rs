@@ -1,4 +1,5 @@
-//! Pure translation of codex app-server notifications and server requests into runtime events.
+//! Pure translation of codex's notifications and server requests into runtime events, and of the
+//! client's answers into codex's results.
 //!
 //! The [`Translator`] keeps what a turn has open (messages, reasoning, calls) and the file changes
 //! announced by `item/started`, so it can close whatever codex abandons (an interrupted or steered
@@ -11,15 +12,16 @@ use ensemble_runtime::event::{
     FileChange, InteractionKind, InteractionRequestedPayload, NoticeLevel, NoticePayload, PlanStep, PlanUpdatedPayload,
     Question, QuestionOption, TextCompletedPayload, TextDeltaPayload, UsagePayload,
 };
+use ensemble_runtime::goal::ProviderGoal;
 use serde_json::{Value, json};
 
-fn s<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
-    v.get(key).and_then(Value::as_str)
-}
-
-fn string(v: &Value, key: &str) -> String {
-    s(v, key).unwrap_or_default().to_owned()
-}
+use super::wire::{
+    ApprovalDecision, ApprovalRequest, ApprovalResponse, CodexErrorInfo, DynamicToolCallResponse, FileUpdateChange,
+    ItemStatus, McpServerElicitationAction, McpServerElicitationRequestResponse, OfferedDecision, PermissionGrantScope,
+    PermissionsRequestApprovalResponse, ServerNotification, ServerRequest, ServerResponse, ThreadGoal, ThreadItem,
+    ThreadTokenUsage, ToolRequestUserInputAnswer, ToolRequestUserInputQuestion, ToolRequestUserInputResponse,
+    TurnError,
+};
 
 /// Most text kept of an open message or reasoning (what closes it if codex abandons it): beyond,
 /// the event size limit would cut it anyway, and an endless stream must not cost endless memory.
@@ -34,12 +36,15 @@ fn push_capped(text: &mut String, delta: &str) {
     text.push_str(&delta[..cut]);
 }
 
+/// Texts streaming, by start order: (item id, text so far).
+type OpenTexts = BTreeMap<u64, (String, String)>;
+
 /// What a turn has open.
 #[derive(Debug, Default)]
 pub struct Translator {
     /// Agent messages streaming, with their text so far, in start order.
-    messages: BTreeMap<u64, (String, String)>,
-    reasoning: BTreeMap<u64, (String, String)>,
+    messages: OpenTexts,
+    reasoning: OpenTexts,
     calls: HashMap<String, CallKind>,
     file_changes: HashMap<String, Vec<FileChange>>,
     order: u64,
@@ -51,227 +56,172 @@ impl Translator {
         self.order
     }
 
-    /// Events for a turn-scoped notification (items, deltas, plans, usage, warnings).
-    pub fn notification(&mut self, method: &str, p: &Value) -> Vec<EventBody> {
-        match method {
-            "item/started" => self.item_started(p.get("item").unwrap_or(&Value::Null)),
-            "item/completed" => self.item_completed(p.get("item").unwrap_or(&Value::Null)),
-            "item/agentMessage/delta" => {
-                let item_id = string(p, "itemId");
-                let delta = string(p, "delta");
-                match self.messages.values_mut().find(|(id, _)| *id == item_id) {
-                    Some((_, text)) => push_capped(text, &delta),
-                    None => {
-                        let n = self.next();
-                        self.messages.insert(n, (item_id.clone(), delta.clone()));
-                    }
-                }
-                vec![EventBody::MessageDelta(TextDeltaPayload { item_id, text: delta })]
+    /// Events for a turn-scoped notification (items, deltas, plans, usage, warnings). The ones
+    /// the session handles itself (turns, goals, names, resolved requests) give none here.
+    pub fn notification(&mut self, n: ServerNotification) -> Vec<EventBody> {
+        let method = n.method();
+        match n {
+            ServerNotification::ItemStarted(n) => self.item_started(n.item),
+            ServerNotification::ItemCompleted(n) => self.item_completed(n.item),
+            ServerNotification::AgentMessageDelta(d) => {
+                append(&mut self.messages, &mut self.order, &d.item_id, &d.delta);
+                vec![EventBody::MessageDelta(TextDeltaPayload { item_id: d.item_id, text: d.delta })]
             }
-            "item/reasoning/summaryTextDelta" | "item/reasoning/textDelta" => {
-                let item_id = string(p, "itemId");
-                let delta = string(p, "delta");
-                match self.reasoning.values_mut().find(|(id, _)| *id == item_id) {
-                    Some((_, text)) => push_capped(text, &delta),
-                    None => {
-                        let n = self.next();
-                        self.reasoning.insert(n, (item_id.clone(), delta.clone()));
-                    }
-                }
-                vec![EventBody::ReasoningDelta(TextDeltaPayload { item_id, text: delta })]
+            ServerNotification::ReasoningSummaryTextDelta(d) | ServerNotification::ReasoningTextDelta(d) => {
+                append(&mut self.reasoning, &mut self.order, &d.item_id, &d.delta);
+                vec![EventBody::ReasoningDelta(TextDeltaPayload { item_id: d.item_id, text: d.delta })]
             }
-            "item/commandExecution/outputDelta" | "item/fileChange/outputDelta" => {
+            ServerNotification::CommandExecutionOutputDelta(d) | ServerNotification::FileChangeOutputDelta(d) => {
                 vec![EventBody::CallUpdated(CallUpdatedPayload {
-                    call_id: string(p, "itemId"),
-                    output_delta: Some(string(p, "delta")),
+                    call_id: d.item_id,
+                    output_delta: Some(d.delta),
                     status: None,
                 })]
             }
-            "item/mcpToolCall/progress" => vec![EventBody::CallUpdated(CallUpdatedPayload {
-                call_id: string(p, "itemId"),
+            ServerNotification::McpToolCallProgress(p) => vec![EventBody::CallUpdated(CallUpdatedPayload {
+                call_id: p.item_id,
                 output_delta: None,
-                status: s(p, "message").map(str::to_owned),
+                status: p.message,
             })],
-            "item/fileChange/patchUpdated" => {
-                let item_id = string(p, "itemId");
-                let changes = file_changes(p.get("changes"));
-                self.file_changes.insert(item_id, changes);
+            ServerNotification::FileChangePatchUpdated(p) => {
+                self.file_changes.insert(p.item_id, file_changes(p.changes));
                 Vec::new()
             }
-            "turn/plan/updated" => vec![EventBody::PlanUpdated(PlanUpdatedPayload {
-                explanation: s(p, "explanation").map(str::to_owned),
-                steps: p
-                    .get("plan")
-                    .and_then(Value::as_array)
-                    .map(|a| {
-                        a.iter().map(|st| PlanStep { step: string(st, "step"), status: string(st, "status") }).collect()
-                    })
-                    .unwrap_or_default(),
+            ServerNotification::TurnPlanUpdated(p) => vec![EventBody::PlanUpdated(PlanUpdatedPayload {
+                explanation: p.explanation,
+                steps: p.plan.into_iter().map(|s| PlanStep { step: s.step, status: s.status }).collect(),
             })],
-            "thread/tokenUsage/updated" => usage(p).map(EventBody::UsageUpdated).into_iter().collect(),
-            "warning" | "guardianWarning" => notice(NoticeLevel::Warning, s(p, "message").unwrap_or("warning")),
-            "configWarning" | "deprecationNotice" => {
-                notice(NoticeLevel::Info, s(p, "summary").or_else(|| s(p, "message")).unwrap_or(method))
+            ServerNotification::ThreadTokenUsageUpdated(u) => vec![EventBody::UsageUpdated(usage(&u.token_usage))],
+            ServerNotification::Warning(w) | ServerNotification::GuardianWarning(w) => {
+                notice(NoticeLevel::Warning, w.message.as_deref().unwrap_or("warning"))
             }
-            "error" => {
-                let will_retry = p.get("willRetry").and_then(Value::as_bool).unwrap_or(false);
-                let msg = p.get("error").and_then(|e| s(e, "message")).unwrap_or("error").to_owned();
-                let level = if will_retry { NoticeLevel::Warning } else { NoticeLevel::Error };
-                let text = if will_retry { format!("{msg} (retrying)") } else { msg };
-                notice(level, &text)
+            ServerNotification::ConfigWarning(s) | ServerNotification::DeprecationNotice(s) => {
+                notice(NoticeLevel::Info, s.summary.as_deref().unwrap_or(method))
             }
-            "model/rerouted" => notice(
-                NoticeLevel::Info,
-                &format!("model rerouted from {} to {}", string(p, "fromModel"), string(p, "toModel")),
-            ),
-            _ => Vec::new(),
+            ServerNotification::Error(e) => {
+                let msg = e.error.and_then(|e| e.message).unwrap_or_else(|| "error".into());
+                if e.will_retry {
+                    notice(NoticeLevel::Warning, &format!("{msg} (retrying)"))
+                } else {
+                    notice(NoticeLevel::Error, &msg)
+                }
+            }
+            ServerNotification::ModelRerouted(r) => {
+                notice(NoticeLevel::Info, &format!("model rerouted from {} to {}", r.from_model, r.to_model))
+            }
+            ServerNotification::ThreadStarted(_)
+            | ServerNotification::ThreadNameUpdated(_)
+            | ServerNotification::ThreadGoalUpdated(_)
+            | ServerNotification::ThreadGoalCleared(_)
+            | ServerNotification::TurnStarted(_)
+            | ServerNotification::TurnCompleted(_)
+            | ServerNotification::ServerRequestResolved(_) => Vec::new(),
         }
     }
 
-    fn item_started(&mut self, item: &Value) -> Vec<EventBody> {
-        let id = string(item, "id");
-        match s(item, "type").unwrap_or_default() {
-            "agentMessage" => {
+    /// A call starts: remembered as open, announced with what the caller adds.
+    fn call(&mut self, call_id: String, kind: CallKind, name: impl Into<String>) -> CallStartedPayload {
+        self.calls.insert(call_id.clone(), kind);
+        CallStartedPayload { call_id, kind, name: name.into(), command: None, cwd: None, input: None, changes: vec![] }
+    }
+
+    fn item_started(&mut self, item: ThreadItem) -> Vec<EventBody> {
+        let started = match item {
+            ThreadItem::AgentMessage { id, text } => {
                 // A new message while another is open means codex abandoned the old one (a steer
                 // restarts the model stream): close it first.
                 let mut out = self.close_messages();
                 let n = self.next();
-                self.messages.insert(n, (id, string(item, "text")));
+                self.messages.insert(n, (id, text));
                 out.shrink_to_fit();
-                out
+                return out;
             }
-            "reasoning" => {
+            ThreadItem::Reasoning { id, .. } => {
                 let n = self.next();
                 self.reasoning.insert(n, (id, String::new()));
-                Vec::new()
+                return Vec::new();
             }
-            "commandExecution" => {
-                self.calls.insert(id.clone(), CallKind::Command);
-                vec![EventBody::CallStarted(CallStartedPayload {
-                    call_id: id,
-                    kind: CallKind::Command,
-                    name: "shell".into(),
-                    command: s(item, "command").map(str::to_owned),
-                    cwd: s(item, "cwd").map(str::to_owned),
-                    input: None,
-                    changes: vec![],
-                })]
+            ThreadItem::CommandExecution { id, command, cwd, .. } => {
+                CallStartedPayload { command, cwd, ..self.call(id, CallKind::Command, "shell") }
             }
-            "fileChange" => {
-                let changes = file_changes(item.get("changes"));
+            ThreadItem::FileChange { id, changes, .. } => {
+                let changes = file_changes(changes);
                 self.file_changes.insert(id.clone(), changes.clone());
-                self.calls.insert(id.clone(), CallKind::FileChange);
-                vec![EventBody::CallStarted(CallStartedPayload {
-                    call_id: id,
-                    kind: CallKind::FileChange,
-                    name: "apply_patch".into(),
-                    command: None,
-                    cwd: None,
-                    input: None,
-                    changes,
-                })]
+                CallStartedPayload { changes, ..self.call(id, CallKind::FileChange, "apply_patch") }
             }
-            "mcpToolCall" => {
-                self.calls.insert(id.clone(), CallKind::Mcp);
-                vec![EventBody::CallStarted(CallStartedPayload {
-                    call_id: id,
-                    kind: CallKind::Mcp,
-                    name: format!("{}/{}", string(item, "server"), string(item, "tool")),
-                    command: None,
-                    cwd: None,
-                    input: item.get("arguments").cloned(),
-                    changes: vec![],
-                })]
+            ThreadItem::McpToolCall { id, server, tool, arguments, .. } => {
+                CallStartedPayload { input: arguments, ..self.call(id, CallKind::Mcp, format!("{server}/{tool}")) }
             }
-            "dynamicToolCall" | "collabAgentToolCall" => {
-                self.calls.insert(id.clone(), CallKind::Tool);
-                vec![EventBody::CallStarted(CallStartedPayload {
-                    call_id: id,
-                    kind: CallKind::Tool,
-                    name: string(item, "tool"),
-                    command: None,
-                    cwd: None,
-                    input: item.get("arguments").or_else(|| item.get("prompt")).cloned(),
-                    changes: vec![],
-                })]
+            ThreadItem::DynamicToolCall { id, tool, arguments, .. } => {
+                CallStartedPayload { input: arguments, ..self.call(id, CallKind::Tool, tool) }
             }
-            "webSearch" => {
-                self.calls.insert(id.clone(), CallKind::WebSearch);
-                vec![EventBody::CallStarted(CallStartedPayload {
-                    call_id: id,
-                    kind: CallKind::WebSearch,
-                    name: "web_search".into(),
-                    command: None,
-                    cwd: None,
-                    input: Some(json!({ "query": string(item, "query") })),
-                    changes: vec![],
-                })]
+            ThreadItem::CollabAgentToolCall { id, tool, prompt, .. } => {
+                CallStartedPayload { input: prompt.map(Value::String), ..self.call(id, CallKind::Tool, tool) }
             }
-            _ => Vec::new(),
-        }
+            ThreadItem::WebSearch { id, query } => CallStartedPayload {
+                input: Some(json!({ "query": query })),
+                ..self.call(id, CallKind::WebSearch, "web_search")
+            },
+            ThreadItem::UserMessage { .. } | ThreadItem::Unknown => return Vec::new(),
+        };
+        vec![EventBody::CallStarted(started)]
     }
 
-    fn item_completed(&mut self, item: &Value) -> Vec<EventBody> {
-        let id = string(item, "id");
-        match s(item, "type").unwrap_or_default() {
-            "agentMessage" => {
+    fn item_completed(&mut self, item: ThreadItem) -> Vec<EventBody> {
+        let completed = match item {
+            ThreadItem::AgentMessage { id, text } => {
                 self.messages.retain(|_, (m, _)| *m != id);
-                vec![EventBody::MessageCompleted(TextCompletedPayload { item_id: id, text: string(item, "text") })]
+                return vec![EventBody::MessageCompleted(TextCompletedPayload { item_id: id, text })];
             }
-            "reasoning" => {
+            ThreadItem::Reasoning { id, summary } => {
                 let streamed = self.reasoning.iter().find(|(_, (r, _))| *r == id).map(|(_, (_, t))| t.clone());
                 self.reasoning.retain(|_, (r, _)| *r != id);
-                let summary = item
-                    .get("summary")
-                    .and_then(Value::as_array)
-                    .map(|a| a.iter().filter_map(Value::as_str).collect::<Vec<_>>().join("\n"))
-                    .filter(|t| !t.is_empty());
+                let summary = Some(summary.join("\n")).filter(|t| !t.is_empty());
                 let text = summary.or(streamed).unwrap_or_default();
-                vec![EventBody::ReasoningCompleted(TextCompletedPayload { item_id: id, text })]
+                return vec![EventBody::ReasoningCompleted(TextCompletedPayload { item_id: id, text })];
             }
-            "commandExecution" => {
-                self.calls.remove(&id);
-                vec![EventBody::CallCompleted(CallCompletedPayload {
-                    call_id: id,
-                    status: call_status(s(item, "status")),
-                    output: s(item, "aggregatedOutput").map(str::to_owned),
-                    exit_code: item.get("exitCode").and_then(Value::as_i64).map(|c| c as i32),
-                    changes: vec![],
-                })]
+            ThreadItem::CommandExecution { id, status, aggregated_output, exit_code, .. } => CallCompletedPayload {
+                status: call_status(status),
+                output: aggregated_output,
+                exit_code: exit_code.map(|c| c as i32),
+                ..self.call_ended(id)
+            },
+            ThreadItem::FileChange { id, changes, status } => CallCompletedPayload {
+                status: call_status(status),
+                changes: file_changes(changes),
+                ..self.call_ended(id)
+            },
+            ThreadItem::McpToolCall { id, result, error, status, .. } => {
+                self.tool_call_ended(id, result.or(error), None, status)
             }
-            "fileChange" => {
-                self.calls.remove(&id);
-                let changes = file_changes(item.get("changes"));
-                vec![EventBody::CallCompleted(CallCompletedPayload {
-                    call_id: id,
-                    status: call_status(s(item, "status")),
-                    output: None,
-                    exit_code: None,
-                    changes,
-                })]
+            ThreadItem::DynamicToolCall { id, content_items, success, status, .. } => {
+                self.tool_call_ended(id, content_items, success, status)
             }
-            "mcpToolCall" | "dynamicToolCall" | "collabAgentToolCall" | "webSearch" => {
-                self.calls.remove(&id);
-                let output = item
-                    .get("result")
-                    .or_else(|| item.get("contentItems"))
-                    .or_else(|| item.get("error"))
-                    .filter(|v| !v.is_null())
-                    .map(|v| v.as_str().map(str::to_owned).unwrap_or_else(|| v.to_string()));
-                let status = match item.get("success").and_then(Value::as_bool) {
-                    Some(false) => CallStatus::Failed,
-                    _ => call_status(s(item, "status")),
-                };
-                vec![EventBody::CallCompleted(CallCompletedPayload {
-                    call_id: id,
-                    status,
-                    output,
-                    exit_code: None,
-                    changes: vec![],
-                })]
-            }
-            _ => Vec::new(),
-        }
+            ThreadItem::CollabAgentToolCall { id, status, .. } => self.tool_call_ended(id, None, None, status),
+            ThreadItem::WebSearch { id, .. } => self.tool_call_ended(id, None, None, None),
+            ThreadItem::UserMessage { .. } | ThreadItem::Unknown => return Vec::new(),
+        };
+        vec![EventBody::CallCompleted(completed)]
+    }
+
+    /// A call ends (completed, unless the caller says otherwise).
+    fn call_ended(&mut self, call_id: String) -> CallCompletedPayload {
+        self.calls.remove(&call_id);
+        CallCompletedPayload { call_id, status: CallStatus::Completed, output: None, exit_code: None, changes: vec![] }
+    }
+
+    /// A tool call ends, with what the tool answered (text as it is, anything else as JSON).
+    fn tool_call_ended(
+        &mut self,
+        call_id: String,
+        output: Option<Value>,
+        success: Option<bool>,
+        status: Option<ItemStatus>,
+    ) -> CallCompletedPayload {
+        let output =
+            output.filter(|v| !v.is_null()).map(|v| v.as_str().map(str::to_owned).unwrap_or_else(|| v.to_string()));
+        let status = if success == Some(false) { CallStatus::Failed } else { call_status(status) };
+        CallCompletedPayload { status, output, ..self.call_ended(call_id) }
     }
 
     fn close_messages(&mut self) -> Vec<EventBody> {
@@ -323,65 +273,74 @@ impl Translator {
     }
 }
 
+/// Adds a delta to the open text of `item_id` (opening it on its first delta).
+fn append(open: &mut OpenTexts, order: &mut u64, item_id: &str, delta: &str) {
+    match open.values_mut().find(|(id, _)| id == item_id) {
+        Some((_, text)) => push_capped(text, delta),
+        None => {
+            *order += 1;
+            open.insert(*order, (item_id.to_owned(), delta.to_owned()));
+        }
+    }
+}
+
 fn notice(level: NoticeLevel, message: &str) -> Vec<EventBody> {
     vec![EventBody::Notice(NoticePayload { level, message: message.to_owned() })]
 }
 
-fn call_status(status: Option<&str>) -> CallStatus {
+fn call_status(status: Option<ItemStatus>) -> CallStatus {
     match status {
-        Some("failed") => CallStatus::Failed,
-        Some("declined") => CallStatus::Declined,
-        Some("inProgress") => CallStatus::Interrupted,
-        _ => CallStatus::Completed,
+        Some(ItemStatus::Failed) => CallStatus::Failed,
+        Some(ItemStatus::Declined) => CallStatus::Declined,
+        Some(ItemStatus::InProgress) => CallStatus::Interrupted,
+        Some(ItemStatus::Completed | ItemStatus::Interrupted | ItemStatus::Unknown) | None => CallStatus::Completed,
     }
 }
 
-fn file_changes(v: Option<&Value>) -> Vec<FileChange> {
-    v.and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .map(|c| FileChange {
-                    path: string(c, "path"),
-                    kind: c.get("kind").and_then(|k| s(k, "type")).unwrap_or("update").to_owned(),
-                    diff: s(c, "diff").map(str::to_owned),
-                })
-                .collect()
+fn file_changes(changes: Vec<FileUpdateChange>) -> Vec<FileChange> {
+    changes
+        .into_iter()
+        .map(|c| FileChange {
+            path: c.path,
+            kind: c.kind.map(|k| k.kind).unwrap_or_else(|| "update".into()),
+            diff: c.diff,
         })
-        .unwrap_or_default()
+        .collect()
 }
 
 /// `thread/tokenUsage/updated` → `usage.updated`.
-pub fn usage(p: &Value) -> Option<UsagePayload> {
-    let t = p.get("tokenUsage")?;
-    let total = t.get("total")?;
-    let n = |v: &Value, k: &str| v.get(k).and_then(Value::as_i64).unwrap_or(0);
-    Some(UsagePayload {
-        input_tokens: n(total, "inputTokens"),
-        output_tokens: n(total, "outputTokens"),
-        cached_input_tokens: n(total, "cachedInputTokens"),
-        reasoning_output_tokens: n(total, "reasoningOutputTokens"),
-        total_tokens: n(total, "totalTokens"),
-        last_turn_total_tokens: t.get("last").and_then(|l| l.get("totalTokens")).and_then(Value::as_i64),
-        context_window: t.get("modelContextWindow").and_then(Value::as_i64),
-    })
+pub fn usage(u: &ThreadTokenUsage) -> UsagePayload {
+    let t = &u.total;
+    UsagePayload {
+        input_tokens: t.input_tokens.unwrap_or(0),
+        output_tokens: t.output_tokens.unwrap_or(0),
+        cached_input_tokens: t.cached_input_tokens.unwrap_or(0),
+        reasoning_output_tokens: t.reasoning_output_tokens.unwrap_or(0),
+        total_tokens: t.total_tokens.unwrap_or(0),
+        last_turn_total_tokens: u.last.as_ref().and_then(|l| l.total_tokens),
+        context_window: u.model_context_window,
+    }
 }
 
 /// The error of a failed turn (`turn/completed` with `status: failed`).
-pub fn turn_error(turn: &Value) -> ErrorInfo {
-    let err = turn.get("error").unwrap_or(&Value::Null);
-    let message = s(err, "message").unwrap_or("the turn failed").to_owned();
-    let info = err.get("codexErrorInfo").unwrap_or(&Value::Null);
-    let http_status = info.get("httpConnectionFailed").and_then(|h| h.get("httpStatusCode")).and_then(Value::as_i64);
-    let code = match (http_status, info.as_str()) {
-        (Some(401 | 403), _) => "unauthorized".to_owned(),
-        (Some(429), _) => "rate_limited".to_owned(),
-        (Some(s), _) if s >= 500 => "model_unavailable".to_owned(),
-        _ if message.contains("Missing environment variable") => "auth_required".to_owned(),
-        (_, Some(kind)) => to_snake(kind),
-        (_, None) => {
-            info.as_object().and_then(|o| o.keys().next()).map(|k| to_snake(k)).unwrap_or("turn_failed".into())
-        }
+pub fn turn_error(error: Option<&TurnError>) -> ErrorInfo {
+    let message = error.and_then(|e| e.message.clone()).unwrap_or_else(|| "the turn failed".into());
+    let info = error.and_then(|e| e.codex_error_info.as_ref());
+    let http_status = match info {
+        Some(CodexErrorInfo::Detailed(details)) => details.get("httpConnectionFailed").and_then(|d| d.http_status_code),
+        _ => None,
     };
+    let code = match (http_status, info) {
+        (Some(401 | 403), _) => Some("unauthorized".to_owned()),
+        (Some(429), _) => Some("rate_limited".to_owned()),
+        (Some(s), _) if s >= 500 => Some("model_unavailable".to_owned()),
+        _ if message.contains("Missing environment variable") => Some("auth_required".to_owned()),
+        (_, Some(CodexErrorInfo::Kind(kind))) => Some(to_snake(kind)),
+        (_, Some(CodexErrorInfo::Detailed(details))) => details.keys().next().map(|k| to_snake(k)),
+        (_, Some(CodexErrorInfo::Other(v))) => v.as_object().and_then(|o| o.keys().next()).map(|k| to_snake(k)),
+        (_, None) => None,
+    }
+    .unwrap_or_else(|| "turn_failed".into());
     ErrorInfo::new(&code, message)
 }
 
@@ -402,170 +361,240 @@ fn to_snake(s: &str) -> String {
     if out.is_empty() { "turn_failed".into() } else { out }
 }
 
-/// Which interactive request a server request is, and how to present it.
+/// A codex goal as a [`ProviderGoal`].
+pub fn provider_goal(g: ThreadGoal) -> ProviderGoal {
+    ProviderGoal {
+        thread_id: g.thread_id,
+        objective: g.objective,
+        status: g.status,
+        token_budget: g.token_budget,
+        tokens_used: g.tokens_used,
+        created_at: g.created_at,
+        updated_at: g.updated_at,
+    }
+}
+
+/// Which interaction a server request is, and how to present it; `None` for requests Ensemble
+/// has no client for (answered at once with [`answer`] and [`Decision::Decline`]).
 pub fn interaction(
-    method: &str,
-    p: &Value,
+    request: &ServerRequest,
     request_id: &str,
     translator: &Translator,
 ) -> Option<InteractionRequestedPayload> {
-    let item_id = s(p, "itemId").map(str::to_owned);
-    let reason = s(p, "reason").map(str::to_owned);
-    let approvals = vec![Decision::Accept, Decision::AcceptForSession, Decision::Decline, Decision::Cancel];
-    let base = |kind, title: String| InteractionRequestedPayload {
+    let (kind, title, item_id, reason) = match request {
+        ServerRequest::CommandExecutionApproval(p) => {
+            let title = p.command.as_deref().map(|c| format!("Run `{c}`?")).unwrap_or_else(|| "Run a command?".into());
+            asked(InteractionKind::CommandApproval, title, &p.request)
+        }
+        ServerRequest::FileChangeApproval(p) => {
+            asked(InteractionKind::FileChangeApproval, "Apply these file changes?".into(), p)
+        }
+        ServerRequest::PermissionsApproval(p) => {
+            asked(InteractionKind::Permissions, "Grant additional permissions?".into(), &p.request)
+        }
+        ServerRequest::UserInput(p) => {
+            let title = p.questions.first().map(|q| q.question.clone()).unwrap_or_else(|| "A question".into());
+            (InteractionKind::UserInput, title, p.item_id.as_deref(), None)
+        }
+        ServerRequest::McpServerElicitation(_) | ServerRequest::DynamicToolCall(_) => return None,
+    };
+    let mut r = InteractionRequestedPayload {
         request_id: request_id.to_owned(),
         kind,
         title,
-        detail: reason.clone(),
+        detail: reason.map(str::to_owned),
         command: None,
         cwd: None,
         diff: None,
         questions: vec![],
-        options: approvals.clone(),
-        call_id: item_id.clone(),
+        options: vec![Decision::Accept, Decision::AcceptForSession, Decision::Decline, Decision::Cancel],
+        call_id: item_id.map(str::to_owned),
     };
-    match method {
-        "item/commandExecution/requestApproval" => {
-            let command = s(p, "command").map(str::to_owned);
-            let mut r = base(
-                InteractionKind::CommandApproval,
-                command.as_deref().map(|c| format!("Run `{c}`?")).unwrap_or_else(|| "Run a command?".into()),
-            );
-            r.command = command;
-            r.cwd = s(p, "cwd").map(str::to_owned);
-            if let Some(available) = p.get("availableDecisions").and_then(Value::as_array) {
-                // Offer what codex offers, in its order (the amendment variants have no REST form).
-                let offered: Vec<Decision> = available
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .filter_map(|d| match d {
-                        "accept" => Some(Decision::Accept),
-                        "acceptForSession" => Some(Decision::AcceptForSession),
-                        "decline" => Some(Decision::Decline),
-                        "cancel" => Some(Decision::Cancel),
-                        _ => None,
-                    })
-                    .collect();
-                if !offered.is_empty() {
-                    r.options = offered;
-                }
-                // Codex 0.169.0 leaves `decline` out of `availableDecisions` (it lists accept, the
-                // amendment and cancel) but honours it: the call ends `declined` and the turn goes
-                // on. Without it a client could only cancel the whole turn.
-                if !r.options.contains(&Decision::Decline) {
-                    let at = r.options.iter().position(|d| *d == Decision::Cancel).unwrap_or(r.options.len());
-                    r.options.insert(at, Decision::Decline);
-                }
+    match request {
+        ServerRequest::CommandExecutionApproval(p) => {
+            r.command = p.command.clone();
+            r.cwd = p.cwd.clone();
+            if let Some(available) = &p.available_decisions {
+                offer(&mut r.options, available);
             }
-            Some(r)
         }
-        "item/fileChange/requestApproval" => {
-            let mut r = base(InteractionKind::FileChangeApproval, "Apply these file changes?".into());
-            r.diff = item_id.as_deref().and_then(|i| translator.diff_for(i));
-            Some(r)
-        }
-        "item/permissions/requestApproval" => {
-            let mut r = base(InteractionKind::Permissions, "Grant additional permissions?".into());
-            r.cwd = s(p, "cwd").map(str::to_owned);
+        ServerRequest::FileChangeApproval(_) => r.diff = item_id.and_then(|i| translator.diff_for(i)),
+        ServerRequest::PermissionsApproval(p) => {
+            r.cwd = p.cwd.clone();
             r.detail = Some(format!(
                 "{}requested: {}",
-                reason.as_deref().map(|x| format!("{x}; ")).unwrap_or_default(),
-                p.get("permissions").cloned().unwrap_or(Value::Null)
+                reason.map(|x| format!("{x}; ")).unwrap_or_default(),
+                p.permissions.clone().unwrap_or(Value::Null)
             ));
-            Some(r)
         }
-        "item/tool/requestUserInput" => {
-            let questions: Vec<Question> = p
-                .get("questions")
-                .and_then(Value::as_array)
-                .map(|qs| {
-                    qs.iter()
-                        .map(|q| Question {
-                            id: string(q, "id"),
-                            header: s(q, "header").map(str::to_owned),
-                            question: string(q, "question"),
-                            options: q
-                                .get("options")
-                                .and_then(Value::as_array)
-                                .map(|os| {
-                                    os.iter()
-                                        .map(|o| QuestionOption {
-                                            label: string(o, "label"),
-                                            description: s(o, "description").map(str::to_owned),
-                                        })
-                                        .collect()
-                                })
-                                .unwrap_or_default(),
-                            is_other: q.get("isOther").and_then(Value::as_bool).unwrap_or(false),
-                            is_secret: q.get("isSecret").and_then(Value::as_bool).unwrap_or(false),
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
-            let title = questions.first().map(|q| q.question.clone()).unwrap_or_else(|| "A question".into());
-            let mut r = base(InteractionKind::UserInput, title);
-            r.questions = questions;
+        ServerRequest::UserInput(p) => {
+            r.questions = p.questions.iter().map(question).collect();
             r.options = vec![Decision::Accept, Decision::Decline, Decision::Cancel];
-            Some(r)
         }
-        _ => None,
+        ServerRequest::McpServerElicitation(_) | ServerRequest::DynamicToolCall(_) => {}
+    }
+    Some(r)
+}
+
+/// An approval's kind and title, with what every approval request carries.
+fn asked(
+    kind: InteractionKind,
+    title: String,
+    r: &ApprovalRequest,
+) -> (InteractionKind, String, Option<&str>, Option<&str>) {
+    (kind, title, r.item_id.as_deref(), r.reason.as_deref())
+}
+
+/// Offers what codex offers, in its order (the amendment variants have no REST form).
+fn offer(options: &mut Vec<Decision>, available: &[OfferedDecision]) {
+    let offered: Vec<Decision> = available
+        .iter()
+        .filter_map(|d| match d {
+            OfferedDecision::Plain(d) => Some(decision(*d)),
+            OfferedDecision::Other(_) => None,
+        })
+        .collect();
+    if !offered.is_empty() {
+        *options = offered;
+    }
+    // Codex 0.169.0 leaves `decline` out of `availableDecisions` (it lists accept, the amendment
+    // and cancel) but honours it: the call ends `declined` and the turn goes on. Without it a
+    // client could only cancel the whole turn.
+    if !options.contains(&Decision::Decline) {
+        let at = options.iter().position(|d| *d == Decision::Cancel).unwrap_or(options.len());
+        options.insert(at, Decision::Decline);
     }
 }
 
-/// The JSON-RPC result that answers a server request with the client's decision.
-pub fn answer(kind: InteractionKind, request_params: &Value, decision: Decision, answers: Option<&Value>) -> Value {
-    match kind {
-        InteractionKind::CommandApproval | InteractionKind::FileChangeApproval => {
-            json!({ "decision": decision.as_str() })
+fn question(q: &ToolRequestUserInputQuestion) -> Question {
+    let options = q.options.as_deref().unwrap_or_default();
+    Question {
+        id: q.id.clone(),
+        header: q.header.clone(),
+        question: q.question.clone(),
+        options: options
+            .iter()
+            .map(|o| QuestionOption { label: o.label.clone(), description: o.description.clone() })
+            .collect(),
+        is_other: q.is_other,
+        is_secret: q.is_secret,
+    }
+}
+
+fn decision(d: ApprovalDecision) -> Decision {
+    match d {
+        ApprovalDecision::Accept => Decision::Accept,
+        ApprovalDecision::AcceptForSession => Decision::AcceptForSession,
+        ApprovalDecision::Decline => Decision::Decline,
+        ApprovalDecision::Cancel => Decision::Cancel,
+    }
+}
+
+fn approval(d: Decision) -> ApprovalDecision {
+    match d {
+        Decision::Accept => ApprovalDecision::Accept,
+        Decision::AcceptForSession => ApprovalDecision::AcceptForSession,
+        Decision::Decline => ApprovalDecision::Decline,
+        Decision::Cancel => ApprovalDecision::Cancel,
+    }
+}
+
+/// The result that answers a server request with the client's decision (and answers).
+pub fn answer(request: &ServerRequest, decision: Decision, answers: Option<&Value>) -> ServerResponse {
+    match request {
+        ServerRequest::CommandExecutionApproval(_) | ServerRequest::FileChangeApproval(_) => {
+            ServerResponse::Approval(ApprovalResponse { decision: approval(decision) })
         }
-        InteractionKind::Permissions => {
-            let granted = if decision.accepts() {
-                request_params.get("permissions").cloned().unwrap_or(json!({}))
-            } else {
-                json!({})
+        ServerRequest::PermissionsApproval(p) => {
+            let granted = match (&p.permissions, decision.accepts()) {
+                (Some(asked), true) => asked.clone(),
+                _ => json!({}),
             };
-            let scope = if decision == Decision::AcceptForSession { "session" } else { "turn" };
-            json!({ "permissions": granted, "scope": scope })
+            let scope = if decision == Decision::AcceptForSession {
+                PermissionGrantScope::Session
+            } else {
+                PermissionGrantScope::Turn
+            };
+            ServerResponse::Permissions(PermissionsRequestApprovalResponse { permissions: granted, scope })
         }
-        InteractionKind::UserInput => {
-            let mut out = serde_json::Map::new();
+        ServerRequest::UserInput(_) => {
+            let mut out = BTreeMap::new();
             if decision.accepts()
                 && let Some(Value::Object(m)) = answers
             {
                 for (qid, a) in m {
-                    let list: Vec<Value> = match a {
-                        Value::String(s) => vec![Value::String(s.clone())],
-                        Value::Array(items) => items.clone(),
-                        Value::Object(o) => o.get("answers").and_then(Value::as_array).cloned().unwrap_or_default(),
-                        other => vec![Value::String(other.to_string())],
-                    };
-                    out.insert(qid.clone(), json!({ "answers": list }));
+                    out.insert(qid.clone(), ToolRequestUserInputAnswer { answers: answer_texts(a) });
                 }
             }
-            json!({ "answers": out })
+            ServerResponse::UserInput(ToolRequestUserInputResponse { answers: out })
         }
+        ServerRequest::McpServerElicitation(_) => {
+            let action = match decision {
+                Decision::Accept | Decision::AcceptForSession => McpServerElicitationAction::Accept,
+                Decision::Decline => McpServerElicitationAction::Decline,
+                Decision::Cancel => McpServerElicitationAction::Cancel,
+            };
+            ServerResponse::McpServerElicitation(McpServerElicitationRequestResponse { action })
+        }
+        ServerRequest::DynamicToolCall(_) => {
+            ServerResponse::DynamicToolCall(DynamicToolCallResponse { content_items: vec![], success: false })
+        }
+    }
+}
+
+/// A client's answer to one question as codex's list of texts: a text, a list, or `{answers}`.
+fn answer_texts(a: &Value) -> Vec<String> {
+    let text = |v: &Value| v.as_str().map(str::to_owned).unwrap_or_else(|| v.to_string());
+    match a {
+        Value::String(s) => vec![s.clone()],
+        Value::Array(items) => items.iter().map(text).collect(),
+        Value::Object(o) => {
+            o.get("answers").and_then(Value::as_array).map(|l| l.iter().map(text).collect()).unwrap_or_default()
+        }
+        other => vec![other.to_string()],
     }
 }
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests fail loudly")]
+
     use super::*;
+    use crate::codex::wire::method;
 
     fn types(events: &[EventBody]) -> Vec<&'static str> {
         events.iter().map(EventBody::type_name).collect()
     }
 
+    fn note(method: &str, params: Value) -> ServerNotification {
+        ServerNotification::parse(method, params).unwrap().unwrap()
+    }
+
+    fn request(method: &str, params: Value) -> ServerRequest {
+        ServerRequest::parse(method, params).unwrap().unwrap()
+    }
+
+    fn item(method: &str, item: Value) -> ServerNotification {
+        note(method, json!({"threadId": "t", "turnId": "u", "item": item}))
+    }
+
+    fn delta(item_id: &str, delta: &str) -> ServerNotification {
+        note(method::AGENT_MESSAGE_DELTA, json!({"itemId": item_id, "delta": delta}))
+    }
+
+    fn answered(request: &ServerRequest, decision: Decision, answers: Option<&Value>) -> Value {
+        serde_json::to_value(answer(request, decision, answers)).unwrap()
+    }
+
     #[test]
     fn a_streamed_message_and_its_completion() {
         let mut t = Translator::default();
-        assert!(
-            t.notification("item/started", &json!({"item": {"type": "agentMessage", "id": "m1", "text": ""}}))
-                .is_empty()
-        );
-        let d = t.notification("item/agentMessage/delta", &json!({"itemId": "m1", "delta": "Hel"}));
+        let started = item(method::ITEM_STARTED, json!({"type": "agentMessage", "id": "m1", "text": ""}));
+        assert!(t.notification(started).is_empty());
+        let d = t.notification(delta("m1", "Hel"));
         assert_eq!(d, vec![EventBody::MessageDelta(TextDeltaPayload { item_id: "m1".into(), text: "Hel".into() })]);
         let done =
-            t.notification("item/completed", &json!({"item": {"type": "agentMessage", "id": "m1", "text": "Hello"}}));
+            t.notification(item(method::ITEM_COMPLETED, json!({"type": "agentMessage", "id": "m1", "text": "Hello"})));
         assert_eq!(types(&done), ["message.completed"]);
         assert!(t.close_open_items().is_empty(), "nothing left open");
     }
@@ -573,9 +602,12 @@ mod tests {
     #[test]
     fn an_interrupt_closes_what_codex_abandons() {
         let mut t = Translator::default();
-        t.notification("item/started", &json!({"item": {"type": "agentMessage", "id": "m1", "text": ""}}));
-        t.notification("item/agentMessage/delta", &json!({"itemId": "m1", "delta": "partial"}));
-        t.notification("item/started", &json!({"item": {"type": "commandExecution", "id": "c1", "command": "ls", "cwd": "/", "status": "inProgress", "commandActions": []}}));
+        t.notification(item(method::ITEM_STARTED, json!({"type": "agentMessage", "id": "m1", "text": ""})));
+        t.notification(delta("m1", "partial"));
+        t.notification(item(
+            method::ITEM_STARTED,
+            json!({"type": "commandExecution", "id": "c1", "command": "ls", "cwd": "/", "status": "inProgress", "commandActions": []}),
+        ));
         let closed = t.close_open_items();
         assert_eq!(
             closed[0],
@@ -590,9 +622,9 @@ mod tests {
     #[test]
     fn a_steer_abandons_the_open_message() {
         let mut t = Translator::default();
-        t.notification("item/started", &json!({"item": {"type": "agentMessage", "id": "m1", "text": ""}}));
-        t.notification("item/agentMessage/delta", &json!({"itemId": "m1", "delta": "old"}));
-        let out = t.notification("item/started", &json!({"item": {"type": "agentMessage", "id": "m2", "text": ""}}));
+        t.notification(item(method::ITEM_STARTED, json!({"type": "agentMessage", "id": "m1", "text": ""})));
+        t.notification(delta("m1", "old"));
+        let out = t.notification(item(method::ITEM_STARTED, json!({"type": "agentMessage", "id": "m2", "text": ""})));
         assert_eq!(
             out,
             vec![EventBody::MessageCompleted(TextCompletedPayload { item_id: "m1".into(), text: "old".into() })]
@@ -600,20 +632,36 @@ mod tests {
     }
 
     #[test]
+    fn unknown_items_and_statuses_are_tolerated() {
+        let mut t = Translator::default();
+        assert!(t.notification(item(method::ITEM_STARTED, json!({"type": "noSuchItem", "id": "x"}))).is_empty());
+        t.notification(item(
+            method::ITEM_STARTED,
+            json!({"type": "mcpToolCall", "id": "p", "server": "s", "tool": "x"}),
+        ));
+        let done = t.notification(item(
+            method::ITEM_COMPLETED,
+            json!({"type": "mcpToolCall", "id": "p", "status": "someNewStatus", "result": null, "error": {"message": "no"}}),
+        ));
+        match &done[..] {
+            [EventBody::CallCompleted(c)] => assert_eq!((c.status, c.output.as_deref()), (CallStatus::Completed, None)),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
     fn file_change_approval_carries_the_diff_of_its_item() {
         let mut t = Translator::default();
-        t.notification(
-            "item/started",
-            &json!({"item": {"type": "fileChange", "id": "p1", "status": "inProgress",
-                "changes": [{"path": "/w/a.txt", "kind": {"type": "add"}, "diff": "hello\n"}]}}),
+        t.notification(item(
+            method::ITEM_STARTED,
+            json!({"type": "fileChange", "id": "p1", "status": "inProgress",
+                "changes": [{"path": "/w/a.txt", "kind": {"type": "add"}, "diff": "hello\n"}]}),
+        ));
+        let r = request(
+            method::FILE_CHANGE_REQUEST_APPROVAL,
+            json!({"itemId": "p1", "threadId": "t", "turnId": "u", "startedAtMs": 1}),
         );
-        let req = interaction(
-            "item/fileChange/requestApproval",
-            &json!({"itemId": "p1", "threadId": "t", "turnId": "u", "startedAtMs": 1}),
-            "r1",
-            &t,
-        )
-        .unwrap();
+        let req = interaction(&r, "r1", &t).unwrap();
         assert_eq!(req.kind, InteractionKind::FileChangeApproval);
         assert_eq!(req.diff.as_deref(), Some("--- /w/a.txt (add)\nhello\n"));
         assert_eq!(req.call_id.as_deref(), Some("p1"));
@@ -621,66 +669,83 @@ mod tests {
 
     #[test]
     fn command_approval_offers_codexs_string_decisions() {
-        let req = interaction(
-            "item/commandExecution/requestApproval",
-            &json!({"itemId": "c", "command": "rm x", "cwd": "/w",
+        let r = request(
+            method::COMMAND_EXECUTION_REQUEST_APPROVAL,
+            json!({"itemId": "c", "command": "rm x", "cwd": "/w",
                 "availableDecisions": ["accept", {"acceptWithExecpolicyAmendment": {"execpolicy_amendment": []}}, "cancel"]}),
-            "r",
-            &Translator::default(),
-        )
-        .unwrap();
+        );
+        let req = interaction(&r, "r", &Translator::default()).unwrap();
         assert_eq!(req.options, vec![Decision::Accept, Decision::Decline, Decision::Cancel]);
         assert_eq!(req.command.as_deref(), Some("rm x"));
     }
 
     #[test]
-    fn answers_take_the_shapes_codex_expects() {
-        assert_eq!(
-            answer(InteractionKind::CommandApproval, &json!({}), Decision::Decline, None),
-            json!({"decision": "decline"})
+    fn requests_without_a_client_are_declined() {
+        let t = Translator::default();
+        let elicit = request(method::MCP_SERVER_ELICITATION_REQUEST, json!({"threadId": "t", "serverName": "s"}));
+        assert!(interaction(&elicit, "r", &t).is_none());
+        assert_eq!(answered(&elicit, Decision::Decline, None), json!({"action": "decline"}));
+        let tool = request(
+            method::DYNAMIC_TOOL_CALL,
+            json!({"threadId": "t", "turnId": "u", "callId": "c", "tool": "x", "arguments": {}}),
         );
+        assert!(interaction(&tool, "r", &t).is_none());
+        assert_eq!(answered(&tool, Decision::Decline, None), json!({"contentItems": [], "success": false}));
+    }
+
+    #[test]
+    fn answers_take_the_shapes_codex_expects() {
+        let approval = request(method::COMMAND_EXECUTION_REQUEST_APPROVAL, json!({"itemId": "c"}));
+        assert_eq!(answered(&approval, Decision::Decline, None), json!({"decision": "decline"}));
+        let questions = request(method::TOOL_REQUEST_USER_INPUT, json!({"itemId": "q", "questions": []}));
         assert_eq!(
-            answer(
-                InteractionKind::UserInput,
-                &json!({}),
+            answered(
+                &questions,
                 Decision::Accept,
                 Some(&json!({"color": "blue", "size": ["L"], "n": {"answers": ["1"]}}))
             ),
             json!({"answers": {"color": {"answers": ["blue"]}, "size": {"answers": ["L"]}, "n": {"answers": ["1"]}}})
         );
-        assert_eq!(
-            answer(InteractionKind::UserInput, &json!({}), Decision::Decline, Some(&json!({"a": "b"}))),
-            json!({"answers": {}})
+        assert_eq!(answered(&questions, Decision::Decline, Some(&json!({"a": "b"}))), json!({"answers": {}}));
+        let permissions = request(
+            method::PERMISSIONS_REQUEST_APPROVAL,
+            json!({"itemId": "p", "permissions": {"network": {"enabled": true}}}),
         );
-        let req = json!({"permissions": {"network": {"enabled": true}}});
         assert_eq!(
-            answer(InteractionKind::Permissions, &req, Decision::AcceptForSession, None),
+            answered(&permissions, Decision::AcceptForSession, None),
             json!({"permissions": {"network": {"enabled": true}}, "scope": "session"})
         );
-        assert_eq!(
-            answer(InteractionKind::Permissions, &req, Decision::Decline, None),
-            json!({"permissions": {}, "scope": "turn"})
-        );
+        assert_eq!(answered(&permissions, Decision::Decline, None), json!({"permissions": {}, "scope": "turn"}));
+    }
+
+    fn error(v: Value) -> ErrorInfo {
+        let e: TurnError = serde_json::from_value(v).unwrap();
+        turn_error(Some(&e))
     }
 
     #[test]
     fn turn_errors_get_stable_codes() {
-        let e = turn_error(
-            &json!({"error": {"message": "unexpected status 401 Unauthorized", "codexErrorInfo": {"httpConnectionFailed": {"httpStatusCode": 401}}}}),
+        let e = error(
+            json!({"message": "unexpected status 401 Unauthorized", "codexErrorInfo": {"httpConnectionFailed": {"httpStatusCode": 401}}}),
         );
         assert_eq!(e.code, "unauthorized");
-        let e = turn_error(
-            &json!({"error": {"message": "Missing environment variable: `MOCK_API_KEY`.", "codexErrorInfo": "other"}}),
-        );
+        let e = error(json!({"message": "Missing environment variable: `MOCK_API_KEY`.", "codexErrorInfo": "other"}));
         assert_eq!(e.code, "auth_required");
-        let e = turn_error(&json!({"error": {"message": "x", "codexErrorInfo": "contextWindowExceeded"}}));
+        let e = error(json!({"message": "x", "codexErrorInfo": "contextWindowExceeded"}));
         assert_eq!(e.code, "context_window_exceeded");
-        assert_eq!(turn_error(&json!({})).code, "turn_failed");
+        let e = error(json!({"message": "x", "codexErrorInfo": {"activeTurnNotSteerable": {"turnKind": "review"}}}));
+        assert_eq!(e.code, "active_turn_not_steerable");
+        assert_eq!(turn_error(None).code, "turn_failed");
+        assert_eq!(turn_error(None).message, "the turn failed");
     }
 
     #[test]
     fn usage_reads_totals_and_the_last_turn() {
-        let u = usage(&json!({"tokenUsage": {"total": {"totalTokens": 15, "inputTokens": 10, "cachedInputTokens": 0, "outputTokens": 5, "reasoningOutputTokens": 0}, "last": {"totalTokens": 15}, "modelContextWindow": 258400}})).unwrap();
+        let n = note(
+            method::THREAD_TOKEN_USAGE_UPDATED,
+            json!({"tokenUsage": {"total": {"totalTokens": 15, "inputTokens": 10, "cachedInputTokens": 0, "outputTokens": 5, "reasoningOutputTokens": 0}, "last": {"totalTokens": 15}, "modelContextWindow": 258400}}),
+        );
+        let [EventBody::UsageUpdated(u)] = &Translator::default().notification(n)[..] else { panic!("no usage") };
         assert_eq!(
             (u.total_tokens, u.input_tokens, u.output_tokens, u.last_turn_total_tokens, u.context_window),
             (15, 10, 5, Some(15), Some(258400))

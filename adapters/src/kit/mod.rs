@@ -2,12 +2,20 @@
 //!
 //! - [`jsonrpc`]: newline-delimited JSON-RPC over a child's stdio (bounded line decoder,
 //!   correlation, deadlines, server requests; every pending call fails on EOF).
+//! - [`typed`]: methods as types (name, params, result) and typed calls over [`jsonrpc`].
 //! - [`process`]: process supervision (own process group, `PR_SET_PDEATHSIG`, TERM→KILL including
 //!   descendants, explicit environment, the run tag). The crate's only `unsafe` code.
+//! - [`binary`]: finding the agent's binary (`which`) and checking its `--version`.
+//! - [`availability`]: whether the provider can be used, with a re-probe after a start-up failure.
+//! - [`stderr`]: the agent's stderr drained into the log, its last lines kept for error messages.
 //! - [`goals`]: the provider-side goal engine (tracker, adoption, continuation attribution).
 //! - [`provider`]: what a provider implements to be registered (options, build).
 
+pub mod availability;
+pub mod binary;
 pub mod goals;
 pub mod jsonrpc;
 pub mod process;
 pub mod provider;
+pub mod stderr;
+pub mod typed;
