@@ -1,0 +1,98 @@
+//! Tests of `jsonrpc`.
+
+use super::*;
+
+#[test]
+fn lines_split_across_chunks_and_over_long_ones_are_skipped() {
+    let mut d = LineDecoder::new(8);
+    assert_eq!(d.push(b"ab"), vec![]);
+    assert_eq!(d.push(b"c\nde\r\n"), vec![Line::Complete(b"abc".to_vec()), Line::Complete(b"de".to_vec())]);
+    assert_eq!(d.push(b"0123456789"), vec![]);
+    assert!(d.buffered() <= 8, "memory stays bounded");
+    assert_eq!(d.push(b"abc\nok\n"), vec![Line::TooLong(13), Line::Complete(b"ok".to_vec())]);
+    assert_eq!(d.push(b"tail"), vec![]);
+    assert_eq!(d.finish(), Some(Line::Complete(b"tail".to_vec())));
+}
+
+#[test]
+fn decodes_the_peers_quirks() {
+    assert_eq!(
+        decode(br#"{"id":0,"method":"item/commandExecution/requestApproval","params":{"x":1}}"#).unwrap(),
+        Incoming::Request {
+            id: json!(0),
+            method: "item/commandExecution/requestApproval".into(),
+            params: json!({"x": 1})
+        }
+    );
+    assert_eq!(
+        decode(br#"{"method":"turn/started","params":{},"emittedAtMs":1}"#).unwrap(),
+        Incoming::Notification { method: "turn/started".into(), params: json!({}) }
+    );
+    assert_eq!(
+        decode(br#"{"id":3,"result":{"ok":true}}"#).unwrap(),
+        Incoming::Response { id: 3, result: Ok(json!({"ok": true})) }
+    );
+    match decode(br#"{"id":4,"error":{"code":-32600,"message":"Not initialized"}}"#).unwrap() {
+        Incoming::Response { id: 4, result: Err(e) } => {
+            assert_eq!(e.code, -32600);
+            assert_eq!(e.message, "Not initialized");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(decode(b"garbage"), Err(DecodeError::NotJson(_))));
+    assert_eq!(decode(b"[1,2]"), Err(DecodeError::NotObject));
+    assert_eq!(decode(br#"{"id":"x","result":1}"#), Err(DecodeError::ForeignId("\"x\"".into())));
+    assert_eq!(decode(br#"{"foo":1}"#), Err(DecodeError::Unclassifiable));
+}
+
+#[tokio::test]
+async fn calls_correlate_and_end_when_the_peer_goes_away() {
+    let (ours, theirs) = tokio::io::duplex(1 << 16);
+    let (our_r, our_w) = tokio::io::split(ours);
+    let (client, mut incoming) = RpcClient::start(our_r, our_w, RpcConfig::default(), "test".into());
+    let (their_r, mut their_w) = tokio::io::split(theirs);
+    let peer = tokio::spawn(async move {
+        let mut lines = tokio::io::BufReader::new(their_r);
+        let mut line = String::new();
+        use tokio::io::AsyncBufReadExt;
+        // Answer the first call out of order with garbage around it, then hang up.
+        lines.read_line(&mut line).await.unwrap();
+        let req: Value = serde_json::from_str(&line).unwrap();
+        let id = req["id"].as_u64().unwrap();
+        their_w.write_all(b"not json\n{\"method\":\"note\",\"params\":{\"a\":1}}\n").await.unwrap();
+        their_w
+            .write_all(format!("{{\"id\":999,\"result\":1}}\n{{\"id\":{id},\"result\":{{\"v\":2}}}}\n").as_bytes())
+            .await
+            .unwrap();
+        their_w.write_all(b"{\"id\":0,\"method\":\"ask\",\"params\":{}}\n").await.unwrap();
+        line.clear();
+        lines.read_line(&mut line).await.unwrap();
+        drop(their_w);
+        line
+    });
+    let v = client.call("first", json!({}), Duration::from_secs(5)).await.unwrap();
+    assert_eq!(v, json!({"v": 2}));
+    assert_eq!(
+        incoming.recv().await.unwrap(),
+        Incoming::Notification { method: "note".into(), params: json!({"a": 1}) }
+    );
+    let Incoming::Request { id, .. } = incoming.recv().await.unwrap() else { panic!() };
+    client.respond(id, json!({"decision": "accept"})).await.unwrap();
+    let answer: Value = serde_json::from_str(&peer.await.unwrap()).unwrap();
+    assert_eq!(answer["id"], 0);
+    assert_eq!(answer["result"]["decision"], "accept");
+    // The peer hung up: pending and later calls fail with a clear error, not a hang.
+    let err = client.call("second", json!({}), Duration::from_secs(5)).await.unwrap_err();
+    assert!(matches!(err, RpcError::Closed(_)), "{err:?}");
+    client.closed().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_silent_peer_times_out() {
+    let (ours, _theirs) = tokio::io::duplex(1024);
+    let (r, w) = tokio::io::split(ours);
+    let (client, _rx) = RpcClient::start(r, w, RpcConfig::default(), "test".into());
+    let err = client.call("thread/start", json!({}), Duration::from_secs(90)).await.unwrap_err();
+    assert_eq!(err, RpcError::Timeout { method: "thread/start".into(), after: Duration::from_secs(90) });
+    assert_eq!(client.pending_calls(), 0, "no residue");
+}
