@@ -336,8 +336,9 @@ pub struct CallStartedPayload {
     pub command: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
+    /// The tool's arguments, as the agent gave them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schema", schema(value_type = Option<Object>))]
+    #[cfg_attr(feature = "schema", schema(schema_with = crate::schema::free_object))]
     pub input: Option<Value>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub changes: Vec<FileChange>,
@@ -494,8 +495,9 @@ pub struct InteractionResolvedPayload {
     pub request_id: String,
     pub decision: Decision,
     pub resolved_by: ResolvedBy,
+    /// For `userInput` requests, the answers given, keyed by question id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schema", schema(value_type = Option<Object>))]
+    #[cfg_attr(feature = "schema", schema(schema_with = crate::schema::answers))]
     pub answers: Option<Value>,
 }
 

@@ -6,6 +6,7 @@
 //! `session` (the state machine) · `store`, `bus`, `cursor` (the log) · `controller`.
 
 pub mod adapter;
+pub mod answers;
 pub mod bus;
 pub mod clock;
 pub mod controller;
@@ -14,6 +15,8 @@ pub mod event;
 pub mod goal;
 pub mod locks;
 pub mod model;
+#[cfg(feature = "schema")]
+pub mod schema;
 pub mod session;
 pub mod store;
 #[cfg(any(test, feature = "test-util"))]

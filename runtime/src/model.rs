@@ -267,7 +267,11 @@ impl std::fmt::Display for SessionKey {
 #[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum InputItem {
-    Text { text: String },
+    Text {
+        /// Not blank.
+        #[cfg_attr(feature = "schema", schema(pattern = r"\S"))]
+        text: String,
+    },
 }
 
 impl InputItem {
@@ -385,6 +389,12 @@ pub struct Room {
     pub room_id: String,
     pub session_count: u64,
     pub head_seq: u64,
+}
+
+/// Whether text is blank: only whitespace, as Rust or as a JSON Schema pattern's `\s` counts it
+/// (which also counts U+FEFF), so a documented `pattern: "\S"` and the server agree.
+pub fn is_blank(text: &str) -> bool {
+    text.chars().all(|c| c.is_whitespace() || c == '\u{feff}')
 }
 
 /// Validates a room or session id: 1–128 characters of `[A-Za-z0-9._:-]`.

@@ -1,9 +1,9 @@
 //! Wire types of the REST API that are not runtime types (request bodies, list wrappers, frames).
 
+use ensemble_runtime::answers::Answers;
 use ensemble_runtime::event::{Decision, Event, Interaction};
 use ensemble_runtime::model::{InputItem, ProviderInfo, Room, Session, SessionSettings, SideCapabilities};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
 
 /// `POST /v1/rooms/{roomId}/sessions`.
@@ -15,6 +15,7 @@ pub struct StartSessionRequest {
     pub provider: Option<String>,
     /// Chosen by the client; generated when absent.
     #[serde(default)]
+    #[schema(pattern = r"^[A-Za-z0-9._:-]+$", min_length = 1, max_length = 128)]
     pub session_id: Option<String>,
     #[serde(default)]
     pub title: Option<String>,
@@ -29,7 +30,9 @@ pub struct StartSessionRequest {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SubmitTurnRequest {
+    /// What the user says; every item has some text.
     #[serde(deserialize_with = "objects::vec")]
+    #[schema(min_items = 1)]
     pub input: Vec<InputItem>,
     /// Idempotency key: the same value again returns the same turn and starts nothing.
     #[serde(default)]
@@ -94,9 +97,9 @@ pub struct CancelAccepted {
 pub struct AnswerRequest {
     pub decision: Decision,
     /// For `userInput` requests: answers keyed by question id.
-    #[serde(default, deserialize_with = "objects::option")]
-    #[schema(value_type = Option<Object>)]
-    pub answers: Option<Value>,
+    #[serde(default)]
+    #[schema(schema_with = ensemble_runtime::schema::answers)]
+    pub answers: Option<Answers>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -140,8 +143,10 @@ pub struct EventList {
 #[into_params(parameter_in = Query)]
 pub struct EventsQuery {
     /// Return events with `seq` greater than this (default 0).
+    #[param(maximum = 9_223_372_036_854_775_807_u64)]
     pub after: Option<u64>,
     /// At most this many events (default 100, at most 1000).
+    #[param(minimum = 1, maximum = 1000)]
     pub limit: Option<u32>,
 }
 
@@ -150,6 +155,7 @@ pub struct EventsQuery {
 #[into_params(parameter_in = Query)]
 pub struct WsQuery {
     /// Replay events with `seq` greater than this, then go live (default: the head, live only).
+    #[param(maximum = 9_223_372_036_854_775_807_u64)]
     pub after: Option<u64>,
 }
 
@@ -157,8 +163,12 @@ pub struct WsQuery {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct OpenSideRequest {
+    /// Idempotency key of the open (trimmed): the same again returns the same side.
+    #[schema(pattern = r"\S", max_length = 256)]
     pub request_id: String,
+    /// The side's session id (trimmed); generated when absent.
     #[serde(default)]
+    #[schema(pattern = r"^\s*[A-Za-z0-9._:-]{1,128}\s*$")]
     pub side_session_id: Option<String>,
 }
 
@@ -173,7 +183,11 @@ pub struct SideOpened {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SetGoalRequest {
+    /// What the agent pursues (not blank).
+    #[schema(pattern = r"\S")]
     pub objective: String,
+    /// Idempotency key of the operation (the same value again is the same operation).
+    #[schema(pattern = r"\S", max_length = 256)]
     pub client_submit_id: String,
     #[serde(default)]
     pub token_budget: Option<i64>,
@@ -184,6 +198,7 @@ pub struct SetGoalRequest {
 #[into_params(parameter_in = Query)]
 pub struct GoalOperationQuery {
     /// Idempotency key of the operation (the same value again is the same operation).
+    #[param(max_length = 256)]
     pub client_submit_id: Option<String>,
 }
 

@@ -29,8 +29,9 @@ pub struct ErrorBody {
     pub code: String,
     /// A human readable explanation.
     pub message: String,
+    /// Facts about the error, e.g. the limit that was exceeded.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Object>)]
+    #[schema(schema_with = ensemble_runtime::schema::free_object)]
     pub details: Option<Value>,
 }
 
@@ -109,6 +110,7 @@ impl From<ControllerError> for ApiError {
             | C::NotResumable
             | C::SideExpired
             | C::SideConflict(_)
+            | C::SubmitIdConflict(_)
             | C::InteractionResolved(_) => StatusCode::CONFLICT,
             C::LockTimeout(_) => {
                 return ApiError::new(StatusCode::SERVICE_UNAVAILABLE, code, e.to_string()).retry_after(1);

@@ -50,12 +50,13 @@ fn api_router() -> OpenApiRouter<AppState> {
 
 /// The complete OpenAPI document: the static part (`openapi::base`) with every route's path.
 pub fn openapi() -> utoipa::openapi::OpenApi {
-    api_router().split_for_parts().1
+    openapi::complete(api_router().split_for_parts().1)
 }
 
 /// The whole HTTP application.
 pub fn router(state: AppState) -> Router {
     let (mut router, doc) = api_router().split_for_parts();
+    let doc = openapi::complete(doc);
     router = router.route("/", get(system::console));
     if state.test_hooks {
         router = router.route("/v1/test/panic", get(system::test_panic));

@@ -476,7 +476,7 @@ pub async fn guard(State(access): State<Arc<Access>>, mut req: Request, next: Ne
         )
             .into_response();
     }
-    let mut res = if access.console_path(path) {
+    let mut res = if access.token_free(path) {
         next.run(req).await
     } else {
         match authenticate(&access.token, req.headers()) {
@@ -513,8 +513,11 @@ pub struct Access {
 impl Access {
     /// The console page carries no data (it asks for everything with the token), so it is served
     /// without one; Host and Origin still apply.
-    fn console_path(&self, path: &str) -> bool {
-        path == "/"
+    /// Paths that need no token but pass the Host and Origin checks: the console page and the
+    /// OpenAPI document hold no data (the console asks the API with the token from its URL
+    /// fragment; generators fetch the document without one).
+    fn token_free(&self, path: &str) -> bool {
+        matches!(path, "/" | "/openapi.json")
     }
 }
 

@@ -34,6 +34,9 @@ pub enum ControllerError {
     SideUnsupported(String),
     #[error("{0}")]
     SideConflict(String),
+    /// A `clientSubmitId` already named another operation.
+    #[error("{0}")]
+    SubmitIdConflict(String),
     #[error("{0}")]
     NotASide(String),
     #[error("the session has no goal")]
@@ -80,6 +83,7 @@ impl ControllerError {
             Self::SideExpired => "side_expired",
             Self::SideUnsupported(_) => "side_unsupported",
             Self::SideConflict(_) => "side_conflict",
+            Self::SubmitIdConflict(_) => "client_submit_id_conflict",
             Self::NotASide(_) => "not_a_side",
             Self::NoGoal => "no_goal",
             Self::GoalsUnsupported(_) => "goals_unsupported",

@@ -15,7 +15,7 @@ use crate::goal::{
     AdoptRequest, Binding, GoalAction, GoalCommand, GoalFact, GoalHost, GoalHostError, GoalIdentity,
     adoption_submit_id, lineage, operation_id,
 };
-use crate::model::{Goal, GoalOrigin, GoalStatus, Scope, SessionKey};
+use crate::model::{Goal, GoalOrigin, GoalStatus, Scope, SessionKey, is_blank};
 use crate::session::{GoalOperation, OperationPhase};
 use crate::store::LedgerKey;
 
@@ -25,18 +25,13 @@ impl Controller {
     /// is re-driven with the next repair epoch.
     pub async fn goal_control(&self, key: &SessionKey, control: GoalControl) -> Result<Option<Goal>> {
         self.check_accepting()?;
-        let client_submit_id = control
-            .client_submit_id
-            .as_deref()
-            .map(str::trim)
-            .filter(|c| !c.is_empty())
-            .map(str::to_owned)
-            .unwrap_or_else(new_id);
-        if client_submit_id.len() > 256 {
+        let client_submit_id =
+            control.client_submit_id.as_deref().filter(|c| !is_blank(c)).map(str::to_owned).unwrap_or_else(new_id);
+        if client_submit_id.chars().count() > 256 {
             return Err(ControllerError::InvalidInput("clientSubmitId must be at most 256 characters".into()));
         }
         if let GoalAction::Set { objective, .. } = &control.action
-            && objective.trim().is_empty()
+            && is_blank(objective)
         {
             return Err(ControllerError::InvalidInput("objective must not be empty".into()));
         }
@@ -59,7 +54,7 @@ impl Controller {
             let rec = &mut e.rec.goal;
             match rec.operation(&operation_id).cloned() {
                 Some(op) if op.action != action_name => {
-                    return Err(ControllerError::InvalidInput(format!(
+                    return Err(ControllerError::SubmitIdConflict(format!(
                         "clientSubmitId `{client_submit_id}` already named a `{}` operation",
                         op.action
                     )));

@@ -13,7 +13,7 @@ use crate::event::{
     Decision, ErrorInfo, EventBody, InteractionKind, InteractionResolvedPayload, ResolvedBy, TurnCanceledPayload,
     TurnFailedPayload, TurnStartedPayload, TurnSteeredPayload,
 };
-use crate::model::SessionKey;
+use crate::model::{SessionKey, is_blank};
 
 impl Controller {
     /// Submits a turn (or steers the active one).
@@ -29,8 +29,8 @@ impl Controller {
                 self.inner.config.max_input_bytes
             )));
         }
-        if req.input.iter().all(|i| i.text().trim().is_empty()) {
-            return Err(ControllerError::InvalidInput("input text must not be empty".into()));
+        if req.input.iter().any(|i| is_blank(i.text())) {
+            return Err(ControllerError::InvalidInput("every input item needs text that is not blank".into()));
         }
         let client_submit_id = req.client_submit_id.clone().filter(|c| !c.trim().is_empty());
         let _guard = self.lock(key).await?;

@@ -5,7 +5,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use ensemble_runtime::controller::GoalControl;
 use ensemble_runtime::goal::GoalAction;
-use ensemble_runtime::model::Goal;
+use ensemble_runtime::model::{Goal, is_blank};
 
 use super::params::SessionPath;
 use crate::api::{GoalOperationQuery, SetGoalRequest};
@@ -15,7 +15,7 @@ use crate::state::AppState;
 /// The session's goal.
 #[utoipa::path(get, path = "/v1/rooms/{roomId}/sessions/{sessionId}/goal", tag = "goals",
     params(SessionPath),
-    responses((status = 200, body = Goal), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
+    responses((status = 200, description = "The session's goal", body = Goal), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn get_goal(State(state): State<AppState>, session: SessionPath) -> Result<Json<Goal>, ApiError> {
     Ok(Json(state.controller.goal(&session.key()?)?))
 }
@@ -40,13 +40,13 @@ fn the_goal(goal: Option<Goal>) -> Result<Json<Goal>, ApiError> {
 #[utoipa::path(put, path = "/v1/rooms/{roomId}/sessions/{sessionId}/goal", tag = "goals",
     params(SessionPath),
     request_body = SetGoalRequest,
-    responses((status = 200, body = Goal), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
+    responses((status = 200, description = "The goal after the operation", body = Goal), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn set_goal(
     State(state): State<AppState>,
     session: SessionPath,
     Json(body): Json<SetGoalRequest>,
 ) -> Result<Json<Goal>, ApiError> {
-    if body.client_submit_id.trim().is_empty() {
+    if is_blank(&body.client_submit_id) {
         return Err(ApiError::bad_request("invalid_input", "clientSubmitId must not be empty"));
     }
     let action = GoalAction::Set { objective: body.objective, token_budget: body.token_budget };
@@ -69,7 +69,7 @@ pub async fn clear_goal(
 /// Pauses the session's goal.
 #[utoipa::path(post, path = "/v1/rooms/{roomId}/sessions/{sessionId}/goal/pause", tag = "goals",
     params(SessionPath, GoalOperationQuery),
-    responses((status = 200, body = Goal), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
+    responses((status = 200, description = "The paused goal", body = Goal), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn pause_goal(
     State(state): State<AppState>,
     session: SessionPath,
@@ -81,7 +81,7 @@ pub async fn pause_goal(
 /// Resumes the session's goal.
 #[utoipa::path(post, path = "/v1/rooms/{roomId}/sessions/{sessionId}/goal/resume", tag = "goals",
     params(SessionPath, GoalOperationQuery),
-    responses((status = 200, body = Goal), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
+    responses((status = 200, description = "The resumed goal", body = Goal), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn resume_goal(
     State(state): State<AppState>,
     session: SessionPath,

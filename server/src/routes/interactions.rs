@@ -11,7 +11,7 @@ use crate::state::AppState;
 /// Pending interactive requests (approvals, questions).
 #[utoipa::path(get, path = "/v1/rooms/{roomId}/sessions/{sessionId}/interactions", tag = "interactions",
     params(SessionPath),
-    responses((status = 200, body = InteractionList), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
+    responses((status = 200, description = "The pending interactions", body = InteractionList), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn list_interactions(
     State(state): State<AppState>,
     session: SessionPath,
@@ -28,9 +28,9 @@ pub struct RequestIdPath {
 
 /// Answers one interactive request.
 #[utoipa::path(post, path = "/v1/rooms/{roomId}/sessions/{sessionId}/interactions/{requestId}", tag = "interactions",
-    params(SessionPath, ("requestId" = String, Path)),
+    params(SessionPath, ("requestId" = String, Path, min_length = 1, max_length = 256)),
     request_body = AnswerRequest,
-    responses((status = 200, body = AnswerAccepted), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
+    responses((status = 200, description = "The answer was accepted and passed to the agent", body = AnswerAccepted), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn answer_interaction(
     State(state): State<AppState>,
     session: SessionPath,
@@ -38,9 +38,10 @@ pub async fn answer_interaction(
     Json(body): Json<AnswerRequest>,
 ) -> Result<Json<AnswerAccepted>, ApiError> {
     let k = session.key()?;
-    if request_id.is_empty() || request_id.len() > 256 {
+    if request_id.is_empty() || request_id.chars().count() > 256 {
         return Err(ApiError::bad_request("invalid_id", "requestId must be 1-256 characters"));
     }
-    state.controller.answer(&k, &request_id, body.decision, body.answers).await?;
+    let answers = body.answers.map(|a| serde_json::to_value(a).unwrap_or_default());
+    state.controller.answer(&k, &request_id, body.decision, answers).await?;
     Ok(Json(AnswerAccepted { request_id, decision: body.decision }))
 }

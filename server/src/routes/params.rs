@@ -23,6 +23,8 @@ const MAX_EVENT_LIMIT: u32 = 1000;
 #[into_params(parameter_in = Path)]
 pub struct RoomPath {
     /// Room id
+    // The pattern and length are `validate_id`'s.
+    #[param(pattern = r"^[A-Za-z0-9._:-]+$", min_length = 1, max_length = 128)]
     room_id: String,
 }
 
@@ -46,8 +48,11 @@ impl RoomPath {
 #[from_request(via(axum::extract::Path), rejection(ApiError))]
 #[into_params(parameter_in = Path)]
 pub struct SessionPath {
-    // No doc comments: they would become descriptions of the contract's parameters.
+    // No doc comments: they would become descriptions of the contract's parameters. The pattern and
+    // length are `validate_id`'s.
+    #[param(pattern = r"^[A-Za-z0-9._:-]+$", min_length = 1, max_length = 128)]
     room_id: String,
+    #[param(pattern = r"^[A-Za-z0-9._:-]+$", min_length = 1, max_length = 128)]
     session_id: String,
 }
 

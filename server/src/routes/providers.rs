@@ -8,7 +8,7 @@ use crate::state::AppState;
 
 /// Providers this server can run.
 #[utoipa::path(get, path = "/v1/providers", tag = "providers",
-    responses((status = 200, body = ProviderList), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
+    responses((status = 200, description = "The providers", body = ProviderList), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn list_providers(State(state): State<AppState>) -> Json<ProviderList> {
     Json(ProviderList { data: state.controller.providers() })
 }

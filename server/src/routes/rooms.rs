@@ -11,7 +11,7 @@ use crate::state::AppState;
 
 /// Rooms that have sessions or events.
 #[utoipa::path(get, path = "/v1/rooms", tag = "rooms",
-    responses((status = 200, body = RoomList), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
+    responses((status = 200, description = "The rooms", body = RoomList), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn list_rooms(State(state): State<AppState>) -> Result<Json<RoomList>, ApiError> {
     Ok(Json(RoomList { data: state.controller.rooms().await? }))
 }
@@ -20,7 +20,7 @@ pub async fn list_rooms(State(state): State<AppState>) -> Result<Json<RoomList>,
 #[utoipa::path(get, path = "/v1/rooms/{roomId}/events", tag = "rooms",
     params(RoomPath, EventsQuery),
     responses(
-        (status = 200, body = EventList),
+        (status = 200, description = "A page of the room's events, oldest first", body = EventList),
         (status = 410, description = "The requested history is no longer retained: reload state and continue from `headSeq`", body = ErrorResponse),
         (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn list_events(

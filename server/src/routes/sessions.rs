@@ -16,7 +16,7 @@ use crate::state::AppState;
 #[utoipa::path(post, path = "/v1/rooms/{roomId}/sessions", tag = "sessions",
     params(RoomPath),
     request_body = StartSessionRequest,
-    responses((status = 201, body = Session), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
+    responses((status = 201, description = "The started session", body = Session), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn start_session(
     State(state): State<AppState>,
     room: RoomPath,
@@ -45,7 +45,7 @@ pub async fn start_session(
 /// Canonical, visible sessions of a room.
 #[utoipa::path(get, path = "/v1/rooms/{roomId}/sessions", tag = "sessions",
     params(RoomPath),
-    responses((status = 200, body = SessionList), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
+    responses((status = 200, description = "The room's sessions", body = SessionList), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn list_sessions(State(state): State<AppState>, room: RoomPath) -> Result<Json<SessionList>, ApiError> {
     Ok(Json(SessionList { data: state.controller.sessions(room.id()?) }))
 }
@@ -53,7 +53,7 @@ pub async fn list_sessions(State(state): State<AppState>, room: RoomPath) -> Res
 /// One session (side sessions too).
 #[utoipa::path(get, path = "/v1/rooms/{roomId}/sessions/{sessionId}", tag = "sessions",
     params(SessionPath),
-    responses((status = 200, body = Session), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
+    responses((status = 200, description = "The session", body = Session), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn get_session(State(state): State<AppState>, session: SessionPath) -> Result<Json<Session>, ApiError> {
     Ok(Json(state.controller.session(&session.key()?)?))
 }
@@ -70,7 +70,7 @@ pub async fn close_session(State(state): State<AppState>, session: SessionPath) 
 /// Reconnects a session whose live process is gone.
 #[utoipa::path(post, path = "/v1/rooms/{roomId}/sessions/{sessionId}/resume", tag = "sessions",
     params(SessionPath),
-    responses((status = 200, body = Session), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
+    responses((status = 200, description = "The resumed session", body = Session), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn resume_session(State(state): State<AppState>, session: SessionPath) -> Result<Json<Session>, ApiError> {
     Ok(Json(state.controller.resume(&session.key()?).await?))
 }

@@ -13,7 +13,7 @@ use crate::state::AppState;
 /// Side-conversation capabilities of the live adapter behind this session.
 #[utoipa::path(get, path = "/v1/rooms/{roomId}/sessions/{sessionId}/side-capabilities", tag = "sides",
     params(SessionPath),
-    responses((status = 200, body = SideCapabilities), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
+    responses((status = 200, description = "The capabilities of the live session", body = SideCapabilities), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn side_capabilities(
     State(state): State<AppState>,
     session: SessionPath,
@@ -25,7 +25,7 @@ pub async fn side_capabilities(
 #[utoipa::path(post, path = "/v1/rooms/{roomId}/sessions/{sessionId}/sides", tag = "sides",
     params(SessionPath),
     request_body = OpenSideRequest,
-    responses((status = 201, body = SideOpened), (status = 200, body = SideOpened, description = "Re-opened: the same side"),
+    responses((status = 201, description = "The opened side conversation", body = SideOpened), (status = 200, body = SideOpened, description = "Re-opened: the same side"),
         (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn open_side(
     State(state): State<AppState>,
@@ -45,7 +45,7 @@ pub async fn open_side(
 /// the side lives. Canonical sessions' events are in the room log (`/v1/rooms/{roomId}/events`).
 #[utoipa::path(get, path = "/v1/rooms/{roomId}/sessions/{sessionId}/events", tag = "sides",
     params(SessionPath, EventsQuery),
-    responses((status = 200, body = EventList),
+    responses((status = 200, description = "A page of the side conversation's events, oldest first", body = EventList),
         (status = 410, description = "The requested history is no longer kept", body = ErrorResponse),
         (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn side_events(

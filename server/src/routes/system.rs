@@ -38,14 +38,14 @@ pub async fn test_panic() -> StatusCode {
 }
 
 /// Liveness.
-#[utoipa::path(get, path = "/healthz", tag = "system", security(()), responses((status = 200, body = Health)))]
+#[utoipa::path(get, path = "/healthz", tag = "system", security(()), responses((status = 200, description = "The server is up", body = Health)))]
 pub async fn healthz() -> Json<Health> {
     Json(Health { status: "ok".into() })
 }
 
 /// Readiness: 503 while draining.
 #[utoipa::path(get, path = "/readyz", tag = "system", security(()),
-    responses((status = 200, body = Health), (status = 503, body = Health)))]
+    responses((status = 200, description = "Ready", body = Health), (status = 503, description = "Draining: the server is shutting down", body = Health)))]
 pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Health>) {
     if state.is_draining() {
         (StatusCode::SERVICE_UNAVAILABLE, Json(Health { status: "draining".into() }))
@@ -63,7 +63,7 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
 }
 
 /// This OpenAPI document.
-#[utoipa::path(get, path = "/openapi.json", tag = "system",
+#[utoipa::path(get, path = "/openapi.json", tag = "system", security(()),
     responses((status = 200, description = "The OpenAPI document", content_type = "application/json", body = Object),
         (status = "4XX", body = ErrorResponse)))]
 pub async fn openapi_json(Extension(OpenApiJson(spec)): Extension<OpenApiJson>) -> Response {

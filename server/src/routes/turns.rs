@@ -13,7 +13,7 @@ use crate::state::AppState;
 #[utoipa::path(post, path = "/v1/rooms/{roomId}/sessions/{sessionId}/turns", tag = "turns",
     params(SessionPath),
     request_body = SubmitTurnRequest,
-    responses((status = 202, body = TurnAccepted), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
+    responses((status = 202, description = "The turn was accepted (or, with `steer`, the input added to the running turn)", body = TurnAccepted), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn submit_turn(
     State(state): State<AppState>,
     session: SessionPath,
@@ -40,7 +40,7 @@ pub async fn submit_turn(
 /// Interrupts the active turn.
 #[utoipa::path(post, path = "/v1/rooms/{roomId}/sessions/{sessionId}/cancel", tag = "turns",
     params(SessionPath),
-    responses((status = 202, body = CancelAccepted), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
+    responses((status = 202, description = "The interrupt was sent; the turn's end follows as an event", body = CancelAccepted), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn cancel_turn(
     State(state): State<AppState>,
     session: SessionPath,

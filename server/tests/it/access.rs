@@ -41,11 +41,17 @@ async fn rest_needs_the_token_except_health() {
     let s = Server::start(&[]).await;
     let plain = reqwest::Client::new();
     let status = |r: reqwest::Response| r.status();
-    // Public probes.
+    // Public probes, and the document generators fetch (it holds no data).
     assert_eq!(status(plain.get(s.url("/healthz")).send().await.unwrap()), StatusCode::OK);
     assert_eq!(status(plain.get(s.url("/readyz")).send().await.unwrap()), StatusCode::OK);
-    // Everything else, including the spec and metrics.
-    for path in ["/v1/rooms", "/v1/providers", "/openapi.json", "/metrics", "/v1/rooms/r/events"] {
+    let spec = plain.get(s.url("/openapi.json")).send().await.unwrap();
+    assert_eq!(spec.status(), StatusCode::OK);
+    assert_eq!(spec.json::<serde_json::Value>().await.unwrap()["openapi"], "3.1.0");
+    // ... but not from a foreign origin or host: those checks come before the token's.
+    let foreign = plain.get(s.url("/openapi.json")).header("origin", "http://evil.example").send().await.unwrap();
+    assert_eq!(foreign.status(), StatusCode::FORBIDDEN);
+    // Everything else, including metrics.
+    for path in ["/v1/rooms", "/v1/providers", "/metrics", "/v1/rooms/r/events"] {
         let res = plain.get(s.url(path)).send().await.unwrap();
         assert_eq!(res.headers()["www-authenticate"], "Bearer realm=\"ensemble\"");
         let (st, body) = decode(res).await;

@@ -103,6 +103,9 @@ async fn every_change_is_an_operation_with_a_growing_revision() {
     assert_eq!(error_code(status, &body, StatusCode::BAD_REQUEST), "invalid_input");
     let (status, body) = put_goal(&s, "s", "x", "").await;
     assert_eq!(error_code(status, &body, StatusCode::BAD_REQUEST), "invalid_input");
+    // A clientSubmitId names one operation: reusing it for another action conflicts.
+    let (status, body) = s.post_empty("/v1/rooms/r/sessions/s/goal/pause?clientSubmitId=b").await;
+    assert_eq!(error_code(status, &body, StatusCode::CONFLICT), "client_submit_id_conflict");
 }
 
 #[tokio::test]

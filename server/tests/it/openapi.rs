@@ -52,8 +52,9 @@ fn every_event_type_and_contract_route_is_documented() {
     ] {
         assert!(paths.contains(p), "{p} is not documented");
     }
-    let variants = doc["components"]["schemas"]["EventBody"]["oneOf"].as_array().unwrap();
-    let types: BTreeSet<&str> = variants.iter().map(|v| v["properties"]["type"]["enum"][0].as_str().unwrap()).collect();
+    let schemas = &doc["components"]["schemas"];
+    let mapping = doc["components"]["schemas"]["Event"]["discriminator"]["mapping"].as_object().unwrap();
+    let types: BTreeSet<&str> = mapping.keys().map(String::as_str).collect();
     for t in [
         "session.started",
         "session.updated",
@@ -78,7 +79,54 @@ fn every_event_type_and_contract_route_is_documented() {
     ] {
         assert!(types.contains(t), "event type {t} has no schema");
     }
-    for v in variants {
+    let envelope = ["seq", "roomId", "eventId", "sessionId", "scope", "occurredAtMs", "type", "payload"];
+    for (t, target) in mapping {
+        let name = target.as_str().unwrap().trim_start_matches("#/components/schemas/");
+        let v = &schemas[name];
+        assert_eq!(v["properties"]["type"]["enum"], serde_json::json!([t]), "{name} is the `{t}` variant");
         assert!(v["properties"]["payload"]["$ref"].is_string(), "every payload has a schema: {v}");
+        for field in envelope {
+            assert!(v["required"].as_array().unwrap().iter().any(|r| r == field), "{name} requires {field}");
+        }
+    }
+}
+
+/// The four unions are `oneOf`s of named object schemas with a discriminator whose mapping names
+/// every variant; nothing is an `allOf` around a `oneOf`; every response has a description.
+#[test]
+fn unions_are_named_and_discriminated_and_responses_described() {
+    let doc: serde_json::Value =
+        serde_json::from_str(&ensemble_server::openapi::pretty(&ensemble_server::router::openapi())).unwrap();
+    let schemas = doc["components"]["schemas"].as_object().unwrap();
+    for union in ["Event", "ServerFrame", "ClientFrame", "InputItem"] {
+        let u = &schemas[union];
+        let refs: BTreeSet<&str> = u["oneOf"].as_array().unwrap().iter().map(|r| r["$ref"].as_str().unwrap()).collect();
+        assert_eq!(u["discriminator"]["propertyName"], "type", "{union}");
+        let mapped: BTreeSet<&str> =
+            u["discriminator"]["mapping"].as_object().unwrap().values().map(|v| v.as_str().unwrap()).collect();
+        assert_eq!(refs, mapped, "{union}: the mapping names every variant");
+        for r in refs {
+            let v = &schemas[r.trim_start_matches("#/components/schemas/")];
+            assert_eq!(v["type"], "object", "{r}");
+            assert_eq!(v["properties"]["type"]["enum"].as_array().unwrap().len(), 1, "{r}");
+        }
+    }
+    assert!(!schemas.contains_key("EventBody"));
+    // An allOf may merge objects (`Interaction`), never wrap a union.
+    for (name, schema) in schemas {
+        for part in schema["allOf"].as_array().into_iter().flatten() {
+            let target = part["$ref"].as_str().unwrap_or_default().trim_start_matches("#/components/schemas/");
+            assert!(
+                part.get("oneOf").is_none() && schemas.get(target).is_none_or(|t| t.get("oneOf").is_none()),
+                "{name}"
+            );
+        }
+    }
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            for (status, r) in op["responses"].as_object().unwrap() {
+                assert!(r["description"].as_str().is_some_and(|d| !d.is_empty()), "{method} {path} {status}");
+            }
+        }
     }
 }
