@@ -1,0 +1,291 @@
+""" Contains all the data models used in inputs/outputs """
+
+from .answer_accepted import AnswerAccepted
+from .answer_choices import AnswerChoices
+from .answer_request import AnswerRequest
+from .answer_request_answers import AnswerRequestAnswers
+from .approval_policy import ApprovalPolicy
+from .auth_state import AuthState
+from .call_completed_event import CallCompletedEvent
+from .call_completed_event_type import CallCompletedEventType
+from .call_completed_payload import CallCompletedPayload
+from .call_kind import CallKind
+from .call_started_event import CallStartedEvent
+from .call_started_event_type import CallStartedEventType
+from .call_started_payload import CallStartedPayload
+from .call_started_payload_input import CallStartedPayloadInput
+from .call_status import CallStatus
+from .call_updated_event import CallUpdatedEvent
+from .call_updated_event_type import CallUpdatedEventType
+from .call_updated_payload import CallUpdatedPayload
+from .cancel_accepted import CancelAccepted
+from .collaboration_mode import CollaborationMode
+from .command_info import CommandInfo
+from .commands_updated_event import CommandsUpdatedEvent
+from .commands_updated_event_type import CommandsUpdatedEventType
+from .commands_updated_payload import CommandsUpdatedPayload
+from .decision import Decision
+from .error_body import ErrorBody
+from .error_body_details import ErrorBodyDetails
+from .error_frame import ErrorFrame
+from .error_frame_type import ErrorFrameType
+from .error_info import ErrorInfo
+from .error_response import ErrorResponse
+from .event_frame import EventFrame
+from .event_frame_type import EventFrameType
+from .event_list import EventList
+from .file_change import FileChange
+from .goal import Goal
+from .goal_cleared_event import GoalClearedEvent
+from .goal_cleared_event_type import GoalClearedEventType
+from .goal_cleared_payload import GoalClearedPayload
+from .goal_origin import GoalOrigin
+from .goal_reconcile_required_event import GoalReconcileRequiredEvent
+from .goal_reconcile_required_event_type import GoalReconcileRequiredEventType
+from .goal_reconcile_required_payload import GoalReconcileRequiredPayload
+from .goal_status import GoalStatus
+from .goal_updated_event import GoalUpdatedEvent
+from .goal_updated_event_type import GoalUpdatedEventType
+from .goal_updated_payload import GoalUpdatedPayload
+from .health import Health
+from .hello_frame import HelloFrame
+from .hello_frame_type import HelloFrameType
+from .interaction import Interaction
+from .interaction_kind import InteractionKind
+from .interaction_list import InteractionList
+from .interaction_requested_event import InteractionRequestedEvent
+from .interaction_requested_event_type import InteractionRequestedEventType
+from .interaction_requested_payload import InteractionRequestedPayload
+from .interaction_resolved_event import InteractionResolvedEvent
+from .interaction_resolved_event_type import InteractionResolvedEventType
+from .interaction_resolved_payload import InteractionResolvedPayload
+from .interaction_resolved_payload_answers import InteractionResolvedPayloadAnswers
+from .message_completed_event import MessageCompletedEvent
+from .message_completed_event_type import MessageCompletedEventType
+from .message_delta_event import MessageDeltaEvent
+from .message_delta_event_type import MessageDeltaEventType
+from .notice_event import NoticeEvent
+from .notice_event_type import NoticeEventType
+from .notice_level import NoticeLevel
+from .notice_payload import NoticePayload
+from .open_side_request import OpenSideRequest
+from .openapi_json_response_200 import OpenapiJsonResponse200
+from .ping_frame import PingFrame
+from .ping_frame_type import PingFrameType
+from .plan_step import PlanStep
+from .plan_updated_event import PlanUpdatedEvent
+from .plan_updated_event_type import PlanUpdatedEventType
+from .plan_updated_payload import PlanUpdatedPayload
+from .pong_frame import PongFrame
+from .pong_frame_type import PongFrameType
+from .provider_capabilities import ProviderCapabilities
+from .provider_info import ProviderInfo
+from .provider_list import ProviderList
+from .question import Question
+from .question_option import QuestionOption
+from .reasoning_completed_event import ReasoningCompletedEvent
+from .reasoning_completed_event_type import ReasoningCompletedEventType
+from .reasoning_delta_event import ReasoningDeltaEvent
+from .reasoning_delta_event_type import ReasoningDeltaEventType
+from .resolved_by import ResolvedBy
+from .resync_frame import ResyncFrame
+from .resync_frame_type import ResyncFrameType
+from .room import Room
+from .room_list import RoomList
+from .sandbox_mode import SandboxMode
+from .scope import Scope
+from .session import Session
+from .session_completed_event import SessionCompletedEvent
+from .session_completed_event_type import SessionCompletedEventType
+from .session_completed_payload import SessionCompletedPayload
+from .session_failed_event import SessionFailedEvent
+from .session_failed_event_type import SessionFailedEventType
+from .session_failed_payload import SessionFailedPayload
+from .session_list import SessionList
+from .session_settings import SessionSettings
+from .session_started_event import SessionStartedEvent
+from .session_started_event_type import SessionStartedEventType
+from .session_started_payload import SessionStartedPayload
+from .session_status import SessionStatus
+from .session_updated_event import SessionUpdatedEvent
+from .session_updated_event_type import SessionUpdatedEventType
+from .session_updated_payload import SessionUpdatedPayload
+from .set_goal_request import SetGoalRequest
+from .side_capabilities import SideCapabilities
+from .side_event_frame import SideEventFrame
+from .side_event_frame_type import SideEventFrameType
+from .side_opened import SideOpened
+from .start_session_request import StartSessionRequest
+from .submit_availability import SubmitAvailability
+from .submit_state import SubmitState
+from .submit_turn_request import SubmitTurnRequest
+from .text_completed_payload import TextCompletedPayload
+from .text_delta_payload import TextDeltaPayload
+from .text_input import TextInput
+from .text_input_type import TextInputType
+from .turn_accepted import TurnAccepted
+from .turn_canceled_event import TurnCanceledEvent
+from .turn_canceled_event_type import TurnCanceledEventType
+from .turn_canceled_payload import TurnCanceledPayload
+from .turn_completed_event import TurnCompletedEvent
+from .turn_completed_event_type import TurnCompletedEventType
+from .turn_completed_payload import TurnCompletedPayload
+from .turn_failed_event import TurnFailedEvent
+from .turn_failed_event_type import TurnFailedEventType
+from .turn_failed_payload import TurnFailedPayload
+from .turn_origin import TurnOrigin
+from .turn_started_event import TurnStartedEvent
+from .turn_started_event_type import TurnStartedEventType
+from .turn_started_payload import TurnStartedPayload
+from .turn_steered_event import TurnSteeredEvent
+from .turn_steered_event_type import TurnSteeredEventType
+from .turn_steered_payload import TurnSteeredPayload
+from .usage_payload import UsagePayload
+from .usage_updated_event import UsageUpdatedEvent
+from .usage_updated_event_type import UsageUpdatedEventType
+
+__all__ = (
+    "AnswerAccepted",
+    "AnswerChoices",
+    "AnswerRequest",
+    "AnswerRequestAnswers",
+    "ApprovalPolicy",
+    "AuthState",
+    "CallCompletedEvent",
+    "CallCompletedEventType",
+    "CallCompletedPayload",
+    "CallKind",
+    "CallStartedEvent",
+    "CallStartedEventType",
+    "CallStartedPayload",
+    "CallStartedPayloadInput",
+    "CallStatus",
+    "CallUpdatedEvent",
+    "CallUpdatedEventType",
+    "CallUpdatedPayload",
+    "CancelAccepted",
+    "CollaborationMode",
+    "CommandInfo",
+    "CommandsUpdatedEvent",
+    "CommandsUpdatedEventType",
+    "CommandsUpdatedPayload",
+    "Decision",
+    "ErrorBody",
+    "ErrorBodyDetails",
+    "ErrorFrame",
+    "ErrorFrameType",
+    "ErrorInfo",
+    "ErrorResponse",
+    "EventFrame",
+    "EventFrameType",
+    "EventList",
+    "FileChange",
+    "Goal",
+    "GoalClearedEvent",
+    "GoalClearedEventType",
+    "GoalClearedPayload",
+    "GoalOrigin",
+    "GoalReconcileRequiredEvent",
+    "GoalReconcileRequiredEventType",
+    "GoalReconcileRequiredPayload",
+    "GoalStatus",
+    "GoalUpdatedEvent",
+    "GoalUpdatedEventType",
+    "GoalUpdatedPayload",
+    "Health",
+    "HelloFrame",
+    "HelloFrameType",
+    "Interaction",
+    "InteractionKind",
+    "InteractionList",
+    "InteractionRequestedEvent",
+    "InteractionRequestedEventType",
+    "InteractionRequestedPayload",
+    "InteractionResolvedEvent",
+    "InteractionResolvedEventType",
+    "InteractionResolvedPayload",
+    "InteractionResolvedPayloadAnswers",
+    "MessageCompletedEvent",
+    "MessageCompletedEventType",
+    "MessageDeltaEvent",
+    "MessageDeltaEventType",
+    "NoticeEvent",
+    "NoticeEventType",
+    "NoticeLevel",
+    "NoticePayload",
+    "OpenapiJsonResponse200",
+    "OpenSideRequest",
+    "PingFrame",
+    "PingFrameType",
+    "PlanStep",
+    "PlanUpdatedEvent",
+    "PlanUpdatedEventType",
+    "PlanUpdatedPayload",
+    "PongFrame",
+    "PongFrameType",
+    "ProviderCapabilities",
+    "ProviderInfo",
+    "ProviderList",
+    "Question",
+    "QuestionOption",
+    "ReasoningCompletedEvent",
+    "ReasoningCompletedEventType",
+    "ReasoningDeltaEvent",
+    "ReasoningDeltaEventType",
+    "ResolvedBy",
+    "ResyncFrame",
+    "ResyncFrameType",
+    "Room",
+    "RoomList",
+    "SandboxMode",
+    "Scope",
+    "Session",
+    "SessionCompletedEvent",
+    "SessionCompletedEventType",
+    "SessionCompletedPayload",
+    "SessionFailedEvent",
+    "SessionFailedEventType",
+    "SessionFailedPayload",
+    "SessionList",
+    "SessionSettings",
+    "SessionStartedEvent",
+    "SessionStartedEventType",
+    "SessionStartedPayload",
+    "SessionStatus",
+    "SessionUpdatedEvent",
+    "SessionUpdatedEventType",
+    "SessionUpdatedPayload",
+    "SetGoalRequest",
+    "SideCapabilities",
+    "SideEventFrame",
+    "SideEventFrameType",
+    "SideOpened",
+    "StartSessionRequest",
+    "SubmitAvailability",
+    "SubmitState",
+    "SubmitTurnRequest",
+    "TextCompletedPayload",
+    "TextDeltaPayload",
+    "TextInput",
+    "TextInputType",
+    "TurnAccepted",
+    "TurnCanceledEvent",
+    "TurnCanceledEventType",
+    "TurnCanceledPayload",
+    "TurnCompletedEvent",
+    "TurnCompletedEventType",
+    "TurnCompletedPayload",
+    "TurnFailedEvent",
+    "TurnFailedEventType",
+    "TurnFailedPayload",
+    "TurnOrigin",
+    "TurnStartedEvent",
+    "TurnStartedEventType",
+    "TurnStartedPayload",
+    "TurnSteeredEvent",
+    "TurnSteeredEventType",
+    "TurnSteeredPayload",
+    "UsagePayload",
+    "UsageUpdatedEvent",
+    "UsageUpdatedEventType",
+)

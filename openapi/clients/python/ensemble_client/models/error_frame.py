@@ -1,0 +1,97 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar, BinaryIO, TextIO, TYPE_CHECKING, Generator
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+from ..models.error_frame_type import ErrorFrameType
+
+
+
+
+
+
+T = TypeVar("T", bound="ErrorFrame")
+
+
+
+@_attrs_define
+class ErrorFrame:
+    """ The client sent something the server does not understand.
+
+        Attributes:
+            code (str):
+            message (str):
+            type_ (ErrorFrameType):
+     """
+
+    code: str
+    message: str
+    type_: ErrorFrameType
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+
+
+
+
+    def to_dict(self) -> dict[str, Any]:
+        code = self.code
+
+        message = self.message
+
+        type_ = self.type_.value
+
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update({
+            "code": code,
+            "message": message,
+            "type": type_,
+        })
+
+        return field_dict
+
+
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        d = dict(src_dict)
+        code = d.pop("code")
+
+        message = d.pop("message")
+
+        type_ = ErrorFrameType(d.pop("type"))
+
+
+
+
+        error_frame = cls(
+            code=code,
+            message=message,
+            type_=type_,
+        )
+
+
+        error_frame.additional_properties = d
+        return error_frame
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

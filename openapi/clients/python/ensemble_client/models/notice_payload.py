@@ -1,0 +1,89 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar, BinaryIO, TextIO, TYPE_CHECKING, Generator
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+from ..models.notice_level import NoticeLevel
+
+
+
+
+
+
+T = TypeVar("T", bound="NoticePayload")
+
+
+
+@_attrs_define
+class NoticePayload:
+    """ Something the provider said that is not part of a turn's output (warnings, deprecations).
+
+        Attributes:
+            level (NoticeLevel):
+            message (str):
+     """
+
+    level: NoticeLevel
+    message: str
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+
+
+
+
+    def to_dict(self) -> dict[str, Any]:
+        level = self.level.value
+
+        message = self.message
+
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update({
+            "level": level,
+            "message": message,
+        })
+
+        return field_dict
+
+
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        d = dict(src_dict)
+        level = NoticeLevel(d.pop("level"))
+
+
+
+
+        message = d.pop("message")
+
+        notice_payload = cls(
+            level=level,
+            message=message,
+        )
+
+
+        notice_payload.additional_properties = d
+        return notice_payload
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

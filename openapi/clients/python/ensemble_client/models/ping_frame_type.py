@@ -1,0 +1,7 @@
+from enum import StrEnum
+
+class PingFrameType(StrEnum):
+    PING = "ping"
+
+    def __str__(self) -> str:
+        return str(self.value)

@@ -1,0 +1,7 @@
+from enum import StrEnum
+
+class PongFrameType(StrEnum):
+    PONG = "pong"
+
+    def __str__(self) -> str:
+        return str(self.value)

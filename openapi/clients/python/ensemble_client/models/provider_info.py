@@ -1,0 +1,130 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar, BinaryIO, TextIO, TYPE_CHECKING, Generator
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+from ..types import UNSET, Unset
+from typing import cast
+
+if TYPE_CHECKING:
+  from ..models.provider_capabilities import ProviderCapabilities
+
+
+
+
+
+T = TypeVar("T", bound="ProviderInfo")
+
+
+
+@_attrs_define
+class ProviderInfo:
+    """ 
+        Attributes:
+            available (bool):
+            capabilities (ProviderCapabilities): What a provider can do (`GET /v1/providers`).
+            display_name (str):
+            id (str):
+            unavailable_reason (None | str | Unset):
+     """
+
+    available: bool
+    capabilities: ProviderCapabilities
+    display_name: str
+    id: str
+    unavailable_reason: None | str | Unset = UNSET
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+
+
+
+
+    def to_dict(self) -> dict[str, Any]:
+        from ..models.provider_capabilities import ProviderCapabilities # noqa: PLC0415
+        available = self.available
+
+        capabilities = self.capabilities.to_dict()
+
+        display_name = self.display_name
+
+        id = self.id
+
+        unavailable_reason: None | str | Unset
+        if isinstance(self.unavailable_reason, Unset):
+            unavailable_reason = UNSET
+        else:
+            unavailable_reason = self.unavailable_reason
+
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update({
+            "available": available,
+            "capabilities": capabilities,
+            "displayName": display_name,
+            "id": id,
+        })
+        if unavailable_reason is not UNSET:
+            field_dict["unavailableReason"] = unavailable_reason
+
+        return field_dict
+
+
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.provider_capabilities import ProviderCapabilities # noqa: PLC0415
+        d = dict(src_dict)
+        available = d.pop("available")
+
+        capabilities = ProviderCapabilities.from_dict(d.pop("capabilities"))
+
+
+
+
+        display_name = d.pop("displayName")
+
+        id = d.pop("id")
+
+        def _parse_unavailable_reason(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        unavailable_reason = _parse_unavailable_reason(d.pop("unavailableReason", UNSET))
+
+
+        provider_info = cls(
+            available=available,
+            capabilities=capabilities,
+            display_name=display_name,
+            id=id,
+            unavailable_reason=unavailable_reason,
+        )
+
+
+        provider_info.additional_properties = d
+        return provider_info
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

@@ -1,0 +1,7 @@
+from enum import StrEnum
+
+class ResyncFrameType(StrEnum):
+    RESYNC = "resync"
+
+    def __str__(self) -> str:
+        return str(self.value)

@@ -1,0 +1,372 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar, BinaryIO, TextIO, TYPE_CHECKING, Generator
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+from ..models.auth_state import AuthState
+from ..models.scope import Scope
+from ..models.session_status import SessionStatus
+from ..types import UNSET, Unset
+from typing import cast
+
+if TYPE_CHECKING:
+  from ..models.session_settings import SessionSettings
+  from ..models.submit_availability import SubmitAvailability
+
+
+
+
+
+T = TypeVar("T", bound="Session")
+
+
+
+@_attrs_define
+class Session:
+    """ A session as the contract shows it.
+
+        Attributes:
+            created_at_ms (int):
+            cwd (str):
+            live (bool):
+            provider (str):
+            resumable (bool):
+            room_id (str):
+            root_session_id (str):
+            scope (Scope): Where a session sits: an ordinary (canonical) session, or an ephemeral side conversation.
+            session_id (str):
+            settings (SessionSettings): Per-session settings, as submitted at start.
+            status (SessionStatus): The status clients see. Derived, see [`crate::session::SessionRecord::refresh`].
+            submit_availability (SubmitAvailability): Whether a turn may be submitted now, and why not.
+            title (str):
+            updated_at_ms (int):
+            visible (bool):
+            active_turn_id (None | str | Unset):
+            auth_message (None | str | Unset): How to authenticate when `authState` is `auth_required`.
+            auth_state (AuthState | None | Unset):
+            last_error (None | str | Unset):
+            provider_session_id (None | str | Unset):
+            side_request_id (None | str | Unset):
+            source_session_id (None | str | Unset):
+     """
+
+    created_at_ms: int
+    cwd: str
+    live: bool
+    provider: str
+    resumable: bool
+    room_id: str
+    root_session_id: str
+    scope: Scope
+    session_id: str
+    settings: SessionSettings
+    status: SessionStatus
+    submit_availability: SubmitAvailability
+    title: str
+    updated_at_ms: int
+    visible: bool
+    active_turn_id: None | str | Unset = UNSET
+    auth_message: None | str | Unset = UNSET
+    auth_state: AuthState | None | Unset = UNSET
+    last_error: None | str | Unset = UNSET
+    provider_session_id: None | str | Unset = UNSET
+    side_request_id: None | str | Unset = UNSET
+    source_session_id: None | str | Unset = UNSET
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+
+
+
+
+    def to_dict(self) -> dict[str, Any]:
+        from ..models.session_settings import SessionSettings # noqa: PLC0415
+        from ..models.submit_availability import SubmitAvailability # noqa: PLC0415
+        created_at_ms = self.created_at_ms
+
+        cwd = self.cwd
+
+        live = self.live
+
+        provider = self.provider
+
+        resumable = self.resumable
+
+        room_id = self.room_id
+
+        root_session_id = self.root_session_id
+
+        scope = self.scope.value
+
+        session_id = self.session_id
+
+        settings = self.settings.to_dict()
+
+        status = self.status.value
+
+        submit_availability = self.submit_availability.to_dict()
+
+        title = self.title
+
+        updated_at_ms = self.updated_at_ms
+
+        visible = self.visible
+
+        active_turn_id: None | str | Unset
+        if isinstance(self.active_turn_id, Unset):
+            active_turn_id = UNSET
+        else:
+            active_turn_id = self.active_turn_id
+
+        auth_message: None | str | Unset
+        if isinstance(self.auth_message, Unset):
+            auth_message = UNSET
+        else:
+            auth_message = self.auth_message
+
+        auth_state: None | str | Unset
+        if isinstance(self.auth_state, Unset):
+            auth_state = UNSET
+        elif isinstance(self.auth_state, AuthState):
+            auth_state = self.auth_state.value
+        else:
+            auth_state = self.auth_state
+
+        last_error: None | str | Unset
+        if isinstance(self.last_error, Unset):
+            last_error = UNSET
+        else:
+            last_error = self.last_error
+
+        provider_session_id: None | str | Unset
+        if isinstance(self.provider_session_id, Unset):
+            provider_session_id = UNSET
+        else:
+            provider_session_id = self.provider_session_id
+
+        side_request_id: None | str | Unset
+        if isinstance(self.side_request_id, Unset):
+            side_request_id = UNSET
+        else:
+            side_request_id = self.side_request_id
+
+        source_session_id: None | str | Unset
+        if isinstance(self.source_session_id, Unset):
+            source_session_id = UNSET
+        else:
+            source_session_id = self.source_session_id
+
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update({
+            "createdAtMs": created_at_ms,
+            "cwd": cwd,
+            "live": live,
+            "provider": provider,
+            "resumable": resumable,
+            "roomId": room_id,
+            "rootSessionId": root_session_id,
+            "scope": scope,
+            "sessionId": session_id,
+            "settings": settings,
+            "status": status,
+            "submitAvailability": submit_availability,
+            "title": title,
+            "updatedAtMs": updated_at_ms,
+            "visible": visible,
+        })
+        if active_turn_id is not UNSET:
+            field_dict["activeTurnId"] = active_turn_id
+        if auth_message is not UNSET:
+            field_dict["authMessage"] = auth_message
+        if auth_state is not UNSET:
+            field_dict["authState"] = auth_state
+        if last_error is not UNSET:
+            field_dict["lastError"] = last_error
+        if provider_session_id is not UNSET:
+            field_dict["providerSessionId"] = provider_session_id
+        if side_request_id is not UNSET:
+            field_dict["sideRequestId"] = side_request_id
+        if source_session_id is not UNSET:
+            field_dict["sourceSessionId"] = source_session_id
+
+        return field_dict
+
+
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.session_settings import SessionSettings # noqa: PLC0415
+        from ..models.submit_availability import SubmitAvailability # noqa: PLC0415
+        d = dict(src_dict)
+        created_at_ms = d.pop("createdAtMs")
+
+        cwd = d.pop("cwd")
+
+        live = d.pop("live")
+
+        provider = d.pop("provider")
+
+        resumable = d.pop("resumable")
+
+        room_id = d.pop("roomId")
+
+        root_session_id = d.pop("rootSessionId")
+
+        scope = Scope(d.pop("scope"))
+
+
+
+
+        session_id = d.pop("sessionId")
+
+        settings = SessionSettings.from_dict(d.pop("settings"))
+
+
+
+
+        status = SessionStatus(d.pop("status"))
+
+
+
+
+        submit_availability = SubmitAvailability.from_dict(d.pop("submitAvailability"))
+
+
+
+
+        title = d.pop("title")
+
+        updated_at_ms = d.pop("updatedAtMs")
+
+        visible = d.pop("visible")
+
+        def _parse_active_turn_id(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        active_turn_id = _parse_active_turn_id(d.pop("activeTurnId", UNSET))
+
+
+        def _parse_auth_message(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        auth_message = _parse_auth_message(d.pop("authMessage", UNSET))
+
+
+        def _parse_auth_state(data: object) -> AuthState | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                auth_state_type_0 = AuthState(data)
+
+
+
+                return auth_state_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(AuthState | None | Unset, data)
+
+        auth_state = _parse_auth_state(d.pop("authState", UNSET))
+
+
+        def _parse_last_error(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        last_error = _parse_last_error(d.pop("lastError", UNSET))
+
+
+        def _parse_provider_session_id(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        provider_session_id = _parse_provider_session_id(d.pop("providerSessionId", UNSET))
+
+
+        def _parse_side_request_id(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        side_request_id = _parse_side_request_id(d.pop("sideRequestId", UNSET))
+
+
+        def _parse_source_session_id(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        source_session_id = _parse_source_session_id(d.pop("sourceSessionId", UNSET))
+
+
+        session = cls(
+            created_at_ms=created_at_ms,
+            cwd=cwd,
+            live=live,
+            provider=provider,
+            resumable=resumable,
+            room_id=room_id,
+            root_session_id=root_session_id,
+            scope=scope,
+            session_id=session_id,
+            settings=settings,
+            status=status,
+            submit_availability=submit_availability,
+            title=title,
+            updated_at_ms=updated_at_ms,
+            visible=visible,
+            active_turn_id=active_turn_id,
+            auth_message=auth_message,
+            auth_state=auth_state,
+            last_error=last_error,
+            provider_session_id=provider_session_id,
+            side_request_id=side_request_id,
+            source_session_id=source_session_id,
+        )
+
+
+        session.additional_properties = d
+        return session
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

@@ -1,0 +1,122 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar, BinaryIO, TextIO, TYPE_CHECKING, Generator
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+from ..types import UNSET, Unset
+from typing import cast
+
+if TYPE_CHECKING:
+  from ..models.text_input import TextInput
+
+
+
+
+
+T = TypeVar("T", bound="SubmitTurnRequest")
+
+
+
+@_attrs_define
+class SubmitTurnRequest:
+    """ `POST .../turns`.
+
+        Attributes:
+            input_ (list[TextInput]): What the user says; every item has some text.
+            client_submit_id (None | str | Unset): Idempotency key: the same value again returns the same turn and starts
+                nothing.
+            steer (bool | None | Unset): Add the input to the running turn instead of refusing with 409 (if the provider can
+                steer).
+     """
+
+    input_: list[TextInput]
+    client_submit_id: None | str | Unset = UNSET
+    steer: bool | None | Unset = UNSET
+
+
+
+
+
+    def to_dict(self) -> dict[str, Any]:
+        from ..models.text_input import TextInput # noqa: PLC0415
+        input_ = []
+        for input_item_data in self.input_:
+            input_item = input_item_data.to_dict()
+            input_.append(input_item)
+
+
+
+        client_submit_id: None | str | Unset
+        if isinstance(self.client_submit_id, Unset):
+            client_submit_id = UNSET
+        else:
+            client_submit_id = self.client_submit_id
+
+        steer: bool | None | Unset
+        if isinstance(self.steer, Unset):
+            steer = UNSET
+        else:
+            steer = self.steer
+
+
+        field_dict: dict[str, Any] = {}
+
+        field_dict.update({
+            "input": input_,
+        })
+        if client_submit_id is not UNSET:
+            field_dict["clientSubmitId"] = client_submit_id
+        if steer is not UNSET:
+            field_dict["steer"] = steer
+
+        return field_dict
+
+
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.text_input import TextInput # noqa: PLC0415
+        d = dict(src_dict)
+        input_ = []
+        _input_ = d.pop("input")
+        for input_item_data in (_input_):
+            input_item = TextInput.from_dict(input_item_data)
+
+
+
+            input_.append(input_item)
+
+
+        def _parse_client_submit_id(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        client_submit_id = _parse_client_submit_id(d.pop("clientSubmitId", UNSET))
+
+
+        def _parse_steer(data: object) -> bool | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(bool | None | Unset, data)
+
+        steer = _parse_steer(d.pop("steer", UNSET))
+
+
+        submit_turn_request = cls(
+            input_=input_,
+            client_submit_id=client_submit_id,
+            steer=steer,
+        )
+
+        return submit_turn_request
+

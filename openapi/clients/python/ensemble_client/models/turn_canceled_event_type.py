@@ -1,0 +1,7 @@
+from enum import StrEnum
+
+class TurnCanceledEventType(StrEnum):
+    TURN_CANCELED = "turn.canceled"
+
+    def __str__(self) -> str:
+        return str(self.value)

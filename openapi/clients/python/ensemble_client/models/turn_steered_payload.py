@@ -1,0 +1,124 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar, BinaryIO, TextIO, TYPE_CHECKING, Generator
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+from ..types import UNSET, Unset
+from typing import cast
+
+if TYPE_CHECKING:
+  from ..models.text_input import TextInput
+
+
+
+
+
+T = TypeVar("T", bound="TurnSteeredPayload")
+
+
+
+@_attrs_define
+class TurnSteeredPayload:
+    """ 
+        Attributes:
+            input_ (list[TextInput]):
+            turn_id (str):
+            client_submit_id (None | str | Unset):
+     """
+
+    input_: list[TextInput]
+    turn_id: str
+    client_submit_id: None | str | Unset = UNSET
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+
+
+
+
+    def to_dict(self) -> dict[str, Any]:
+        from ..models.text_input import TextInput # noqa: PLC0415
+        input_ = []
+        for input_item_data in self.input_:
+            input_item = input_item_data.to_dict()
+            input_.append(input_item)
+
+
+
+        turn_id = self.turn_id
+
+        client_submit_id: None | str | Unset
+        if isinstance(self.client_submit_id, Unset):
+            client_submit_id = UNSET
+        else:
+            client_submit_id = self.client_submit_id
+
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update({
+            "input": input_,
+            "turnId": turn_id,
+        })
+        if client_submit_id is not UNSET:
+            field_dict["clientSubmitId"] = client_submit_id
+
+        return field_dict
+
+
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.text_input import TextInput # noqa: PLC0415
+        d = dict(src_dict)
+        input_ = []
+        _input_ = d.pop("input")
+        for input_item_data in (_input_):
+            input_item = TextInput.from_dict(input_item_data)
+
+
+
+            input_.append(input_item)
+
+
+        turn_id = d.pop("turnId")
+
+        def _parse_client_submit_id(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        client_submit_id = _parse_client_submit_id(d.pop("clientSubmitId", UNSET))
+
+
+        turn_steered_payload = cls(
+            input_=input_,
+            turn_id=turn_id,
+            client_submit_id=client_submit_id,
+        )
+
+
+        turn_steered_payload.additional_properties = d
+        return turn_steered_payload
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

@@ -1,0 +1,1 @@
+"""Placeholder: the room stream (hand-written)."""
