@@ -13,7 +13,9 @@ type Schemas = components["schemas"];
  *
  * - `hello`: first frame of every connection, so one after every reconnect (head seq, sessions);
  * - `event`: a durable room event; `event.seq` is exactly the previous one + 1, across reconnects;
- * - `side_event`: an event of a side conversation (its own seq), passed through as it comes;
+ * - `side_event`: an event of a side conversation (its own seq), passed through as it comes; side
+ *   events are not in the room log, so those sent while disconnected are not replayed (fetch them
+ *   with `GET …/sessions/{sideId}/events?after=N`);
  * - `error`: the server did not understand a frame the client sent.
  */
 export type RoomFrame = Schemas["HelloFrame"] | Schemas["EventFrame"] | Schemas["SideEventFrame"] | Schemas["ErrorFrame"];
