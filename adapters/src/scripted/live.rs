@@ -73,9 +73,22 @@ impl Live {
 
     /// Changes the agent's goal (a new snapshot: a new `updatedAt`) and keeps it in the store.
     pub(super) async fn update_goal(&self, change: impl FnOnce(&mut ProviderGoal)) -> Option<ProviderGoal> {
+        self.update_goal_of(None, change).await
+    }
+
+    /// As [`Live::update_goal`], but only while the agent's goal is still the generation `of`
+    /// (same creation and objective): a continuation must not finish a goal set after it began.
+    pub(super) async fn update_goal_of(
+        &self,
+        of: Option<&ProviderGoal>,
+        change: impl FnOnce(&mut ProviderGoal),
+    ) -> Option<ProviderGoal> {
         let updated = {
             let mut g = self.goal();
             let goal = g.as_mut()?;
+            if of.is_some_and(|o| o.created_at != goal.created_at || o.objective != goal.objective) {
+                return None;
+            }
             change(goal);
             goal.updated_at = self.goal_time();
             goal.clone()

@@ -190,7 +190,8 @@ impl TurnRun {
         let live = self.live.clone();
         if !goal.objective.contains("noevidence") {
             // A turn-scoped progress update: exact evidence of the goal this turn serves.
-            let progress = live.update_goal(|g| g.tokens_used = Some(g.tokens_used.unwrap_or(0) + 10)).await;
+            let progress =
+                live.update_goal_of(Some(&goal), |g| g.tokens_used = Some(g.tokens_used.unwrap_or(0) + 10)).await;
             if let Some(p) = progress {
                 live.goals.observed(p, Some(&provider_turn)).await;
             }
@@ -217,7 +218,7 @@ impl TurnRun {
             };
         }
         if step >= steps
-            && let Some(done) = live.update_goal(|g| g.status = "complete".into()).await
+            && let Some(done) = live.update_goal_of(Some(&goal), |g| g.status = "complete".into()).await
         {
             live.goals.observed(done, Some(&provider_turn)).await;
         }

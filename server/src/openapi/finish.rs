@@ -7,6 +7,7 @@
 //!   event's envelope (`seq`, `roomId`, …) is written into every event variant, never as an `allOf`
 //!   around a `oneOf`. The wire JSON is the same; only its description changes.
 //! - **Every response described**: the shared `4XX` and `5XX` error responses get one description.
+//! - **Free-form objects say so**: a bare `{"type": "object"}` gets `additionalProperties: true`.
 //!
 //! The passes work on the document as JSON and fail loudly (in the test that diffs the committed
 //! document) rather than quietly when utoipa's output changes shape.
@@ -27,6 +28,7 @@ pub struct Unexpected(pub String);
 /// Runs every pass over the document.
 pub fn finish(doc: &mut Value) -> Result<(), Unexpected> {
     describe_responses(doc);
+    open_free_objects(doc);
     let schemas = doc
         .pointer_mut("/components/schemas")
         .and_then(Value::as_object_mut)
@@ -65,6 +67,24 @@ fn describe_responses(doc: &mut Value) {
             };
             r.insert("description".into(), Value::String(text.into()));
         }
+    }
+}
+
+/// A bare `{"type": "object"}` (no properties) is any object: say so (`additionalProperties: true`),
+/// or TypeScript generators read it as an object with no fields (`Record<string, never>`).
+fn open_free_objects(v: &mut Value) {
+    match v {
+        Value::Object(o) => {
+            let bare = o.get("type").and_then(Value::as_str) == Some("object")
+                && !o.contains_key("properties")
+                && !o.contains_key("additionalProperties");
+            if bare {
+                o.insert("additionalProperties".into(), Value::Bool(true));
+            }
+            o.values_mut().for_each(open_free_objects);
+        }
+        Value::Array(a) => a.iter_mut().for_each(open_free_objects),
+        _ => {}
     }
 }
 

@@ -22,7 +22,7 @@ fn named_paths(text: &str) -> Vec<String> {
     text.split('`')
         .skip(1)
         .step_by(2)
-        .map(|t| t.split([' ', ':', '(']).next().unwrap_or_default())
+        .map(|t| t.split([' ', '\n', ':', '(']).next().unwrap_or_default())
         .filter(|t| ROOTS.iter().any(|r| t.starts_with(r)))
         .filter(|t| !t.contains(['<', '*', '{', '…']))
         .map(str::to_owned)

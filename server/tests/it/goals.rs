@@ -197,3 +197,25 @@ async fn side_sessions_refuse_goals() {
     let scripted = providers["data"].as_array().unwrap().iter().find(|p| p["id"] == "scripted").unwrap();
     assert_eq!(scripted["capabilities"]["goals"], true);
 }
+
+/// A goal set while the previous goal's last continuation runs is pursued in its turn: that
+/// continuation finishes only the goal it served.
+#[tokio::test]
+async fn a_continuation_finishes_only_its_own_goal() {
+    let s = Server::start(&["--scripted-chunk-delay-ms", "40"]).await;
+    s.session("r", "s").await;
+    let mut ws = s.ws("r", None).await;
+    ws.hello().await;
+    put_goal(&s, "s", "first walk", "g1").await;
+    ws.until(|e| e["type"] == "turn.started" && e["payload"]["origin"] == "goal_continuation").await;
+    put_goal(&s, "s", "second walk", "g2").await;
+    let done = ws
+        .until(|e| {
+            e["type"] == "message.completed"
+                && e["payload"]["text"].as_str().is_some_and(|t| t.contains("Working toward the goal: second walk"))
+        })
+        .await;
+    assert!(!done.is_empty());
+    let (_, goal) = s.get("/v1/rooms/r/sessions/s/goal").await;
+    assert_eq!(goal["objective"], "second walk");
+}
