@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::config::{ScriptedConfig, SideBehavior};
 use super::directives::commands;
-use super::live::{GOAL_KEY, Live, RunningTurn, stop_turn};
+use super::live::{GOAL_KEY, GOAL_STEPS_KEY, Live, RunningTurn, stop_turn};
 use super::transcript::Transcript;
 use super::turn::{Body, maybe_continue, notice, spawn_turn};
 use crate::kit::goals::GoalEngine;
@@ -45,6 +45,10 @@ impl ScriptedAdapter {
             Ok(Some(json)) => serde_json::from_str(&json).unwrap_or(None),
             _ => None,
         };
+        let steps = match handle.state.get(GOAL_STEPS_KEY).await {
+            Ok(Some(n)) => n.parse().unwrap_or(0),
+            _ => 0,
+        };
         let thread = format!("scripted-thread-{}", session.session_id);
         let goals = GoalEngine::new(handle.goals.clone(), handle.sink.clone(), handle.goal.clone());
         goals.set_thread(&thread);
@@ -61,7 +65,7 @@ impl ScriptedAdapter {
             goal: Mutex::new(goal.clone()),
             thread,
             goal_clock: AtomicU64::new(ensemble_runtime::clock::unix_ms().max(1) as u64),
-            goal_steps: AtomicU64::new(0),
+            goal_steps: AtomicU64::new(steps),
             turn_seq: AtomicU64::new(0),
             config: self.config.clone(),
         });

@@ -2,6 +2,9 @@
 
 /// The provider-state key of the agent's own goal.
 pub(super) const GOAL_KEY: &str = "goal";
+/// The provider-state key of the continuation steps done for that goal (so a restart does not
+/// start counting again).
+pub(super) const GOAL_STEPS_KEY: &str = "goal_steps";
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -104,6 +107,10 @@ impl Live {
         let json = serde_json::to_string(&*self.goal()).unwrap_or_else(|_| "null".into());
         if let Err(e) = self.handle.state.set(GOAL_KEY, json).await {
             tracing::warn!(error = %e, "could not save the scripted goal");
+        }
+        let steps = self.goal_steps.load(Ordering::SeqCst).to_string();
+        if let Err(e) = self.handle.state.set(GOAL_STEPS_KEY, steps).await {
+            tracing::warn!(error = %e, "could not save the scripted goal's steps");
         }
     }
 }

@@ -188,6 +188,8 @@ impl TurnRun {
         steps: u64,
     ) -> Option<EventBody> {
         let live = self.live.clone();
+        // The step is counted durably before it runs: a restart continues from the next one.
+        live.save_goal().await;
         if !goal.objective.contains("noevidence") {
             // A turn-scoped progress update: exact evidence of the goal this turn serves.
             let progress =

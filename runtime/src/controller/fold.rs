@@ -9,6 +9,7 @@ use bytes::Bytes;
 use tokio::sync::{Notify, oneshot};
 
 use super::error::{ControllerError, Result};
+use super::open_items::OpenItems;
 use crate::adapter::Fact;
 use crate::clock::new_id;
 use crate::event::{
@@ -56,6 +57,8 @@ pub(super) struct Entry {
     pub(super) side_log: Option<SideLog>,
     /// When the session last published anything (clock ms): idle release measures from here.
     pub(super) last_active_ms: i64,
+    /// What the current turn has open, closed by the controller when it ends the turn itself.
+    pub(super) open: OpenItems,
 }
 
 impl Entry {
@@ -70,6 +73,7 @@ impl Entry {
             turn_ended: Arc::new(Notify::new()),
             side_log,
             last_active_ms,
+            open: OpenItems::default(),
         }
     }
 }
@@ -126,6 +130,7 @@ impl Batch<'_> {
         if !folded.publish {
             return;
         }
+        self.entry.open.observe(&body);
         if body.is_turn_terminal() {
             self.entry.turn_ended.notify_waiters();
         }
@@ -162,11 +167,18 @@ impl Batch<'_> {
     /// Ends the active turn from the controller's side (the provider cannot anymore).
     pub(super) fn fail_active_turn(&mut self, code: &str, message: &str) {
         if let Some(turn) = self.entry.rec.session.active_turn_id.clone() {
-            self.emit(
-                Some(turn.clone()),
-                EventBody::TurnFailed(TurnFailedPayload { turn_id: turn, error: ErrorInfo::new(code, message) }),
-            );
+            let failed = TurnFailedPayload { turn_id: turn.clone(), error: ErrorInfo::new(code, message) };
+            self.end_turn(&turn, EventBody::TurnFailed(failed));
         }
+    }
+
+    /// Ends a turn from the controller's side: what it left open is closed first (messages with
+    /// their text so far, calls as interrupted), then the terminal event.
+    pub(super) fn end_turn(&mut self, turn: &str, terminal: EventBody) {
+        for body in self.entry.open.close_all() {
+            self.emit(Some(turn.to_owned()), body);
+        }
+        self.emit(Some(turn.to_owned()), terminal);
     }
 
     pub(super) fn settle_pending(&mut self, by: ResolvedBy) {

@@ -14,7 +14,7 @@ use super::goals::SessionGoalHost;
 use super::publish::{Controller, NewProcess, Persist};
 use crate::adapter::{Adapter, AdapterError, EventSink, ProviderState, SessionHandle, StateBackend, StateError};
 use crate::clock::new_id;
-use crate::event::{EventBody, ResolvedBy, SessionCompletedPayload, SessionStartedPayload};
+use crate::event::{Event, EventBody, ResolvedBy, SessionCompletedPayload, SessionStartedPayload};
 use crate::goal::GoalIdentity;
 use crate::model::{Scope, Session, SessionKey, validate_id};
 use crate::session::{Phase, SessionRecord};
@@ -462,15 +462,24 @@ impl Controller {
         let records = self.inner.store.load_sessions().await?;
         let count = records.len();
         let mut keys = Vec::new();
-        {
-            let mut st = self.state();
-            for rec in records {
-                let key = rec.session.key();
-                if rec.phase != Phase::Completed {
-                    keys.push(key.clone());
-                }
-                st.sessions.insert(key, Entry::new(rec, 0, None, Visibility::Announced));
+        for rec in records {
+            let key = rec.session.key();
+            let mut entry = Entry::new(rec, 0, None, Visibility::Announced);
+            if entry.rec.phase != Phase::Completed {
+                keys.push(key.clone());
             }
+            // What the interrupted turn left open is closed before its `turn.failed`: read it back.
+            if let Some(turn) = entry.rec.session.active_turn_id.clone() {
+                for raw in self.inner.store.turn_events(&key.room_id, &turn).await? {
+                    match serde_json::from_str::<Event>(raw.get()) {
+                        Ok(event) => entry.open.observe(&event.body),
+                        Err(e) => {
+                            tracing::warn!(session = %key, error = %e, "an event of the interrupted turn is unreadable")
+                        }
+                    }
+                }
+            }
+            self.state().sessions.insert(key, entry);
         }
         for key in keys {
             let published = self

@@ -19,6 +19,7 @@ mod error;
 mod fold;
 mod goals;
 mod lifecycle;
+mod open_items;
 mod publish;
 mod queries;
 mod sides;

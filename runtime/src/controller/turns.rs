@@ -132,10 +132,8 @@ impl Controller {
     pub(super) async fn cancel_turn_here(&self, key: &SessionKey, turn: &str, reason: &str) -> Result<()> {
         self.publish_with(key, Persist::IfChanged, |b| {
             if b.entry.rec.session.active_turn_id.as_deref() == Some(turn) {
-                b.emit(
-                    Some(turn.to_owned()),
-                    EventBody::TurnCanceled(TurnCanceledPayload { turn_id: turn.to_owned(), reason: reason.into() }),
-                );
+                let canceled = TurnCanceledPayload { turn_id: turn.to_owned(), reason: reason.into() };
+                b.end_turn(turn, EventBody::TurnCanceled(canceled));
             }
             Ok(())
         })

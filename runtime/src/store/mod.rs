@@ -139,6 +139,24 @@ impl Store {
         .await
     }
 
+    /// The events of one turn of a room, oldest first (recovery reads what an interrupted turn left
+    /// open). A scan of the room's log: used once per interrupted turn at start-up.
+    pub async fn turn_events(&self, room_id: &str, turn_id: &str) -> Result<Vec<Box<RawValue>>, StoreError> {
+        let (room, turn) = (room_id.to_owned(), turn_id.to_owned());
+        self.read(move |conn| {
+            let mut stmt = conn.prepare(
+                "SELECT json FROM events WHERE room_id = ?1 AND json_extract(json, '$.turnId') = ?2 ORDER BY seq",
+            )?;
+            let rows = stmt.query_map(params![room, turn], |row| row.get::<_, String>(0))?;
+            let mut out = Vec::new();
+            for json in rows {
+                out.push(RawValue::from_string(json?)?);
+            }
+            Ok(out)
+        })
+        .await
+    }
+
     pub async fn load_sessions(&self) -> Result<Vec<SessionRecord>, StoreError> {
         self.read(|conn| {
             let mut stmt = conn.prepare("SELECT record FROM sessions ORDER BY room_id, session_id")?;

@@ -127,6 +127,18 @@ async fn kill_9_loses_nothing_acknowledged_and_reports_interruptions() {
     assert_eq!(failed.len(), 2, "both interrupted turns are reported");
     assert!(failed.iter().all(|f| f["payload"]["error"]["code"] == "server_restart"));
     assert!(failed.iter().any(|f| f["payload"]["turnId"] == turn.as_str()));
+    // The streamed reply is closed with the text so far, before its turn's end.
+    let of_turn: Vec<_> = events.iter().filter(|e| e["turnId"] == turn.as_str()).collect();
+    let streamed: String = of_turn
+        .iter()
+        .filter(|e| e["type"] == "message.delta")
+        .map(|e| e["payload"]["text"].as_str().unwrap())
+        .collect();
+    assert!(!streamed.is_empty());
+    let n = of_turn.len();
+    assert_eq!(of_turn[n - 2]["type"], "message.completed", "the open message is closed: {:?}", of_turn[n - 2]);
+    assert_eq!(of_turn[n - 2]["payload"]["text"], streamed.as_str());
+    assert_eq!(of_turn[n - 1]["type"], "turn.failed");
     let resolved = events.iter().find(|e| e["type"] == "interaction.resolved").expect("pending interaction reported");
     assert_eq!(resolved["payload"]["requestId"], req["payload"]["requestId"]);
     assert_eq!(resolved["payload"]["resolvedBy"], "restart");

@@ -218,4 +218,31 @@ async fn a_continuation_finishes_only_its_own_goal() {
     assert!(!done.is_empty());
     let (_, goal) = s.get("/v1/rooms/r/sessions/s/goal").await;
     assert_eq!(goal["objective"], "second walk");
+
+/// The scripted agent's pursuit of a goal survives a restart: its continuation steps go on from
+/// where they were, not from step 1 again.
+#[tokio::test]
+async fn a_goals_progress_survives_a_restart() {
+    let tmp = tempfile::tempdir().unwrap();
+    let args = ["--scripted-chunk-delay-ms", "40"];
+    let s = Server::start_in(tmp.path(), &args).await;
+    s.session("r", "s").await;
+    let mut ws = s.ws("r", None).await;
+    ws.hello().await;
+    put_goal(&s, "s", "walk steps=3", "g").await;
+    let step = |e: &serde_json::Value| {
+        let text = e["payload"]["text"].as_str().unwrap_or_default();
+        text.split("(step ").nth(1).and_then(|t| t.split(' ').next()).and_then(|n| n.parse::<u64>().ok())
+    };
+    ws.until(|e| e["type"] == "message.completed" && step(e) == Some(1)).await;
+    assert!(s.stop().await.success());
+
+    let s = Server::start_in(tmp.path(), &args).await;
+    let mut ws = s.ws("r", None).await;
+    ws.hello().await;
+    let (status, _) = s.post_empty("/v1/rooms/r/sessions/s/resume").await;
+    assert_eq!(status, StatusCode::OK);
+    let next = ws.until(|e| e["type"] == "message.completed" && step(e).is_some()).await;
+    let n = step(next.last().unwrap()).unwrap();
+    assert!(n >= 2, "the pursuit went on from step {n}, not from the start");
 }
