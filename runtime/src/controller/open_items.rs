@@ -36,11 +36,7 @@ impl OpenItems {
             EventBody::ReasoningCompleted(c) => {
                 self.texts.retain(|(k, id, _)| !(*k == TextKind::Reasoning && *id == c.item_id))
             }
-            EventBody::CallStarted(c) => {
-                if !self.calls.contains(&c.call_id) {
-                    self.calls.push(c.call_id.clone());
-                }
-            }
+            EventBody::CallStarted(c) if !self.calls.contains(&c.call_id) => self.calls.push(c.call_id.clone()),
             EventBody::CallCompleted(c) => self.calls.retain(|id| *id != c.call_id),
             // Whatever ended the turn, nothing of it stays open afterwards.
             b if b.is_turn_terminal() => *self = Self::default(),
