@@ -218,6 +218,7 @@ async fn a_continuation_finishes_only_its_own_goal() {
     assert!(!done.is_empty());
     let (_, goal) = s.get("/v1/rooms/r/sessions/s/goal").await;
     assert_eq!(goal["objective"], "second walk");
+}
 
 /// The scripted agent's pursuit of a goal survives a restart: its continuation steps go on from
 /// where they were, not from step 1 again.
