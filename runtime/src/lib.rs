@@ -13,6 +13,7 @@ pub mod controller;
 pub mod cursor;
 pub mod event;
 pub mod goal;
+pub mod limits;
 pub mod locks;
 pub mod model;
 #[cfg(feature = "schema")]

@@ -250,10 +250,10 @@ impl SessionRecord {
             }
         }
         if let Some(m) = &patch.auth_message {
-            s.auth_message = Some(m.clone());
+            s.auth_message = Some(crate::limits::clip(m));
         }
         if let Some(t) = &patch.title {
-            s.title = t.clone();
+            s.title = crate::limits::clip(t);
         }
         s.updated_at_ms = now_ms;
     }

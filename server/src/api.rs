@@ -12,15 +12,18 @@ use utoipa::{IntoParams, ToSchema};
 pub struct StartSessionRequest {
     /// Provider id (see `GET /v1/providers`); defaults to the built-in `scripted` provider.
     #[serde(default)]
+    #[schema(max_length = 4096)]
     pub provider: Option<String>,
     /// Chosen by the client; generated when absent.
     #[serde(default)]
-    #[schema(pattern = r"^[A-Za-z0-9._:-]+$", min_length = 1, max_length = 128)]
+    #[schema(pattern = "^[A-Za-z0-9._~:-]*[A-Za-z0-9_~:-][A-Za-z0-9._~:-]*$", min_length = 1, max_length = 128)]
     pub session_id: Option<String>,
     #[serde(default)]
+    #[schema(max_length = 4096)]
     pub title: Option<String>,
     /// Absolute working directory of the agent.
     #[serde(default)]
+    #[schema(max_length = 4096)]
     pub cwd: Option<String>,
     #[serde(default, deserialize_with = "objects::option")]
     pub settings: Option<SessionSettings>,
@@ -30,12 +33,13 @@ pub struct StartSessionRequest {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SubmitTurnRequest {
-    /// What the user says; every item has some text.
+    /// What the user says; every item has some text, all of it at most `--max-input-bytes` bytes.
     #[serde(deserialize_with = "objects::vec")]
     #[schema(min_items = 1)]
     pub input: Vec<InputItem>,
     /// Idempotency key: the same value again returns the same turn and starts nothing.
     #[serde(default)]
+    #[schema(pattern = "^[A-Za-z0-9._~:-]*[A-Za-z0-9_~:-][A-Za-z0-9._~:-]*$", min_length = 1, max_length = 128)]
     pub client_submit_id: Option<String>,
     /// Add the input to the running turn instead of refusing with 409 (if the provider can steer).
     #[serde(default)]
@@ -163,12 +167,12 @@ pub struct WsQuery {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct OpenSideRequest {
-    /// Idempotency key of the open (trimmed): the same again returns the same side.
-    #[schema(pattern = r"\S", max_length = 256)]
+    /// Idempotency key of the open: the same again returns the same side.
+    #[schema(pattern = "^[A-Za-z0-9._~:-]*[A-Za-z0-9_~:-][A-Za-z0-9._~:-]*$", min_length = 1, max_length = 128)]
     pub request_id: String,
-    /// The side's session id (trimmed); generated when absent.
+    /// The side's session id; generated when absent.
     #[serde(default)]
-    #[schema(pattern = r"^\s*[A-Za-z0-9._:-]{1,128}\s*$")]
+    #[schema(pattern = "^[A-Za-z0-9._~:-]*[A-Za-z0-9_~:-][A-Za-z0-9._~:-]*$", min_length = 1, max_length = 128)]
     pub side_session_id: Option<String>,
 }
 
@@ -183,11 +187,11 @@ pub struct SideOpened {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SetGoalRequest {
-    /// What the agent pursues (not blank).
+    /// What the agent pursues (not blank; at most `--max-input-bytes` bytes).
     #[schema(pattern = r"\S")]
     pub objective: String,
     /// Idempotency key of the operation (the same value again is the same operation).
-    #[schema(pattern = r"\S", max_length = 256)]
+    #[schema(pattern = "^[A-Za-z0-9._~:-]*[A-Za-z0-9_~:-][A-Za-z0-9._~:-]*$", min_length = 1, max_length = 128)]
     pub client_submit_id: String,
     #[serde(default)]
     pub token_budget: Option<i64>,
@@ -198,7 +202,7 @@ pub struct SetGoalRequest {
 #[into_params(parameter_in = Query)]
 pub struct GoalOperationQuery {
     /// Idempotency key of the operation (the same value again is the same operation).
-    #[param(max_length = 256)]
+    #[param(pattern = "^[A-Za-z0-9._~:-]*[A-Za-z0-9_~:-][A-Za-z0-9._~:-]*$", min_length = 1, max_length = 128)]
     pub client_submit_id: Option<String>,
 }
 
@@ -212,12 +216,19 @@ pub struct Health {
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ServerFrame {
-    /// First frame: the room's head and its sessions.
+    /// First frame: the room's head, its sessions and its open side conversations. Bounded by
+    /// `--max-event-bytes` like every frame: what does not fit is left out and `sessionsTruncated`
+    /// is true (read the lists over REST then).
     #[serde(rename_all = "camelCase")]
     Hello {
         room_id: String,
         head_seq: u64,
+        /// The room's canonical sessions, oldest first.
         sessions: Vec<Session>,
+        /// The room's open side conversations (each with its `sourceSessionId`), oldest first.
+        sides: Vec<Session>,
+        /// Not every session or side fit the frame.
+        sessions_truncated: bool,
     },
     /// A durable room event.
     Event {

@@ -11,6 +11,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use ensemble_runtime::adapter::AdapterError;
 use ensemble_runtime::controller::ControllerError;
+use ensemble_runtime::limits::FieldError;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -89,11 +90,18 @@ impl IntoResponse for ApiError {
     }
 }
 
+impl From<FieldError> for ApiError {
+    fn from(e: FieldError) -> Self {
+        ApiError::bad_request(e.code, e.message).with_details(e.details)
+    }
+}
+
 impl From<ControllerError> for ApiError {
     fn from(e: ControllerError) -> Self {
         use ControllerError as C;
         let code = e.code().to_owned();
         let status = match &e {
+            C::Field(f) => return ApiError::from(f.clone()),
             C::InvalidInput(_) | C::UnknownProvider(_) | C::InvalidDecision(_) => StatusCode::BAD_REQUEST,
             C::ProviderUnavailable { .. }
             | C::Unsupported(_)

@@ -36,7 +36,7 @@ fn api_router() -> OpenApiRouter<AppState> {
         .routes(routes!(interactions::list_interactions))
         .routes(routes!(interactions::answer_interaction))
         .routes(routes!(sides::side_capabilities))
-        .routes(routes!(sides::open_side))
+        .routes(routes!(sides::open_side, sides::list_sides))
         .routes(routes!(sides::side_events))
         .routes(routes!(goals::get_goal, goals::set_goal, goals::clear_goal))
         .routes(routes!(goals::pause_goal))

@@ -219,11 +219,7 @@ impl Connection {
                 return End::ReadFailed;
             }
         };
-        let hello = ServerFrame::Hello {
-            room_id: self.room.clone(),
-            head_seq: head,
-            sessions: controller.sessions(&self.room),
-        };
+        let hello = hello(&controller, &self.room, head);
         if let Err(end) = self.send_json(&hello).await {
             return end;
         }
@@ -333,4 +329,28 @@ impl Connection {
             Err(_) => Err(End::WriteFailed),
         }
     }
+}
+
+/// The `hello` frame, bounded like every frame (`--max-event-bytes`): the room's sessions, then
+/// its open side conversations, as many as fit; `sessionsTruncated` says a client must read the
+/// rest over REST (`GET …/sessions`, `GET …/sessions/{id}/sides`).
+fn hello(controller: &ensemble_runtime::Controller, room: &str, head: u64) -> ServerFrame {
+    let mut budget = controller.config().max_event_bytes;
+    let mut truncated = false;
+    let mut fit = |list: Vec<ensemble_runtime::model::Session>| -> Vec<ensemble_runtime::model::Session> {
+        let mut kept = Vec::with_capacity(list.len());
+        for s in list {
+            let size = serde_json::to_vec(&s).map(|b| b.len() + 1).unwrap_or(usize::MAX);
+            if truncated || size > budget {
+                truncated = true;
+                continue;
+            }
+            budget -= size;
+            kept.push(s);
+        }
+        kept
+    };
+    let sessions = fit(controller.sessions(room));
+    let sides = fit(controller.sides(room));
+    ServerFrame::Hello { room_id: room.to_owned(), head_seq: head, sessions, sides, sessions_truncated: truncated }
 }

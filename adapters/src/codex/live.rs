@@ -396,11 +396,7 @@ impl Live {
                 return;
             }
         };
-        let id_text = match &id {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        };
-        let request_id = format!("{}-{}", self.conn.nonce, id_text);
+        let request_id = crate::kit::ids::request_id(&self.conn.nonce, &id);
         let (payload, turn) = {
             let st = self.state();
             let payload = translate::interaction(&request, &request_id, &st.translator);

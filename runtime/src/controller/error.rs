@@ -1,6 +1,7 @@
 //! The controller's one error type, with a stable snake_case code per variant.
 
 use crate::adapter::AdapterError;
+use crate::limits::FieldError;
 use crate::locks::LockTimeout;
 use crate::store::StoreError;
 
@@ -8,6 +9,9 @@ use crate::store::StoreError;
 pub enum ControllerError {
     #[error("{0}")]
     InvalidInput(String),
+    /// A request field out of bounds (an id, a text over its limit).
+    #[error(transparent)]
+    Field(#[from] FieldError),
     #[error("unknown provider `{0}`")]
     UnknownProvider(String),
     #[error("provider `{id}` is unavailable: {reason}")]
@@ -70,6 +74,7 @@ impl ControllerError {
     pub fn code(&self) -> &str {
         match self {
             Self::InvalidInput(_) => "invalid_input",
+            Self::Field(e) => e.code,
             Self::UnknownProvider(_) => "unknown_provider",
             Self::ProviderUnavailable { .. } => "provider_unavailable",
             Self::SessionNotFound(_) => "session_not_found",

@@ -117,6 +117,8 @@ pub(super) struct Batch<'a> {
     pub(super) now: i64,
     pub(super) events: Vec<NewEvent>,
     pub(super) persist: bool,
+    /// No event the controller publishes is larger (agent events are cut before they get here).
+    pub(super) max_event_bytes: usize,
 }
 
 impl Batch<'_> {
@@ -141,6 +143,7 @@ impl Batch<'_> {
     }
 
     pub(super) fn push(&mut self, turn_id: Option<String>, body: EventBody) {
+        let body = bounded(body, self.max_event_bytes);
         let s = &self.entry.rec.session;
         self.events.push(NewEvent {
             room_id: s.room_id.clone(),
@@ -225,7 +228,7 @@ impl Batch<'_> {
                     }
                     self.settle_pending(ResolvedBy::Provider);
                     self.fail_active_turn("provider_exited", &reason);
-                    self.entry.rec.session.last_error = Some(reason);
+                    self.entry.rec.session.last_error = Some(crate::limits::clip(&reason));
                     self.detach(next_generation.fetch_add(1, Ordering::Relaxed) + 1);
                     if self.entry.rec.session.scope == Scope::Side {
                         // A side never resumes: losing its live context ends it.
@@ -237,4 +240,35 @@ impl Batch<'_> {
             }
         }
     }
+}
+
+/// What the controller publishes from a client's request (a turn's input, a goal's objective,
+/// answers) or with a session in it can come near the event size limit: such an event is cut like
+/// an agent's (its longest strings, marked `…[truncated]`). A cheap estimate decides, so the
+/// common small event is never serialised twice.
+fn bounded(body: EventBody, max: usize) -> EventBody {
+    let session = |s: &Session| {
+        [Some(&s.title), Some(&s.cwd), s.last_error.as_ref(), s.auth_message.as_ref(), s.settings.model.as_ref()]
+            .into_iter()
+            .flatten()
+            .map(String::len)
+            .sum::<usize>()
+    };
+    let input = |items: &[crate::model::InputItem]| items.iter().map(|i| i.text().len()).sum::<usize>();
+    let estimate = match &body {
+        EventBody::TurnStarted(p) => input(&p.input),
+        EventBody::TurnSteered(p) => input(&p.input),
+        EventBody::GoalUpdated(p) => p.goal.objective.len(),
+        EventBody::InteractionResolved(p) => p.answers.as_ref().map_or(0, |a| a.to_string().len()),
+        EventBody::SessionStarted(p) => session(&p.session),
+        EventBody::SessionUpdated(p) => session(&p.session),
+        EventBody::SessionCompleted(p) => session(&p.session),
+        _ => 0,
+    };
+    // The rest of such an event (ids, numbers, field names) is well under this margin.
+    const MARGIN: usize = 8 * 1024;
+    if estimate + MARGIN <= max {
+        return body;
+    }
+    crate::event::clamp_body(body, max).0
 }

@@ -15,6 +15,7 @@ use crate::goal::{
     AdoptRequest, Binding, GoalAction, GoalCommand, GoalFact, GoalHost, GoalHostError, GoalIdentity,
     adoption_submit_id, lineage, operation_id,
 };
+use crate::limits::{FieldError, check_bytes, check_id};
 use crate::model::{Goal, GoalOrigin, GoalStatus, Scope, SessionKey, is_blank};
 use crate::session::{GoalOperation, OperationPhase};
 use crate::store::LedgerKey;
@@ -25,15 +26,13 @@ impl Controller {
     /// is re-driven with the next repair epoch.
     pub async fn goal_control(&self, key: &SessionKey, control: GoalControl) -> Result<Option<Goal>> {
         self.check_accepting()?;
-        let client_submit_id =
-            control.client_submit_id.as_deref().filter(|c| !is_blank(c)).map(str::to_owned).unwrap_or_else(new_id);
-        if client_submit_id.chars().count() > 256 {
-            return Err(ControllerError::InvalidInput("clientSubmitId must be at most 256 characters".into()));
-        }
-        if let GoalAction::Set { objective, .. } = &control.action
-            && is_blank(objective)
-        {
-            return Err(ControllerError::InvalidInput("objective must not be empty".into()));
+        let client_submit_id = control.client_submit_id.clone().unwrap_or_else(new_id);
+        check_id("clientSubmitId", &client_submit_id).map_err(FieldError::in_body)?;
+        if let GoalAction::Set { objective, .. } = &control.action {
+            if is_blank(objective) {
+                return Err(ControllerError::InvalidInput("objective must not be empty".into()));
+            }
+            check_bytes("objective", objective.len(), self.inner.config.max_input_bytes)?;
         }
         let _guard = self.lock(key).await?;
         let session = self.snapshot(key)?;

@@ -16,7 +16,8 @@ use crate::adapter::{Adapter, AdapterError, EventSink, ProviderState, SessionHan
 use crate::clock::new_id;
 use crate::event::{Event, EventBody, ResolvedBy, SessionCompletedPayload, SessionStartedPayload};
 use crate::goal::GoalIdentity;
-use crate::model::{Scope, Session, SessionKey, validate_id};
+use crate::limits::{FieldError, check_id, check_text};
+use crate::model::{Scope, Session, SessionKey};
 use crate::session::{Phase, SessionRecord};
 use crate::store::Store;
 
@@ -65,9 +66,20 @@ impl Controller {
     /// Starts a session. The room is created on first use.
     pub async fn start(&self, req: StartSession) -> Result<Session> {
         self.check_accepting()?;
-        validate_id("roomId", &req.room_id).map_err(ControllerError::InvalidInput)?;
+        check_id("roomId", &req.room_id)?;
         if let Some(id) = &req.session_id {
-            validate_id("sessionId", id).map_err(ControllerError::InvalidInput)?;
+            check_id("sessionId", id).map_err(FieldError::in_body)?;
+        }
+        for (field, text) in [("title", &req.title), ("cwd", &req.cwd), ("provider", &req.provider)] {
+            if let Some(t) = text {
+                check_text(field, t)?;
+            }
+        }
+        let s = &req.settings;
+        for (field, text) in [("settings.model", &s.model), ("settings.reasoningEffort", &s.reasoning_effort)] {
+            if let Some(t) = text {
+                check_text(field, t)?;
+            }
         }
         let provider = req.provider.clone().unwrap_or_else(|| self.inner.config.default_provider.clone());
         let adapter = self.adapter(&provider)?;
@@ -215,7 +227,7 @@ impl Controller {
                 let message = err.to_string();
                 self.publish_with(key, Persist::Always, |b| {
                     b.detach(stale);
-                    b.entry.rec.session.last_error = Some(message);
+                    b.entry.rec.session.last_error = Some(crate::limits::clip(&message));
                     b.transition(previous)?;
                     b.updated("resume_failed");
                     Ok(())

@@ -193,7 +193,8 @@ impl Controller {
         let now = self.inner.clock.now_ms();
         let mut st = self.state();
         let entry = st.sessions.get_mut(key).ok_or_else(|| ControllerError::SessionNotFound(key.session_id.clone()))?;
-        let mut batch = Batch { entry, now, events: Vec::new(), persist: persist == Persist::Always };
+        let max_event_bytes = self.inner.config.max_event_bytes;
+        let mut batch = Batch { entry, now, events: Vec::new(), persist: persist == Persist::Always, max_event_bytes };
         f(&mut batch)?;
         let Batch { entry, events, persist, .. } = batch;
         if !events.is_empty() {

@@ -7,6 +7,7 @@ use super::fold::SideEventPage;
 use super::publish::Controller;
 use crate::event::Interaction;
 use crate::model::{Goal, ProviderInfo, Room, Scope, Session, SessionKey, SessionStatus};
+use crate::session::Phase;
 use crate::store::EventPage;
 
 impl Controller {
@@ -38,6 +39,37 @@ impl Controller {
                 k.room_id == room_id && e.announced && e.rec.session.visible && e.rec.session.scope == Scope::Canonical
             })
             .map(|(_, e)| e.rec.session.clone())
+            .collect();
+        out.sort_by(|a, b| (a.created_at_ms, &a.session_id).cmp(&(b.created_at_ms, &b.session_id)));
+        out
+    }
+
+    /// The room's open side conversations (announced, not ended), oldest first: a client that
+    /// reloads finds them here (and in `hello`) and replays each from its own event log.
+    pub fn sides(&self, room_id: &str) -> Vec<Session> {
+        self.open_sides(|s| s.room_id == room_id)
+    }
+
+    /// The open side conversations of one session, oldest first.
+    pub fn sides_of(&self, source: &SessionKey) -> Result<Vec<Session>> {
+        self.snapshot(source)?;
+        Ok(self.open_sides(|s| {
+            s.room_id == source.room_id && s.source_session_id.as_deref() == Some(source.session_id.as_str())
+        }))
+    }
+
+    fn open_sides(&self, which: impl Fn(&Session) -> bool) -> Vec<Session> {
+        let st = self.state();
+        let mut out: Vec<Session> = st
+            .sessions
+            .values()
+            .filter(|e| {
+                e.announced
+                    && e.rec.session.scope == Scope::Side
+                    && e.rec.phase != Phase::Completed
+                    && which(&e.rec.session)
+            })
+            .map(|e| e.rec.session.clone())
             .collect();
         out.sort_by(|a, b| (a.created_at_ms, &a.session_id).cmp(&(b.created_at_ms, &b.session_id)));
         out

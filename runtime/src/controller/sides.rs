@@ -8,7 +8,8 @@ use super::publish::{Controller, NewProcess, Persist};
 use crate::adapter::{Adapter, SideOpen};
 use crate::clock::new_id;
 use crate::event::{EventBody, SessionStartedPayload};
-use crate::model::{Scope, Session, SessionKey, SideCapabilities, validate_id};
+use crate::limits::{FieldError, check_id};
+use crate::model::{Scope, Session, SessionKey, SideCapabilities};
 use crate::session::{Phase, SessionRecord};
 
 /// The outcome of opening a side conversation.
@@ -55,15 +56,12 @@ impl Controller {
         request_id: &str,
     ) -> Result<SideOpenResult> {
         self.check_accepting()?;
-        let (room, source_id, request_id) = (room_id.trim(), source_id.trim(), request_id.trim());
-        let side_id = side_id.map(str::trim).map(str::to_owned).unwrap_or_else(new_id);
-        if room.is_empty() || source_id.is_empty() || side_id.is_empty() || request_id.is_empty() {
-            return Err(ControllerError::InvalidInput("room, source, side and request ids are required".into()));
-        }
-        validate_id("sideSessionId", &side_id).map_err(ControllerError::InvalidInput)?;
-        if request_id.len() > 256 {
-            return Err(ControllerError::InvalidInput("requestId must be at most 256 characters".into()));
-        }
+        let (room, source_id) = (room_id, source_id);
+        let side_id = side_id.map(str::to_owned).unwrap_or_else(new_id);
+        check_id("roomId", room)?;
+        check_id("sessionId", source_id)?;
+        check_id("sideSessionId", &side_id).map_err(FieldError::in_body)?;
+        check_id("requestId", request_id).map_err(FieldError::in_body)?;
         if source_id == side_id {
             return Err(ControllerError::SideConflict("a side conversation cannot be its own source".into()));
         }

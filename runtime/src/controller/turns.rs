@@ -13,6 +13,7 @@ use crate::event::{
     Decision, ErrorInfo, EventBody, InteractionKind, InteractionResolvedPayload, ResolvedBy, TurnCanceledPayload,
     TurnFailedPayload, TurnStartedPayload, TurnSteeredPayload,
 };
+use crate::limits::{FieldError, check_bytes, check_id};
 use crate::model::{SessionKey, is_blank};
 
 impl Controller {
@@ -23,16 +24,14 @@ impl Controller {
             return Err(ControllerError::InvalidInput("input must contain at least one item".into()));
         }
         let size: usize = req.input.iter().map(|i| i.text().len()).sum();
-        if size > self.inner.config.max_input_bytes {
-            return Err(ControllerError::InvalidInput(format!(
-                "input is {size} bytes, more than the limit of {} bytes",
-                self.inner.config.max_input_bytes
-            )));
-        }
+        check_bytes("input", size, self.inner.config.max_input_bytes)?;
         if req.input.iter().any(|i| is_blank(i.text())) {
             return Err(ControllerError::InvalidInput("every input item needs text that is not blank".into()));
         }
-        let client_submit_id = req.client_submit_id.clone().filter(|c| !c.trim().is_empty());
+        let client_submit_id = req.client_submit_id.clone();
+        if let Some(c) = &client_submit_id {
+            check_id("clientSubmitId", c).map_err(FieldError::in_body)?;
+        }
         let _guard = self.lock(key).await?;
         let current = self.snapshot(key)?;
         let adapter = self.adapter(&current.provider)?;
@@ -173,6 +172,10 @@ impl Controller {
         decision: Decision,
         answers: Option<Value>,
     ) -> Result<()> {
+        check_id("requestId", request_id)?;
+        if let Some(a) = &answers {
+            check_bytes("answers", a.to_string().len(), self.inner.config.max_input_bytes)?;
+        }
         let session = self.snapshot(key)?;
         let adapter = self.adapter(&session.provider)?;
         if !adapter.capabilities().interactive {

@@ -5,7 +5,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use ensemble_runtime::controller::GoalControl;
 use ensemble_runtime::goal::GoalAction;
-use ensemble_runtime::model::{Goal, is_blank};
+use ensemble_runtime::model::Goal;
 
 use super::params::SessionPath;
 use crate::api::{GoalOperationQuery, SetGoalRequest};
@@ -46,9 +46,6 @@ pub async fn set_goal(
     session: SessionPath,
     Json(body): Json<SetGoalRequest>,
 ) -> Result<Json<Goal>, ApiError> {
-    if is_blank(&body.client_submit_id) {
-        return Err(ApiError::bad_request("invalid_input", "clientSubmitId must not be empty"));
-    }
     let action = GoalAction::Set { objective: body.objective, token_budget: body.token_budget };
     the_goal(goal_control(&state, &session, action, Some(body.client_submit_id)).await?)
 }

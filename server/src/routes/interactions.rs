@@ -28,7 +28,7 @@ pub struct RequestIdPath {
 
 /// Answers one interactive request.
 #[utoipa::path(post, path = "/v1/rooms/{roomId}/sessions/{sessionId}/interactions/{requestId}", tag = "interactions",
-    params(SessionPath, ("requestId" = String, Path, min_length = 1, max_length = 256)),
+    params(SessionPath, ("requestId" = String, Path, pattern = "^[A-Za-z0-9._~:-]*[A-Za-z0-9_~:-][A-Za-z0-9._~:-]*$", min_length = 1, max_length = 128)),
     request_body = AnswerRequest,
     responses((status = 200, description = "The answer was accepted and passed to the agent", body = AnswerAccepted), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn answer_interaction(
@@ -38,9 +38,6 @@ pub async fn answer_interaction(
     Json(body): Json<AnswerRequest>,
 ) -> Result<Json<AnswerAccepted>, ApiError> {
     let k = session.key()?;
-    if request_id.is_empty() || request_id.chars().count() > 256 {
-        return Err(ApiError::bad_request("invalid_id", "requestId must be 1-256 characters"));
-    }
     let answers = body.answers.map(|a| serde_json::to_value(a).unwrap_or_default());
     state.controller.answer(&k, &request_id, body.decision, answers).await?;
     Ok(Json(AnswerAccepted { request_id, decision: body.decision }))

@@ -6,7 +6,8 @@
 
 use axum::extract::FromRequestParts;
 use axum::http::StatusCode;
-use ensemble_runtime::model::{SessionKey, validate_id};
+use ensemble_runtime::limits::check_id;
+use ensemble_runtime::model::SessionKey;
 use serde::Deserialize;
 use utoipa::IntoParams;
 
@@ -23,8 +24,8 @@ const MAX_EVENT_LIMIT: u32 = 1000;
 #[into_params(parameter_in = Path)]
 pub struct RoomPath {
     /// Room id
-    // The pattern and length are `validate_id`'s.
-    #[param(pattern = r"^[A-Za-z0-9._:-]+$", min_length = 1, max_length = 128)]
+    // The pattern and length are `limits::check_id`'s.
+    #[param(pattern = "^[A-Za-z0-9._~:-]*[A-Za-z0-9_~:-][A-Za-z0-9._~:-]*$", min_length = 1, max_length = 128)]
     room_id: String,
 }
 
@@ -49,10 +50,10 @@ impl RoomPath {
 #[into_params(parameter_in = Path)]
 pub struct SessionPath {
     // No doc comments: they would become descriptions of the contract's parameters. The pattern and
-    // length are `validate_id`'s.
-    #[param(pattern = r"^[A-Za-z0-9._:-]+$", min_length = 1, max_length = 128)]
+    // length are `limits::check_id`'s.
+    #[param(pattern = "^[A-Za-z0-9._~:-]*[A-Za-z0-9_~:-][A-Za-z0-9._~:-]*$", min_length = 1, max_length = 128)]
     room_id: String,
-    #[param(pattern = r"^[A-Za-z0-9._:-]+$", min_length = 1, max_length = 128)]
+    #[param(pattern = "^[A-Za-z0-9._~:-]*[A-Za-z0-9_~:-][A-Za-z0-9._~:-]*$", min_length = 1, max_length = 128)]
     session_id: String,
 }
 
@@ -66,7 +67,7 @@ impl SessionPath {
 }
 
 fn valid(kind: &str, id: &str) -> Result<(), ApiError> {
-    validate_id(kind, id).map_err(|m| ApiError::bad_request("invalid_id", m))
+    check_id(kind, id).map_err(ApiError::from)
 }
 
 /// `after` (default 0) and `limit` (default 100) of an events page. Seqs are SQLite integers

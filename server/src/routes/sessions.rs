@@ -7,6 +7,8 @@ use axum::response::{IntoResponse, Response};
 use ensemble_runtime::controller::StartSession;
 use ensemble_runtime::model::Session;
 
+use ensemble_runtime::limits::check_text;
+
 use super::params::{RoomPath, SessionPath};
 use crate::api::{SessionList, StartSessionRequest};
 use crate::error::{ApiError, ErrorResponse, Json};
@@ -23,6 +25,10 @@ pub async fn start_session(
     Json(body): Json<StartSessionRequest>,
 ) -> Result<Response, ApiError> {
     let room = room.into_id()?;
+    // Bounded before the filesystem is asked about it.
+    if let Some(c) = &body.cwd {
+        check_text("cwd", c)?;
+    }
     let cwd = body.cwd.as_deref().map(|c| state.workspace.resolve(c)).transpose()?;
     let session = state
         .controller

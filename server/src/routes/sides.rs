@@ -6,7 +6,7 @@ use axum::response::{IntoResponse, Response};
 use ensemble_runtime::model::SideCapabilities;
 
 use super::params::{SessionPath, events_page, history_expired};
-use crate::api::{EventList, EventsQuery, OpenSideRequest, SideOpened};
+use crate::api::{EventList, EventsQuery, OpenSideRequest, SessionList, SideOpened};
 use crate::error::{ApiError, ErrorResponse, Json, Query};
 use crate::state::AppState;
 
@@ -39,6 +39,15 @@ pub async fn open_side(
         .await?;
     let status = if opened.reopened { StatusCode::OK } else { StatusCode::CREATED };
     Ok((status, Json(SideOpened { session: opened.session, capabilities: opened.capabilities })))
+}
+
+/// The session's open side conversations, oldest first: a client that reloads finds them here and
+/// replays each with `GET …/sessions/{sideId}/events?after=`.
+#[utoipa::path(get, path = "/v1/rooms/{roomId}/sessions/{sessionId}/sides", tag = "sides",
+    params(SessionPath),
+    responses((status = 200, description = "The open side conversations of the session", body = SessionList), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
+pub async fn list_sides(State(state): State<AppState>, session: SessionPath) -> Result<Json<SessionList>, ApiError> {
+    Ok(Json(SessionList { data: state.controller.sides_of(&session.key()?)? }))
 }
 
 /// Events of a side conversation with `seq > after` (its own sequence), replayed from memory while

@@ -8,6 +8,7 @@ mod common;
 
 mod access;
 mod access_props;
+mod bounds;
 mod chaos;
 mod codex;
 mod codex_env;

@@ -90,8 +90,12 @@ async fn open_validates_ids_and_is_idempotent_per_request() {
     assert_eq!(side["title"], "Side conversation");
     assert!(side["providerSessionId"].as_str().is_some_and(|p| !p.is_empty()));
     assert_eq!(first["capabilities"]["supported"], true);
+    // Ids are taken as they are: padded ones are not ids.
+    let (status, body) = open(&s, "src", json!({"requestId": " q ", "sideSessionId": "side"})).await;
+    assert_eq!(error_code(status, &body, StatusCode::BAD_REQUEST), "invalid_input");
+    assert_eq!(body["error"]["details"]["field"], "requestId");
     // The same (source, side, request) again: the same side, 200.
-    let (status, again) = open(&s, "src", json!({"requestId": " q ", "sideSessionId": " side "})).await;
+    let (status, again) = open(&s, "src", json!({"requestId": "q", "sideSessionId": "side"})).await;
     assert_eq!(status, StatusCode::OK, "{again}");
     assert_eq!(again["session"]["createdAtMs"], side["createdAtMs"]);
     // Any other reuse of the side id conflicts.

@@ -361,7 +361,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * The session's open side conversations, oldest first: a client that reloads finds them here and
+         *     replays each with `GET …/sessions/{sideId}/events?after=`.
+         */
+        get: operations["list_sides"];
         put?: never;
         /** Opens a side conversation: an ephemeral fork of the live session. */
         post: operations["open_side"];
@@ -724,12 +728,21 @@ export interface components {
             /** @description `ok`, or `draining` while shutting down. */
             status: string;
         };
-        /** @description First frame: the room's head and its sessions. */
+        /**
+         * @description First frame: the room's head, its sessions and its open side conversations. Bounded by
+         *     `--max-event-bytes` like every frame: what does not fit is left out and `sessionsTruncated`
+         *     is true (read the lists over REST then).
+         */
         HelloFrame: {
             /** Format: int64 */
             headSeq: number;
             roomId: string;
+            /** @description The room's canonical sessions, oldest first. */
             sessions: components["schemas"]["Session"][];
+            /** @description Not every session or side fit the frame. */
+            sessionsTruncated: boolean;
+            /** @description The room's open side conversations (each with its `sourceSessionId`), oldest first. */
+            sides: components["schemas"]["Session"][];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -886,9 +899,9 @@ export interface components {
         };
         /** @description `POST .../sides`. */
         OpenSideRequest: {
-            /** @description Idempotency key of the open (trimmed): the same again returns the same side. */
+            /** @description Idempotency key of the open: the same again returns the same side. */
             requestId: string;
-            /** @description The side's session id (trimmed); generated when absent. */
+            /** @description The side's session id; generated when absent. */
             sideSessionId?: string | null;
         };
         PingFrame: {
@@ -1197,7 +1210,7 @@ export interface components {
         SetGoalRequest: {
             /** @description Idempotency key of the operation (the same value again is the same operation). */
             clientSubmitId: string;
-            /** @description What the agent pursues (not blank). */
+            /** @description What the agent pursues (not blank; at most `--max-input-bytes` bytes). */
             objective: string;
             /** Format: int64 */
             tokenBudget?: number | null;
@@ -1253,7 +1266,7 @@ export interface components {
         SubmitTurnRequest: {
             /** @description Idempotency key: the same value again returns the same turn and starts nothing. */
             clientSubmitId?: string | null;
-            /** @description What the user says; every item has some text. */
+            /** @description What the user says; every item has some text, all of it at most `--max-input-bytes` bytes. */
             input: components["schemas"]["InputItem"][];
             /** @description Add the input to the running turn instead of refusing with 409 (if the provider can steer). */
             steer?: boolean | null;
@@ -2420,6 +2433,47 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SideCapabilities"];
+                };
+            };
+            /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The server or the agent failed, or is at capacity (then with `Retry-After`); the error's `code` says why */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    list_sides: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                roomId: string;
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The open side conversations of the session */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionList"];
                 };
             };
             /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */

@@ -24,18 +24,24 @@ T = TypeVar("T", bound="HelloFrame")
 
 @_attrs_define
 class HelloFrame:
-    """ First frame: the room's head and its sessions.
+    """ First frame: the room's head, its sessions and its open side conversations. Bounded by
+    `--max-event-bytes` like every frame: what does not fit is left out and `sessionsTruncated`
+    is true (read the lists over REST then).
 
         Attributes:
             head_seq (int):
             room_id (str):
-            sessions (list[Session]):
+            sessions (list[Session]): The room's canonical sessions, oldest first.
+            sessions_truncated (bool): Not every session or side fit the frame.
+            sides (list[Session]): The room's open side conversations (each with its `sourceSessionId`), oldest first.
             type_ (HelloFrameType):
      """
 
     head_seq: int
     room_id: str
     sessions: list[Session]
+    sessions_truncated: bool
+    sides: list[Session]
     type_: HelloFrameType
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -56,6 +62,15 @@ class HelloFrame:
 
 
 
+        sessions_truncated = self.sessions_truncated
+
+        sides = []
+        for sides_item_data in self.sides:
+            sides_item = sides_item_data.to_dict()
+            sides.append(sides_item)
+
+
+
         type_ = self.type_.value
 
 
@@ -65,6 +80,8 @@ class HelloFrame:
             "headSeq": head_seq,
             "roomId": room_id,
             "sessions": sessions,
+            "sessionsTruncated": sessions_truncated,
+            "sides": sides,
             "type": type_,
         })
 
@@ -90,6 +107,18 @@ class HelloFrame:
             sessions.append(sessions_item)
 
 
+        sessions_truncated = d.pop("sessionsTruncated")
+
+        sides = []
+        _sides = d.pop("sides")
+        for sides_item_data in (_sides):
+            sides_item = Session.from_dict(sides_item_data)
+
+
+
+            sides.append(sides_item)
+
+
         type_ = HelloFrameType(d.pop("type"))
 
 
@@ -99,6 +128,8 @@ class HelloFrame:
             head_seq=head_seq,
             room_id=room_id,
             sessions=sessions,
+            sessions_truncated=sessions_truncated,
+            sides=sides,
             type_=type_,
         )
 

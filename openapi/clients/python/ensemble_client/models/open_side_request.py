@@ -25,8 +25,8 @@ class OpenSideRequest:
     """ `POST .../sides`.
 
         Attributes:
-            request_id (str): Idempotency key of the open (trimmed): the same again returns the same side.
-            side_session_id (None | str | Unset): The side's session id (trimmed); generated when absent.
+            request_id (str): Idempotency key of the open: the same again returns the same side.
+            side_session_id (None | str | Unset): The side's session id; generated when absent.
      """
 
     request_id: str

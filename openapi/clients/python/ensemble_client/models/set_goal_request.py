@@ -26,7 +26,7 @@ class SetGoalRequest:
 
         Attributes:
             client_submit_id (str): Idempotency key of the operation (the same value again is the same operation).
-            objective (str): What the agent pursues (not blank).
+            objective (str): What the agent pursues (not blank; at most `--max-input-bytes` bytes).
             token_budget (int | None | Unset):
      """
 

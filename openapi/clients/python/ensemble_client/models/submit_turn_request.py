@@ -27,7 +27,8 @@ class SubmitTurnRequest:
     """ `POST .../turns`.
 
         Attributes:
-            input_ (list[TextInput]): What the user says; every item has some text.
+            input_ (list[TextInput]): What the user says; every item has some text, all of it at most `--max-input-bytes`
+                bytes.
             client_submit_id (None | str | Unset): Idempotency key: the same value again returns the same turn and starts
                 nothing.
             steer (bool | None | Unset): Add the input to the running turn instead of refusing with 409 (if the provider can
