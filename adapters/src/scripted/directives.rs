@@ -104,7 +104,7 @@ pub fn commands() -> Vec<CommandInfo> {
         c("history", "list this session's earlier inputs", None),
         c(
             "goal",
-            "create a goal as the agent (steps=N: continuation turns; noevidence: no turn-scoped updates; idle: none)",
+            "create a goal as the agent (steps=N: continuation turns, at most 20; noevidence: no turn-scoped updates; idle: none)",
             Some("OBJECTIVE"),
         ),
         c("progress", "report progress on the agent's goal", None),

@@ -43,8 +43,9 @@ pub struct ScriptedTestVariants;
 /// Options of [`ScriptedTestVariants`].
 #[derive(Clone, Debug, clap::Args)]
 pub struct TestVariantOptions {
-    /// Also register the scripted provider's test variants (broken side conversations, for tests).
-    #[arg(long, env = "ENSEMBLE_TEST_PROVIDERS", hide = true)]
+    /// Also register the scripted provider's test variants (`scripted-side-limited`, `-fail`,
+    /// `-source-id`, `-no-thread`: broken side conversations, for tests of clients and the server).
+    #[arg(long, env = "ENSEMBLE_TEST_PROVIDERS")]
     pub test_providers: bool,
 }
 

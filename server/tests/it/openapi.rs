@@ -130,3 +130,16 @@ fn unions_are_named_and_discriminated_and_responses_described() {
         }
     }
 }
+
+/// Every id the document constrains states the server's id rule (`limits::ID_PATTERN`, 1–128).
+#[test]
+fn ids_are_documented_with_the_servers_rule() {
+    let doc = ensemble_server::openapi::pretty(&ensemble_server::router::openapi());
+    let pattern_json = serde_json::to_string(ensemble_runtime::limits::ID_PATTERN).unwrap();
+    let uses = doc.matches(&format!("\"pattern\": {pattern_json}")).count();
+    // roomId and sessionId in paths, requestId, clientSubmitId (turns, goals, goal queries),
+    // sessionId, sideSessionId and the side's requestId in bodies.
+    assert!(uses >= 9, "the id pattern is stated {uses} times");
+    let any_other_id_pattern = doc.lines().filter(|l| l.contains("\"pattern\"") && l.contains("A-Za-z0-9")).count();
+    assert_eq!(any_other_id_pattern, uses, "every id pattern is the server's");
+}
