@@ -56,6 +56,11 @@ pub struct ServeArgs {
     #[arg(long, env = "ENSEMBLE_TOKEN_FILE")]
     pub token_file: Option<PathBuf>,
 
+    /// Accept a --token-file that group or others may read (refused otherwise): for secret mounts
+    /// (Docker, Kubernetes) that cannot be 0600 and owned by the server's user.
+    #[arg(long, env = "ENSEMBLE_ALLOW_SHARED_TOKEN_FILE", value_parser = clap::builder::BoolishValueParser::new())]
+    pub allow_shared_token_file: bool,
+
     /// Host names (or IPs) accepted in the `Host` header besides loopback ones and the listen IP,
     /// comma separated; `*` accepts any (only behind a proxy that checks Host).
     #[arg(long, env = "ENSEMBLE_ALLOWED_HOSTS", value_delimiter = ',')]
@@ -250,6 +255,8 @@ pub fn home_dir() -> PathBuf {
 
 #[cfg(test)]
 mod tests {
+    use clap::CommandFactory;
+
     use super::*;
 
     #[test]
@@ -260,6 +267,16 @@ mod tests {
         assert_eq!(a.log_format, LogFormat::Text);
         assert_eq!(a.default_provider, "scripted");
         assert_eq!(a.providers.shared.goal_grace_ms, 250);
+        assert!(!a.allow_shared_token_file);
+    }
+
+    #[test]
+    fn the_shared_token_file_switch_is_a_flag() {
+        let a = Cli::try_parse_from(["ensemble", "--allow-shared-token-file"]).unwrap().serve;
+        assert!(a.allow_shared_token_file);
+        // Its environment variable takes the usual spellings (`true`, `1`, `yes`; tested against
+        // the binary, as tests cannot set this process's environment safely).
+        Cli::command().debug_assert();
     }
 
     #[test]

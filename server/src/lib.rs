@@ -8,8 +8,10 @@
 
 pub mod api;
 pub mod config;
+pub mod datadir;
 pub mod error;
 pub mod openapi;
+pub mod os;
 pub mod router;
 pub mod routes;
 pub mod runs;

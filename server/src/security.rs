@@ -30,6 +30,9 @@ pub const BEARER_PROTOCOL_PREFIX: &str = "ensemble.bearer.";
 pub const APP_PROTOCOL: &str = "ensemble.v1";
 /// The generated token's file name inside the data dir.
 pub const TOKEN_FILE: &str = "token";
+/// Most bytes read from a token file: a token is one short line, so anything longer (or endless,
+/// like `/dev/zero`) is not a token file and is refused without being read further.
+pub const MAX_TOKEN_FILE_BYTES: u64 = 4096;
 
 /// Paths that are public: probes from orchestrators send whatever Host they like, and answer
 /// nothing worth stealing.
@@ -53,8 +56,17 @@ pub enum SecurityError {
          Sec-WebSocket-Protocol entry)"
     )]
     TokenCharacters(PathBuf),
-    #[error("the token file {path} is readable by other users (mode {mode:o}); run `chmod 600 {path}`")]
+    #[error(
+        "the token file {path} is accessible by other users (mode {mode:o}); run `chmod 600 {path}`, or pass \
+         --allow-shared-token-file (ENSEMBLE_ALLOW_SHARED_TOKEN_FILE=true) if it is a secret mount that cannot be 0600"
+    )]
     TokenPermissions { path: PathBuf, mode: u32 },
+    #[error("the data dir's token file {path} is accessible by other users (mode {mode:o}); run `chmod 600 {path}`")]
+    DataDirTokenPermissions { path: PathBuf, mode: u32 },
+    #[error("the token file {path} is not a regular file (it is {kind}); give a file holding the token")]
+    NotARegularFile { path: PathBuf, kind: &'static str },
+    #[error("the token file {path} is longer than {MAX_TOKEN_FILE_BYTES} bytes; it must hold just the token")]
+    TokenFileTooLong { path: PathBuf },
     #[error("cannot create the token file {path}: {source}")]
     Create { path: PathBuf, source: std::io::Error },
     #[error("cannot generate a token: {0}")]
@@ -116,8 +128,55 @@ fn is_tchar(c: char) -> bool {
     c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c)
 }
 
-fn read_token(path: &Path) -> Result<Token, SecurityError> {
-    let raw = std::fs::read_to_string(path).map_err(|source| SecurityError::Read { path: path.into(), source })?;
+/// What kind of file this is, for a refusal's message.
+fn file_kind(ft: std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if ft.is_dir() {
+        "a directory"
+    } else if ft.is_fifo() {
+        "a FIFO"
+    } else if ft.is_char_device() {
+        "a character device"
+    } else if ft.is_block_device() {
+        "a block device"
+    } else if ft.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// Reads a token file: a regular file (symlinks followed: the target counts), private unless
+/// `allow_shared`, at most [`MAX_TOKEN_FILE_BYTES`], holding one token. The file is opened first
+/// (non-blocking, so a FIFO cannot stall the start) and everything is checked on the open file, so
+/// what is checked is what is read.
+fn read_token(path: &Path, allow_shared: bool, data_dir_token: bool) -> Result<Token, SecurityError> {
+    use std::io::Read;
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let read_err = |source| SecurityError::Read { path: path.into(), source };
+    let mut file =
+        std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path).map_err(read_err)?;
+    let meta = file.metadata().map_err(read_err)?;
+    if !meta.file_type().is_file() {
+        return Err(SecurityError::NotARegularFile { path: path.into(), kind: file_kind(meta.file_type()) });
+    }
+    let mode = meta.permissions().mode() & 0o777;
+    if mode & 0o077 != 0 {
+        if data_dir_token {
+            return Err(SecurityError::DataDirTokenPermissions { path: path.into(), mode });
+        }
+        if !allow_shared {
+            return Err(SecurityError::TokenPermissions { path: path.into(), mode });
+        }
+        tracing::info!(path = %path.display(), mode = format!("{mode:o}"),
+            "the token file is accessible by other users; allowed by --allow-shared-token-file");
+    }
+    let mut raw = Vec::new();
+    (&mut file).take(MAX_TOKEN_FILE_BYTES + 1).read_to_end(&mut raw).map_err(read_err)?;
+    if raw.len() as u64 > MAX_TOKEN_FILE_BYTES {
+        return Err(SecurityError::TokenFileTooLong { path: path.into() });
+    }
+    let raw = String::from_utf8(raw).map_err(|_| SecurityError::TokenCharacters(path.into()))?;
     let t = raw.trim();
     if t.is_empty() {
         return Err(SecurityError::EmptyToken(path.into()));
@@ -132,32 +191,25 @@ fn read_token(path: &Path) -> Result<Token, SecurityError> {
 }
 
 /// Loads the token: from `--token-file` if given, else from (or newly into) `DATA_DIR/token`.
+/// A token file readable or writable by group or others is refused unless `allow_shared` (secret
+/// mounts that cannot be 0600); the data dir's own token must always be private.
 /// A generated token is 32 random bytes, hex encoded, in a file created with mode 0600.
-pub fn load_token(token_file: Option<&Path>, data_dir: &Path) -> Result<(Token, TokenSource), SecurityError> {
-    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+pub fn load_token(
+    token_file: Option<&Path>,
+    allow_shared: bool,
+    data_dir: &Path,
+) -> Result<(Token, TokenSource), SecurityError> {
+    use std::os::unix::fs::OpenOptionsExt;
     if let Some(p) = token_file {
         if !p.is_absolute() {
             return Err(SecurityError::RelativeTokenFile(p.into()));
         }
-        let token = read_token(p)?;
-        // Not refused: secret mounts (Kubernetes, Docker) are often 0644 inside a private mount.
-        if let Ok(meta) = std::fs::metadata(p)
-            && meta.permissions().mode() & 0o077 != 0
-        {
-            tracing::warn!(path = %p.display(), mode = format!("{:o}", meta.permissions().mode() & 0o777),
-                "the token file is readable by other users; consider chmod 600");
-        }
+        let token = read_token(p, allow_shared, false)?;
         return Ok((token, TokenSource::File(p.into())));
     }
     let path = data_dir.join(TOKEN_FILE);
-    match std::fs::metadata(&path) {
-        Ok(meta) => {
-            let mode = meta.permissions().mode() & 0o777;
-            if mode & 0o077 != 0 {
-                return Err(SecurityError::TokenPermissions { path, mode });
-            }
-            Ok((read_token(&path)?, TokenSource::DataDir(path)))
-        }
+    match std::fs::symlink_metadata(&path) {
+        Ok(_) => Ok((read_token(&path, false, true)?, TokenSource::DataDir(path))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let mut bytes = [0u8; 32];
             getrandom::fill(&mut bytes).map_err(|e| SecurityError::Random(e.to_string()))?;
@@ -694,36 +746,113 @@ mod tests {
         assert!(authenticate(&t, &h).is_none(), "two bearer entries are ambiguous");
     }
 
+    fn write_private(path: &Path, content: &[u8]) {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::write(path, content).unwrap();
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+
     #[test]
     fn token_files_are_validated() {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("t");
-        std::fs::write(&f, format!("  {SECRET}\n")).unwrap();
-        let (t, src) = load_token(Some(&f), dir.path()).unwrap();
+        write_private(&f, format!("  {SECRET}\n").as_bytes());
+        let (t, src) = load_token(Some(&f), false, dir.path()).unwrap();
         assert!(t.matches(SECRET));
         assert_eq!(src, TokenSource::File(f.clone()));
-        std::fs::write(&f, "\n").unwrap();
-        assert!(matches!(load_token(Some(&f), dir.path()), Err(SecurityError::EmptyToken(_))));
-        std::fs::write(&f, "short").unwrap();
-        assert!(matches!(load_token(Some(&f), dir.path()), Err(SecurityError::ShortToken { len: 5, .. })));
-        std::fs::write(&f, format!("{SECRET} with spaces")).unwrap();
-        assert!(matches!(load_token(Some(&f), dir.path()), Err(SecurityError::TokenCharacters(_))));
-        assert!(matches!(load_token(Some(Path::new("rel/t")), dir.path()), Err(SecurityError::RelativeTokenFile(_))));
+        write_private(&f, b"\n");
+        assert!(matches!(load_token(Some(&f), false, dir.path()), Err(SecurityError::EmptyToken(_))));
+        write_private(&f, b"short");
+        assert!(matches!(load_token(Some(&f), false, dir.path()), Err(SecurityError::ShortToken { len: 5, .. })));
+        write_private(&f, format!("{SECRET} with spaces").as_bytes());
+        assert!(matches!(load_token(Some(&f), false, dir.path()), Err(SecurityError::TokenCharacters(_))));
+        write_private(&f, &[0xff; 40]);
+        assert!(matches!(load_token(Some(&f), false, dir.path()), Err(SecurityError::TokenCharacters(_))));
+        assert!(matches!(
+            load_token(Some(Path::new("rel/t")), false, dir.path()),
+            Err(SecurityError::RelativeTokenFile(_))
+        ));
 
         // Generated once with 0600, then read back.
         let data = dir.path().join("data");
         std::fs::create_dir(&data).unwrap();
-        let (t1, src) = load_token(None, &data).unwrap();
+        let (t1, src) = load_token(None, false, &data).unwrap();
         assert!(matches!(src, TokenSource::Generated(_)));
         assert_eq!(t1.expose().len(), 64);
         let mode = std::fs::metadata(data.join(TOKEN_FILE)).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
-        let (t2, src) = load_token(None, &data).unwrap();
+        let (t2, src) = load_token(None, false, &data).unwrap();
         assert!(matches!(src, TokenSource::DataDir(_)));
         assert!(t2.matches(t1.expose()));
         std::fs::set_permissions(data.join(TOKEN_FILE), std::fs::Permissions::from_mode(0o644)).unwrap();
-        assert!(matches!(load_token(None, &data), Err(SecurityError::TokenPermissions { .. })));
+        assert!(matches!(load_token(None, false, &data), Err(SecurityError::DataDirTokenPermissions { .. })));
+        // The escape hatch is for --token-file (secret mounts), never for the data dir's own token.
+        assert!(matches!(load_token(None, true, &data), Err(SecurityError::DataDirTokenPermissions { .. })));
+    }
+
+    #[test]
+    fn shared_token_files_are_refused_unless_allowed_and_symlinks_count_by_their_target() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("t");
+        for mode in [0o644, 0o640, 0o604, 0o620, 0o602, 0o660] {
+            std::fs::write(&f, SECRET).unwrap();
+            std::fs::set_permissions(&f, std::fs::Permissions::from_mode(mode)).unwrap();
+            match load_token(Some(&f), false, dir.path()) {
+                Err(e @ SecurityError::TokenPermissions { .. }) => {
+                    let msg = e.to_string();
+                    assert!(msg.contains(&format!("{mode:o}")) && msg.contains("chmod 600"), "{msg}");
+                    assert!(msg.contains("--allow-shared-token-file"), "{msg}");
+                }
+                other => panic!("mode {mode:o}: {other:?}"),
+            }
+            assert!(load_token(Some(&f), true, dir.path()).unwrap().0.matches(SECRET), "{mode:o} allowed");
+        }
+        // A private symlink to a shared file: the target's mode counts.
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&f, &link).unwrap();
+        assert!(matches!(load_token(Some(&link), false, dir.path()), Err(SecurityError::TokenPermissions { .. })));
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert!(load_token(Some(&link), false, dir.path()).unwrap().0.matches(SECRET));
+    }
+
+    #[test]
+    fn only_short_regular_files_are_token_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let not_files = [
+            (PathBuf::from("/dev/zero"), "a character device"),
+            (PathBuf::from("/dev/null"), "a character device"),
+            (dir.path().to_path_buf(), "a directory"),
+        ];
+        for (p, kind) in &not_files {
+            match load_token(Some(p), true, dir.path()) {
+                Err(SecurityError::NotARegularFile { kind: k, .. }) => assert_eq!(k, *kind, "{}", p.display()),
+                other => panic!("{}: {other:?}", p.display()),
+            }
+        }
+        // A FIFO nobody writes to: refused at once, not waited on.
+        let fifo = dir.path().join("fifo");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+        assert!(made.success());
+        assert!(matches!(
+            load_token(Some(&fifo), true, dir.path()),
+            Err(SecurityError::NotARegularFile { kind: "a FIFO", .. })
+        ));
+        // Longer than the limit, even if it starts with a good token.
+        let long = dir.path().join("long");
+        let mut content = format!("{SECRET}\n").into_bytes();
+        content.resize(MAX_TOKEN_FILE_BYTES as usize + 1, b' ');
+        write_private(&long, &content);
+        assert!(matches!(load_token(Some(&long), false, dir.path()), Err(SecurityError::TokenFileTooLong { .. })));
+        content.truncate(MAX_TOKEN_FILE_BYTES as usize);
+        write_private(&long, &content);
+        assert!(load_token(Some(&long), false, dir.path()).unwrap().0.matches(SECRET));
+        // A missing file.
+        assert!(matches!(
+            load_token(Some(&dir.path().join("nope")), false, dir.path()),
+            Err(SecurityError::Read { .. })
+        ));
     }
 
     #[test]

@@ -13,6 +13,7 @@ use ensemble_runtime::store::{Retention, Store, StoreConfig, Synchronous};
 use tokio::net::TcpListener;
 
 use crate::config::{ServeArgs, SqliteSync};
+use crate::datadir;
 use crate::router::router;
 use crate::runs::Run;
 use crate::security::{self, Access, AccessPolicy, TokenSource};
@@ -80,7 +81,8 @@ pub async fn build_controller(args: &ServeArgs) -> anyhow::Result<Controller> {
 /// The HTTP edge's configuration (token, Host/Origin policy, workspace roots, limits), validated.
 /// Expects the data dir to exist (a generated token is kept there).
 pub fn app_config(args: &ServeArgs) -> anyhow::Result<(AppConfig, TokenSource)> {
-    let (token, source) = security::load_token(args.token_file.as_deref(), &args.data_dir())?;
+    let (token, source) =
+        security::load_token(args.token_file.as_deref(), args.allow_shared_token_file, &args.data_dir())?;
     let policy = AccessPolicy::new(args.listen, &args.allowed_hosts, &args.trusted_origins)?;
     let workspace = WorkspaceRoots::new(&args.workspace_roots()).map_err(anyhow::Error::msg)?;
     let cwd = args.default_cwd();
@@ -110,7 +112,11 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     security::check_listen(args.listen, args.token_file.as_deref())?;
     telemetry::metrics_handle();
     let data_dir = args.data_dir();
-    std::fs::create_dir_all(&data_dir).with_context(|| format!("creating the data dir {}", data_dir.display()))?;
+    // Private (0700), ours, and not writable by anyone else, before anything is read from it.
+    let prepared = datadir::prepare(&data_dir)?;
+    for path in &prepared.tightened {
+        tracing::warn!(path = %path.display(), "made private: it was readable by other users");
+    }
     // The token, Host/Origin policy and workspace roots are checked before anything is opened.
     let (app_config, token_source) = app_config(&args)?;
     // Before any agent can start: one server per data dir, and nothing left from a crashed run.

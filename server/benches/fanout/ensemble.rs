@@ -97,7 +97,13 @@ pub async fn start_ensemble(nodelay: bool) -> EnsembleServer {
     let dir = tempfile::tempdir().expect("tempdir");
     let data: PathBuf = dir.path().join("data");
     let token_file = dir.path().join("token");
-    std::fs::write(&token_file, BENCH_TOKEN).unwrap();
+    {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        // Token files must be private (0600).
+        let mut f = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&token_file).unwrap();
+        f.write_all(BENCH_TOKEN.as_bytes()).unwrap();
+    }
     let cli = Cli::try_parse_from([
         "ensemble",
         "--listen",

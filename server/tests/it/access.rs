@@ -342,7 +342,7 @@ async fn a_non_loopback_listener_needs_a_token_file() {
         ("has spaces in it but is long enough", "may only contain"),
     ] {
         let f = tmp.path().join("tok");
-        std::fs::write(&f, content).unwrap();
+        write_private(&f, content);
         let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_ensemble"))
             .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
             .arg(tmp.path().join("data2"))

@@ -8,6 +8,7 @@ mod common;
 
 mod access;
 mod access_props;
+mod at_rest;
 mod chaos;
 mod codex;
 mod codex_env;
