@@ -12,7 +12,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use axum::extract::{Request, State};
+use axum::extract::{MatchedPath, Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -33,6 +33,9 @@ pub const TOKEN_FILE: &str = "token";
 /// Most bytes read from a token file: a token is one short line, so anything longer (or endless,
 /// like `/dev/zero`) is not a token file and is refused without being read further.
 pub const MAX_TOKEN_FILE_BYTES: u64 = 4096;
+/// The room WebSocket's route (as `MatchedPath` names it): the only place where the token may come
+/// as a `Sec-WebSocket-Protocol` entry.
+pub const ROOM_WS_ROUTE: &str = "/v1/rooms/{roomId}/ws";
 
 /// Paths that are public: probes from orchestrators send whatever Host they like, and answer
 /// nothing worth stealing.
@@ -335,6 +338,8 @@ pub fn parse_origin(value: &str) -> Option<Origin> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Refusal {
     Host,
+    /// An absolute-form request target whose authority is not allowed or differs from `Host`.
+    Target,
     Origin,
 }
 
@@ -382,7 +387,11 @@ impl AccessPolicy {
     /// re-resolves to 127.0.0.1 still sends `Host: evil.example`.)
     pub fn host_allowed(&self, host: Option<&str>) -> bool {
         let Some((name, _)) = host.and_then(parse_host_header) else { return false };
-        self.any_host || name.is_loopback() || self.hosts.contains(&name)
+        self.name_allowed(&name)
+    }
+
+    fn name_allowed(&self, name: &HostName) -> bool {
+        self.any_host || name.is_loopback() || self.hosts.contains(name)
     }
 
     /// Is a request with this `Origin` (if any) and `Host` allowed? No Origin: a non-browser client.
@@ -427,19 +436,51 @@ fn single(headers: &HeaderMap, name: header::HeaderName) -> Result<Option<&str>,
 }
 
 /// How a request proved it holds the token.
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Authenticated {
     Header,
-    /// Through `Sec-WebSocket-Protocol`; the handshake answers with one of these protocols.
-    Subprotocol {
-        offered_app_protocol: bool,
-        entry: String,
-    },
+    /// Through a `Sec-WebSocket-Protocol` entry (only on the room WebSocket's upgrade); the
+    /// handshake answers `ensemble.v1`, never the entry.
+    Subprotocol,
 }
 
-/// Finds and checks the token in a request: `Authorization: Bearer …`, or, on a WebSocket upgrade,
-/// a `Sec-WebSocket-Protocol` entry `ensemble.bearer.…`.
-pub fn authenticate(token: &Token, headers: &HeaderMap) -> Option<Authenticated> {
+/// Is this a WebSocket upgrade request (RFC 6455 §4.1: `GET`, `Upgrade: websocket`, `Connection:
+/// upgrade`)?
+pub fn is_websocket_upgrade(method: &Method, headers: &HeaderMap) -> bool {
+    let has_token = |name: header::HeaderName, token: &str| {
+        headers
+            .get_all(name)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .any(|t| t.trim().eq_ignore_ascii_case(token))
+    };
+    method == Method::GET && has_token(header::UPGRADE, "websocket") && has_token(header::CONNECTION, "upgrade")
+}
+
+/// The entries of every `Sec-WebSocket-Protocol` header.
+fn subprotocols(headers: &HeaderMap) -> Vec<&str> {
+    headers
+        .get_all(header::SEC_WEBSOCKET_PROTOCOL)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(str::trim)
+        .filter(|e| !e.is_empty())
+        .collect()
+}
+
+/// A bearer entry offered without `ensemble.v1`: the server could only complete such a handshake
+/// by echoing the token, so it is refused.
+pub fn bearer_without_app_protocol(headers: &HeaderMap) -> bool {
+    let entries = subprotocols(headers);
+    entries.iter().any(|e| e.starts_with(BEARER_PROTOCOL_PREFIX)) && !entries.contains(&APP_PROTOCOL)
+}
+
+/// Finds and checks the token in a request: `Authorization: Bearer …`, or — only when
+/// `websocket_upgrade` (the room WebSocket's upgrade; the caller decides) — a
+/// `Sec-WebSocket-Protocol` entry `ensemble.bearer.…`.
+pub fn authenticate(token: &Token, headers: &HeaderMap, websocket_upgrade: bool) -> Option<Authenticated> {
     let auth = single(headers, header::AUTHORIZATION).ok()?;
     if let Some(value) = auth {
         let (scheme, credentials) = value.split_once(' ')?;
@@ -450,32 +491,71 @@ pub fn authenticate(token: &Token, headers: &HeaderMap) -> Option<Authenticated>
         let credentials = credentials.trim();
         return (!credentials.is_empty() && token.matches(credentials)).then_some(Authenticated::Header);
     }
-    let upgrade = headers.get(header::UPGRADE).and_then(|v| v.to_str().ok());
-    if !upgrade.is_some_and(|u| u.eq_ignore_ascii_case("websocket")) {
+    if !websocket_upgrade {
         return None;
     }
-    let entries: Vec<&str> = headers
-        .get_all(header::SEC_WEBSOCKET_PROTOCOL)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .map(str::trim)
-        .collect();
-    let mut bearer = entries.iter().filter_map(|e| e.strip_prefix(BEARER_PROTOCOL_PREFIX).map(|t| (*e, t)));
-    let (entry, candidate) = bearer.next()?;
+    let entries = subprotocols(headers);
+    let mut bearer = entries.iter().filter_map(|e| e.strip_prefix(BEARER_PROTOCOL_PREFIX));
+    let candidate = bearer.next()?;
     if bearer.next().is_some() || candidate.is_empty() || !token.matches(candidate) {
         return None;
     }
-    Some(Authenticated::Subprotocol { offered_app_protocol: entries.contains(&APP_PROTOCOL), entry: entry.to_owned() })
+    Some(Authenticated::Subprotocol)
 }
 
-fn query_carries_token(query: Option<&str>) -> bool {
-    query.is_some_and(|q| {
-        q.split('&').any(|pair| {
-            let key = pair.split('=').next().unwrap_or("");
-            TOKEN_QUERY_KEYS.iter().any(|k| key.eq_ignore_ascii_case(k))
-        })
-    })
+/// The parameter names of a query string as a form parser reads them (axum's `Query` uses the same
+/// `application/x-www-form-urlencoded` rules): `&`-separated pairs, the name before the first `=`,
+/// `+` as a space, percent escapes decoded (invalid ones kept as they are, invalid UTF-8 replaced).
+pub fn query_names(query: &str) -> impl Iterator<Item = std::borrow::Cow<'_, str>> {
+    form_urlencoded::parse(query.as_bytes()).map(|(name, _)| name)
+}
+
+/// Does a query string carry a parameter named like a token (`token`, `access_token`, `bearer`,
+/// `auth`, in any case, however percent-encoded)?
+pub fn query_carries_token(query: Option<&str>) -> bool {
+    query.is_some_and(|q| query_names(q).any(|name| TOKEN_QUERY_KEYS.iter().any(|k| name.eq_ignore_ascii_case(k))))
+}
+
+/// What a request target says about the authority it is meant for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TargetAuthority {
+    /// The usual origin form (`GET /p`): no authority.
+    None,
+    /// Absolute form (`GET http://host:port/p`): the host and the effective port.
+    Named(HostName, u16),
+    /// An authority that is not `http`/`https` (authority form, other schemes) or that does not
+    /// parse as a `Host` value does.
+    Invalid,
+}
+
+/// The authority a request target names, parsed as a `Host` header is.
+pub fn target_authority(scheme: Option<&str>, authority: Option<&str>) -> TargetAuthority {
+    let Some(authority) = authority else { return TargetAuthority::None };
+    let default_port = match scheme {
+        Some(s) if s.eq_ignore_ascii_case("http") => 80,
+        Some(s) if s.eq_ignore_ascii_case("https") => 443,
+        _ => return TargetAuthority::Invalid,
+    };
+    match parse_host_header(authority) {
+        Some((host, port)) => TargetAuthority::Named(host, port.unwrap_or(default_port)),
+        None => TargetAuthority::Invalid,
+    }
+}
+
+impl AccessPolicy {
+    /// The request target's authority, if it has one (absolute form), is judged as the Host header
+    /// is, and must name the same host and port as the Host header (RFC 9112 §3.2.2 lets a server
+    /// prefer the target's authority; we accept only requests where both agree).
+    pub fn target_allowed(&self, scheme: Option<&str>, authority: Option<&str>, host: Option<&str>) -> bool {
+        let (name, port) = match target_authority(scheme, authority) {
+            TargetAuthority::None => return true,
+            TargetAuthority::Named(name, port) => (name, port),
+            TargetAuthority::Invalid => return false,
+        };
+        let Some((host_name, host_port)) = host.and_then(parse_host_header) else { return false };
+        let default_port = if scheme.is_some_and(|s| s.eq_ignore_ascii_case("https")) { 443 } else { 80 };
+        self.name_allowed(&name) && name == host_name && port == host_port.unwrap_or(default_port)
+    }
 }
 
 /// The middleware: Host, Origin, token (see the module documentation).
@@ -484,12 +564,30 @@ pub async fn guard(State(access): State<Arc<Access>>, mut req: Request, next: Ne
     if PUBLIC_PATHS.contains(&path) {
         return next.run(req).await;
     }
-    match access.policy.check(req.headers()) {
+    let refusal = access.policy.check(req.headers()).and_then(|()| {
+        let host = single(req.headers(), header::HOST).ok().flatten();
+        let uri = req.uri();
+        if access.policy.target_allowed(uri.scheme_str(), uri.authority().map(|a| a.as_str()), host) {
+            Ok(())
+        } else {
+            Err(Refusal::Target)
+        }
+    });
+    match refusal {
         Ok(()) => {}
         Err(Refusal::Host) => {
             tracing::warn!("refused a request with a Host that is not allowed (DNS rebinding protection)");
             return ApiError::new(StatusCode::FORBIDDEN, "host_not_allowed", "this Host is not allowed")
                 .into_response();
+        }
+        Err(Refusal::Target) => {
+            tracing::warn!("refused an absolute-form request target naming another authority");
+            return ApiError::new(
+                StatusCode::FORBIDDEN,
+                "host_not_allowed",
+                "the request target's authority is not allowed or does not match the Host header",
+            )
+            .into_response();
         }
         Err(Refusal::Origin) => {
             tracing::warn!("refused a cross-origin request");
@@ -502,6 +600,17 @@ pub async fn guard(State(access): State<Arc<Access>>, mut req: Request, next: Ne
             "token_in_query",
             "tokens are not accepted in the URL; use `Authorization: Bearer …` or the WebSocket subprotocol \
              `ensemble.bearer.…`",
+        )
+        .into_response();
+    }
+    // The subprotocol token is for browsers opening the room WebSocket, and only there.
+    let room_ws = req.extensions().get::<MatchedPath>().is_some_and(|p| p.as_str() == ROOM_WS_ROUTE)
+        && is_websocket_upgrade(req.method(), req.headers());
+    if room_ws && bearer_without_app_protocol(req.headers()) {
+        return ApiError::bad_request(
+            "app_protocol_required",
+            "offer the subprotocol `ensemble.v1` beside `ensemble.bearer.…`; the server answers `ensemble.v1` \
+             and never echoes the token",
         )
         .into_response();
     }
@@ -531,7 +640,7 @@ pub async fn guard(State(access): State<Arc<Access>>, mut req: Request, next: Ne
     let mut res = if access.token_free(path) {
         next.run(req).await
     } else {
-        match authenticate(&access.token, req.headers()) {
+        match authenticate(&access.token, req.headers(), room_ws) {
             Some(how) => {
                 req.extensions_mut().insert(how);
                 next.run(req).await
@@ -705,7 +814,7 @@ mod tests {
         let with = |v: &str| {
             let mut h = HeaderMap::new();
             h.insert(header::AUTHORIZATION, HeaderValue::from_str(v).unwrap());
-            authenticate(&t, &h).is_some()
+            authenticate(&t, &h, false).is_some()
         };
         assert!(with(&format!("Bearer {SECRET}")));
         assert!(with(&format!("bearer {SECRET}")));
@@ -716,7 +825,7 @@ mod tests {
         assert!(!with(&format!("Basic {SECRET}")));
         assert!(!with(&format!("Bearer {}", &SECRET[1..])));
         assert!(!with(&format!("Bearer {SECRET}x")));
-        assert!(authenticate(&t, &HeaderMap::new()).is_none());
+        assert!(authenticate(&t, &HeaderMap::new(), false).is_none());
         assert_eq!(format!("{t:?}"), "Token(<redacted>)");
     }
 
@@ -728,22 +837,42 @@ mod tests {
             header::SEC_WEBSOCKET_PROTOCOL,
             HeaderValue::from_str(&format!("ensemble.v1, ensemble.bearer.{SECRET}")).unwrap(),
         );
-        assert!(authenticate(&t, &h).is_none(), "not an upgrade");
+        assert!(!is_websocket_upgrade(&Method::GET, &h));
+        assert!(authenticate(&t, &h, false).is_none(), "not the room WebSocket's upgrade");
+        assert_eq!(authenticate(&t, &h, true), Some(Authenticated::Subprotocol));
         h.insert(header::UPGRADE, HeaderValue::from_static("websocket"));
-        match authenticate(&t, &h) {
-            Some(Authenticated::Subprotocol { offered_app_protocol, entry }) => {
-                assert!(offered_app_protocol);
-                assert_eq!(entry, format!("ensemble.bearer.{SECRET}"));
-            }
-            other => panic!("{other:?}"),
-        }
+        assert!(!is_websocket_upgrade(&Method::GET, &h), "no Connection: upgrade");
+        h.insert(header::CONNECTION, HeaderValue::from_static("keep-alive, Upgrade"));
+        assert!(is_websocket_upgrade(&Method::GET, &h));
+        assert!(!is_websocket_upgrade(&Method::POST, &h), "an upgrade is a GET");
         h.insert(header::SEC_WEBSOCKET_PROTOCOL, HeaderValue::from_static("ensemble.bearer.wrong"));
-        assert!(authenticate(&t, &h).is_none());
+        assert!(authenticate(&t, &h, true).is_none());
         h.insert(
             header::SEC_WEBSOCKET_PROTOCOL,
             HeaderValue::from_str(&format!("ensemble.bearer.{SECRET},ensemble.bearer.other")).unwrap(),
         );
-        assert!(authenticate(&t, &h).is_none(), "two bearer entries are ambiguous");
+        assert!(authenticate(&t, &h, true).is_none(), "two bearer entries are ambiguous");
+    }
+
+    #[test]
+    fn a_bearer_entry_needs_the_app_protocol_beside_it() {
+        let with = |v: &str| {
+            let mut h = HeaderMap::new();
+            h.insert(header::SEC_WEBSOCKET_PROTOCOL, HeaderValue::from_str(v).unwrap());
+            bearer_without_app_protocol(&h)
+        };
+        assert!(with("ensemble.bearer.x"));
+        assert!(with("other, ensemble.bearer.x"));
+        assert!(!with("ensemble.v1, ensemble.bearer.x"));
+        assert!(!with("ensemble.bearer.x,ensemble.v1"));
+        assert!(!with("ensemble.v1"));
+        assert!(!with("chat"));
+        assert!(!bearer_without_app_protocol(&HeaderMap::new()));
+        // Two headers count as one list.
+        let mut h = HeaderMap::new();
+        h.append(header::SEC_WEBSOCKET_PROTOCOL, HeaderValue::from_static("ensemble.bearer.x"));
+        h.append(header::SEC_WEBSOCKET_PROTOCOL, HeaderValue::from_static("ensemble.v1"));
+        assert!(!bearer_without_app_protocol(&h));
     }
 
     fn write_private(path: &Path, content: &[u8]) {
@@ -869,7 +998,53 @@ mod tests {
     fn token_looking_query_parameters_are_detected() {
         assert!(query_carries_token(Some("after=3&token=x")));
         assert!(query_carries_token(Some("Access_Token=x")));
+        assert!(query_carries_token(Some("token")));
+        assert!(query_carries_token(Some("a=1&&bearer=")));
+        // Percent-encoded and `+` forms are decoded before matching.
+        assert!(query_carries_token(Some("%74oken=x")));
+        assert!(query_carries_token(Some("%54%4F%4B%45%4E=x")));
+        assert!(query_carries_token(Some("access%5ftoken=x")));
+        assert!(query_carries_token(Some("after=1&a%75th=x")));
         assert!(!query_carries_token(Some("after=3")));
+        assert!(!query_carries_token(Some("x=token")));
+        assert!(!query_carries_token(Some("access+token=x")), "`+` is a space");
+        assert!(!query_carries_token(Some("%2574oken=x")), "decoded once, as the form parser does");
         assert!(!query_carries_token(None));
+    }
+
+    #[test]
+    fn absolute_form_targets_are_judged_by_their_authority() {
+        let p = AccessPolicy::new("127.0.0.1:7878".parse().unwrap(), &["ensemble.internal".into()], &[]).unwrap();
+        let ok =
+            |scheme: Option<&str>, authority: Option<&str>, host: &str| p.target_allowed(scheme, authority, Some(host));
+        // Origin-form: nothing to judge here (the Host check is separate).
+        assert!(ok(None, None, "evil.example"));
+        assert!(ok(Some("http"), Some("127.0.0.1:7878"), "127.0.0.1:7878"));
+        assert!(ok(Some("HTTP"), Some("LOCALHOST:7878"), "localhost:7878"));
+        assert!(ok(Some("http"), Some("localhost"), "localhost:80"));
+        assert!(ok(Some("http"), Some("localhost:80"), "localhost"));
+        assert!(ok(Some("https"), Some("ensemble.internal"), "ensemble.internal:443"));
+        assert!(ok(Some("http"), Some("[::1]:7878"), "[0::1]:7878"));
+        for (class, scheme, authority, host) in [
+            ("foreign authority", Some("http"), Some("evil.example"), "127.0.0.1:7878"),
+            ("foreign authority, same Host", Some("http"), Some("evil.example"), "evil.example"),
+            ("other loopback than Host", Some("http"), Some("localhost:7878"), "127.0.0.1:7878"),
+            ("port mismatch", Some("http"), Some("127.0.0.1:7879"), "127.0.0.1:7878"),
+            ("default port mismatch", Some("http"), Some("127.0.0.1"), "127.0.0.1:7878"),
+            ("https default port", Some("https"), Some("localhost"), "localhost:80"),
+            ("userinfo", Some("http"), Some("user@127.0.0.1:7878"), "127.0.0.1:7878"),
+            ("other scheme", Some("ftp"), Some("127.0.0.1:7878"), "127.0.0.1:7878"),
+            ("authority-form", None, Some("127.0.0.1:7878"), "127.0.0.1:7878"),
+            ("decimal IP", Some("http"), Some("2130706433"), "2130706433"),
+        ] {
+            assert!(!ok(scheme, authority, host), "{class}: {scheme:?} {authority:?} with Host {host}");
+        }
+        assert!(!p.target_allowed(Some("http"), Some("127.0.0.1"), None), "no Host");
+        assert_eq!(target_authority(None, None), TargetAuthority::None);
+        assert_eq!(
+            target_authority(Some("https"), Some("Localhost.")),
+            TargetAuthority::Named(HostName::Name("localhost".into()), 443)
+        );
+        assert_eq!(target_authority(None, Some("localhost:1")), TargetAuthority::Invalid);
     }
 }

@@ -9,9 +9,9 @@
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use axum::extract::State;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
-use axum::extract::{Extension, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use bytes::Bytes;
@@ -22,7 +22,7 @@ use tokio::time::{Instant, timeout};
 use crate::api::{ClientFrame, ServerFrame, WsQuery};
 use crate::error::{ApiError, ErrorResponse, Query};
 use crate::routes::params::RoomPath;
-use crate::security::{APP_PROTOCOL, Authenticated};
+use crate::security::APP_PROTOCOL;
 use crate::state::AppState;
 
 /// Close code after a `resync` frame (the client must reload and reconnect).
@@ -44,7 +44,6 @@ pub async fn room_ws(
     State(state): State<AppState>,
     room: RoomPath,
     Query(q): Query<WsQuery>,
-    auth: Option<Extension<Authenticated>>,
     ws: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> Result<Response, ApiError> {
     let room = room.into_id()?;
@@ -63,13 +62,10 @@ pub async fn room_ws(
         return Err(ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "shutting_down", "the server is shutting down"));
     }
     let slot = ConnectionSlot::take(&state, &room)?;
-    // A browser that offered subprotocols fails the handshake unless one is chosen: prefer the
-    // application protocol, so the token is not echoed back, else the bearer entry itself.
-    let ws = match auth.map(|Extension(a)| a) {
-        Some(Authenticated::Subprotocol { offered_app_protocol: true, .. }) => ws.protocols([APP_PROTOCOL]),
-        Some(Authenticated::Subprotocol { entry, .. }) => ws.protocols([entry]),
-        _ => ws.protocols([APP_PROTOCOL]),
-    };
+    // A browser that offered subprotocols fails the handshake unless one is chosen: the answer is
+    // always the application protocol, never the bearer entry (the guard refuses a bearer entry
+    // offered without `ensemble.v1`), so the token is never echoed.
+    let ws = ws.protocols([APP_PROTOCOL]);
     let limits = state.ws.clone();
     Ok(ws
         // A small read buffer: tungstenite zero-fills it on every read (see fanout-baseline.md).
