@@ -193,6 +193,22 @@ pub struct ServeArgs {
     #[arg(long, env = "ENSEMBLE_REQUEST_TIMEOUT_SECS", default_value_t = 120)]
     pub request_timeout_secs: u64,
 
+    /// Longest a client may take to send a request's headers (from the connection's start, or from
+    /// the end of the previous response); the connection is closed beyond.
+    #[arg(long, env = "ENSEMBLE_HEADER_READ_TIMEOUT_SECS", default_value_t = 10)]
+    pub header_read_timeout_secs: u64,
+
+    /// An HTTP connection idle this long between requests is closed.
+    #[arg(long, env = "ENSEMBLE_KEEP_ALIVE_IDLE_SECS", default_value_t = 5)]
+    pub keep_alive_idle_secs: u64,
+
+    /// Open HTTP connections (room WebSockets are counted by --max-ws-connections instead). At the
+    /// cap the oldest connection without a request in progress is closed to make room; when every
+    /// one is busy, new connections wait in the listen backlog. Lowered to half the open-file limit
+    /// if that is smaller.
+    #[arg(long, env = "ENSEMBLE_MAX_CONNECTIONS", default_value_t = 1024)]
+    pub max_connections: usize,
+
     /// The provider of sessions started without one.
     #[arg(long, env = "ENSEMBLE_DEFAULT_PROVIDER", default_value = "scripted")]
     pub default_provider: String,
@@ -267,6 +283,9 @@ mod tests {
         assert_eq!(a.log_format, LogFormat::Text);
         assert_eq!(a.default_provider, "scripted");
         assert_eq!(a.providers.shared.goal_grace_ms, 250);
+        assert_eq!(a.header_read_timeout_secs, 10);
+        assert_eq!(a.keep_alive_idle_secs, 5);
+        assert_eq!(a.max_connections, 1024);
         assert!(!a.allow_shared_token_file);
     }
 

@@ -10,6 +10,7 @@ pub mod api;
 pub mod config;
 pub mod datadir;
 pub mod error;
+pub mod listener;
 pub mod openapi;
 pub mod os;
 pub mod router;

@@ -31,6 +31,8 @@ pub const CLOSE_RESYNC: u16 = 4000;
 pub const CLOSE_IDLE: u16 = 4001;
 /// Close code when the server shuts down.
 pub const CLOSE_GOING_AWAY: u16 = 1001;
+/// Close code for a client message over `--ws-max-message-bytes` (RFC 6455 "message too big").
+pub const CLOSE_TOO_BIG: u16 = 1009;
 /// Frames written before one flush.
 const FLUSH_BATCH: usize = 64;
 
@@ -106,6 +108,12 @@ pub fn reply_to_client(text: Option<&str>) -> ServerFrame {
     }
 }
 
+/// Is this read error a client message (or frame) over the configured size?
+fn is_too_big(e: &(dyn std::error::Error + Send + Sync + 'static)) -> bool {
+    use tokio_tungstenite::tungstenite::error::{CapacityError, Error};
+    e.downcast_ref::<Error>().is_some_and(|e| matches!(e, Error::Capacity(CapacityError::MessageTooLong { .. })))
+}
+
 /// One counted WebSocket, in total and in its room; released on drop (also when the upgrade never
 /// completes).
 struct ConnectionSlot {
@@ -158,6 +166,7 @@ enum End {
     Shutdown,
     WriteFailed,
     ReadFailed,
+    TooBig,
 }
 
 impl End {
@@ -169,6 +178,7 @@ impl End {
             End::Shutdown => "shutdown",
             End::WriteFailed => "write_failed",
             End::ReadFailed => "read_failed",
+            End::TooBig => "too_big",
         }
     }
 }
@@ -190,6 +200,7 @@ impl Connection {
             }
             End::Idle => Some((CLOSE_IDLE, "idle timeout")),
             End::Shutdown => Some((CLOSE_GOING_AWAY, "server shutting down")),
+            End::TooBig => Some((CLOSE_TOO_BIG, "message too big")),
             End::ClientClosed | End::WriteFailed | End::ReadFailed => None,
         };
         // Never let a stalled peer delay shutdown or the task's end.
@@ -263,6 +274,13 @@ impl Connection {
                     let reply = match msg {
                         None | Some(Ok(Message::Close(_))) => return End::ClientClosed,
                         Some(Err(e)) => {
+                            // Over the limit: the frame header said so before its payload was read,
+                            // so nothing was buffered; nothing more is read either (the rest of that
+                            // frame is still on the wire).
+                            let e = e.into_inner();
+                            if is_too_big(&*e) {
+                                return End::TooBig;
+                            }
                             tracing::debug!(error = %e, "websocket read failed");
                             return End::ReadFailed;
                         }

@@ -14,6 +14,7 @@ mod codex;
 mod codex_env;
 mod codex_goals;
 mod codex_sides;
+mod connections;
 mod docs;
 mod durability;
 mod errors;

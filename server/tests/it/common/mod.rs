@@ -55,6 +55,16 @@ impl Server {
         Self::launch(dir, args, &[]).await
     }
 
+    /// A fresh server whose open-file limit (soft and hard) is `nofile` from its start (set by
+    /// `sh`'s `ulimit` before it execs the server, so the tests need no unsafe code).
+    pub async fn start_with_file_limit(args: &[&str], nofile: u64) -> Server {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = tmp.path().to_path_buf();
+        let mut s = Self::launch_with(&dir, args, &[], Some(format!("ulimit -n {nofile}"))).await;
+        s._tmp = Some(tmp);
+        s
+    }
+
     /// A server in `dir` started by `sh` after `shell` (e.g. `umask 022 && ulimit -S -n 256`).
     pub async fn start_after_shell(dir: &Path, args: &[&str], shell: &str) -> Server {
         Self::launch_with(dir, args, &[], Some(shell.to_owned())).await
