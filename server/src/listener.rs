@@ -15,7 +15,9 @@
 //!   the kernel's listen backlog. Upgraded room WebSockets leave this count (they are counted by
 //!   `--max-ws-connections`).
 //! - **Accept errors** are backed off exponentially (10 ms to 1 s; never a hot loop) and logged
-//!   rate-limited; running out of descriptors also closes an idle connection.
+//!   rate-limited. (Running out of descriptors does not close a connection: `accept` fails with
+//!   EMFILE whenever the table is full, also right after the last descriptor went to a new
+//!   connection that has not sent its request yet, which would be the one closed.)
 //! - **Graceful shutdown**: when `shutdown` is cancelled the loop stops accepting, idle connections
 //!   close, requests in progress finish; [`serve`] returns when every connection is gone.
 //!
@@ -88,9 +90,6 @@ pub async fn serve(listener: TcpListener, router: Router, config: ListenerConfig
                     // That peer is gone; the next one is unaffected.
                     tracing::debug!(error = %e, "accept: connection failed before it was accepted");
                     continue;
-                }
-                if kind == AcceptErrorKind::Resources {
-                    registry.evict_oldest_idle();
                 }
                 let (delay, log) = errors.failed(Instant::now());
                 if let Some(suppressed) = log {
@@ -401,7 +400,7 @@ impl http_body::Body for TrackedBody {
 pub enum AcceptErrorKind {
     /// The peer went away before it was accepted: not our problem, no pause.
     Connection,
-    /// Out of descriptors or memory: pause, and close an idle connection.
+    /// Out of descriptors or memory: pause until some are freed.
     Resources,
     Other,
 }

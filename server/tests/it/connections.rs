@@ -208,3 +208,55 @@ async fn the_soft_open_file_limit_is_raised_to_the_hard_one_and_agents_get_the_o
         .collect();
     assert_eq!(said, ["umask 0022 nofile 256"], "{events:?}");
 }
+
+#[tokio::test]
+async fn out_of_descriptors_the_accept_loop_backs_off_logs_once_and_recovers() {
+    // Few descriptors, all taken by room WebSockets (which the HTTP connection cap does not count):
+    // `accept` then fails with EMFILE until one of them closes.
+    let s = Server::start_with_file_limit(&["--max-ws-per-room", "1000"], 48).await;
+    let mut sockets = Vec::new();
+    let pending = loop {
+        assert!(sockets.len() < 64, "the descriptors never ran out");
+        let addr = s.addr.clone();
+        let mut attempt = tokio::spawn(async move {
+            use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+            let mut req = format!("ws://{addr}/v1/rooms/r/ws").into_client_request().unwrap();
+            req.headers_mut().insert("authorization", format!("Bearer {TOKEN}").parse().unwrap());
+            tokio_tungstenite::connect_async(req).await.map(|(ws, _)| Ws { stream: ws })
+        });
+        // A handshake that has not completed in a second is one the server cannot accept.
+        match tokio::time::timeout(Duration::from_secs(1), &mut attempt).await {
+            Ok(ws) => {
+                let mut ws = ws.unwrap().unwrap_or_else(|e| panic!("handshake: {e}\n{}", s.log()));
+                ws.hello().await;
+                sockets.push(ws);
+            }
+            Err(_) => break attempt,
+        }
+    };
+    // The failure is logged once (then at most every 10 s), not once per attempt.
+    let deadline = Instant::now() + WAIT;
+    while !s.log().contains("accept failed") {
+        assert!(Instant::now() < deadline, "no accept failure logged:\n{}", s.log());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // A descriptor comes free: the waiting client is served.
+    sockets.pop();
+    let mut ws =
+        tokio::time::timeout(WAIT, pending).await.expect("not served after a descriptor freed").unwrap().unwrap();
+    ws.hello().await;
+    let log = s.log();
+    assert_eq!(log.matches("accept failed").count(), 1, "{log}");
+    assert!(log.contains("Too many open files"), "{log}");
+    drop(sockets);
+    let (_, metrics) = s.get("/metrics").await;
+    let failures: f64 = metrics
+        .as_str()
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("ensemble_http_accept_errors_total{kind=\"resources\"} "))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.0);
+    // Backed off from 10 ms doubling to 1 s: a handful of attempts, never a hot loop.
+    assert!((1.0..=30.0).contains(&failures), "{failures} failed accepts\n{metrics}");
+}
