@@ -56,6 +56,11 @@ pub struct ServeArgs {
     #[arg(long, env = "ENSEMBLE_TOKEN_FILE")]
     pub token_file: Option<PathBuf>,
 
+    /// Accept a --token-file that group or others may read (refused otherwise): for secret mounts
+    /// (Docker, Kubernetes) that cannot be 0600 and owned by the server's user.
+    #[arg(long, env = "ENSEMBLE_ALLOW_SHARED_TOKEN_FILE", value_parser = clap::builder::BoolishValueParser::new())]
+    pub allow_shared_token_file: bool,
+
     /// Host names (or IPs) accepted in the `Host` header besides loopback ones and the listen IP,
     /// comma separated; `*` accepts any (only behind a proxy that checks Host).
     #[arg(long, env = "ENSEMBLE_ALLOWED_HOSTS", value_delimiter = ',')]
@@ -188,6 +193,22 @@ pub struct ServeArgs {
     #[arg(long, env = "ENSEMBLE_REQUEST_TIMEOUT_SECS", default_value_t = 120)]
     pub request_timeout_secs: u64,
 
+    /// Longest a client may take to send a request's headers (from the connection's start, or from
+    /// the end of the previous response); the connection is closed beyond.
+    #[arg(long, env = "ENSEMBLE_HEADER_READ_TIMEOUT_SECS", default_value_t = 10)]
+    pub header_read_timeout_secs: u64,
+
+    /// An HTTP connection idle this long between requests is closed.
+    #[arg(long, env = "ENSEMBLE_KEEP_ALIVE_IDLE_SECS", default_value_t = 5)]
+    pub keep_alive_idle_secs: u64,
+
+    /// Open HTTP connections (room WebSockets are counted by --max-ws-connections instead). At the
+    /// cap the oldest connection without a request in progress is closed to make room; when every
+    /// one is busy, new connections wait in the listen backlog. Lowered to half the open-file limit
+    /// if that is smaller.
+    #[arg(long, env = "ENSEMBLE_MAX_CONNECTIONS", default_value_t = 1024)]
+    pub max_connections: usize,
+
     /// The provider of sessions started without one.
     #[arg(long, env = "ENSEMBLE_DEFAULT_PROVIDER", default_value = "scripted")]
     pub default_provider: String,
@@ -250,6 +271,8 @@ pub fn home_dir() -> PathBuf {
 
 #[cfg(test)]
 mod tests {
+    use clap::CommandFactory;
+
     use super::*;
 
     #[test]
@@ -260,6 +283,19 @@ mod tests {
         assert_eq!(a.log_format, LogFormat::Text);
         assert_eq!(a.default_provider, "scripted");
         assert_eq!(a.providers.shared.goal_grace_ms, 250);
+        assert_eq!(a.header_read_timeout_secs, 10);
+        assert_eq!(a.keep_alive_idle_secs, 5);
+        assert_eq!(a.max_connections, 1024);
+        assert!(!a.allow_shared_token_file);
+    }
+
+    #[test]
+    fn the_shared_token_file_switch_is_a_flag() {
+        let a = Cli::try_parse_from(["ensemble", "--allow-shared-token-file"]).unwrap().serve;
+        assert!(a.allow_shared_token_file);
+        // Its environment variable takes the usual spellings (`true`, `1`, `yes`; tested against
+        // the binary, as tests cannot set this process's environment safely).
+        Cli::command().debug_assert();
     }
 
     #[test]

@@ -8,8 +8,11 @@
 
 pub mod api;
 pub mod config;
+pub mod datadir;
 pub mod error;
+pub mod listener;
 pub mod openapi;
+pub mod os;
 pub mod router;
 pub mod routes;
 pub mod runs;

@@ -3,8 +3,9 @@
 use std::process::ExitCode;
 
 use clap::Parser;
+use ensemble_adapters::kit::process::{self, ChildDefaults};
 use ensemble_server::config::{Cli, Command};
-use ensemble_server::{openapi, router, server, telemetry};
+use ensemble_server::{openapi, os, router, server, telemetry};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -16,7 +17,26 @@ fn main() -> ExitCode {
         Some(Command::Serve(args)) => *args,
         None => cli.serve,
     };
+    // Before any thread or file exists: everything the server creates is private to its user, and
+    // it may hold as many descriptors as the hard limit allows. Agents get back what the user had.
+    let user_umask = os::set_umask(os::PRIVATE_UMASK);
+    let raised = os::raise_file_limit();
+    process::set_child_defaults(ChildDefaults {
+        umask: user_umask,
+        nofile_soft: raised.as_ref().ok().filter(|r| r.after != r.before).map(|r| r.before.soft),
+    });
     telemetry::init_tracing(args.log_format);
+    match raised {
+        Ok(r) => tracing::info!(
+            soft = r.after.soft,
+            hard = r.after.hard,
+            soft_before = r.before.soft,
+            hard_before = r.before.hard,
+            "open-file limit{}",
+            if r.after == r.before { "" } else { " (soft raised to the hard limit)" }
+        ),
+        Err(e) => tracing::warn!(error = %e, "could not raise the open-file limit"),
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().thread_name("ensemble").build() {
         Ok(rt) => rt,
         Err(e) => {

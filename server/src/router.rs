@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Extension, Request, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -66,6 +66,8 @@ pub fn router(state: AppState) -> Router {
         .method_not_allowed_fallback(error::method_not_allowed)
         .layer(Extension(OpenApiJson::new(&doc)))
         .layer(middleware::from_fn_with_state(state.clone(), refuse_when_draining))
+        // A declared body over the limit is refused before any of it is read.
+        .layer(middleware::from_fn_with_state(state.max_body_bytes, refuse_declared_oversize))
         // Before anything reads the body or reaches a handler; after the metrics, so refusals count.
         .layer(middleware::from_fn_with_state(state.access.clone(), security::guard))
         .layer(middleware::from_fn(telemetry::track_http))
@@ -83,6 +85,31 @@ async fn request_timeout(State(limit): State<Duration>, req: Request, next: Next
             ApiError::new(StatusCode::REQUEST_TIMEOUT, "request_timeout", "the request took too long").into_response()
         }
     }
+}
+
+/// A `Content-Length` over the body limit is answered 413 at once, before any of the body is read
+/// (and the connection is closed, so the unread body is never waited for). Bodies without a declared
+/// length (chunked) are cut by `DefaultBodyLimit` as they are read.
+async fn refuse_declared_oversize(State(limit): State<usize>, req: Request, next: Next) -> Response {
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if let Some(len) = declared
+        && len > limit as u64
+    {
+        let mut res = ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "payload_too_large",
+            format!("the request body is {len} bytes; the limit is {limit} (--max-body-bytes)"),
+        )
+        .with_details(serde_json::json!({ "limit": limit, "declared": len }))
+        .into_response();
+        res.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+        return res;
+    }
+    next.run(req).await
 }
 
 /// While draining, changes are refused (503) so that nothing new starts; reads still work.

@@ -12,7 +12,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use axum::extract::{Request, State};
+use axum::extract::{MatchedPath, Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -30,6 +30,12 @@ pub const BEARER_PROTOCOL_PREFIX: &str = "ensemble.bearer.";
 pub const APP_PROTOCOL: &str = "ensemble.v1";
 /// The generated token's file name inside the data dir.
 pub const TOKEN_FILE: &str = "token";
+/// Most bytes read from a token file: a token is one short line, so anything longer (or endless,
+/// like `/dev/zero`) is not a token file and is refused without being read further.
+pub const MAX_TOKEN_FILE_BYTES: u64 = 4096;
+/// The room WebSocket's route (as `MatchedPath` names it): the only place where the token may come
+/// as a `Sec-WebSocket-Protocol` entry.
+pub const ROOM_WS_ROUTE: &str = "/v1/rooms/{roomId}/ws";
 
 /// Paths that are public: probes from orchestrators send whatever Host they like, and answer
 /// nothing worth stealing.
@@ -53,8 +59,17 @@ pub enum SecurityError {
          Sec-WebSocket-Protocol entry)"
     )]
     TokenCharacters(PathBuf),
-    #[error("the token file {path} is readable by other users (mode {mode:o}); run `chmod 600 {path}`")]
+    #[error(
+        "the token file {path} is accessible by other users (mode {mode:o}); run `chmod 600 {path}`, or pass \
+         --allow-shared-token-file (ENSEMBLE_ALLOW_SHARED_TOKEN_FILE=true) if it is a secret mount that cannot be 0600"
+    )]
     TokenPermissions { path: PathBuf, mode: u32 },
+    #[error("the data dir's token file {path} is accessible by other users (mode {mode:o}); run `chmod 600 {path}`")]
+    DataDirTokenPermissions { path: PathBuf, mode: u32 },
+    #[error("the token file {path} is not a regular file (it is {kind}); give a file holding the token")]
+    NotARegularFile { path: PathBuf, kind: &'static str },
+    #[error("the token file {path} is longer than {MAX_TOKEN_FILE_BYTES} bytes; it must hold just the token")]
+    TokenFileTooLong { path: PathBuf },
     #[error("cannot create the token file {path}: {source}")]
     Create { path: PathBuf, source: std::io::Error },
     #[error("cannot generate a token: {0}")]
@@ -116,8 +131,55 @@ fn is_tchar(c: char) -> bool {
     c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c)
 }
 
-fn read_token(path: &Path) -> Result<Token, SecurityError> {
-    let raw = std::fs::read_to_string(path).map_err(|source| SecurityError::Read { path: path.into(), source })?;
+/// What kind of file this is, for a refusal's message.
+fn file_kind(ft: std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if ft.is_dir() {
+        "a directory"
+    } else if ft.is_fifo() {
+        "a FIFO"
+    } else if ft.is_char_device() {
+        "a character device"
+    } else if ft.is_block_device() {
+        "a block device"
+    } else if ft.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// Reads a token file: a regular file (symlinks followed: the target counts), private unless
+/// `allow_shared`, at most [`MAX_TOKEN_FILE_BYTES`], holding one token. The file is opened first
+/// (non-blocking, so a FIFO cannot stall the start) and everything is checked on the open file, so
+/// what is checked is what is read.
+fn read_token(path: &Path, allow_shared: bool, data_dir_token: bool) -> Result<Token, SecurityError> {
+    use std::io::Read;
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let read_err = |source| SecurityError::Read { path: path.into(), source };
+    let mut file =
+        std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path).map_err(read_err)?;
+    let meta = file.metadata().map_err(read_err)?;
+    if !meta.file_type().is_file() {
+        return Err(SecurityError::NotARegularFile { path: path.into(), kind: file_kind(meta.file_type()) });
+    }
+    let mode = meta.permissions().mode() & 0o777;
+    if mode & 0o077 != 0 {
+        if data_dir_token {
+            return Err(SecurityError::DataDirTokenPermissions { path: path.into(), mode });
+        }
+        if !allow_shared {
+            return Err(SecurityError::TokenPermissions { path: path.into(), mode });
+        }
+        tracing::info!(path = %path.display(), mode = format!("{mode:o}"),
+            "the token file is accessible by other users; allowed by --allow-shared-token-file");
+    }
+    let mut raw = Vec::new();
+    (&mut file).take(MAX_TOKEN_FILE_BYTES + 1).read_to_end(&mut raw).map_err(read_err)?;
+    if raw.len() as u64 > MAX_TOKEN_FILE_BYTES {
+        return Err(SecurityError::TokenFileTooLong { path: path.into() });
+    }
+    let raw = String::from_utf8(raw).map_err(|_| SecurityError::TokenCharacters(path.into()))?;
     let t = raw.trim();
     if t.is_empty() {
         return Err(SecurityError::EmptyToken(path.into()));
@@ -132,32 +194,25 @@ fn read_token(path: &Path) -> Result<Token, SecurityError> {
 }
 
 /// Loads the token: from `--token-file` if given, else from (or newly into) `DATA_DIR/token`.
+/// A token file readable or writable by group or others is refused unless `allow_shared` (secret
+/// mounts that cannot be 0600); the data dir's own token must always be private.
 /// A generated token is 32 random bytes, hex encoded, in a file created with mode 0600.
-pub fn load_token(token_file: Option<&Path>, data_dir: &Path) -> Result<(Token, TokenSource), SecurityError> {
-    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+pub fn load_token(
+    token_file: Option<&Path>,
+    allow_shared: bool,
+    data_dir: &Path,
+) -> Result<(Token, TokenSource), SecurityError> {
+    use std::os::unix::fs::OpenOptionsExt;
     if let Some(p) = token_file {
         if !p.is_absolute() {
             return Err(SecurityError::RelativeTokenFile(p.into()));
         }
-        let token = read_token(p)?;
-        // Not refused: secret mounts (Kubernetes, Docker) are often 0644 inside a private mount.
-        if let Ok(meta) = std::fs::metadata(p)
-            && meta.permissions().mode() & 0o077 != 0
-        {
-            tracing::warn!(path = %p.display(), mode = format!("{:o}", meta.permissions().mode() & 0o777),
-                "the token file is readable by other users; consider chmod 600");
-        }
+        let token = read_token(p, allow_shared, false)?;
         return Ok((token, TokenSource::File(p.into())));
     }
     let path = data_dir.join(TOKEN_FILE);
-    match std::fs::metadata(&path) {
-        Ok(meta) => {
-            let mode = meta.permissions().mode() & 0o777;
-            if mode & 0o077 != 0 {
-                return Err(SecurityError::TokenPermissions { path, mode });
-            }
-            Ok((read_token(&path)?, TokenSource::DataDir(path)))
-        }
+    match std::fs::symlink_metadata(&path) {
+        Ok(_) => Ok((read_token(&path, false, true)?, TokenSource::DataDir(path))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let mut bytes = [0u8; 32];
             getrandom::fill(&mut bytes).map_err(|e| SecurityError::Random(e.to_string()))?;
@@ -283,6 +338,8 @@ pub fn parse_origin(value: &str) -> Option<Origin> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Refusal {
     Host,
+    /// An absolute-form request target whose authority is not allowed or differs from `Host`.
+    Target,
     Origin,
 }
 
@@ -330,7 +387,11 @@ impl AccessPolicy {
     /// re-resolves to 127.0.0.1 still sends `Host: evil.example`.)
     pub fn host_allowed(&self, host: Option<&str>) -> bool {
         let Some((name, _)) = host.and_then(parse_host_header) else { return false };
-        self.any_host || name.is_loopback() || self.hosts.contains(&name)
+        self.name_allowed(&name)
+    }
+
+    fn name_allowed(&self, name: &HostName) -> bool {
+        self.any_host || name.is_loopback() || self.hosts.contains(name)
     }
 
     /// Is a request with this `Origin` (if any) and `Host` allowed? No Origin: a non-browser client.
@@ -375,19 +436,51 @@ fn single(headers: &HeaderMap, name: header::HeaderName) -> Result<Option<&str>,
 }
 
 /// How a request proved it holds the token.
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Authenticated {
     Header,
-    /// Through `Sec-WebSocket-Protocol`; the handshake answers with one of these protocols.
-    Subprotocol {
-        offered_app_protocol: bool,
-        entry: String,
-    },
+    /// Through a `Sec-WebSocket-Protocol` entry (only on the room WebSocket's upgrade); the
+    /// handshake answers `ensemble.v1`, never the entry.
+    Subprotocol,
 }
 
-/// Finds and checks the token in a request: `Authorization: Bearer …`, or, on a WebSocket upgrade,
-/// a `Sec-WebSocket-Protocol` entry `ensemble.bearer.…`.
-pub fn authenticate(token: &Token, headers: &HeaderMap) -> Option<Authenticated> {
+/// Is this a WebSocket upgrade request (RFC 6455 §4.1: `GET`, `Upgrade: websocket`, `Connection:
+/// upgrade`)?
+pub fn is_websocket_upgrade(method: &Method, headers: &HeaderMap) -> bool {
+    let has_token = |name: header::HeaderName, token: &str| {
+        headers
+            .get_all(name)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .any(|t| t.trim().eq_ignore_ascii_case(token))
+    };
+    method == Method::GET && has_token(header::UPGRADE, "websocket") && has_token(header::CONNECTION, "upgrade")
+}
+
+/// The entries of every `Sec-WebSocket-Protocol` header.
+fn subprotocols(headers: &HeaderMap) -> Vec<&str> {
+    headers
+        .get_all(header::SEC_WEBSOCKET_PROTOCOL)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(str::trim)
+        .filter(|e| !e.is_empty())
+        .collect()
+}
+
+/// A bearer entry offered without `ensemble.v1`: the server could only complete such a handshake
+/// by echoing the token, so it is refused.
+pub fn bearer_without_app_protocol(headers: &HeaderMap) -> bool {
+    let entries = subprotocols(headers);
+    entries.iter().any(|e| e.starts_with(BEARER_PROTOCOL_PREFIX)) && !entries.contains(&APP_PROTOCOL)
+}
+
+/// Finds and checks the token in a request: `Authorization: Bearer …`, or — only when
+/// `websocket_upgrade` (the room WebSocket's upgrade; the caller decides) — a
+/// `Sec-WebSocket-Protocol` entry `ensemble.bearer.…`.
+pub fn authenticate(token: &Token, headers: &HeaderMap, websocket_upgrade: bool) -> Option<Authenticated> {
     let auth = single(headers, header::AUTHORIZATION).ok()?;
     if let Some(value) = auth {
         let (scheme, credentials) = value.split_once(' ')?;
@@ -398,32 +491,71 @@ pub fn authenticate(token: &Token, headers: &HeaderMap) -> Option<Authenticated>
         let credentials = credentials.trim();
         return (!credentials.is_empty() && token.matches(credentials)).then_some(Authenticated::Header);
     }
-    let upgrade = headers.get(header::UPGRADE).and_then(|v| v.to_str().ok());
-    if !upgrade.is_some_and(|u| u.eq_ignore_ascii_case("websocket")) {
+    if !websocket_upgrade {
         return None;
     }
-    let entries: Vec<&str> = headers
-        .get_all(header::SEC_WEBSOCKET_PROTOCOL)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .map(str::trim)
-        .collect();
-    let mut bearer = entries.iter().filter_map(|e| e.strip_prefix(BEARER_PROTOCOL_PREFIX).map(|t| (*e, t)));
-    let (entry, candidate) = bearer.next()?;
+    let entries = subprotocols(headers);
+    let mut bearer = entries.iter().filter_map(|e| e.strip_prefix(BEARER_PROTOCOL_PREFIX));
+    let candidate = bearer.next()?;
     if bearer.next().is_some() || candidate.is_empty() || !token.matches(candidate) {
         return None;
     }
-    Some(Authenticated::Subprotocol { offered_app_protocol: entries.contains(&APP_PROTOCOL), entry: entry.to_owned() })
+    Some(Authenticated::Subprotocol)
 }
 
-fn query_carries_token(query: Option<&str>) -> bool {
-    query.is_some_and(|q| {
-        q.split('&').any(|pair| {
-            let key = pair.split('=').next().unwrap_or("");
-            TOKEN_QUERY_KEYS.iter().any(|k| key.eq_ignore_ascii_case(k))
-        })
-    })
+/// The parameter names of a query string as a form parser reads them (axum's `Query` uses the same
+/// `application/x-www-form-urlencoded` rules): `&`-separated pairs, the name before the first `=`,
+/// `+` as a space, percent escapes decoded (invalid ones kept as they are, invalid UTF-8 replaced).
+pub fn query_names(query: &str) -> impl Iterator<Item = std::borrow::Cow<'_, str>> {
+    form_urlencoded::parse(query.as_bytes()).map(|(name, _)| name)
+}
+
+/// Does a query string carry a parameter named like a token (`token`, `access_token`, `bearer`,
+/// `auth`, in any case, however percent-encoded)?
+pub fn query_carries_token(query: Option<&str>) -> bool {
+    query.is_some_and(|q| query_names(q).any(|name| TOKEN_QUERY_KEYS.iter().any(|k| name.eq_ignore_ascii_case(k))))
+}
+
+/// What a request target says about the authority it is meant for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TargetAuthority {
+    /// The usual origin form (`GET /p`): no authority.
+    None,
+    /// Absolute form (`GET http://host:port/p`): the host and the effective port.
+    Named(HostName, u16),
+    /// An authority that is not `http`/`https` (authority form, other schemes) or that does not
+    /// parse as a `Host` value does.
+    Invalid,
+}
+
+/// The authority a request target names, parsed as a `Host` header is.
+pub fn target_authority(scheme: Option<&str>, authority: Option<&str>) -> TargetAuthority {
+    let Some(authority) = authority else { return TargetAuthority::None };
+    let default_port = match scheme {
+        Some(s) if s.eq_ignore_ascii_case("http") => 80,
+        Some(s) if s.eq_ignore_ascii_case("https") => 443,
+        _ => return TargetAuthority::Invalid,
+    };
+    match parse_host_header(authority) {
+        Some((host, port)) => TargetAuthority::Named(host, port.unwrap_or(default_port)),
+        None => TargetAuthority::Invalid,
+    }
+}
+
+impl AccessPolicy {
+    /// The request target's authority, if it has one (absolute form), is judged as the Host header
+    /// is, and must name the same host and port as the Host header (RFC 9112 §3.2.2 lets a server
+    /// prefer the target's authority; we accept only requests where both agree).
+    pub fn target_allowed(&self, scheme: Option<&str>, authority: Option<&str>, host: Option<&str>) -> bool {
+        let (name, port) = match target_authority(scheme, authority) {
+            TargetAuthority::None => return true,
+            TargetAuthority::Named(name, port) => (name, port),
+            TargetAuthority::Invalid => return false,
+        };
+        let Some((host_name, host_port)) = host.and_then(parse_host_header) else { return false };
+        let default_port = if scheme.is_some_and(|s| s.eq_ignore_ascii_case("https")) { 443 } else { 80 };
+        self.name_allowed(&name) && name == host_name && port == host_port.unwrap_or(default_port)
+    }
 }
 
 /// The middleware: Host, Origin, token (see the module documentation).
@@ -432,12 +564,30 @@ pub async fn guard(State(access): State<Arc<Access>>, mut req: Request, next: Ne
     if PUBLIC_PATHS.contains(&path) {
         return next.run(req).await;
     }
-    match access.policy.check(req.headers()) {
+    let refusal = access.policy.check(req.headers()).and_then(|()| {
+        let host = single(req.headers(), header::HOST).ok().flatten();
+        let uri = req.uri();
+        if access.policy.target_allowed(uri.scheme_str(), uri.authority().map(|a| a.as_str()), host) {
+            Ok(())
+        } else {
+            Err(Refusal::Target)
+        }
+    });
+    match refusal {
         Ok(()) => {}
         Err(Refusal::Host) => {
             tracing::warn!("refused a request with a Host that is not allowed (DNS rebinding protection)");
             return ApiError::new(StatusCode::FORBIDDEN, "host_not_allowed", "this Host is not allowed")
                 .into_response();
+        }
+        Err(Refusal::Target) => {
+            tracing::warn!("refused an absolute-form request target naming another authority");
+            return ApiError::new(
+                StatusCode::FORBIDDEN,
+                "host_not_allowed",
+                "the request target's authority is not allowed or does not match the Host header",
+            )
+            .into_response();
         }
         Err(Refusal::Origin) => {
             tracing::warn!("refused a cross-origin request");
@@ -450,6 +600,17 @@ pub async fn guard(State(access): State<Arc<Access>>, mut req: Request, next: Ne
             "token_in_query",
             "tokens are not accepted in the URL; use `Authorization: Bearer …` or the WebSocket subprotocol \
              `ensemble.bearer.…`",
+        )
+        .into_response();
+    }
+    // The subprotocol token is for browsers opening the room WebSocket, and only there.
+    let room_ws = req.extensions().get::<MatchedPath>().is_some_and(|p| p.as_str() == ROOM_WS_ROUTE)
+        && is_websocket_upgrade(req.method(), req.headers());
+    if room_ws && bearer_without_app_protocol(req.headers()) {
+        return ApiError::bad_request(
+            "app_protocol_required",
+            "offer the subprotocol `ensemble.v1` beside `ensemble.bearer.…`; the server answers `ensemble.v1` \
+             and never echoes the token",
         )
         .into_response();
     }
@@ -479,7 +640,7 @@ pub async fn guard(State(access): State<Arc<Access>>, mut req: Request, next: Ne
     let mut res = if access.token_free(path) {
         next.run(req).await
     } else {
-        match authenticate(&access.token, req.headers()) {
+        match authenticate(&access.token, req.headers(), room_ws) {
             Some(how) => {
                 req.extensions_mut().insert(how);
                 next.run(req).await
@@ -653,7 +814,7 @@ mod tests {
         let with = |v: &str| {
             let mut h = HeaderMap::new();
             h.insert(header::AUTHORIZATION, HeaderValue::from_str(v).unwrap());
-            authenticate(&t, &h).is_some()
+            authenticate(&t, &h, false).is_some()
         };
         assert!(with(&format!("Bearer {SECRET}")));
         assert!(with(&format!("bearer {SECRET}")));
@@ -664,7 +825,7 @@ mod tests {
         assert!(!with(&format!("Basic {SECRET}")));
         assert!(!with(&format!("Bearer {}", &SECRET[1..])));
         assert!(!with(&format!("Bearer {SECRET}x")));
-        assert!(authenticate(&t, &HeaderMap::new()).is_none());
+        assert!(authenticate(&t, &HeaderMap::new(), false).is_none());
         assert_eq!(format!("{t:?}"), "Token(<redacted>)");
     }
 
@@ -676,22 +837,48 @@ mod tests {
             header::SEC_WEBSOCKET_PROTOCOL,
             HeaderValue::from_str(&format!("ensemble.v1, ensemble.bearer.{SECRET}")).unwrap(),
         );
-        assert!(authenticate(&t, &h).is_none(), "not an upgrade");
+        assert!(!is_websocket_upgrade(&Method::GET, &h));
+        assert!(authenticate(&t, &h, false).is_none(), "not the room WebSocket's upgrade");
+        assert_eq!(authenticate(&t, &h, true), Some(Authenticated::Subprotocol));
         h.insert(header::UPGRADE, HeaderValue::from_static("websocket"));
-        match authenticate(&t, &h) {
-            Some(Authenticated::Subprotocol { offered_app_protocol, entry }) => {
-                assert!(offered_app_protocol);
-                assert_eq!(entry, format!("ensemble.bearer.{SECRET}"));
-            }
-            other => panic!("{other:?}"),
-        }
+        assert!(!is_websocket_upgrade(&Method::GET, &h), "no Connection: upgrade");
+        h.insert(header::CONNECTION, HeaderValue::from_static("keep-alive, Upgrade"));
+        assert!(is_websocket_upgrade(&Method::GET, &h));
+        assert!(!is_websocket_upgrade(&Method::POST, &h), "an upgrade is a GET");
         h.insert(header::SEC_WEBSOCKET_PROTOCOL, HeaderValue::from_static("ensemble.bearer.wrong"));
-        assert!(authenticate(&t, &h).is_none());
+        assert!(authenticate(&t, &h, true).is_none());
         h.insert(
             header::SEC_WEBSOCKET_PROTOCOL,
             HeaderValue::from_str(&format!("ensemble.bearer.{SECRET},ensemble.bearer.other")).unwrap(),
         );
-        assert!(authenticate(&t, &h).is_none(), "two bearer entries are ambiguous");
+        assert!(authenticate(&t, &h, true).is_none(), "two bearer entries are ambiguous");
+    }
+
+    #[test]
+    fn a_bearer_entry_needs_the_app_protocol_beside_it() {
+        let with = |v: &str| {
+            let mut h = HeaderMap::new();
+            h.insert(header::SEC_WEBSOCKET_PROTOCOL, HeaderValue::from_str(v).unwrap());
+            bearer_without_app_protocol(&h)
+        };
+        assert!(with("ensemble.bearer.x"));
+        assert!(with("other, ensemble.bearer.x"));
+        assert!(!with("ensemble.v1, ensemble.bearer.x"));
+        assert!(!with("ensemble.bearer.x,ensemble.v1"));
+        assert!(!with("ensemble.v1"));
+        assert!(!with("chat"));
+        assert!(!bearer_without_app_protocol(&HeaderMap::new()));
+        // Two headers count as one list.
+        let mut h = HeaderMap::new();
+        h.append(header::SEC_WEBSOCKET_PROTOCOL, HeaderValue::from_static("ensemble.bearer.x"));
+        h.append(header::SEC_WEBSOCKET_PROTOCOL, HeaderValue::from_static("ensemble.v1"));
+        assert!(!bearer_without_app_protocol(&h));
+    }
+
+    fn write_private(path: &Path, content: &[u8]) {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::write(path, content).unwrap();
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).unwrap();
     }
 
     #[test]
@@ -699,31 +886,102 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("t");
-        std::fs::write(&f, format!("  {SECRET}\n")).unwrap();
-        let (t, src) = load_token(Some(&f), dir.path()).unwrap();
+        write_private(&f, format!("  {SECRET}\n").as_bytes());
+        let (t, src) = load_token(Some(&f), false, dir.path()).unwrap();
         assert!(t.matches(SECRET));
         assert_eq!(src, TokenSource::File(f.clone()));
-        std::fs::write(&f, "\n").unwrap();
-        assert!(matches!(load_token(Some(&f), dir.path()), Err(SecurityError::EmptyToken(_))));
-        std::fs::write(&f, "short").unwrap();
-        assert!(matches!(load_token(Some(&f), dir.path()), Err(SecurityError::ShortToken { len: 5, .. })));
-        std::fs::write(&f, format!("{SECRET} with spaces")).unwrap();
-        assert!(matches!(load_token(Some(&f), dir.path()), Err(SecurityError::TokenCharacters(_))));
-        assert!(matches!(load_token(Some(Path::new("rel/t")), dir.path()), Err(SecurityError::RelativeTokenFile(_))));
+        write_private(&f, b"\n");
+        assert!(matches!(load_token(Some(&f), false, dir.path()), Err(SecurityError::EmptyToken(_))));
+        write_private(&f, b"short");
+        assert!(matches!(load_token(Some(&f), false, dir.path()), Err(SecurityError::ShortToken { len: 5, .. })));
+        write_private(&f, format!("{SECRET} with spaces").as_bytes());
+        assert!(matches!(load_token(Some(&f), false, dir.path()), Err(SecurityError::TokenCharacters(_))));
+        write_private(&f, &[0xff; 40]);
+        assert!(matches!(load_token(Some(&f), false, dir.path()), Err(SecurityError::TokenCharacters(_))));
+        assert!(matches!(
+            load_token(Some(Path::new("rel/t")), false, dir.path()),
+            Err(SecurityError::RelativeTokenFile(_))
+        ));
 
         // Generated once with 0600, then read back.
         let data = dir.path().join("data");
         std::fs::create_dir(&data).unwrap();
-        let (t1, src) = load_token(None, &data).unwrap();
+        let (t1, src) = load_token(None, false, &data).unwrap();
         assert!(matches!(src, TokenSource::Generated(_)));
         assert_eq!(t1.expose().len(), 64);
         let mode = std::fs::metadata(data.join(TOKEN_FILE)).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
-        let (t2, src) = load_token(None, &data).unwrap();
+        let (t2, src) = load_token(None, false, &data).unwrap();
         assert!(matches!(src, TokenSource::DataDir(_)));
         assert!(t2.matches(t1.expose()));
         std::fs::set_permissions(data.join(TOKEN_FILE), std::fs::Permissions::from_mode(0o644)).unwrap();
-        assert!(matches!(load_token(None, &data), Err(SecurityError::TokenPermissions { .. })));
+        assert!(matches!(load_token(None, false, &data), Err(SecurityError::DataDirTokenPermissions { .. })));
+        // The escape hatch is for --token-file (secret mounts), never for the data dir's own token.
+        assert!(matches!(load_token(None, true, &data), Err(SecurityError::DataDirTokenPermissions { .. })));
+    }
+
+    #[test]
+    fn shared_token_files_are_refused_unless_allowed_and_symlinks_count_by_their_target() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("t");
+        for mode in [0o644, 0o640, 0o604, 0o620, 0o602, 0o660] {
+            std::fs::write(&f, SECRET).unwrap();
+            std::fs::set_permissions(&f, std::fs::Permissions::from_mode(mode)).unwrap();
+            match load_token(Some(&f), false, dir.path()) {
+                Err(e @ SecurityError::TokenPermissions { .. }) => {
+                    let msg = e.to_string();
+                    assert!(msg.contains(&format!("{mode:o}")) && msg.contains("chmod 600"), "{msg}");
+                    assert!(msg.contains("--allow-shared-token-file"), "{msg}");
+                }
+                other => panic!("mode {mode:o}: {other:?}"),
+            }
+            assert!(load_token(Some(&f), true, dir.path()).unwrap().0.matches(SECRET), "{mode:o} allowed");
+        }
+        // A private symlink to a shared file: the target's mode counts.
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&f, &link).unwrap();
+        assert!(matches!(load_token(Some(&link), false, dir.path()), Err(SecurityError::TokenPermissions { .. })));
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert!(load_token(Some(&link), false, dir.path()).unwrap().0.matches(SECRET));
+    }
+
+    #[test]
+    fn only_short_regular_files_are_token_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let not_files = [
+            (PathBuf::from("/dev/zero"), "a character device"),
+            (PathBuf::from("/dev/null"), "a character device"),
+            (dir.path().to_path_buf(), "a directory"),
+        ];
+        for (p, kind) in &not_files {
+            match load_token(Some(p), true, dir.path()) {
+                Err(SecurityError::NotARegularFile { kind: k, .. }) => assert_eq!(k, *kind, "{}", p.display()),
+                other => panic!("{}: {other:?}", p.display()),
+            }
+        }
+        // A FIFO nobody writes to: refused at once, not waited on.
+        let fifo = dir.path().join("fifo");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+        assert!(made.success());
+        assert!(matches!(
+            load_token(Some(&fifo), true, dir.path()),
+            Err(SecurityError::NotARegularFile { kind: "a FIFO", .. })
+        ));
+        // Longer than the limit, even if it starts with a good token.
+        let long = dir.path().join("long");
+        let mut content = format!("{SECRET}\n").into_bytes();
+        content.resize(MAX_TOKEN_FILE_BYTES as usize + 1, b' ');
+        write_private(&long, &content);
+        assert!(matches!(load_token(Some(&long), false, dir.path()), Err(SecurityError::TokenFileTooLong { .. })));
+        content.truncate(MAX_TOKEN_FILE_BYTES as usize);
+        write_private(&long, &content);
+        assert!(load_token(Some(&long), false, dir.path()).unwrap().0.matches(SECRET));
+        // A missing file.
+        assert!(matches!(
+            load_token(Some(&dir.path().join("nope")), false, dir.path()),
+            Err(SecurityError::Read { .. })
+        ));
     }
 
     #[test]
@@ -740,7 +998,53 @@ mod tests {
     fn token_looking_query_parameters_are_detected() {
         assert!(query_carries_token(Some("after=3&token=x")));
         assert!(query_carries_token(Some("Access_Token=x")));
+        assert!(query_carries_token(Some("token")));
+        assert!(query_carries_token(Some("a=1&&bearer=")));
+        // Percent-encoded and `+` forms are decoded before matching.
+        assert!(query_carries_token(Some("%74oken=x")));
+        assert!(query_carries_token(Some("%54%4F%4B%45%4E=x")));
+        assert!(query_carries_token(Some("access%5ftoken=x")));
+        assert!(query_carries_token(Some("after=1&a%75th=x")));
         assert!(!query_carries_token(Some("after=3")));
+        assert!(!query_carries_token(Some("x=token")));
+        assert!(!query_carries_token(Some("access+token=x")), "`+` is a space");
+        assert!(!query_carries_token(Some("%2574oken=x")), "decoded once, as the form parser does");
         assert!(!query_carries_token(None));
+    }
+
+    #[test]
+    fn absolute_form_targets_are_judged_by_their_authority() {
+        let p = AccessPolicy::new("127.0.0.1:7878".parse().unwrap(), &["ensemble.internal".into()], &[]).unwrap();
+        let ok =
+            |scheme: Option<&str>, authority: Option<&str>, host: &str| p.target_allowed(scheme, authority, Some(host));
+        // Origin-form: nothing to judge here (the Host check is separate).
+        assert!(ok(None, None, "evil.example"));
+        assert!(ok(Some("http"), Some("127.0.0.1:7878"), "127.0.0.1:7878"));
+        assert!(ok(Some("HTTP"), Some("LOCALHOST:7878"), "localhost:7878"));
+        assert!(ok(Some("http"), Some("localhost"), "localhost:80"));
+        assert!(ok(Some("http"), Some("localhost:80"), "localhost"));
+        assert!(ok(Some("https"), Some("ensemble.internal"), "ensemble.internal:443"));
+        assert!(ok(Some("http"), Some("[::1]:7878"), "[0::1]:7878"));
+        for (class, scheme, authority, host) in [
+            ("foreign authority", Some("http"), Some("evil.example"), "127.0.0.1:7878"),
+            ("foreign authority, same Host", Some("http"), Some("evil.example"), "evil.example"),
+            ("other loopback than Host", Some("http"), Some("localhost:7878"), "127.0.0.1:7878"),
+            ("port mismatch", Some("http"), Some("127.0.0.1:7879"), "127.0.0.1:7878"),
+            ("default port mismatch", Some("http"), Some("127.0.0.1"), "127.0.0.1:7878"),
+            ("https default port", Some("https"), Some("localhost"), "localhost:80"),
+            ("userinfo", Some("http"), Some("user@127.0.0.1:7878"), "127.0.0.1:7878"),
+            ("other scheme", Some("ftp"), Some("127.0.0.1:7878"), "127.0.0.1:7878"),
+            ("authority-form", None, Some("127.0.0.1:7878"), "127.0.0.1:7878"),
+            ("decimal IP", Some("http"), Some("2130706433"), "2130706433"),
+        ] {
+            assert!(!ok(scheme, authority, host), "{class}: {scheme:?} {authority:?} with Host {host}");
+        }
+        assert!(!p.target_allowed(Some("http"), Some("127.0.0.1"), None), "no Host");
+        assert_eq!(target_authority(None, None), TargetAuthority::None);
+        assert_eq!(
+            target_authority(Some("https"), Some("Localhost.")),
+            TargetAuthority::Named(HostName::Name("localhost".into()), 443)
+        );
+        assert_eq!(target_authority(None, Some("localhost:1")), TargetAuthority::Invalid);
     }
 }

@@ -5,7 +5,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use axum::serve::ListenerExt;
 use ensemble_runtime::bus::RoomHub;
 use ensemble_runtime::clock::SystemClock;
 use ensemble_runtime::controller::{Controller, ControllerConfig};
@@ -13,6 +12,9 @@ use ensemble_runtime::store::{Retention, Store, StoreConfig, Synchronous};
 use tokio::net::TcpListener;
 
 use crate::config::{ServeArgs, SqliteSync};
+use crate::datadir;
+use crate::listener::{self, ListenerConfig};
+use crate::os;
 use crate::router::router;
 use crate::runs::Run;
 use crate::security::{self, Access, AccessPolicy, TokenSource};
@@ -80,7 +82,8 @@ pub async fn build_controller(args: &ServeArgs) -> anyhow::Result<Controller> {
 /// The HTTP edge's configuration (token, Host/Origin policy, workspace roots, limits), validated.
 /// Expects the data dir to exist (a generated token is kept there).
 pub fn app_config(args: &ServeArgs) -> anyhow::Result<(AppConfig, TokenSource)> {
-    let (token, source) = security::load_token(args.token_file.as_deref(), &args.data_dir())?;
+    let (token, source) =
+        security::load_token(args.token_file.as_deref(), args.allow_shared_token_file, &args.data_dir())?;
     let policy = AccessPolicy::new(args.listen, &args.allowed_hosts, &args.trusted_origins)?;
     let workspace = WorkspaceRoots::new(&args.workspace_roots()).map_err(anyhow::Error::msg)?;
     let cwd = args.default_cwd();
@@ -104,13 +107,30 @@ pub fn app_config(args: &ServeArgs) -> anyhow::Result<(AppConfig, TokenSource)> 
     Ok((config, source))
 }
 
+/// The HTTP listener's limits, from the server's (the connection cap fitted to `soft_file_limit`).
+pub fn listener_config(args: &ServeArgs, soft_file_limit: Option<u64>) -> ListenerConfig {
+    ListenerConfig {
+        header_read_timeout: Duration::from_secs(args.header_read_timeout_secs.max(1)),
+        keep_alive_idle: Duration::from_secs(args.keep_alive_idle_secs.max(1)),
+        max_connections: listener::effective_max_connections(args.max_connections, soft_file_limit),
+        // Room WebSockets flush once per batch of frames, so Nagle buys nothing; with it, a small
+        // batch written while the previous one is unacknowledged waits for the peer's delayed ACK
+        // (up to 40 ms on Linux), which dominated the fan-out p99 (see `server/benches/fanout/`).
+        nodelay: true,
+    }
+}
+
 /// Runs the server until SIGINT/SIGTERM, then shuts down gracefully.
 pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     // Before anything else: a mistaken exposure must not even open the store.
     security::check_listen(args.listen, args.token_file.as_deref())?;
     telemetry::metrics_handle();
     let data_dir = args.data_dir();
-    std::fs::create_dir_all(&data_dir).with_context(|| format!("creating the data dir {}", data_dir.display()))?;
+    // Private (0700), ours, and not writable by anyone else, before anything is read from it.
+    let prepared = datadir::prepare(&data_dir)?;
+    for path in &prepared.tightened {
+        tracing::warn!(path = %path.display(), "made private: it was readable by other users");
+    }
     // The token, Host/Origin policy and workspace roots are checked before anything is opened.
     let (app_config, token_source) = app_config(&args)?;
     // Before any agent can start: one server per data dir, and nothing left from a crashed run.
@@ -162,20 +182,25 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         signal_state.shutdown.cancel();
     });
 
-    // Room WebSockets flush once per batch of frames, so Nagle buys nothing; with it, a small batch
-    // written while the previous one is unacknowledged waits for the peer's delayed ACK (up to
-    // 40 ms on Linux), which dominated the fan-out p99 (see `server/benches/fanout/`).
-    let listener = listener.tap_io(|tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!(error = %e, "could not set TCP_NODELAY");
-        }
-    });
+    let listener_config = listener_config(&args, os::file_limit().ok().map(|l| l.soft));
+    tracing::info!(
+        max_connections = listener_config.max_connections,
+        header_read_timeout_secs = listener_config.header_read_timeout.as_secs(),
+        keep_alive_idle_secs = listener_config.keep_alive_idle.as_secs(),
+        "http listener"
+    );
+    if listener_config.max_connections < args.max_connections {
+        tracing::warn!(
+            configured = args.max_connections,
+            used = listener_config.max_connections,
+            "--max-connections lowered to half the open-file limit"
+        );
+    }
     let shutdown = state.shutdown.clone();
-    let app = router(state.clone()).into_make_service_with_connect_info::<SocketAddr>();
-    let serving = axum::serve(listener, app).with_graceful_shutdown(shutdown.clone().cancelled_owned());
+    let serving = listener::serve(listener, router(state.clone()), listener_config, shutdown.clone());
     let limit = Duration::from_secs(args.shutdown_timeout_secs);
     tokio::select! {
-        r = serving => r.context("serving")?,
+        () = serving => {}
         _ = async { shutdown.cancelled().await; tokio::time::sleep(limit).await } => {
             tracing::warn!("open connections did not finish within the shutdown timeout");
         }

@@ -4,7 +4,7 @@ use std::sync::OnceLock;
 use std::time::Instant;
 
 use axum::extract::{MatchedPath, Request};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use ensemble_runtime::controller::Controller;
@@ -15,9 +15,26 @@ use tracing_subscriber::filter::LevelFilter;
 
 use crate::config::LogFormat;
 
+/// Libraries that log what passes through them — message and frame contents, request bodies in
+/// rejections — at `debug` or `trace`. Room content must never reach the logs, so these are held at
+/// `info` whatever `RUST_LOG` says.
+pub const CONTENT_LOGGING_TARGETS: [&str; 3] = ["tungstenite", "tokio_tungstenite", "axum::rejection"];
+
+/// The log filter: `RUST_LOG` (default `info`), with [`CONTENT_LOGGING_TARGETS`] held at `info`.
+pub fn log_filter(rust_log: Option<&str>) -> EnvFilter {
+    let builder = EnvFilter::builder().with_default_directive(LevelFilter::INFO.into());
+    let mut filter = builder.parse_lossy(rust_log.unwrap_or_default());
+    for target in CONTENT_LOGGING_TARGETS {
+        if let Ok(d) = format!("{target}=info").parse() {
+            filter = filter.add_directive(d);
+        }
+    }
+    filter
+}
+
 /// Logs go to stderr (stdout carries the `listening on` line). `RUST_LOG` filters.
 pub fn init_tracing(format: LogFormat) {
-    let filter = EnvFilter::builder().with_default_directive(LevelFilter::INFO.into()).from_env_lossy();
+    let filter = log_filter(std::env::var("RUST_LOG").ok().as_deref());
     let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
     let result = match format {
         LogFormat::Json => builder.json().flatten_event(true).with_current_span(true).try_init(),
@@ -60,19 +77,68 @@ pub fn render_metrics(controller: &Controller) -> Response {
         .into_response()
 }
 
-/// Counts requests by route and status, and logs each at debug level. The span names the matched
-/// route, never the raw URI, so query strings stay out of logs.
+/// A request method as a metric label: the standard ones by name, anything else `other`, so a
+/// client cannot grow the label set (and the recorder's memory) by inventing methods.
+pub fn method_label(method: &Method) -> &'static str {
+    match *method {
+        Method::GET => "GET",
+        Method::POST => "POST",
+        Method::PUT => "PUT",
+        Method::DELETE => "DELETE",
+        Method::PATCH => "PATCH",
+        Method::HEAD => "HEAD",
+        Method::OPTIONS => "OPTIONS",
+        Method::CONNECT => "CONNECT",
+        Method::TRACE => "TRACE",
+        _ => "other",
+    }
+}
+
+/// Counts requests by route, method and status, and logs each at debug level. Every label comes
+/// from a fixed set: the route is the matched route template (`unmatched` when none matched), the
+/// method one of [`method_label`]'s, the status a three-digit code. The log names the same, never
+/// the raw URI, so query strings stay out of logs.
 pub async fn track_http(req: Request, next: Next) -> Response {
     let route =
         req.extensions().get::<MatchedPath>().map(|p| p.as_str().to_owned()).unwrap_or_else(|| "unmatched".into());
-    let method = req.method().as_str().to_owned();
+    let method = method_label(req.method());
     let started = Instant::now();
     let res = next.run(req).await;
     let status = res.status().as_u16();
     let elapsed = started.elapsed();
-    metrics::counter!("ensemble_http_requests_total", "route" => route.clone(), "method" => method.clone(), "status" => status.to_string())
+    metrics::counter!("ensemble_http_requests_total", "route" => route.clone(), "method" => method, "status" => status.to_string())
         .increment(1);
     metrics::histogram!("ensemble_http_request_seconds", "route" => route.clone()).record(elapsed.as_secs_f64());
     tracing::debug!(%method, %route, status, elapsed_ms = elapsed.as_millis() as u64, "request");
     res
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn methods_outside_the_standard_set_share_one_label() {
+        assert_eq!(method_label(&Method::GET), "GET");
+        assert_eq!(method_label(&Method::DELETE), "DELETE");
+        for m in ["FOO", "get", "PROPFIND", "X".repeat(1000).as_str()] {
+            assert_eq!(method_label(&Method::from_bytes(m.as_bytes()).unwrap()), "other", "{m}");
+        }
+    }
+
+    #[test]
+    fn content_logging_libraries_stay_at_info_whatever_rust_log_says() {
+        use tracing::Level;
+        use tracing::level_filters::LevelFilter;
+        for rust_log in ["trace", "tungstenite=trace,tokio_tungstenite=trace,axum=trace", "debug,axum::rejection=trace"]
+        {
+            let filter = log_filter(Some(rust_log));
+            let text = filter.to_string();
+            for target in CONTENT_LOGGING_TARGETS {
+                assert!(text.contains(&format!("{target}=info")), "{rust_log}: {text}");
+                assert!(!text.contains(&format!("{target}=trace")), "{rust_log}: {text}");
+            }
+            assert!(filter.max_level_hint().is_none_or(|l| l >= LevelFilter::from_level(Level::DEBUG)));
+        }
+    }
 }

@@ -9,9 +9,9 @@
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use axum::extract::State;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
-use axum::extract::{Extension, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use bytes::Bytes;
@@ -22,7 +22,7 @@ use tokio::time::{Instant, timeout};
 use crate::api::{ClientFrame, ServerFrame, WsQuery};
 use crate::error::{ApiError, ErrorResponse, Query};
 use crate::routes::params::RoomPath;
-use crate::security::{APP_PROTOCOL, Authenticated};
+use crate::security::APP_PROTOCOL;
 use crate::state::AppState;
 
 /// Close code after a `resync` frame (the client must reload and reconnect).
@@ -31,6 +31,8 @@ pub const CLOSE_RESYNC: u16 = 4000;
 pub const CLOSE_IDLE: u16 = 4001;
 /// Close code when the server shuts down.
 pub const CLOSE_GOING_AWAY: u16 = 1001;
+/// Close code for a client message over `--ws-max-message-bytes` (RFC 6455 "message too big").
+pub const CLOSE_TOO_BIG: u16 = 1009;
 /// Frames written before one flush.
 const FLUSH_BATCH: usize = 64;
 
@@ -44,7 +46,6 @@ pub async fn room_ws(
     State(state): State<AppState>,
     room: RoomPath,
     Query(q): Query<WsQuery>,
-    auth: Option<Extension<Authenticated>>,
     ws: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> Result<Response, ApiError> {
     let room = room.into_id()?;
@@ -63,13 +64,10 @@ pub async fn room_ws(
         return Err(ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "shutting_down", "the server is shutting down"));
     }
     let slot = ConnectionSlot::take(&state, &room)?;
-    // A browser that offered subprotocols fails the handshake unless one is chosen: prefer the
-    // application protocol, so the token is not echoed back, else the bearer entry itself.
-    let ws = match auth.map(|Extension(a)| a) {
-        Some(Authenticated::Subprotocol { offered_app_protocol: true, .. }) => ws.protocols([APP_PROTOCOL]),
-        Some(Authenticated::Subprotocol { entry, .. }) => ws.protocols([entry]),
-        _ => ws.protocols([APP_PROTOCOL]),
-    };
+    // A browser that offered subprotocols fails the handshake unless one is chosen: the answer is
+    // always the application protocol, never the bearer entry (the guard refuses a bearer entry
+    // offered without `ensemble.v1`), so the token is never echoed.
+    let ws = ws.protocols([APP_PROTOCOL]);
     let limits = state.ws.clone();
     Ok(ws
         // A small read buffer: tungstenite zero-fills it on every read (see fanout-baseline.md).
@@ -108,6 +106,12 @@ pub fn reply_to_client(text: Option<&str>) -> ServerFrame {
             ServerFrame::Error { code: "invalid_frame".into(), message }
         }
     }
+}
+
+/// Is this read error a client message (or frame) over the configured size?
+fn is_too_big(e: &(dyn std::error::Error + Send + Sync + 'static)) -> bool {
+    use tokio_tungstenite::tungstenite::error::{CapacityError, Error};
+    e.downcast_ref::<Error>().is_some_and(|e| matches!(e, Error::Capacity(CapacityError::MessageTooLong { .. })))
 }
 
 /// One counted WebSocket, in total and in its room; released on drop (also when the upgrade never
@@ -162,6 +166,7 @@ enum End {
     Shutdown,
     WriteFailed,
     ReadFailed,
+    TooBig,
 }
 
 impl End {
@@ -173,6 +178,7 @@ impl End {
             End::Shutdown => "shutdown",
             End::WriteFailed => "write_failed",
             End::ReadFailed => "read_failed",
+            End::TooBig => "too_big",
         }
     }
 }
@@ -194,6 +200,7 @@ impl Connection {
             }
             End::Idle => Some((CLOSE_IDLE, "idle timeout")),
             End::Shutdown => Some((CLOSE_GOING_AWAY, "server shutting down")),
+            End::TooBig => Some((CLOSE_TOO_BIG, "message too big")),
             End::ClientClosed | End::WriteFailed | End::ReadFailed => None,
         };
         // Never let a stalled peer delay shutdown or the task's end.
@@ -263,6 +270,13 @@ impl Connection {
                     let reply = match msg {
                         None | Some(Ok(Message::Close(_))) => return End::ClientClosed,
                         Some(Err(e)) => {
+                            // Over the limit: the frame header said so before its payload was read,
+                            // so nothing was buffered; nothing more is read either (the rest of that
+                            // frame is still on the wire).
+                            let e = e.into_inner();
+                            if is_too_big(&*e) {
+                                return End::TooBig;
+                            }
                             tracing::debug!(error = %e, "websocket read failed");
                             return End::ReadFailed;
                         }

@@ -18,7 +18,9 @@
 //!   `turn/interrupt`, even the end of its stdin (only a signal ends it);
 //! - `exit`: starts the turn, streams a delta and exits with status 42;
 //! - `spawn PIDFILE`: starts two `sleep 300` grandchildren (one in the agent's process group, one
-//!   in a new session through `setsid`), writes `<pid> <pid>` to PIDFILE, then a normal turn.
+//!   in a new session through `setsid`), writes `<pid> <pid>` to PIDFILE, then a normal turn;
+//! - `limits`: streams `umask <octal> nofile <soft>` (its file creation mask and soft open-file
+//!   limit, from `/proc/self`), then a normal end.
 //!
 //! Deliberately plain: std threads, blocking stdio, serde_json. What it reads and writes is built
 //! from the adapter's own wire types (`ensemble_adapters::codex::wire`), so it speaks exactly the
@@ -45,6 +47,20 @@ const VERSION: &str = "codex-cli 0.169.0";
 const MODEL: &str = "fake-model";
 /// Deltas written between flushes in a flood (the lock on stdout is released in between).
 const FLOOD_BATCH: u64 = 512;
+
+/// `umask <octal> nofile <soft>` of this process, read from `/proc/self` (no unsafe code).
+fn own_limits() -> String {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let umask = status.lines().find_map(|l| l.strip_prefix("Umask:")).unwrap_or("?").trim().to_owned();
+    let limits = std::fs::read_to_string("/proc/self/limits").unwrap_or_default();
+    let nofile = limits
+        .lines()
+        .find_map(|l| l.strip_prefix("Max open files"))
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or("?")
+        .to_owned();
+    format!("umask {umask} nofile {nofile}")
+}
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -294,6 +310,7 @@ impl Agent {
                 eprintln!("fake agent: exiting in the middle of turn {} with status 42", turn.id);
                 std::process::exit(42);
             }
+            "limits" => return self.reply(turn, &own_limits()),
             "spawn" => {
                 let pidfile = arg.unwrap_or("fake-agent-children.pids");
                 let pids = spawn_grandchildren(pidfile)?;

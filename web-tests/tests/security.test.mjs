@@ -203,7 +203,7 @@ test('DNS rebinding: a page on a foreign host name that resolves to 127.0.0.1 ge
   assert.equal(home.status(), 200);
 });
 
-test('room WebSocket from the trusted page: no token and a wrong token fail, the right token succeeds', { timeout: 30_000 }, async () => {
+test('room WebSocket from the trusted page: no token, a wrong token and a bearer entry alone fail, the right token beside ensemble.v1 succeeds', { timeout: 30_000 }, async () => {
   const room = 'sec-ws-token';
   const page = await h.openPage(room);
   const unauthorized = { route: WS_ROUTE, method: 'GET', status: 401 };
@@ -229,11 +229,12 @@ test('room WebSocket from the trusted page: no token and a wrong token fail, the
   assert.equal(right.frames[0].type, 'hello');
   assert.equal(right.frames[0].roomId, room);
 
-  // The bearer entry alone also works; the server must then choose it, or the browser fails the handshake.
+  // The bearer entry alone is refused (400 app_protocol_required): the only protocol the server could
+  // answer would be that entry, which would echo the token.
   const bearerOnly = `ensemble.bearer.${h.server.token}`;
-  await page.evaluate((p) => window.connect('bearer-only', 0, { protocols: [p] }), bearerOnly);
-  await page.waitForFunction(() => window.framesOf('bearer-only').length >= 1);
-  const alone = await settle(page, 'bearer-only');
-  assert.equal(alone.protocol, bearerOnly);
-  assert.equal(alone.frames[0].type, 'hello');
+  const alone = await expectCounted({ route: WS_ROUTE, method: 'GET', status: 400 }, 1, async () => {
+    await page.evaluate((p) => window.connect('bearer-only', 0, { protocols: [p] }), bearerOnly);
+    return settle(page, 'bearer-only');
+  });
+  assertRefused(alone, 'bearer entry without ensemble.v1');
 });

@@ -27,7 +27,7 @@ use super::wire::{
     TurnStartParams, TurnStatus, TurnSteer, TurnSteerParams, UserInput,
 };
 use crate::kit::goals::GoalEngine;
-use crate::kit::jsonrpc::{Incoming, RpcClient, RpcError};
+use crate::kit::jsonrpc::{self, Incoming, RpcClient, RpcError};
 use crate::kit::typed;
 
 /// The process connection a thread lives on.
@@ -271,7 +271,7 @@ impl Live {
         }
         let turn_scoped = scope.turn_id.map(str::to_owned);
         let note = ServerNotification::parse(method, params).unwrap_or_else(|e| {
-            tracing::debug!(session = %self.key, method, error = %e, "unreadable notification");
+            tracing::debug!(session = %self.key, method, error = %jsonrpc::redacted(&e), "unreadable notification");
             None
         });
         match note {

@@ -376,6 +376,29 @@ async fn read_loop<R: AsyncRead + Unpin>(
     client.close(&reason);
 }
 
+/// A JSON error's message with its quoted strings replaced (`invalid type: string "…"`): serde
+/// quotes the offending value, which may be what the agent saw or said, and logs must not carry
+/// that. Field and variant names (in backticks) are kept.
+pub fn redacted(e: &serde_json::Error) -> String {
+    let mut out = String::new();
+    let mut quoted = false;
+    for c in e.to_string().chars() {
+        match (c, quoted) {
+            ('"', false) => {
+                quoted = true;
+                out.push_str("\"…");
+            }
+            ('"', true) => {
+                quoted = false;
+                out.push('"');
+            }
+            (_, true) => {}
+            (c, false) => out.push(c),
+        }
+    }
+    out
+}
+
 /// Handles one line; false when nobody listens anymore.
 async fn dispatch(line: Line, incoming: &mpsc::Sender<Incoming>, client: &RpcClient, label: &str) -> bool {
     let bytes = match line {
@@ -396,8 +419,8 @@ async fn dispatch(line: Line, incoming: &mpsc::Sender<Incoming>, client: &RpcCli
         }
         Ok(msg) => incoming.send(msg).await.is_ok(),
         Err(e) => {
-            let preview: String = String::from_utf8_lossy(&bytes).chars().take(200).collect();
-            tracing::warn!(peer = %label, error = %e, line = %preview, "skipping a malformed line");
+            // The line itself is not logged: it may carry what the agent saw or said.
+            tracing::warn!(peer = %label, error = %e, len = bytes.len(), "skipping a malformed line");
             metrics::counter!("ensemble_rpc_lines_skipped_total", "reason" => "malformed").increment(1);
             true
         }

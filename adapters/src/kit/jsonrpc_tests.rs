@@ -96,3 +96,18 @@ async fn a_silent_peer_times_out() {
     assert_eq!(err, RpcError::Timeout { method: "thread/start".into(), after: Duration::from_secs(90) });
     assert_eq!(client.pending_calls(), 0, "no residue");
 }
+
+#[test]
+fn json_errors_are_logged_without_the_values_they_quote() {
+    let e = serde_json::from_str::<u64>("\"a secret said by the agent\"").unwrap_err();
+    let r = redacted(&e);
+    assert!(!r.contains("secret"), "{r}");
+    assert!(r.contains("invalid type: string \"…\""), "{r}");
+    #[derive(Debug, serde::Deserialize)]
+    #[allow(dead_code)]
+    struct S {
+        id: u64,
+    }
+    let e = serde_json::from_str::<S>("{}").unwrap_err();
+    assert!(redacted(&e).contains("missing field `id`"), "{}", redacted(&e));
+}

@@ -1,4 +1,4 @@
-//! Supervised child processes: the only module with `unsafe` code (three libc calls).
+//! Supervised child processes: the crate's only module with `unsafe` code (libc calls).
 //!
 //! Every agent process runs in its own process group, with an explicit environment, and:
 //! - dies when the server dies (`PR_SET_PDEATHSIG(SIGKILL)`, set between fork and exec, with a
@@ -7,7 +7,9 @@
 //!   descendants that left the group (e.g. with `setsid`) are found through `/proc` and killed too;
 //! - is killed (group and descendants) when its handle is dropped;
 //! - carries [`RUN_ENV`] (the server run's id) in its environment, inherited by everything it
-//!   starts, so a later run can find and reap what a crashed run left behind ([`reap_run`]).
+//!   starts, so a later run can find and reap what a crashed run left behind ([`reap_run`]);
+//! - gets the file creation mask and soft open-file limit the server was started with
+//!   ([`set_child_defaults`]), not the private mask and raised limit the server gives itself.
 
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
@@ -38,6 +40,24 @@ pub const PASSTHROUGH_ENV: &[&str] =
 pub const RUN_ENV: &str = "ENSEMBLE_RUN_ID";
 
 static RUN_ID: OnceLock<String> = OnceLock::new();
+
+/// What a child process gets back of the environment the server was started with. The server
+/// makes everything it creates private (umask 077) and raises its own open-file limit; an agent
+/// working in the user's files should create them as the user would, and programs that use
+/// `select(2)` expect the usual soft limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChildDefaults {
+    pub umask: u32,
+    /// The soft `RLIMIT_NOFILE` to restore (None: keep the server's).
+    pub nofile_soft: Option<u64>,
+}
+
+static CHILD_DEFAULTS: OnceLock<ChildDefaults> = OnceLock::new();
+
+/// Sets what children get back (once, at start-up, before any is spawned).
+pub fn set_child_defaults(defaults: ChildDefaults) {
+    let _ = CHILD_DEFAULTS.set(defaults);
+}
 
 /// Sets this server run's id (once, at start-up); [`base_env`] then tags children with it.
 pub fn set_run_id(id: &str) {
@@ -109,8 +129,10 @@ impl Supervised {
             .process_group(0)
             .kill_on_drop(true);
         let parent = std::process::id() as i32;
+        let defaults = CHILD_DEFAULTS.get().copied();
         // SAFETY: the closure runs in the child between fork and exec and only calls the
-        // async-signal-safe functions prctl(2), getppid(2) and _exit(2).
+        // async-signal-safe functions prctl(2), getppid(2), _exit(2), umask(2), getrlimit(2) and
+        // setrlimit(2), the latter two on a local `rlimit`.
         #[allow(unsafe_code)]
         unsafe {
             cmd.pre_exec(move || {
@@ -120,6 +142,16 @@ impl Supervised {
                 // The server may have died before prctl took effect.
                 if libc::getppid() != parent {
                     libc::_exit(1);
+                }
+                if let Some(d) = defaults {
+                    libc::umask(d.umask as libc::mode_t);
+                    let mut rl = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+                    if let Some(soft) = d.nofile_soft
+                        && libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) == 0
+                    {
+                        rl.rlim_cur = (soft as libc::rlim_t).min(rl.rlim_max);
+                        libc::setrlimit(libc::RLIMIT_NOFILE, &rl);
+                    }
                 }
                 Ok(())
             });

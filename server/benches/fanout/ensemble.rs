@@ -7,7 +7,6 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use axum::serve::ListenerExt;
 use clap::Parser;
 use ensemble_runtime::adapter::{
     Adapter, AdapterError, Capabilities, ProviderDescriptor, SessionHandle, StartOutcome, TurnRequest,
@@ -97,7 +96,13 @@ pub async fn start_ensemble(nodelay: bool) -> EnsembleServer {
     let dir = tempfile::tempdir().expect("tempdir");
     let data: PathBuf = dir.path().join("data");
     let token_file = dir.path().join("token");
-    std::fs::write(&token_file, BENCH_TOKEN).unwrap();
+    {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        // Token files must be private (0600).
+        let mut f = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&token_file).unwrap();
+        f.write_all(BENCH_TOKEN.as_bytes()).unwrap();
+    }
     let cli = Cli::try_parse_from([
         "ensemble",
         "--listen",
@@ -130,13 +135,11 @@ pub async fn start_ensemble(nodelay: bool) -> EnsembleServer {
     let state = AppState::new(controller.clone(), app_config);
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let app = router(state.clone()).into_make_service_with_connect_info::<SocketAddr>();
     let shutdown = state.shutdown.clone();
     // As `server::serve` does.
-    let listener = listener.tap_io(move |tcp| {
-        let _ = tcp.set_nodelay(nodelay);
-    });
-    tokio::spawn(async move { axum::serve(listener, app).with_graceful_shutdown(shutdown.cancelled_owned()).await });
+    let mut listener_config = ensemble_server::server::listener_config(&args, None);
+    listener_config.nodelay = nodelay;
+    tokio::spawn(ensemble_server::listener::serve(listener, router(state.clone()), listener_config, shutdown));
     EnsembleServer { addr, controller, state, adapter, _dir: dir }
 }
 

@@ -121,7 +121,7 @@ async fn websocket_upgrades_take_the_token_as_header_or_subprotocol() {
         Ok(_) => 101,
     };
     assert_eq!(refused(connect(None, None).await), 401);
-    assert_eq!(refused(connect(Some("ensemble.bearer.wrong".into()), None).await), 401);
+    assert_eq!(refused(connect(Some("ensemble.v1, ensemble.bearer.wrong".into()), None).await), 401);
     assert_eq!(refused(connect(Some("ensemble.v1".into()), None).await), 401);
     assert_eq!(refused(connect(None, Some("Bearer wrong".into())).await), 401);
 
@@ -133,15 +133,143 @@ async fn websocket_upgrades_take_the_token_as_header_or_subprotocol() {
     w.hello().await;
     ws = w.stream;
     drop(ws);
-    // Only the bearer entry offered: it is the one chosen (a browser requires a choice).
-    let (ws, res) = connect(Some(format!("ensemble.bearer.{TOKEN}")), None).await.unwrap();
-    assert_eq!(res.headers()["sec-websocket-protocol"], format!("ensemble.bearer.{TOKEN}").as_str());
+    // Only the bearer entry offered: the only answer would echo the token, so the handshake is
+    // refused with a code that says what to offer (whether or not the token is right).
+    for entry in [format!("ensemble.bearer.{TOKEN}"), "ensemble.bearer.wrong".to_owned()] {
+        let (st, body, head) = raw(
+            &s.addr,
+            "GET",
+            "/v1/rooms/r/ws",
+            &[
+                ("Host", &s.addr),
+                ("Upgrade", "websocket"),
+                ("Connection", "Upgrade"),
+                ("Sec-WebSocket-Version", "13"),
+                ("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="),
+                ("Sec-WebSocket-Protocol", &entry),
+            ],
+            "",
+        )
+        .await;
+        assert_eq!((st, body["error"]["code"].as_str()), (400, Some("app_protocol_required")), "{body}");
+        assert!(!head.contains(TOKEN) && !body.to_string().contains(TOKEN), "{head}\n{body}");
+    }
+    assert_eq!(refused(connect(Some(format!("ensemble.bearer.{TOKEN}")), None).await), 400);
+    // The header works for non-browser clients; offered protocols get `ensemble.v1` or nothing.
+    let (ws, res) = connect(None, Some(bearer())).await.unwrap();
+    assert!(!res.headers().contains_key("sec-websocket-protocol"));
     let mut w = Ws { stream: ws };
     w.hello().await;
-    // The header works for non-browser clients.
-    let (ws, _) = connect(None, Some(bearer())).await.unwrap();
-    let mut w = Ws { stream: ws };
-    w.hello().await;
+}
+
+#[tokio::test]
+async fn the_subprotocol_token_opens_the_room_websocket_and_nothing_else() {
+    let s = Server::start(&[]).await;
+    let subprotocol = format!("ensemble.v1, ensemble.bearer.{TOKEN}");
+    let upgrade = |path: &'static str, method: &'static str| {
+        let (addr, subprotocol) = (s.addr.clone(), subprotocol.clone());
+        async move {
+            raw(
+                &addr,
+                method,
+                path,
+                &[
+                    ("Host", &addr),
+                    ("Content-Type", "application/json"),
+                    ("Upgrade", "websocket"),
+                    ("Connection", "Upgrade"),
+                    ("Sec-WebSocket-Version", "13"),
+                    ("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="),
+                    ("Sec-WebSocket-Protocol", &subprotocol),
+                ],
+                if method == "POST" { r#"{"sessionId":"sneaky"}"# } else { "" },
+            )
+            .await
+        }
+    };
+    // The issue's request: a POST dressed as an upgrade, with the token as a subprotocol entry.
+    let (st, body, _) = upgrade("/v1/rooms/r/sessions", "POST").await;
+    assert_eq!((st, body["error"]["code"].as_str()), (401, Some("unauthorized")), "{body}");
+    for path in ["/v1/rooms", "/v1/rooms/r/sessions", "/v1/rooms/r/events", "/metrics"] {
+        let (st, body, _) = upgrade(path, "GET").await;
+        assert_eq!(st, 401, "{path}: {body}");
+    }
+    // Without the upgrade headers, not even on the room WebSocket's route.
+    let (st, _, _) =
+        raw(&s.addr, "GET", "/v1/rooms/r/ws", &[("Host", &s.addr), ("Sec-WebSocket-Protocol", &subprotocol)], "").await;
+    assert_eq!(st, 401);
+    let (_, list) = s.get("/v1/rooms/r/sessions").await;
+    assert_eq!(list["data"], json!([]), "no session was created");
+    // The room WebSocket itself.
+    let mut req = format!("ws://{}/v1/rooms/r/ws", s.addr).into_client_request().unwrap();
+    req.headers_mut().insert("sec-websocket-protocol", subprotocol.parse().unwrap());
+    let (ws, res) = tokio::time::timeout(WAIT, tokio_tungstenite::connect_async(req)).await.unwrap().unwrap();
+    assert_eq!(res.headers()["sec-websocket-protocol"], "ensemble.v1");
+    Ws { stream: ws }.hello().await;
+}
+
+#[tokio::test]
+async fn token_looking_query_names_are_refused_however_encoded() {
+    let s = Server::start(&[]).await;
+    for query in [
+        "token=x",
+        "%74oken=x",
+        "%74%6F%6B%65%6E=x",
+        "TOKEN=x",
+        "%54oKeN=x",
+        "after=0&access%5Ftoken=x",
+        "access_token",
+        "bear%65r=x",
+        "a%75th=x",
+    ] {
+        for path in ["/v1/rooms", "/v1/rooms/r/ws"] {
+            let (st, body) =
+                decode(reqwest::Client::new().get(s.url(&format!("{path}?{query}"))).send().await.unwrap()).await;
+            assert_eq!(error_code(st, &body, StatusCode::BAD_REQUEST), "token_in_query", "{path}?{query}");
+        }
+    }
+    // Other names, and token-looking values, are not refused.
+    for query in ["after=0", "x=token", "tokens=1", "access+token=1", "%2574oken=1"] {
+        let (st, body) = s.get(&format!("/v1/rooms/r/events?{query}")).await;
+        assert_ne!(body["error"]["code"], "token_in_query", "{query}: {st} {body}");
+    }
+}
+
+#[tokio::test]
+async fn an_absolute_form_request_target_is_judged_by_its_authority() {
+    let s = Server::start(&[]).await;
+    let port = s.addr.rsplit(':').next().unwrap().to_owned();
+    let auth = bearer();
+    let get = |target: String, host: String| {
+        let (addr, auth) = (s.addr.clone(), auth.clone());
+        async move { raw(&addr, "GET", &target, &[("Host", &host), ("Authorization", &auth)], "").await }
+    };
+    // The authority the target names, agreeing with the Host header: served.
+    for (target, host) in [
+        (format!("http://127.0.0.1:{port}/v1/rooms"), format!("127.0.0.1:{port}")),
+        (format!("http://LOCALHOST:{port}/v1/rooms"), format!("localhost:{port}")),
+    ] {
+        let (st, body, _) = get(target.clone(), host).await;
+        assert_eq!(st, 200, "{target}: {body}");
+    }
+    // Any other authority, or one that differs from the Host header: refused like a bad Host.
+    for (class, target, host) in [
+        ("the issue's request", "http://evil.example/v1/rooms".to_owned(), format!("127.0.0.1:{port}")),
+        ("foreign authority with port", format!("http://evil.example:{port}/v1/rooms"), format!("127.0.0.1:{port}")),
+        ("other loopback name than Host", format!("http://localhost:{port}/v1/rooms"), format!("127.0.0.1:{port}")),
+        ("port mismatch", "http://127.0.0.1:1/v1/rooms".to_owned(), format!("127.0.0.1:{port}")),
+        ("default port", "http://127.0.0.1/v1/rooms".to_owned(), format!("127.0.0.1:{port}")),
+        ("https default port", "https://127.0.0.1/v1/rooms".to_owned(), format!("127.0.0.1:{port}")),
+        ("other scheme", format!("ftp://127.0.0.1:{port}/v1/rooms"), format!("127.0.0.1:{port}")),
+        ("userinfo", format!("http://u@127.0.0.1:{port}/v1/rooms"), format!("127.0.0.1:{port}")),
+        ("the WebSocket route", "http://evil.example/v1/rooms/r/ws".to_owned(), format!("127.0.0.1:{port}")),
+    ] {
+        let (st, body, _) = get(target.clone(), host).await;
+        assert!(matches!(st, 400 | 403), "{class}: {target} -> {st} {body}");
+        if st == 403 {
+            assert_eq!(body["error"]["code"], "host_not_allowed", "{class}");
+        }
+    }
 }
 
 #[tokio::test]
@@ -342,7 +470,7 @@ async fn a_non_loopback_listener_needs_a_token_file() {
         ("has spaces in it but is long enough", "may only contain"),
     ] {
         let f = tmp.path().join("tok");
-        std::fs::write(&f, content).unwrap();
+        write_private(&f, content);
         let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_ensemble"))
             .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
             .arg(tmp.path().join("data2"))
@@ -429,6 +557,38 @@ async fn tokens_never_reach_the_logs() {
         assert!(!log.contains(TOKEN), "the token leaked into the {format} log");
         assert!(!log.contains(wrong), "a presented token leaked into the {format} log");
         assert!(!log.contains(&TOKEN[..16]), "part of the token leaked into the {format} log");
+    }
+}
+
+#[tokio::test]
+async fn room_content_never_reaches_the_logs() {
+    // A marker in everything a client sends and the agent says: the turn's text (streamed back by
+    // the scripted agent as deltas and messages, written to the store, sent on the WebSocket), a
+    // client WebSocket frame, a session title, a rejected body, a side conversation's prompt.
+    const MARKER: &str = "ROOMSECRET7f3a9c";
+    for format in ["text", "json"] {
+        let s = Server::start_with_env(&["--log-format", format], &[("RUST_LOG", "trace")]).await;
+        let mut ws = s.ws("r", Some(0)).await;
+        ws.hello().await;
+        let (st, body) = s.post("/v1/rooms/r/sessions", json!({"sessionId": "s", "title": MARKER})).await;
+        assert_eq!(st, StatusCode::CREATED, "{body}");
+        s.turn("r", "s", &format!("hello {MARKER}\n/tool grep -n {MARKER}")).await;
+        let events = ws.until_type("turn.completed").await;
+        assert!(events.iter().any(|e| e.to_string().contains(MARKER)), "the marker went through the room");
+        ws.send_text(&format!("{{\"type\":\"{MARKER}\"}}")).await;
+        let reply = ws.frame().await;
+        assert_eq!(reply["type"], "error", "{reply}");
+        let (st, _) = s.post("/v1/rooms/r/sessions", json!({"sessionId": "t", "settings": {"sandbox": MARKER}})).await;
+        assert_eq!(st, StatusCode::BAD_REQUEST);
+        let (_, history) = s.get("/v1/rooms/r/events?after=0").await;
+        assert!(history.to_string().contains(MARKER));
+        drop(ws);
+        let log = s.log();
+        assert!(s.stop().await.success());
+        assert!(log.len() > 1000, "trace logging produced output ({format})");
+        assert!(!log.contains(MARKER), "room content reached the {format} log:\n{}", {
+            log.lines().filter(|l| l.contains(MARKER)).take(5).collect::<Vec<_>>().join("\n")
+        });
     }
 }
 

@@ -1,11 +1,15 @@
-//! Property tests of the Host allowlist and the Origin policy (`ensemble_server::security`):
-//! bounded case counts, so they run in CI on stable. The unbounded version is
-//! `fuzz/fuzz_targets/host_origin.rs`.
+//! Property tests of the Host allowlist and the Origin policy, the decoding of query names (the
+//! `token_in_query` refusal) and the judging of absolute-form request targets
+//! (`ensemble_server::security`): bounded case counts, so they run in CI on stable. The unbounded
+//! versions are `fuzz/fuzz_targets/host_origin.rs` and `fuzz/fuzz_targets/request_target.rs`.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use ensemble_server::security::{AccessPolicy, HostName, parse_host_header, parse_origin};
+use ensemble_server::security::{
+    AccessPolicy, HostName, parse_host_header, parse_origin, query_carries_token, query_names,
+};
 use ensemble_test_models::hosts::is_loopback_ip;
+use ensemble_test_models::query;
 use proptest::prelude::*;
 
 /// 256 cases (a fraction of a second in CI); `PROPTEST_CASES=100000` for a deeper local run.
@@ -402,5 +406,158 @@ proptest! {
         prop_assert!(p.origin_allowed(Some(trusted), host), "{trusted} is trusted");
         prop_assert!(!p.origin_allowed(Some(neighbour), host), "{neighbour} is not trusted");
         prop_assert!(!default_policy().origin_allowed(Some(trusted), host), "{trusted} is not trusted by default");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Query names (`token_in_query`)
+
+/// One byte as it may appear in a query: itself (when that is unambiguous), or `%XX` in either
+/// hex case.
+fn spell_byte(b: u8, encode: bool, upper: bool) -> String {
+    let plain = b.is_ascii_alphanumeric() || b"-._~!$'()*,;:@/?".contains(&b);
+    if plain && !encode {
+        (b as char).to_string()
+    } else if upper {
+        format!("%{b:02X}")
+    } else {
+        format!("%{b:02x}")
+    }
+}
+
+/// A token key, in any case, with any of its bytes percent-encoded.
+fn token_key() -> impl Strategy<Value = String> {
+    (prop::sample::select(&query::TOKEN_KEYS[..]), any::<u64>(), any::<u64>(), any::<u64>()).prop_map(
+        |(key, case, encode, upper)| {
+            mix_case(key, case)
+                .bytes()
+                .enumerate()
+                .map(|(i, b)| spell_byte(b, (encode >> (i % 64)) & 1 == 1, (upper >> (i % 64)) & 1 == 1))
+                .collect()
+        },
+    )
+}
+
+/// Pieces a query is made of: ordinary pairs, near misses of token keys, stray separators and
+/// escapes.
+fn other_pair() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "[a-z_]{1,12}=[a-z0-9%+]{0,8}",
+        "[a-zA-Z0-9%+=_.~-]{0,16}",
+        // Near misses: prefixes, suffixes, spaces (`+`), double encoding.
+        prop::sample::select(
+            &[
+                "tokens=1",
+                "xtoken=1",
+                "token_=1",
+                "access+token=1",
+                "access%20token=1",
+                "%2574oken=1",
+                "tok%en=1",
+                "to%6Ben%",
+                "auth2=1",
+                "bearer%00=1",
+                "=token",
+                "x=token",
+                "%=1",
+                "%7=1",
+            ][..]
+        )
+        .prop_map(str::to_owned),
+    ]
+}
+
+fn query_of(parts: Vec<String>) -> String {
+    parts.join("&")
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    /// A token-looking name is found however it is cased or percent-encoded, wherever it is.
+    #[test]
+    fn token_names_are_found_however_encoded(
+        before in prop::collection::vec(other_pair(), 0..4),
+        key in token_key(),
+        value in "[a-zA-Z0-9%+=]{0,12}",
+        bare in any::<bool>(),
+        after in prop::collection::vec(other_pair(), 0..4),
+    ) {
+        let pair = if bare { key } else { format!("{key}={value}") };
+        let q = query_of(before.into_iter().chain([pair]).chain(after).collect());
+        prop_assert!(query::carries_token(&q), "model: {}", q);
+        prop_assert!(query_carries_token(Some(&q)), "{} should be refused", q);
+    }
+
+    /// On any query, the server's decision and the names it sees are the model's.
+    #[test]
+    fn query_names_decode_as_the_model_says(
+        parts in prop::collection::vec(prop_oneof![other_pair(), token_key(), ".{0,10}"], 0..6),
+    ) {
+        let q = query_of(parts);
+        let names: Vec<String> = query_names(&q).map(|n| n.into_owned()).collect();
+        prop_assert_eq!(&names, &query::names(&q), "{}", q);
+        prop_assert_eq!(query_carries_token(Some(&q)), query::carries_token(&q), "{}", q);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Absolute-form request targets (`GET http://host:port/path`)
+
+/// Schemes a request target may carry, and the port each implies.
+const SCHEMES: [(&str, Option<u16>); 6] =
+    [("http", Some(80)), ("HTTP", Some(80)), ("https", Some(443)), ("Https", Some(443)), ("ftp", None), ("ws", None)];
+
+/// Hosts of `HOSTS` the configured policy allows (all but the last two).
+fn allowed_by_configured(h: usize) -> bool {
+    h < HOSTS.len() - 2
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    /// An absolute-form target is served only when its authority is an allowed host and names the
+    /// same host (in any spelling) and effective port as the Host header; origin-form targets are
+    /// left to the Host check.
+    #[test]
+    fn absolute_targets_must_agree_with_the_host_header(
+        a in 0..HOSTS.len(),
+        h in 0..HOSTS.len(),
+        (aspell, hspell) in (any::<prop::sample::Index>(), any::<prop::sample::Index>()),
+        scheme in 0..SCHEMES.len(),
+        aport in port(),
+        hport in port(),
+        userinfo in prop::option::of("[a-z]{1,5}"),
+    ) {
+        let (scheme, default_port) = SCHEMES[scheme];
+        let authority = with_port(aspell.get::<&str>(HOSTS[a]), aport);
+        let authority = match &userinfo {
+            Some(u) => format!("{u}@{authority}"),
+            None => authority,
+        };
+        let host = with_port(hspell.get::<&str>(HOSTS[h]), hport);
+        let agrees = userinfo.is_none()
+            && default_port.is_some_and(|d| a == h && aport.unwrap_or(d) == hport.unwrap_or(d));
+        let p = configured_policy();
+        prop_assert_eq!(
+            p.target_allowed(Some(scheme), Some(&authority), Some(&host)),
+            agrees && allowed_by_configured(a),
+            "{}://{} with Host {}", scheme, authority, host
+        );
+        // The default policy allows only loopback authorities.
+        let loopback = parse_host_header(&authority).is_some_and(|(n, _)| match n {
+            HostName::Ip(ip) => is_loopback_ip(ip),
+            HostName::Name(n) => n == "localhost",
+        });
+        prop_assert_eq!(
+            default_policy().target_allowed(Some(scheme), Some(&authority), Some(&host)),
+            agrees && loopback,
+            "{}://{} with Host {}", scheme, authority, host
+        );
+        // No authority: nothing to judge; an authority without a scheme (authority form) or without
+        // a Host header: refused.
+        prop_assert!(p.target_allowed(None, None, Some(&host)));
+        prop_assert!(!p.target_allowed(None, Some(&authority), Some(&host)));
+        prop_assert!(!p.target_allowed(Some(scheme), Some(&authority), None));
     }
 }

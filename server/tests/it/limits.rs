@@ -331,3 +331,40 @@ async fn a_silent_peer_is_closed_but_a_responsive_one_is_kept() {
     assert!(frames.iter().all(|f| f["type"] != "__close"), "{frames:?}");
     assert_eq!(frames.last().unwrap()["event"]["type"], "session.started");
 }
+
+#[tokio::test]
+async fn a_declared_body_over_the_limit_is_refused_before_it_is_sent() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let s = Server::start(&["--max-body-bytes", "4096"]).await;
+    for declared in [4097u64, 10_000_000_000] {
+        let mut tcp = tokio::net::TcpStream::connect(&s.addr).await.unwrap();
+        // The head only: the body is never sent, so an answer can only come before reading it.
+        let head = format!(
+            "POST /v1/rooms/r/sessions HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {TOKEN}\r\n\
+             Content-Type: application/json\r\nContent-Length: {declared}\r\n\r\n",
+            s.addr
+        );
+        tcp.write_all(head.as_bytes()).await.unwrap();
+        let started = std::time::Instant::now();
+        let mut out = Vec::new();
+        // The server answers and closes the connection (the unread body is not waited for).
+        tokio::time::timeout(WAIT, tcp.read_to_end(&mut out)).await.expect("no answer without the body").unwrap();
+        assert!(started.elapsed() < std::time::Duration::from_secs(5), "{:?}", started.elapsed());
+        let text = String::from_utf8_lossy(&out);
+        assert!(text.starts_with("HTTP/1.1 413"), "{text}");
+        let body: Value = serde_json::from_str(text.split_once("\r\n\r\n").unwrap().1).unwrap();
+        assert_eq!(body["error"]["code"], "payload_too_large", "{body}");
+        assert_eq!(body["error"]["details"], json!({"limit": 4096, "declared": declared}));
+    }
+    // Without the token the answer is still 401, as for any request (the body is not read either).
+    let res = reqwest::Client::new()
+        .post(s.url("/v1/rooms/r/sessions"))
+        .header("content-type", "application/json")
+        .body("x".repeat(8192))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
+    let (_, list) = s.get("/v1/rooms/r/sessions").await;
+    assert_eq!(list["data"], json!([]));
+}

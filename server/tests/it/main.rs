@@ -8,12 +8,14 @@ mod common;
 
 mod access;
 mod access_props;
+mod at_rest;
 mod bounds;
 mod chaos;
 mod codex;
 mod codex_env;
 mod codex_goals;
 mod codex_sides;
+mod connections;
 mod docs;
 mod durability;
 mod errors;

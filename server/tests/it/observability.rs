@@ -65,3 +65,44 @@ async fn json_logs_and_the_served_spec() {
     assert_eq!(v["level"], "INFO");
     assert!(v["addr"].as_str().unwrap().starts_with("127.0.0.1:"));
 }
+
+#[tokio::test]
+async fn invented_methods_and_paths_do_not_grow_the_metrics() {
+    let s = Server::start(&[]).await;
+    s.session("r", "s").await;
+    let metrics = || async { s.http().get(s.url("/metrics")).send().await.unwrap().text().await.unwrap() };
+    let before = metrics().await;
+    // The issue's attack, smaller: distinct long method names, and distinct paths, with and
+    // without the token.
+    let plain = reqwest::Client::new();
+    for i in 0..300 {
+        let method = reqwest::Method::from_bytes(format!("M{i:04}{}", "X".repeat(20_000)).as_bytes()).unwrap();
+        let res = s.http().request(method.clone(), s.url("/v1/rooms")).send().await.unwrap();
+        assert_eq!(res.status(), StatusCode::METHOD_NOT_ALLOWED);
+        let res = plain.request(method, s.url(&format!("/nowhere/{i}"))).send().await.unwrap();
+        assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
+        let res = s.http().get(s.url(&format!("/v1/nowhere-{i}/{}", "p".repeat(1000)))).send().await.unwrap();
+        assert_eq!(res.status(), StatusCode::NOT_FOUND);
+    }
+    let after = metrics().await;
+    assert!(after.len() < before.len() + 4096, "/metrics grew from {} to {} bytes", before.len(), after.len());
+    assert!(!after.contains("XXXX") && !after.contains("nowhere"), "an invented name became a label");
+    // Every request line's labels come from the fixed sets.
+    const METHODS: [&str; 10] =
+        ["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS", "CONNECT", "TRACE", "other"];
+    let mut seen = std::collections::BTreeSet::new();
+    for line in after.lines().filter(|l| l.starts_with("ensemble_http_requests_total{")) {
+        let label = |name: &str| {
+            let start = line.find(&format!("{name}=\"")).unwrap_or_else(|| panic!("{name} in {line}")) + name.len() + 2;
+            line[start..].split('"').next().unwrap().to_owned()
+        };
+        let (method, route) = (label("method"), label("route"));
+        assert!(METHODS.contains(&method.as_str()), "{line}");
+        assert!(route == "unmatched" || route.starts_with("/v1/") || route.starts_with('/'), "{line}");
+        assert!(!route.contains("nowhere"), "{line}");
+        seen.insert((method, route));
+    }
+    assert!(seen.contains(&("other".to_owned(), "/v1/rooms".to_owned())), "{seen:?}");
+    assert!(seen.contains(&("other".to_owned(), "unmatched".to_owned())), "{seen:?}");
+    assert!(seen.contains(&("GET".to_owned(), "unmatched".to_owned())), "{seen:?}");
+}

@@ -112,24 +112,44 @@ async fn an_oversized_client_message_closes_only_that_connection() {
     big.hello().await;
     let mut other = s.ws("r", None).await;
     other.hello().await;
-    big.send_text(&"x".repeat(4096)).await;
-    let closed = tokio::time::timeout(WAIT, async {
-        loop {
-            match futures::StreamExt::next(&mut big.stream).await {
-                None | Some(Err(_)) => return true,
-                Some(Ok(tokio_tungstenite::tungstenite::Message::Close(c))) => {
-                    if let Some(c) = c {
-                        assert_eq!(u16::from(c.code), 1009, "message too big");
-                    }
-                    return true;
-                }
-                Some(Ok(_)) => continue,
-            }
+    // One byte over the limit, far over it, and over it in fragments: each gets close code 1009
+    // ("message too big"), not a reset connection (1006).
+    use tokio_tungstenite::tungstenite::Message;
+    use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data, OpCode};
+    use tokio_tungstenite::tungstenite::protocol::frame::{Frame, FrameHeader};
+    let fragment = |data: Vec<u8>, opcode: OpCode, is_final: bool| {
+        Message::Frame(Frame::from_payload(FrameHeader { is_final, opcode, ..FrameHeader::default() }, data.into()))
+    };
+    let oversized: Vec<Vec<Message>> = vec![
+        vec![Message::Text("x".repeat(1025).into())],
+        vec![Message::Text("x".repeat(256 * 1024).into())],
+        vec![Message::Binary(vec![0u8; 4096].into())],
+        vec![
+            fragment(vec![b'x'; 600], OpCode::Data(Data::Text), false),
+            fragment(vec![b'x'; 600], OpCode::Data(Data::Continue), true),
+        ],
+    ];
+    for (i, messages) in oversized.into_iter().enumerate() {
+        if i > 0 {
+            big = s.ws("r", None).await;
+            big.hello().await;
         }
-    })
-    .await
-    .expect("closed in time");
-    assert!(closed);
+        for m in messages {
+            futures::SinkExt::send(&mut big.stream, m).await.unwrap();
+        }
+        let code = tokio::time::timeout(WAIT, async {
+            loop {
+                match futures::StreamExt::next(&mut big.stream).await {
+                    Some(Ok(Message::Close(c))) => return c.map(|c| u16::from(c.code)),
+                    Some(Ok(_)) => continue,
+                    other => panic!("case {i}: no close frame: {other:?}"),
+                }
+            }
+        })
+        .await
+        .expect("closed in time");
+        assert_eq!(code, Some(1009), "case {i}: message too big");
+    }
     s.session("r", "s").await;
     assert_eq!(other.event().await["type"], "session.started");
 }

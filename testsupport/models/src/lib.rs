@@ -6,9 +6,12 @@
 //!   memory, and what `decode` may make of a line.
 //! - [`client_frames`]: the room WebSocket's answer to a client frame, on the wire.
 //! - [`hosts`]: which addresses are loopback (the Host allowlist's ground truth).
+//! - [`query`]: query-string names as a form parser decodes them, and which must be refused as
+//!   token-looking (`token_in_query`).
 //!
 //! A violated rule panics with a message: a failing case to proptest, a crash to libFuzzer.
 
 pub mod client_frames;
 pub mod hosts;
 pub mod jsonrpc;
+pub mod query;

@@ -55,9 +55,36 @@ impl Server {
         Self::launch(dir, args, &[]).await
     }
 
+    /// A fresh server whose open-file limit (soft and hard) is `nofile` from its start (set by
+    /// `sh`'s `ulimit` before it execs the server, so the tests need no unsafe code).
+    pub async fn start_with_file_limit(args: &[&str], nofile: u64) -> Server {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = tmp.path().to_path_buf();
+        let mut s = Self::launch_with(&dir, args, &[], Some(format!("ulimit -n {nofile}"))).await;
+        s._tmp = Some(tmp);
+        s
+    }
+
+    /// A server in `dir` started by `sh` after `shell` (e.g. `umask 022 && ulimit -S -n 256`).
+    pub async fn start_after_shell(dir: &Path, args: &[&str], shell: &str) -> Server {
+        Self::launch_with(dir, args, &[], Some(shell.to_owned())).await
+    }
+
     async fn launch(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Server {
+        Self::launch_with(dir, args, env, None).await
+    }
+
+    /// `shell_prefix`: a shell command run before the server is exec'd in its place (same pid).
+    async fn launch_with(dir: &Path, args: &[&str], env: &[(&str, &str)], shell_prefix: Option<String>) -> Server {
         let log = std::fs::OpenOptions::new().create(true).append(true).open(dir.join("server.log")).expect("log file");
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_ensemble"));
+        let mut cmd = match shell_prefix {
+            None => Command::new(env!("CARGO_BIN_EXE_ensemble")),
+            Some(prefix) => {
+                let mut c = Command::new("sh");
+                c.arg("-c").arg(format!("{prefix} && exec \"$0\" \"$@\"")).arg(env!("CARGO_BIN_EXE_ensemble"));
+                c
+            }
+        };
         cmd.arg("serve").arg("--data-dir").arg(dir.join("data")).arg("--default-cwd").arg(dir);
         let has = |flag: &str| args.iter().any(|a| a.starts_with(flag));
         if !has("--listen") {
@@ -67,7 +94,7 @@ impl Server {
             None
         } else {
             let f = dir.join("token");
-            std::fs::write(&f, format!("{TOKEN}\n")).expect("token file");
+            write_private(&f, &format!("{TOKEN}\n"));
             cmd.arg("--token-file").arg(f);
             Some(TOKEN)
         };
@@ -224,6 +251,27 @@ impl Server {
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.dir.join("server.log")).unwrap_or_default()
     }
+}
+
+/// Writes a file only its owner may read (mode 0600), as token files must be.
+pub fn write_private(path: &Path, content: &str) {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let _ = std::fs::remove_file(path);
+    let mut f = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path).expect("token file");
+    f.write_all(content.as_bytes()).expect("write token file");
+}
+
+/// Runs the binary to its exit (a start-up that must fail), with `args` after `serve`.
+pub async fn run_to_exit<A: AsRef<std::ffi::OsStr>>(args: &[A]) -> std::process::Output {
+    let out = Command::new(env!("CARGO_BIN_EXE_ensemble"))
+        .arg("serve")
+        .args(args)
+        .env("RUST_LOG", "info")
+        .stdin(Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    tokio::time::timeout(WAIT, out).await.expect("the server did not exit in time").expect("run ensemble")
 }
 
 pub async fn decode(res: reqwest::Response) -> (StatusCode, Value) {
