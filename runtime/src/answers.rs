@@ -17,6 +17,7 @@ pub enum QuestionAnswer {
 /// The options chosen for a question.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)] // (for the schema: additionalProperties false; reading is by hand below)
 pub struct AnswerChoices {
     pub answers: Vec<String>,
 }
