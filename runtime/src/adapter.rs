@@ -17,7 +17,9 @@ use serde_json::Value;
 
 use crate::event::{Decision, EventBody};
 use crate::goal::{GoalCommand, GoalFact, GoalHost, GoalIdentity, ProviderGoal};
-use crate::model::{InputItem, ProviderCapabilities, Session, SessionKey, SessionPatch, SideCapabilities};
+use crate::model::{
+    ConfigChange, InputItem, ProviderCapabilities, Session, SessionKey, SessionPatch, SideCapabilities,
+};
 
 /// A fact an adapter reports about its session.
 #[derive(Clone, Debug, PartialEq)]
@@ -226,6 +228,10 @@ pub struct Capabilities {
     pub sides: bool,
     /// Pursues goals ([`Adapter::apply_goal`]).
     pub goals: bool,
+    /// Changes modes and config options ([`Adapter::set_config`]).
+    pub config: bool,
+    /// ... also while a turn runs (else the controller answers 409 then).
+    pub config_mid_turn: bool,
 }
 
 impl Capabilities {
@@ -237,6 +243,7 @@ impl Capabilities {
             goals: self.goals,
             interactive: self.interactive,
             steer: self.steer,
+            config: self.config,
         }
     }
 }
@@ -348,6 +355,13 @@ pub trait Adapter: Send + Sync + 'static {
     /// session. Needs `capabilities().sides`.
     async fn open_side(&self, _open: SideOpen<'_>) -> Result<SideOpened, AdapterError> {
         unsupported("side conversations")
+    }
+
+    /// Changes the session's mode and config options for its next turn. The change is already
+    /// checked against what the session offers; returns the session's modes and options afterwards
+    /// (fields left `None` are unchanged). Needs `capabilities().config`.
+    async fn set_config(&self, _session: &Session, _change: ConfigChange) -> Result<SessionPatch, AdapterError> {
+        unsupported("changing modes and config options")
     }
 
     /// Applies a user's goal operation at the provider; returns the provider's goal afterwards

@@ -161,6 +161,56 @@ impl CollaborationMode {
     }
 }
 
+/// The agent's modes (e.g. ACP session modes, codex's collaboration modes): the current one and
+/// those a client may switch to with `PATCH …/config`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct SessionModes {
+    pub current: String,
+    pub available: Vec<ModeInfo>,
+}
+
+/// One mode of an agent.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ModeInfo {
+    pub id: String,
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+/// A setting of the agent a client may change for the next turn (`PATCH …/config`): the model, the
+/// reasoning effort, an approval preset, …
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ConfigOption {
+    pub id: String,
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// What the option is about, when the agent says (`model`, `thought_level`, `mode`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
+    /// The current value (one of the choices' values).
+    pub current: String,
+    pub choices: Vec<ConfigChoice>,
+}
+
+/// One value a config option may take.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ConfigChoice {
+    pub value: String,
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
 /// A session as the contract shows it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
@@ -194,6 +244,12 @@ pub struct Session {
     pub auth_message: Option<String>,
     pub cwd: String,
     pub settings: SessionSettings,
+    /// The agent's modes, when it has any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub modes: Option<SessionModes>,
+    /// The settings a client may change for the next turn (`PATCH …/config`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub config_options: Vec<ConfigOption>,
     pub created_at_ms: i64,
     pub updated_at_ms: i64,
 }
@@ -222,6 +278,8 @@ impl Session {
             auth_message: None,
             cwd: cwd.to_owned(),
             settings: SessionSettings::default(),
+            modes: None,
+            config_options: Vec::new(),
             created_at_ms: now_ms,
             updated_at_ms: now_ms,
         }
@@ -243,6 +301,37 @@ pub struct SessionPatch {
     pub auth_state: Option<AuthState>,
     pub auth_message: Option<String>,
     pub title: Option<String>,
+    pub modes: Option<SessionModes>,
+    pub config_options: Option<Vec<ConfigOption>>,
+}
+
+/// What a client asks to change with `PATCH …/config`: a mode, and option values by id.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ConfigChange {
+    pub mode: Option<String>,
+    pub options: std::collections::BTreeMap<String, String>,
+}
+
+impl ConfigChange {
+    /// Checks a change against what a session offers: `Err(message)` names the unknown mode,
+    /// option or value (answered 422). Every provider checks the same way.
+    pub fn check_against(&self, session: &Session) -> Result<(), String> {
+        if let Some(mode) = &self.mode {
+            let known = session.modes.as_ref().is_some_and(|m| m.available.iter().any(|a| a.id == *mode));
+            if !known {
+                return Err(format!("the session has no mode `{mode}`"));
+            }
+        }
+        for (id, value) in &self.options {
+            let Some(option) = session.config_options.iter().find(|o| o.id == *id) else {
+                return Err(format!("the session has no config option `{id}`"));
+            };
+            if !option.choices.iter().any(|c| c.value == *value) {
+                return Err(format!("`{value}` is not a value of the config option `{id}`"));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// A session's identity inside the server: (room, session id).
@@ -369,6 +458,9 @@ pub struct ProviderCapabilities {
     pub goals: bool,
     pub interactive: bool,
     pub steer: bool,
+    /// Modes and config options can be changed (`PATCH …/config`).
+    #[serde(default)]
+    pub config: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -255,6 +255,12 @@ impl SessionRecord {
         if let Some(t) = &patch.title {
             s.title = crate::limits::clip(t);
         }
+        if let Some(m) = &patch.modes {
+            s.modes = Some(m.clone());
+        }
+        if let Some(o) = &patch.config_options {
+            s.config_options = o.clone();
+        }
         s.updated_at_ms = now_ms;
     }
 

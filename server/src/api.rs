@@ -29,6 +29,19 @@ pub struct StartSessionRequest {
     pub settings: Option<SessionSettings>,
 }
 
+/// `PATCH .../config`: what to change for the next turn.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ConfigRequest {
+    /// A mode id from the session's `modes.available`.
+    #[serde(default)]
+    #[schema(max_length = 4096)]
+    pub mode: Option<String>,
+    /// Option ids from the session's `configOptions`, each with one of its choices' values.
+    #[serde(default)]
+    pub options: Option<std::collections::BTreeMap<String, String>>,
+}
+
 /// `POST .../turns`.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

@@ -107,7 +107,9 @@ impl From<ControllerError> for ApiError {
             | C::Unsupported(_)
             | C::SideUnsupported(_)
             | C::NotASide(_)
-            | C::GoalsUnsupported(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            | C::GoalsUnsupported(_)
+            | C::ConfigUnsupported(_)
+            | C::UnknownConfig(_) => StatusCode::UNPROCESSABLE_ENTITY,
             C::SessionNotFound(_) | C::InteractionNotFound(_) | C::NoGoal => StatusCode::NOT_FOUND,
             C::SessionExists(_)
             | C::TurnActive(_)

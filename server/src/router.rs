@@ -31,6 +31,7 @@ fn api_router() -> OpenApiRouter<AppState> {
         .routes(routes!(turns::submit_turn))
         .routes(routes!(turns::cancel_turn))
         .routes(routes!(sessions::resume_session))
+        .routes(routes!(sessions::configure_session))
         .routes(routes!(sessions::release_session))
         .routes(routes!(sessions::disconnect_session))
         .routes(routes!(interactions::list_interactions))

@@ -155,7 +155,12 @@ async fn probe(bin: &Path) -> Availability {
 /// What a start or resume tells the controller.
 fn started(thread: Option<String>, (auth_state, auth_message): (AuthState, Option<String>)) -> StartOutcome {
     StartOutcome {
-        patch: SessionPatch { provider_session_id: thread, auth_state: Some(auth_state), auth_message, title: None },
+        patch: SessionPatch {
+            provider_session_id: thread,
+            auth_state: Some(auth_state),
+            auth_message,
+            ..Default::default()
+        },
         events: vec![EventBody::CommandsUpdated(CommandsUpdatedPayload { commands: commands() })],
     }
 }
@@ -167,7 +172,7 @@ impl Adapter for CodexAdapter {
     }
 
     fn capabilities(&self) -> Capabilities {
-        Capabilities { interactive: true, steer: true, quiesce: true, sides: true, goals: true }
+        Capabilities { interactive: true, steer: true, quiesce: true, sides: true, goals: true, ..Default::default() }
     }
 
     fn descriptor(&self) -> ProviderDescriptor {

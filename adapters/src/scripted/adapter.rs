@@ -101,7 +101,7 @@ impl Adapter for ScriptedAdapter {
 
     fn capabilities(&self) -> Capabilities {
         // No quiesce: close cancels the turn, which stops between two chunks.
-        Capabilities { interactive: true, steer: true, quiesce: false, sides: true, goals: true }
+        Capabilities { interactive: true, steer: true, quiesce: false, sides: true, goals: true, ..Default::default() }
     }
 
     fn descriptor(&self) -> ProviderDescriptor {

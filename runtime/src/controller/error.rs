@@ -38,6 +38,12 @@ pub enum ControllerError {
     SideUnsupported(String),
     #[error("{0}")]
     SideConflict(String),
+    /// The provider has no modes or options to change.
+    #[error("{0}")]
+    ConfigUnsupported(String),
+    /// A mode, option or value the session does not offer.
+    #[error("{0}")]
+    UnknownConfig(String),
     /// A `clientSubmitId` already named another operation.
     #[error("{0}")]
     SubmitIdConflict(String),
@@ -89,6 +95,8 @@ impl ControllerError {
             Self::SideUnsupported(_) => "side_unsupported",
             Self::SideConflict(_) => "side_conflict",
             Self::SubmitIdConflict(_) => "client_submit_id_conflict",
+            Self::ConfigUnsupported(_) => "config_unsupported",
+            Self::UnknownConfig(_) => "unknown_config",
             Self::NotASide(_) => "not_a_side",
             Self::NoGoal => "no_goal",
             Self::GoalsUnsupported(_) => "goals_unsupported",

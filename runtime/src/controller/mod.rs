@@ -15,6 +15,7 @@
 //! `goals` and `queries` add the operations of each kind to [`Controller`].
 
 mod config;
+mod config_ops;
 mod error;
 mod fold;
 mod goals;

@@ -5,12 +5,12 @@ use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use ensemble_runtime::controller::StartSession;
-use ensemble_runtime::model::Session;
+use ensemble_runtime::model::{ConfigChange, Session};
 
 use ensemble_runtime::limits::check_text;
 
 use super::params::{RoomPath, SessionPath};
-use crate::api::{SessionList, StartSessionRequest};
+use crate::api::{ConfigRequest, SessionList, StartSessionRequest};
 use crate::error::{ApiError, ErrorResponse, Json};
 use crate::state::AppState;
 
@@ -79,6 +79,25 @@ pub async fn close_session(State(state): State<AppState>, session: SessionPath) 
     responses((status = 200, description = "The resumed session", body = Session), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn resume_session(State(state): State<AppState>, session: SessionPath) -> Result<Json<Session>, ApiError> {
     Ok(Json(state.controller.resume(&session.key()?).await?))
+}
+
+/// Changes the session's mode or config options (model, reasoning effort, …) for its next turn.
+/// The choices are in the session's `modes` and `configOptions`.
+#[utoipa::path(patch, path = "/v1/rooms/{roomId}/sessions/{sessionId}/config", tag = "sessions",
+    params(SessionPath),
+    request_body = ConfigRequest,
+    responses((status = 200, description = "The session with its new mode and options (also announced as `session.updated`, reason `config`)", body = Session),
+        (status = 409, description = "A turn is running and the agent cannot switch now (`turn_active`)", body = ErrorResponse),
+        (status = 422, description = "An unknown mode, option or value (`unknown_config`), or a provider without any (`config_unsupported`)", body = ErrorResponse),
+        (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
+pub async fn configure_session(
+    State(state): State<AppState>,
+    session: SessionPath,
+    Json(body): Json<ConfigRequest>,
+) -> Result<Json<Session>, ApiError> {
+    let key = session.key()?;
+    let change = ConfigChange { mode: body.mode, options: body.options.unwrap_or_default() };
+    Ok(Json(state.controller.configure(&key, change).await?))
 }
 
 /// Stops the live process of an idle session, keeping it resumable.
