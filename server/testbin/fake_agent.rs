@@ -202,7 +202,8 @@ impl Agent {
                 self.respond(id, &ModelProviderListResponse { data: vec![fake], default_provider_id: "fake".into() })
             }
             ClientRequest::ModelList(_) => {
-                let model = Model { id: MODEL.into(), model: MODEL.into(), display_name: "Fake".into() };
+                let model =
+                    Model { id: MODEL.into(), model: MODEL.into(), display_name: "Fake".into(), ..Model::default() };
                 self.respond(id, &ModelListResponse { data: vec![model], next_cursor: None })
             }
             ClientRequest::ThreadStart(_) => {

@@ -14,7 +14,7 @@ use ensemble_runtime::event::{
     TurnFailedPayload,
 };
 use ensemble_runtime::goal::GoalFact;
-use ensemble_runtime::model::{CollaborationMode as Mode, InputItem, Session, SessionKey, SessionPatch};
+use ensemble_runtime::model::{InputItem, Session, SessionKey, SessionPatch};
 use serde_json::Value;
 use tokio::sync::Notify;
 
@@ -45,6 +45,8 @@ pub(super) struct Live {
     thread_id: Mutex<Option<String>>,
     /// The thread's model as codex reports it (collaboration modes need it).
     model: Mutex<Option<String>>,
+    /// Codex's models (`model/list`): the choices of the session's config options.
+    models: Mutex<Vec<super::wire::Model>>,
     /// A side conversation's fork (it shares its source's process).
     pub(super) side: bool,
     /// No longer routed (a closed side): its process may live on for others.
@@ -106,6 +108,7 @@ impl Live {
             conn,
             thread_id: Mutex::new(side.map(str::to_owned)),
             model: Mutex::new(None),
+            models: Mutex::new(Vec::new()),
             side: side.is_some(),
             detached: AtomicBool::new(false),
             state: Mutex::new(TurnState::default()),
@@ -129,6 +132,27 @@ impl Live {
         }
         self.goals.set_thread(id);
         self.conn.register(id, self);
+    }
+
+    /// Asks codex for its models (the choices of the session's options); failure leaves none.
+    pub(super) async fn list_models(&self, timeout: Duration) {
+        match crate::kit::typed::call::<super::wire::ModelList>(self.rpc(), &Default::default(), timeout).await {
+            Ok(list) => {
+                if let Ok(mut m) = self.models.lock() {
+                    *m = list.data;
+                }
+            }
+            Err(e) => tracing::debug!(session = %self.key, error = %e, "model/list failed"),
+        }
+    }
+
+    pub(super) fn models(&self) -> Vec<super::wire::Model> {
+        self.models.lock().map(|m| m.clone()).unwrap_or_default()
+    }
+
+    /// The model codex runs the thread with, as its thread/start or resume said.
+    pub(super) fn thread_model(&self) -> Option<String> {
+        self.model.lock().ok().and_then(|m| m.clone())
     }
 
     pub(super) fn remember_model(&self, thread_response: &ThreadResponse) {
@@ -439,19 +463,24 @@ impl Live {
                 ended: Arc::new(Notify::new()),
             });
         }
-        // Questions to the user (`request_user_input`) only reach us in plan mode.
-        let collaboration_mode = session.settings.collaboration_mode.map(|mode| CollaborationMode {
-            mode: match mode {
-                Mode::Default => ModeKind::Default,
-                Mode::Plan => ModeKind::Plan,
-            },
+        // What the client picked (`PATCH …/config`), else what the session started with. Questions
+        // to the user (`request_user_input`) only reach us in plan mode.
+        let choice = super::modes::for_turn(session);
+        let collaboration_mode = choice.plan.map(|plan| CollaborationMode {
+            mode: if plan { ModeKind::Plan } else { ModeKind::Default },
             settings: CollaborationSettings {
-                model: session.settings.model.clone().or_else(|| self.model.lock().ok().and_then(|m| m.clone())),
-                reasoning_effort: session.settings.reasoning_effort.clone(),
+                model: choice.model.clone().or_else(|| self.thread_model()),
+                reasoning_effort: choice.effort.clone(),
                 developer_instructions: None,
             },
         });
-        let params = TurnStartParams { thread_id: thread.clone(), input: input_items(&turn.input), collaboration_mode };
+        let params = TurnStartParams {
+            thread_id: thread.clone(),
+            input: input_items(&turn.input),
+            collaboration_mode,
+            model: choice.model,
+            effort: choice.effort,
+        };
         match self.conn.call::<TurnStart>(&params, timeout).await {
             Ok(response) => {
                 if let Some(started) = response.turn {

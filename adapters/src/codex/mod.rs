@@ -24,6 +24,7 @@ mod config;
 mod conn;
 mod goals;
 mod live;
+mod modes;
 mod options;
 mod sides;
 mod start;
@@ -45,13 +46,14 @@ use ensemble_runtime::adapter::{
 };
 use ensemble_runtime::event::{CommandInfo, CommandsUpdatedPayload, Decision, EventBody};
 use ensemble_runtime::goal::{GoalCommand, ProviderGoal};
-use ensemble_runtime::model::{AuthState, InputItem, Session, SessionKey, SessionPatch, SideCapabilities};
+use ensemble_runtime::model::{
+    AuthState, ConfigChange, InputItem, Session, SessionKey, SessionPatch, SideCapabilities,
+};
 use serde_json::Value;
 
 use crate::kit::availability::{Availability, AvailabilityCell};
 use crate::kit::binary::{self, BinaryCheck};
 use crate::kit::provider::{Provider, ProviderEnv, ProviderError};
-use crate::kit::typed;
 use live::Live;
 
 /// How long a start-up failure marks the provider unavailable before it is probed again.
@@ -153,14 +155,17 @@ async fn probe(bin: &Path) -> Availability {
 }
 
 /// What a start or resume tells the controller.
-fn started(thread: Option<String>, (auth_state, auth_message): (AuthState, Option<String>)) -> StartOutcome {
+/// What a start or resume learnt: the thread, the auth state, and the models, efforts and modes
+/// the session offers.
+fn started(
+    live: &Live,
+    session: &Session,
+    thread: Option<String>,
+    (auth_state, auth_message): (AuthState, Option<String>),
+) -> StartOutcome {
+    let offered = modes::offered(&live.models(), session, live.thread_model().as_deref());
     StartOutcome {
-        patch: SessionPatch {
-            provider_session_id: thread,
-            auth_state: Some(auth_state),
-            auth_message,
-            ..Default::default()
-        },
+        patch: SessionPatch { provider_session_id: thread, auth_state: Some(auth_state), auth_message, ..offered },
         events: vec![EventBody::CommandsUpdated(CommandsUpdatedPayload { commands: commands() })],
     }
 }
@@ -172,7 +177,16 @@ impl Adapter for CodexAdapter {
     }
 
     fn capabilities(&self) -> Capabilities {
-        Capabilities { interactive: true, steer: true, quiesce: true, sides: true, goals: true, ..Default::default() }
+        // A change of model, effort or mode applies from the next `turn/start`: fine mid-turn.
+        Capabilities {
+            interactive: true,
+            steer: true,
+            quiesce: true,
+            sides: true,
+            goals: true,
+            config: true,
+            config_mid_turn: true,
+        }
     }
 
     fn descriptor(&self) -> ProviderDescriptor {
@@ -194,10 +208,7 @@ impl Adapter for CodexAdapter {
     async fn start(&self, session: &Session, handle: SessionHandle) -> Result<StartOutcome, AdapterError> {
         let live = start::spawn(&self.config, &self.availability, session, handle).await?;
         let auth = start::auth(&self.config, &live).await;
-        let models = wire::ModelListParams::default();
-        if let Err(e) = typed::call_discarding::<wire::ModelList>(live.rpc(), &models, self.config.call_timeout).await {
-            tracing::debug!(session = %session.key(), error = %e, "model/list failed");
-        }
+        live.list_models(self.config.call_timeout).await;
         let thread_id = match start::start_thread(&self.config, &live, session).await {
             Ok(t) => t,
             Err(e) => {
@@ -205,8 +216,9 @@ impl Adapter for CodexAdapter {
                 return Err(e);
             }
         };
+        let outcome = started(&live, session, Some(thread_id), auth);
         self.install(session.key(), live).await;
-        Ok(started(Some(thread_id), auth))
+        Ok(outcome)
     }
 
     async fn resume(&self, session: &Session, handle: SessionHandle) -> Result<StartOutcome, AdapterError> {
@@ -217,6 +229,7 @@ impl Adapter for CodexAdapter {
         let live = start::spawn(&self.config, &self.availability, session, handle).await?;
         live.set_thread(&thread_id);
         let auth = start::auth(&self.config, &live).await;
+        live.list_models(self.config.call_timeout).await;
         let new_thread = match start::resume_thread(&self.config, &live, session, &thread_id).await {
             Ok(t) => t,
             Err(err) => {
@@ -224,8 +237,9 @@ impl Adapter for CodexAdapter {
                 return Err(err);
             }
         };
+        let outcome = started(&live, session, new_thread, auth);
         self.install(session.key(), live).await;
-        Ok(started(new_thread, auth))
+        Ok(outcome)
     }
 
     async fn close(&self, session: &Session) -> Result<(), AdapterError> {
@@ -242,6 +256,11 @@ impl Adapter for CodexAdapter {
         let live = self.live_or_err(session)?;
         live.cancel(turn_id, self.config.call_timeout);
         Ok(())
+    }
+
+    async fn set_config(&self, session: &Session, change: ConfigChange) -> Result<SessionPatch, AdapterError> {
+        let live = self.live_or_err(session)?;
+        Ok(modes::changed(&live.models(), session, &change))
     }
 
     fn is_live(&self, session: &Session) -> bool {

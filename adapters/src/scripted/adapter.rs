@@ -11,7 +11,7 @@ use ensemble_runtime::adapter::{
 };
 use ensemble_runtime::event::{CommandsUpdatedPayload, Decision, EventBody};
 use ensemble_runtime::goal::{GoalAction, GoalCommand, ProviderGoal};
-use ensemble_runtime::model::{InputItem, Session, SessionKey, SideCapabilities};
+use ensemble_runtime::model::{ConfigChange, InputItem, Session, SessionKey, SessionPatch, SideCapabilities};
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -19,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 use super::config::{ScriptedConfig, SideBehavior};
 use super::directives::commands;
 use super::live::{GOAL_KEY, GOAL_STEPS_KEY, Live, RunningTurn, stop_turn};
+use super::modes::{self, Voice};
 use super::transcript::Transcript;
 use super::turn::{Body, maybe_continue, notice, spawn_turn};
 use crate::kit::goals::GoalEngine;
@@ -83,7 +84,7 @@ impl ScriptedAdapter {
             });
         }
         Ok(StartOutcome {
-            patch: Default::default(),
+            patch: modes::offered(session),
             events: vec![EventBody::CommandsUpdated(CommandsUpdatedPayload { commands: commands() })],
         })
     }
@@ -101,7 +102,15 @@ impl Adapter for ScriptedAdapter {
 
     fn capabilities(&self) -> Capabilities {
         // No quiesce: close cancels the turn, which stops between two chunks.
-        Capabilities { interactive: true, steer: true, quiesce: false, sides: true, goals: true, ..Default::default() }
+        Capabilities {
+            interactive: true,
+            steer: true,
+            quiesce: false,
+            sides: true,
+            goals: true,
+            config: true,
+            config_mid_turn: false,
+        }
     }
 
     fn descriptor(&self) -> ProviderDescriptor {
@@ -144,8 +153,12 @@ impl Adapter for ScriptedAdapter {
             });
         }
         let text: String = turn.input.iter().map(InputItem::text).collect::<Vec<_>>().join("\n");
-        spawn_turn(live, turn.turn_id, Body::User(text), cancel, steer_rx, self.config.clone());
+        spawn_turn(live, turn.turn_id, Body::User(text, Voice::of(session)), cancel, steer_rx, self.config.clone());
         Ok(())
+    }
+
+    async fn set_config(&self, session: &Session, change: ConfigChange) -> Result<SessionPatch, AdapterError> {
+        Ok(modes::changed(session, &change))
     }
 
     async fn cancel(&self, session: &Session, turn_id: &str) -> Result<(), AdapterError> {

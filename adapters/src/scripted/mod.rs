@@ -10,6 +10,7 @@ mod adapter;
 mod config;
 mod directives;
 mod live;
+mod modes;
 mod options;
 mod transcript;
 mod turn;

@@ -22,10 +22,11 @@ use tokio_util::sync::CancellationToken;
 use super::config::ScriptedConfig;
 use super::directives::{Directive, goal_steps, parse};
 use super::live::{Answer, Live, RunningTurn};
+use super::modes::Voice;
 
 /// What a turn does.
 pub(super) enum Body {
-    User(String),
+    User(String, Voice),
     /// A turn the agent starts by itself to pursue its goal.
     Continuation {
         provider_turn: String,
@@ -46,9 +47,14 @@ pub(super) fn spawn_turn(
 ) {
     tokio::spawn(async move {
         let sink = live.handle.sink.clone();
-        let run = TurnRun { live: live.clone(), turn_id: turn_id.clone(), cancel, steer, delay: config.chunk_delay };
+        let voice = match &body {
+            Body::User(_, voice) => *voice,
+            Body::Continuation { .. } => Voice::default(),
+        };
+        let run =
+            TurnRun { live: live.clone(), turn_id: turn_id.clone(), cancel, steer, delay: config.chunk_delay, voice };
         let outcome = match body {
-            Body::User(text) => AssertUnwindSafe(run.run(text)).catch_unwind().await,
+            Body::User(text, _) => AssertUnwindSafe(run.run(text)).catch_unwind().await,
             Body::Continuation { provider_turn, goal, step, steps } => {
                 AssertUnwindSafe(run.continuation(provider_turn, goal, step, steps)).catch_unwind().await
             }
@@ -126,6 +132,8 @@ pub(super) struct TurnRun {
     pub(super) cancel: CancellationToken,
     pub(super) steer: mpsc::UnboundedReceiver<String>,
     pub(super) delay: Duration,
+    /// How the agent writes its replies (the session's mode and options).
+    pub(super) voice: Voice,
 }
 
 impl TurnRun {
@@ -240,7 +248,7 @@ impl TurnRun {
         for d in directives {
             match d {
                 Directive::Slow(ms) => self.delay = Duration::from_millis(*ms),
-                Directive::Say(text) => said.push(format!("You said: {text}")),
+                Directive::Say(text) => said.push(self.voice.say(format!("You said: {text}"))),
                 Directive::Tool { name, args } => self.tool(name, args).await?,
                 Directive::Run(cmd) => {
                     let line = self.run_command(cmd).await?;

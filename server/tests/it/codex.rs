@@ -7,17 +7,6 @@ use serde_json::{Value, json};
 
 use crate::common::*;
 
-async fn start_codex(s: &Server, c: &Codex, id: &str, settings: Value) -> Value {
-    let (status, body) = s
-        .post(
-            "/v1/rooms/r/sessions",
-            json!({"sessionId": id, "provider": "codex", "cwd": c.cwd(), "settings": settings}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{body}\n{}", s.log());
-    body
-}
-
 /// A server with a logged-in codex, a room reader past its `hello`, and session `c1` started.
 async fn codex_room() -> (Codex, Server, Ws) {
     let (c, s, ws) = codex_server().await;

@@ -15,6 +15,7 @@ mod codex;
 mod codex_env;
 mod codex_goals;
 mod codex_sides;
+mod config;
 mod connections;
 mod docs;
 mod durability;

@@ -146,4 +146,25 @@ pub struct Model {
     pub model: String,
     #[serde(default)]
     pub display_name: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub hidden: bool,
+    #[serde(default)]
+    pub is_default: bool,
+    #[serde(default)]
+    pub default_reasoning_effort: String,
+    #[serde(default)]
+    pub supported_reasoning_efforts: Vec<ReasoningEffortOption>,
+}
+
+/// A reasoning effort a model supports.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ReasoningEffortOption {
+    #[serde(default)]
+    pub reasoning_effort: String,
+    #[serde(default)]
+    pub description: String,
 }

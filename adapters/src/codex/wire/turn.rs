@@ -16,6 +16,12 @@ pub struct TurnStartParams {
     /// Plan mode (experimental): the model may ask the user questions before it acts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub collaboration_mode: Option<CollaborationMode>,
+    /// The model for this turn and the next ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The reasoning effort for this turn and the next ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effort: Option<String>,
 }
 
 /// What the user says.

@@ -176,6 +176,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/rooms/{roomId}/sessions/{sessionId}/config": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Changes the session's mode or config options (model, reasoning effort, …) for its next turn.
+         *     The choices are in the session's `modes` and `configOptions`.
+         */
+        patch: operations["configure_session"];
+        trace?: never;
+    };
     "/v1/rooms/{roomId}/sessions/{sessionId}/disconnect": {
         parameters: {
             query?: never;
@@ -565,6 +585,35 @@ export interface components {
         CommandsUpdatedPayload: {
             commands: components["schemas"]["CommandInfo"][];
         };
+        /** @description One value a config option may take. */
+        ConfigChoice: {
+            description?: string | null;
+            name: string;
+            value: string;
+        };
+        /**
+         * @description A setting of the agent a client may change for the next turn (`PATCH …/config`): the model, the
+         *     reasoning effort, an approval preset, …
+         */
+        ConfigOption: {
+            /** @description What the option is about, when the agent says (`model`, `thought_level`, `mode`, …). */
+            category?: string | null;
+            choices: components["schemas"]["ConfigChoice"][];
+            /** @description The current value (one of the choices' values). */
+            current: string;
+            description?: string | null;
+            id: string;
+            name: string;
+        };
+        /** @description `PATCH .../config`: what to change for the next turn. */
+        ConfigRequest: {
+            /** @description A mode id from the session's `modes.available`. */
+            mode?: string | null;
+            /** @description Option ids from the session's `configOptions`, each with one of its choices' values. */
+            options?: {
+                [key: string]: string;
+            } | null;
+        };
         /**
          * @description An answer to an interaction.
          * @enum {string}
@@ -869,6 +918,12 @@ export interface components {
              */
             type: "message.delta";
         };
+        /** @description One mode of an agent. */
+        ModeInfo: {
+            description?: string | null;
+            id: string;
+            name: string;
+        };
         /** @description A `notice` event. */
         NoticeEvent: {
             eventId: string;
@@ -950,6 +1005,8 @@ export interface components {
         };
         /** @description What a provider can do (`GET /v1/providers`). */
         ProviderCapabilities: {
+            /** @description Modes and config options can be changed (`PATCH …/config`). */
+            config?: boolean;
             goals: boolean;
             interactive: boolean;
             resume: boolean;
@@ -1065,11 +1122,14 @@ export interface components {
             /** @description How to authenticate when `authState` is `auth_required`. */
             authMessage?: string | null;
             authState?: components["schemas"]["AuthState"] | null;
+            /** @description The settings a client may change for the next turn (`PATCH …/config`). */
+            configOptions?: components["schemas"]["ConfigOption"][];
             /** Format: int64 */
             createdAtMs: number;
             cwd: string;
             lastError?: string | null;
             live: boolean;
+            modes?: components["schemas"]["SessionModes"] | null;
             provider: string;
             providerSessionId?: string | null;
             resumable: boolean;
@@ -1139,6 +1199,14 @@ export interface components {
         };
         SessionList: {
             data: components["schemas"]["Session"][];
+        };
+        /**
+         * @description The agent's modes (e.g. ACP session modes, codex's collaboration modes): the current one and
+         *     those a client may switch to with `PATCH …/config`.
+         */
+        SessionModes: {
+            available: components["schemas"]["ModeInfo"][];
+            current: string;
         };
         /** @description Per-session settings, as submitted at start. */
         SessionSettings: {
@@ -1915,6 +1983,69 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CancelAccepted"];
+                };
+            };
+            /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The server or the agent failed, or is at capacity (then with `Retry-After`); the error's `code` says why */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    configure_session: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                roomId: string;
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConfigRequest"];
+            };
+        };
+        responses: {
+            /** @description The session with its new mode and options (also announced as `session.updated`, reason `config`) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Session"];
+                };
+            };
+            /** @description A turn is running and the agent cannot switch now (`turn_active`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description An unknown mode, option or value (`unknown_config`), or a provider without any (`config_unsupported`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */

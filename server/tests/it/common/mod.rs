@@ -495,3 +495,15 @@ pub fn kill_pid(pid: i32, sig: i32) {
     let status = std::process::Command::new("kill").arg(format!("-{sig}")).arg(pid.to_string()).status().expect("kill");
     assert!(status.success(), "kill -{sig} {pid}");
 }
+
+/// Starts a codex session in room `r` with the codex of `c` and these settings.
+pub async fn start_codex(s: &Server, c: &Codex, id: &str, settings: Value) -> Value {
+    let (status, body) = s
+        .post(
+            "/v1/rooms/r/sessions",
+            json!({"sessionId": id, "provider": "codex", "cwd": c.cwd(), "settings": settings}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}\n{}", s.log());
+    body
+}

@@ -24,6 +24,10 @@ from .command_info import CommandInfo
 from .commands_updated_event import CommandsUpdatedEvent
 from .commands_updated_event_type import CommandsUpdatedEventType
 from .commands_updated_payload import CommandsUpdatedPayload
+from .config_choice import ConfigChoice
+from .config_option import ConfigOption
+from .config_request import ConfigRequest
+from .config_request_options_type_0 import ConfigRequestOptionsType0
 from .decision import Decision
 from .error_body import ErrorBody
 from .error_body_details import ErrorBodyDetails
@@ -64,6 +68,7 @@ from .message_completed_event import MessageCompletedEvent
 from .message_completed_event_type import MessageCompletedEventType
 from .message_delta_event import MessageDeltaEvent
 from .message_delta_event_type import MessageDeltaEventType
+from .mode_info import ModeInfo
 from .notice_event import NoticeEvent
 from .notice_event_type import NoticeEventType
 from .notice_level import NoticeLevel
@@ -102,6 +107,7 @@ from .session_failed_event import SessionFailedEvent
 from .session_failed_event_type import SessionFailedEventType
 from .session_failed_payload import SessionFailedPayload
 from .session_list import SessionList
+from .session_modes import SessionModes
 from .session_settings import SessionSettings
 from .session_started_event import SessionStartedEvent
 from .session_started_event_type import SessionStartedEventType
@@ -169,6 +175,10 @@ __all__ = (
     "CommandsUpdatedEvent",
     "CommandsUpdatedEventType",
     "CommandsUpdatedPayload",
+    "ConfigChoice",
+    "ConfigOption",
+    "ConfigRequest",
+    "ConfigRequestOptionsType0",
     "Decision",
     "ErrorBody",
     "ErrorBodyDetails",
@@ -209,6 +219,7 @@ __all__ = (
     "MessageCompletedEventType",
     "MessageDeltaEvent",
     "MessageDeltaEventType",
+    "ModeInfo",
     "NoticeEvent",
     "NoticeEventType",
     "NoticeLevel",
@@ -247,6 +258,7 @@ __all__ = (
     "SessionFailedEventType",
     "SessionFailedPayload",
     "SessionList",
+    "SessionModes",
     "SessionSettings",
     "SessionStartedEvent",
     "SessionStartedEventType",

@@ -8,6 +8,7 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
+from ..types import UNSET, Unset
 
 
 
@@ -28,6 +29,7 @@ class ProviderCapabilities:
             resume (bool):
             side_conversations (bool):
             steer (bool):
+            config (bool | Unset): Modes and config options can be changed (`PATCH …/config`).
      """
 
     goals: bool
@@ -35,6 +37,7 @@ class ProviderCapabilities:
     resume: bool
     side_conversations: bool
     steer: bool
+    config: bool | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -52,6 +55,8 @@ class ProviderCapabilities:
 
         steer = self.steer
 
+        config = self.config
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -62,6 +67,8 @@ class ProviderCapabilities:
             "sideConversations": side_conversations,
             "steer": steer,
         })
+        if config is not UNSET:
+            field_dict["config"] = config
 
         return field_dict
 
@@ -80,12 +87,15 @@ class ProviderCapabilities:
 
         steer = d.pop("steer")
 
+        config = d.pop("config", UNSET)
+
         provider_capabilities = cls(
             goals=goals,
             interactive=interactive,
             resume=resume,
             side_conversations=side_conversations,
             steer=steer,
+            config=config,
         )
 
 

@@ -15,6 +15,8 @@ from ..types import UNSET, Unset
 from typing import cast
 
 if TYPE_CHECKING:
+  from ..models.config_option import ConfigOption
+  from ..models.session_modes import SessionModes
   from ..models.session_settings import SessionSettings
   from ..models.submit_availability import SubmitAvailability
 
@@ -49,7 +51,10 @@ class Session:
             active_turn_id (None | str | Unset):
             auth_message (None | str | Unset): How to authenticate when `authState` is `auth_required`.
             auth_state (AuthState | None | Unset):
+            config_options (list[ConfigOption] | Unset): The settings a client may change for the next turn (`PATCH
+                …/config`).
             last_error (None | str | Unset):
+            modes (None | SessionModes | Unset):
             provider_session_id (None | str | Unset):
             side_request_id (None | str | Unset):
             source_session_id (None | str | Unset):
@@ -73,7 +78,9 @@ class Session:
     active_turn_id: None | str | Unset = UNSET
     auth_message: None | str | Unset = UNSET
     auth_state: AuthState | None | Unset = UNSET
+    config_options: list[ConfigOption] | Unset = UNSET
     last_error: None | str | Unset = UNSET
+    modes: None | SessionModes | Unset = UNSET
     provider_session_id: None | str | Unset = UNSET
     side_request_id: None | str | Unset = UNSET
     source_session_id: None | str | Unset = UNSET
@@ -84,6 +91,8 @@ class Session:
 
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.config_option import ConfigOption # noqa: PLC0415
+        from ..models.session_modes import SessionModes # noqa: PLC0415
         from ..models.session_settings import SessionSettings # noqa: PLC0415
         from ..models.submit_availability import SubmitAvailability # noqa: PLC0415
         created_at_ms = self.created_at_ms
@@ -136,11 +145,28 @@ class Session:
         else:
             auth_state = self.auth_state
 
+        config_options: list[dict[str, Any]] | Unset = UNSET
+        if not isinstance(self.config_options, Unset):
+            config_options = []
+            for config_options_item_data in self.config_options:
+                config_options_item = config_options_item_data.to_dict()
+                config_options.append(config_options_item)
+
+
+
         last_error: None | str | Unset
         if isinstance(self.last_error, Unset):
             last_error = UNSET
         else:
             last_error = self.last_error
+
+        modes: dict[str, Any] | None | Unset
+        if isinstance(self.modes, Unset):
+            modes = UNSET
+        elif isinstance(self.modes, SessionModes):
+            modes = self.modes.to_dict()
+        else:
+            modes = self.modes
 
         provider_session_id: None | str | Unset
         if isinstance(self.provider_session_id, Unset):
@@ -186,8 +212,12 @@ class Session:
             field_dict["authMessage"] = auth_message
         if auth_state is not UNSET:
             field_dict["authState"] = auth_state
+        if config_options is not UNSET:
+            field_dict["configOptions"] = config_options
         if last_error is not UNSET:
             field_dict["lastError"] = last_error
+        if modes is not UNSET:
+            field_dict["modes"] = modes
         if provider_session_id is not UNSET:
             field_dict["providerSessionId"] = provider_session_id
         if side_request_id is not UNSET:
@@ -201,6 +231,8 @@ class Session:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.config_option import ConfigOption # noqa: PLC0415
+        from ..models.session_modes import SessionModes # noqa: PLC0415
         from ..models.session_settings import SessionSettings # noqa: PLC0415
         from ..models.submit_availability import SubmitAvailability # noqa: PLC0415
         d = dict(src_dict)
@@ -286,6 +318,18 @@ class Session:
         auth_state = _parse_auth_state(d.pop("authState", UNSET))
 
 
+        _config_options = d.pop("configOptions", UNSET)
+        config_options: list[ConfigOption] | Unset = UNSET
+        if _config_options is not UNSET:
+            config_options = []
+            for config_options_item_data in _config_options:
+                config_options_item = ConfigOption.from_dict(config_options_item_data)
+
+
+
+                config_options.append(config_options_item)
+
+
         def _parse_last_error(data: object) -> None | str | Unset:
             if data is None:
                 return data
@@ -294,6 +338,26 @@ class Session:
             return cast(None | str | Unset, data)
 
         last_error = _parse_last_error(d.pop("lastError", UNSET))
+
+
+        def _parse_modes(data: object) -> None | SessionModes | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                modes_type_0 = SessionModes.from_dict(data)
+
+
+
+                return modes_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | SessionModes | Unset, data)
+
+        modes = _parse_modes(d.pop("modes", UNSET))
 
 
         def _parse_provider_session_id(data: object) -> None | str | Unset:
@@ -345,7 +409,9 @@ class Session:
             active_turn_id=active_turn_id,
             auth_message=auth_message,
             auth_state=auth_state,
+            config_options=config_options,
             last_error=last_error,
+            modes=modes,
             provider_session_id=provider_session_id,
             side_request_id=side_request_id,
             source_session_id=source_session_id,

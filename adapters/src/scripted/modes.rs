@@ -1,0 +1,68 @@
+//! The scripted agent's modes and config options, so clients can exercise `PATCH …/config` with
+//! nothing installed: a `voice` option (`plain`, or `upper`: replies in capitals) and the modes
+//! `default` and `plan` (replies start with `(plan)`). A change applies from the next turn; like
+//! most agents, the scripted one refuses to switch while a turn runs (409).
+
+use ensemble_runtime::model::{
+    ConfigChange, ConfigChoice, ConfigOption, ModeInfo, Session, SessionModes, SessionPatch,
+};
+
+const VOICE: &str = "voice";
+
+/// How the agent speaks in a turn.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct Voice {
+    pub upper: bool,
+    pub plan: bool,
+}
+
+impl Voice {
+    pub(super) fn of(session: &Session) -> Self {
+        let voice = session.config_options.iter().find(|o| o.id == VOICE).map(|o| o.current.as_str());
+        Self { upper: voice == Some("upper"), plan: session.modes.as_ref().is_some_and(|m| m.current == "plan") }
+    }
+
+    pub(super) fn say(self, line: String) -> String {
+        let line = if self.upper { line.to_uppercase() } else { line };
+        if self.plan { format!("(plan) {line}") } else { line }
+    }
+}
+
+/// What a session offers, keeping its current picks.
+pub(super) fn offered(session: &Session) -> SessionPatch {
+    let current_voice = session
+        .config_options
+        .iter()
+        .find(|o| o.id == VOICE)
+        .map(|o| o.current.clone())
+        .unwrap_or_else(|| "plain".into());
+    let choice = |value: &str, name: &str| ConfigChoice { value: value.into(), name: name.into(), description: None };
+    let voice = ConfigOption {
+        id: VOICE.into(),
+        name: "Voice".into(),
+        description: Some("how the scripted agent writes its replies".into()),
+        category: Some("model".into()),
+        current: current_voice,
+        choices: vec![choice("plain", "Plain"), choice("upper", "Capitals")],
+    };
+    let mode = |id: &str, name: &str| ModeInfo { id: id.into(), name: name.into(), description: None };
+    let modes = SessionModes {
+        current: session.modes.as_ref().map(|m| m.current.clone()).unwrap_or_else(|| "default".into()),
+        available: vec![mode("default", "Default"), mode("plan", "Plan")],
+    };
+    SessionPatch { modes: Some(modes), config_options: Some(vec![voice]), ..SessionPatch::default() }
+}
+
+/// The session after a change (already checked against what it offers).
+pub(super) fn changed(session: &Session, change: &ConfigChange) -> SessionPatch {
+    let mut next = session.clone();
+    for option in &mut next.config_options {
+        if let Some(v) = change.options.get(&option.id) {
+            option.current = v.clone();
+        }
+    }
+    if let (Some(m), Some(modes)) = (&change.mode, next.modes.as_mut()) {
+        modes.current = m.clone();
+    }
+    offered(&next)
+}
