@@ -18,7 +18,7 @@ use serde_json::Value;
 use crate::event::{Decision, EventBody};
 use crate::goal::{GoalCommand, GoalFact, GoalHost, GoalIdentity, ProviderGoal};
 use crate::model::{
-    ConfigChange, InputItem, ProviderCapabilities, Session, SessionKey, SessionPatch, SideCapabilities,
+    AgentInfo, ConfigChange, InputItem, ProviderCapabilities, Session, SessionKey, SessionPatch, SideCapabilities,
 };
 
 /// A fact an adapter reports about its session.
@@ -211,6 +211,8 @@ pub struct ProviderDescriptor {
     pub display_name: String,
     pub available: bool,
     pub unavailable_reason: Option<String>,
+    /// What the agent advertised when it last started (ACP agents).
+    pub agent: Option<AgentInfo>,
 }
 
 /// What a provider can do. The controller consults it before the optional operations, and
@@ -311,13 +313,15 @@ pub trait Adapter: Send + Sync + 'static {
         0
     }
 
-    /// Answers an interactive request (approval, question). Needs `capabilities().interactive`.
+    /// Answers an interactive request (approval, question). `option`: one of the request's
+    /// `agentOptions`, already checked to stand for `decision`. Needs `capabilities().interactive`.
     async fn respond(
         &self,
         _session: &Session,
         _request_id: &str,
         _decision: Decision,
         _answers: Option<Value>,
+        _option: Option<&str>,
     ) -> Result<(), AdapterError> {
         unsupported("interactive requests")
     }

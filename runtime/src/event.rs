@@ -463,6 +463,44 @@ pub struct InteractionRequestedPayload {
     /// The call this request is about, when there is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call_id: Option<String>,
+    /// The choices the agent itself offers (ACP permission options): an answer may name one with
+    /// `optionId`, together with the decision it stands for.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agent_options: Vec<AgentOption>,
+}
+
+/// One choice an agent offers for a permission request.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct AgentOption {
+    pub option_id: String,
+    pub name: String,
+    pub kind: AgentOptionKind,
+    /// The decision that picks it.
+    pub decision: Decision,
+}
+
+/// What an agent's option does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum AgentOptionKind {
+    AllowOnce,
+    AllowAlways,
+    RejectOnce,
+    RejectAlways,
+}
+
+impl AgentOptionKind {
+    /// The decision an option of this kind stands for.
+    pub fn decision(self) -> Decision {
+        match self {
+            Self::AllowOnce => Decision::Accept,
+            Self::AllowAlways => Decision::AcceptForSession,
+            Self::RejectOnce | Self::RejectAlways => Decision::Decline,
+        }
+    }
 }
 
 /// A pending interaction as `GET .../interactions` lists it.

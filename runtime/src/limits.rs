@@ -26,7 +26,8 @@ pub struct FieldError {
     pub field: String,
     pub message: String,
     /// What the client is told: the field and its limit.
-    pub details: Value,
+    /// Boxed: a JSON value is large, and every `Result` carrying this error would be too.
+    pub details: Box<Value>,
 }
 
 impl FieldError {
@@ -59,7 +60,7 @@ pub fn check_id(field: &str, id: &str) -> Result<(), FieldError> {
             code: "invalid_id",
             field: field.to_owned(),
             message: format!("{field} {p}"),
-            details: json!({ "field": field, "maxBytes": MAX_ID_BYTES, "pattern": ID_PATTERN }),
+            details: Box::new(json!({ "field": field, "maxBytes": MAX_ID_BYTES, "pattern": ID_PATTERN })),
         }),
     }
 }
@@ -79,7 +80,7 @@ pub fn check_chars(field: &str, text: &str, max_chars: usize) -> Result<(), Fiel
         code: "invalid_input",
         field: field.to_owned(),
         message: format!("{field} is longer than {max_chars} characters"),
-        details: json!({ "field": field, "maxChars": max_chars }),
+        details: Box::new(json!({ "field": field, "maxChars": max_chars })),
     })
 }
 
@@ -92,7 +93,7 @@ pub fn check_bytes(field: &str, size: usize, max_bytes: usize) -> Result<(), Fie
         code: "invalid_input",
         field: field.to_owned(),
         message: format!("{field} is {size} bytes, more than the limit of {max_bytes} bytes"),
-        details: json!({ "field": field, "maxBytes": max_bytes }),
+        details: Box::new(json!({ "field": field, "maxBytes": max_bytes })),
     })
 }
 

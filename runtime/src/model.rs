@@ -232,6 +232,10 @@ pub struct Session {
     pub active_turn_id: Option<String>,
     pub submit_availability: SubmitAvailability,
     pub resumable: bool,
+    /// Why the session cannot be resumed, when its provider says (e.g. an ACP agent without
+    /// `session/load`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resume_unsupported_reason: Option<String>,
     pub live: bool,
     pub visible: bool,
     pub title: String,
@@ -270,6 +274,7 @@ impl Session {
             active_turn_id: None,
             submit_availability: SubmitAvailability::blocked("starting"),
             resumable: true,
+            resume_unsupported_reason: None,
             live: false,
             visible: true,
             title: "New session".into(),
@@ -303,6 +308,8 @@ pub struct SessionPatch {
     pub title: Option<String>,
     pub modes: Option<SessionModes>,
     pub config_options: Option<Vec<ConfigOption>>,
+    /// The provider cannot resume this session, and why.
+    pub not_resumable: Option<String>,
 }
 
 /// What a client asks to change with `PATCH …/config`: a mode, and option values by id.
@@ -473,6 +480,37 @@ pub struct ProviderInfo {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unavailable_reason: Option<String>,
     pub capabilities: ProviderCapabilities,
+    /// What the agent said about itself when it last started (ACP agents).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<AgentInfo>,
+}
+
+/// What an agent advertised in its handshake (ACP `initialize`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct AgentInfo {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// The protocol version it speaks.
+    pub protocol_version: u16,
+    /// `session/load`: sessions can be resumed with their history.
+    pub load_session: bool,
+    /// `session/resume`: sessions can be resumed without replaying history.
+    pub resume_session: bool,
+    /// `session/close`.
+    pub close_session: bool,
+    /// Prompts may carry images.
+    pub prompt_image: bool,
+    /// Prompts may carry audio.
+    pub prompt_audio: bool,
+    /// MCP servers over HTTP can be passed to sessions.
+    pub mcp_http: bool,
+    /// Ids of the authentication methods it offers.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub auth_methods: Vec<String>,
 }
 
 /// A room as `GET /v1/rooms` lists it.

@@ -261,6 +261,10 @@ impl SessionRecord {
         if let Some(o) = &patch.config_options {
             s.config_options = o.clone();
         }
+        if let Some(reason) = &patch.not_resumable {
+            s.resumable = false;
+            s.resume_unsupported_reason = Some(crate::limits::clip(reason));
+        }
         s.updated_at_ms = now_ms;
     }
 

@@ -24,6 +24,7 @@ fn request(id: &str) -> EventBody {
         questions: vec![],
         options: vec![Decision::Accept, Decision::Decline],
         call_id: None,
+        agent_options: vec![],
     })
 }
 

@@ -70,7 +70,7 @@ impl Adapter for Puppet {
     }
 
     fn descriptor(&self) -> ProviderDescriptor {
-        ProviderDescriptor { display_name: "Puppet".into(), available: true, unavailable_reason: None }
+        ProviderDescriptor { display_name: "Puppet".into(), available: true, unavailable_reason: None, agent: None }
     }
 
     fn capabilities(&self) -> Capabilities {

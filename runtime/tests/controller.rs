@@ -130,7 +130,7 @@ impl Adapter for SideLiar {
         "liar"
     }
     fn descriptor(&self) -> ProviderDescriptor {
-        ProviderDescriptor { display_name: "Liar".into(), available: true, unavailable_reason: None }
+        ProviderDescriptor { display_name: "Liar".into(), available: true, unavailable_reason: None, agent: None }
     }
     fn capabilities(&self) -> Capabilities {
         Capabilities { sides: true, ..Capabilities::default() }

@@ -117,6 +117,11 @@ pub struct AnswerRequest {
     #[serde(default)]
     #[schema(schema_with = ensemble_runtime::schema::answers)]
     pub answers: Option<Answers>,
+    /// One of the request's `agentOptions` (ACP agents), standing for `decision`; without it the
+    /// decision picks the agent's first option of its kind.
+    #[serde(default)]
+    #[schema(pattern = "^[A-Za-z0-9._~:-]*[A-Za-z0-9_~:-][A-Za-z0-9._~:-]*$", min_length = 1, max_length = 128)]
+    pub option_id: Option<String>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]

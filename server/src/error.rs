@@ -41,7 +41,8 @@ pub struct ApiError {
     pub status: StatusCode,
     pub code: Cow<'static, str>,
     pub message: String,
-    pub details: Option<Value>,
+    /// Boxed: a JSON value is large, and every handler's `Result` carries this error.
+    pub details: Option<Box<Value>>,
     /// Seconds, for 429/503.
     pub retry_after: Option<u64>,
 }
@@ -65,7 +66,7 @@ impl ApiError {
     }
 
     pub fn with_details(mut self, details: Value) -> Self {
-        self.details = Some(details);
+        self.details = Some(Box::new(details));
         self
     }
 
@@ -78,7 +79,7 @@ impl ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let body = ErrorResponse {
-            error: ErrorBody { code: self.code.into_owned(), message: self.message, details: self.details },
+            error: ErrorBody { code: self.code.into_owned(), message: self.message, details: self.details.map(|d| *d) },
         };
         let mut res = (self.status, axum::Json(body)).into_response();
         if let Some(secs) = self.retry_after
@@ -92,7 +93,7 @@ impl IntoResponse for ApiError {
 
 impl From<FieldError> for ApiError {
     fn from(e: FieldError) -> Self {
-        ApiError::bad_request(e.code, e.message).with_details(e.details)
+        ApiError::bad_request(e.code, e.message).with_details(*e.details)
     }
 }
 

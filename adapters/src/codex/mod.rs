@@ -202,7 +202,7 @@ impl Adapter for CodexAdapter {
             Availability::Available { version } => format!("Codex (app-server {version})"),
             _ => "Codex (app-server)".to_owned(),
         };
-        ProviderDescriptor { display_name, available, unavailable_reason: reason }
+        ProviderDescriptor { display_name, available, unavailable_reason: reason, agent: None }
     }
 
     async fn start(&self, session: &Session, handle: SessionHandle) -> Result<StartOutcome, AdapterError> {
@@ -309,6 +309,7 @@ impl Adapter for CodexAdapter {
         request_id: &str,
         decision: Decision,
         answers: Option<Value>,
+        _option: Option<&str>,
     ) -> Result<(), AdapterError> {
         let live = self.live_or_err(session)?;
         live.respond(request_id, decision, answers.as_ref()).await

@@ -82,7 +82,12 @@ mod tests {
     }
 
     fn env() -> ProviderEnv {
-        ProviderEnv { data_dir: "/data".into(), goal_grace: Duration::from_millis(250), rpc_max_line_bytes: 1 << 20 }
+        ProviderEnv {
+            data_dir: "/data".into(),
+            goal_grace: Duration::from_millis(250),
+            rpc_max_line_bytes: 1 << 20,
+            taken_ids: Vec::new(),
+        }
     }
 
     #[test]

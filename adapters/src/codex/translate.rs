@@ -412,6 +412,7 @@ pub fn interaction(
         questions: vec![],
         options: vec![Decision::Accept, Decision::AcceptForSession, Decision::Decline, Decision::Cancel],
         call_id: item_id.map(str::to_owned),
+        agent_options: vec![],
     };
     match request {
         ServerRequest::CommandExecutionApproval(p) => {

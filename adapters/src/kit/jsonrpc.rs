@@ -179,7 +179,8 @@ pub enum RpcError {
     #[error("the connection closed: {0}")]
     Closed(String),
     #[error("`{method}` failed: {error}")]
-    Server { method: String, error: ErrorObject },
+    /// Boxed: the error's data makes the variant, and every result carrying it, large.
+    Server { method: String, error: Box<ErrorObject> },
 }
 
 /// Limits of a connection.
@@ -322,7 +323,7 @@ impl RpcClient {
 
     fn resolve(&self, id: u64, result: Result<Value, ErrorObject>) -> bool {
         let Some(tx) = self.lock_pending().remove(&id) else { return false };
-        let _ = tx.send(result.map_err(|error| RpcError::Server { method: String::new(), error }));
+        let _ = tx.send(result.map_err(|error| RpcError::Server { method: String::new(), error: Box::new(error) }));
         true
     }
 }

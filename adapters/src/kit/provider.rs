@@ -17,6 +17,8 @@ pub struct ProviderEnv {
     pub goal_grace: Duration,
     /// Longest JSON-RPC line accepted from an agent process; longer lines are skipped.
     pub rpc_max_line_bytes: usize,
+    /// The ids of the providers built before this one (registration order).
+    pub taken_ids: Vec<String>,
 }
 
 /// A provider's options were invalid, or it could not be set up.
@@ -54,6 +56,7 @@ impl SharedOptions {
             data_dir,
             goal_grace: Duration::from_millis(self.goal_grace_ms),
             rpc_max_line_bytes: self.rpc_max_line_bytes.max(1024),
+            taken_ids: Vec::new(),
         }
     }
 }

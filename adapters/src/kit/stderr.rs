@@ -51,9 +51,10 @@ impl StderrTail {
 /// Forwards `stderr` to the log (target `ensemble::agent::stderr`, with the provider and the
 /// session), line by line, until it ends; `tail` keeps its last lines. Lines over `max_line`
 /// bytes (at most 64 KiB) are skipped as they arrive.
-pub async fn drain<R, S>(mut stderr: R, provider: &'static str, session: S, tail: StderrTail, max_line: usize)
+pub async fn drain<R, P, S>(mut stderr: R, provider: P, session: S, tail: StderrTail, max_line: usize)
 where
     R: AsyncRead + Unpin,
+    P: fmt::Display,
     S: fmt::Display,
 {
     let mut decoder = LineDecoder::new(max_line.min(MAX_LINE_BYTES));
@@ -71,7 +72,7 @@ where
             if text.is_empty() {
                 continue;
             }
-            tracing::info!(target: "ensemble::agent::stderr", provider, session = %session, "{text}");
+            tracing::info!(target: "ensemble::agent::stderr", provider = %provider, session = %session, "{text}");
             tail.push(&text);
         }
     }

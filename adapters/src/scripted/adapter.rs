@@ -118,6 +118,7 @@ impl Adapter for ScriptedAdapter {
             display_name: "Scripted agent (built in)".into(),
             available: true,
             unavailable_reason: None,
+            agent: None,
         }
     }
 
@@ -293,6 +294,7 @@ impl Adapter for ScriptedAdapter {
         request_id: &str,
         decision: Decision,
         answers: Option<Value>,
+        _option: Option<&str>,
     ) -> Result<(), AdapterError> {
         let live = self.live(&session.key()).ok_or(AdapterError::NotLive)?;
         let tx = live

@@ -471,6 +471,7 @@ impl TurnRun {
                     questions: vec![],
                     options: vec![Decision::Accept, Decision::AcceptForSession, Decision::Decline, Decision::Cancel],
                     call_id: Some(call_id.clone()),
+                    agent_options: vec![],
                 })
                 .await?;
             match decision {
@@ -529,6 +530,7 @@ impl TurnRun {
                 }],
                 options: vec![Decision::Accept, Decision::Decline, Decision::Cancel],
                 call_id: None,
+                agent_options: vec![],
             })
             .await?;
         match decision {

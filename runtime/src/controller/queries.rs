@@ -18,12 +18,17 @@ impl Controller {
             .values()
             .map(|a| {
                 let d = a.descriptor();
+                let mut capabilities = a.capabilities().wire();
+                if let Some(agent) = &d.agent {
+                    capabilities.resume = agent.load_session || agent.resume_session;
+                }
                 ProviderInfo {
                     id: a.id().to_owned(),
                     display_name: d.display_name,
                     available: d.available,
                     unavailable_reason: d.unavailable_reason,
-                    capabilities: a.capabilities().wire(),
+                    capabilities,
+                    agent: d.agent,
                 }
             })
             .collect()

@@ -171,8 +171,12 @@ impl Controller {
         request_id: &str,
         decision: Decision,
         answers: Option<Value>,
+        option_id: Option<String>,
     ) -> Result<()> {
         check_id("requestId", request_id)?;
+        if let Some(o) = &option_id {
+            check_id("optionId", o)?;
+        }
         if let Some(a) = &answers {
             check_bytes("answers", a.to_string().len(), self.inner.config.max_input_bytes)?;
         }
@@ -202,6 +206,18 @@ impl Controller {
                     allowed.join(", ")
                 )));
             }
+            if let Some(id) = &option_id {
+                let Some(option) = pending.request.agent_options.iter().find(|o| o.option_id == *id) else {
+                    return Err(ControllerError::InvalidDecision(format!("the request offers no option `{id}`")));
+                };
+                if option.decision != decision {
+                    return Err(ControllerError::InvalidDecision(format!(
+                        "option `{id}` is a `{}` decision, not `{}`",
+                        option.decision.as_str(),
+                        decision.as_str()
+                    )));
+                }
+            }
             if pending.request.kind == InteractionKind::UserInput && decision.accepts() && ans.is_none() {
                 return Err(ControllerError::InvalidDecision("a userInput request needs `answers`".into()));
             }
@@ -218,7 +234,7 @@ impl Controller {
             Ok(())
         })
         .await?;
-        adapter.respond(&session, request_id, decision, answers).await?;
+        adapter.respond(&session, request_id, decision, answers, option_id.as_deref()).await?;
         Ok(())
     }
 }

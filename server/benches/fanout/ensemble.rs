@@ -46,7 +46,12 @@ impl Adapter for BenchAdapter {
     }
 
     fn descriptor(&self) -> ProviderDescriptor {
-        ProviderDescriptor { display_name: "Fan-out bench".into(), available: true, unavailable_reason: None }
+        ProviderDescriptor {
+            display_name: "Fan-out bench".into(),
+            available: true,
+            unavailable_reason: None,
+            agent: None,
+        }
     }
 
     fn capabilities(&self) -> Capabilities {

@@ -39,6 +39,6 @@ pub async fn answer_interaction(
 ) -> Result<Json<AnswerAccepted>, ApiError> {
     let k = session.key()?;
     let answers = body.answers.map(|a| serde_json::to_value(a).unwrap_or_default());
-    state.controller.answer(&k, &request_id, body.decision, answers).await?;
+    state.controller.answer(&k, &request_id, body.decision, answers, body.option_id).await?;
     Ok(Json(AnswerAccepted { request_id, decision: body.decision }))
 }

@@ -433,6 +433,43 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description What an agent advertised in its handshake (ACP `initialize`). */
+        AgentInfo: {
+            /** @description Ids of the authentication methods it offers. */
+            authMethods?: string[];
+            /** @description `session/close`. */
+            closeSession: boolean;
+            /** @description `session/load`: sessions can be resumed with their history. */
+            loadSession: boolean;
+            /** @description MCP servers over HTTP can be passed to sessions. */
+            mcpHttp: boolean;
+            name?: string | null;
+            /** @description Prompts may carry audio. */
+            promptAudio: boolean;
+            /** @description Prompts may carry images. */
+            promptImage: boolean;
+            /**
+             * Format: int32
+             * @description The protocol version it speaks.
+             */
+            protocolVersion: number;
+            /** @description `session/resume`: sessions can be resumed without replaying history. */
+            resumeSession: boolean;
+            version?: string | null;
+        };
+        /** @description One choice an agent offers for a permission request. */
+        AgentOption: {
+            /** @description The decision that picks it. */
+            decision: components["schemas"]["Decision"];
+            kind: components["schemas"]["AgentOptionKind"];
+            name: string;
+            optionId: string;
+        };
+        /**
+         * @description What an agent's option does.
+         * @enum {string}
+         */
+        AgentOptionKind: "allow_once" | "allow_always" | "reject_once" | "reject_always";
         AnswerAccepted: {
             decision: components["schemas"]["Decision"];
             requestId: string;
@@ -448,6 +485,11 @@ export interface components {
                 [key: string]: components["schemas"]["QuestionAnswer"];
             };
             decision: components["schemas"]["Decision"];
+            /**
+             * @description One of the request's `agentOptions` (ACP agents), standing for `decision`; without it the
+             *     decision picks the agent's first option of its kind.
+             */
+            optionId?: string | null;
         };
         /** @enum {string} */
         ApprovalPolicy: "untrusted" | "on-request" | "never";
@@ -834,6 +876,11 @@ export interface components {
             type: "interaction.requested";
         };
         InteractionRequestedPayload: {
+            /**
+             * @description The choices the agent itself offers (ACP permission options): an answer may name one with
+             *     `optionId`, together with the decision it stands for.
+             */
+            agentOptions?: components["schemas"]["AgentOption"][];
             /** @description The call this request is about, when there is one. */
             callId?: string | null;
             command?: string | null;
@@ -1014,6 +1061,7 @@ export interface components {
             steer: boolean;
         };
         ProviderInfo: {
+            agent?: components["schemas"]["AgentInfo"] | null;
             available: boolean;
             capabilities: components["schemas"]["ProviderCapabilities"];
             displayName: string;
@@ -1133,6 +1181,11 @@ export interface components {
             provider: string;
             providerSessionId?: string | null;
             resumable: boolean;
+            /**
+             * @description Why the session cannot be resumed, when its provider says (e.g. an ACP agent without
+             *     `session/load`).
+             */
+            resumeUnsupportedReason?: string | null;
             roomId: string;
             rootSessionId: string;
             scope: components["schemas"]["Scope"];

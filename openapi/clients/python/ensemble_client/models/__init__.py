@@ -1,5 +1,8 @@
 """ Contains all the data models used in inputs/outputs """
 
+from .agent_info import AgentInfo
+from .agent_option import AgentOption
+from .agent_option_kind import AgentOptionKind
 from .answer_accepted import AnswerAccepted
 from .answer_choices import AnswerChoices
 from .answer_request import AnswerRequest
@@ -151,6 +154,9 @@ from .usage_updated_event import UsageUpdatedEvent
 from .usage_updated_event_type import UsageUpdatedEventType
 
 __all__ = (
+    "AgentInfo",
+    "AgentOption",
+    "AgentOptionKind",
     "AnswerAccepted",
     "AnswerChoices",
     "AnswerRequest",

@@ -30,10 +30,14 @@ class AnswerRequest:
         Attributes:
             decision (Decision): An answer to an interaction.
             answers (AnswerRequestAnswers | Unset): Answers keyed by question id.
+            option_id (None | str | Unset): One of the request's `agentOptions` (ACP agents), standing for `decision`;
+                without it the
+                decision picks the agent's first option of its kind.
      """
 
     decision: Decision
     answers: AnswerRequestAnswers | Unset = UNSET
+    option_id: None | str | Unset = UNSET
 
 
 
@@ -47,6 +51,12 @@ class AnswerRequest:
         if not isinstance(self.answers, Unset):
             answers = self.answers.to_dict()
 
+        option_id: None | str | Unset
+        if isinstance(self.option_id, Unset):
+            option_id = UNSET
+        else:
+            option_id = self.option_id
+
 
         field_dict: dict[str, Any] = {}
 
@@ -55,6 +65,8 @@ class AnswerRequest:
         })
         if answers is not UNSET:
             field_dict["answers"] = answers
+        if option_id is not UNSET:
+            field_dict["optionId"] = option_id
 
         return field_dict
 
@@ -79,9 +91,20 @@ class AnswerRequest:
 
 
 
+        def _parse_option_id(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        option_id = _parse_option_id(d.pop("optionId", UNSET))
+
+
         answer_request = cls(
             decision=decision,
             answers=answers,
+            option_id=option_id,
         )
 
         return answer_request

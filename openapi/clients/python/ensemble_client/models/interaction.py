@@ -14,6 +14,7 @@ from ..types import UNSET, Unset
 from typing import cast
 
 if TYPE_CHECKING:
+  from ..models.agent_option import AgentOption
   from ..models.question import Question
 
 
@@ -35,6 +36,9 @@ class Interaction:
             title (str):
             requested_at_ms (int):
             session_id (str):
+            agent_options (list[AgentOption] | Unset): The choices the agent itself offers (ACP permission options): an
+                answer may name one with
+                `optionId`, together with the decision it stands for.
             call_id (None | str | Unset): The call this request is about, when there is one.
             command (None | str | Unset):
             cwd (None | str | Unset):
@@ -50,6 +54,7 @@ class Interaction:
     title: str
     requested_at_ms: int
     session_id: str
+    agent_options: list[AgentOption] | Unset = UNSET
     call_id: None | str | Unset = UNSET
     command: None | str | Unset = UNSET
     cwd: None | str | Unset = UNSET
@@ -64,6 +69,7 @@ class Interaction:
 
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.agent_option import AgentOption # noqa: PLC0415
         from ..models.question import Question # noqa: PLC0415
         kind = self.kind.value
 
@@ -81,6 +87,15 @@ class Interaction:
         requested_at_ms = self.requested_at_ms
 
         session_id = self.session_id
+
+        agent_options: list[dict[str, Any]] | Unset = UNSET
+        if not isinstance(self.agent_options, Unset):
+            agent_options = []
+            for agent_options_item_data in self.agent_options:
+                agent_options_item = agent_options_item_data.to_dict()
+                agent_options.append(agent_options_item)
+
+
 
         call_id: None | str | Unset
         if isinstance(self.call_id, Unset):
@@ -138,6 +153,8 @@ class Interaction:
             "requestedAtMs": requested_at_ms,
             "sessionId": session_id,
         })
+        if agent_options is not UNSET:
+            field_dict["agentOptions"] = agent_options
         if call_id is not UNSET:
             field_dict["callId"] = call_id
         if command is not UNSET:
@@ -159,6 +176,7 @@ class Interaction:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.agent_option import AgentOption # noqa: PLC0415
         from ..models.question import Question # noqa: PLC0415
         d = dict(src_dict)
         kind = InteractionKind(d.pop("kind"))
@@ -183,6 +201,18 @@ class Interaction:
         requested_at_ms = d.pop("requestedAtMs")
 
         session_id = d.pop("sessionId")
+
+        _agent_options = d.pop("agentOptions", UNSET)
+        agent_options: list[AgentOption] | Unset = UNSET
+        if _agent_options is not UNSET:
+            agent_options = []
+            for agent_options_item_data in _agent_options:
+                agent_options_item = AgentOption.from_dict(agent_options_item_data)
+
+
+
+                agent_options.append(agent_options_item)
+
 
         def _parse_call_id(data: object) -> None | str | Unset:
             if data is None:
@@ -263,6 +293,7 @@ class Interaction:
             title=title,
             requested_at_ms=requested_at_ms,
             session_id=session_id,
+            agent_options=agent_options,
             call_id=call_id,
             command=command,
             cwd=cwd,

@@ -14,6 +14,7 @@ from ..types import UNSET, Unset
 from typing import cast
 
 if TYPE_CHECKING:
+  from ..models.agent_option import AgentOption
   from ..models.question import Question
 
 
@@ -32,6 +33,9 @@ class InteractionRequestedPayload:
             options (list[Decision]):
             request_id (str):
             title (str):
+            agent_options (list[AgentOption] | Unset): The choices the agent itself offers (ACP permission options): an
+                answer may name one with
+                `optionId`, together with the decision it stands for.
             call_id (None | str | Unset): The call this request is about, when there is one.
             command (None | str | Unset):
             cwd (None | str | Unset):
@@ -44,6 +48,7 @@ class InteractionRequestedPayload:
     options: list[Decision]
     request_id: str
     title: str
+    agent_options: list[AgentOption] | Unset = UNSET
     call_id: None | str | Unset = UNSET
     command: None | str | Unset = UNSET
     cwd: None | str | Unset = UNSET
@@ -57,6 +62,7 @@ class InteractionRequestedPayload:
 
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.agent_option import AgentOption # noqa: PLC0415
         from ..models.question import Question # noqa: PLC0415
         kind = self.kind.value
 
@@ -70,6 +76,15 @@ class InteractionRequestedPayload:
         request_id = self.request_id
 
         title = self.title
+
+        agent_options: list[dict[str, Any]] | Unset = UNSET
+        if not isinstance(self.agent_options, Unset):
+            agent_options = []
+            for agent_options_item_data in self.agent_options:
+                agent_options_item = agent_options_item_data.to_dict()
+                agent_options.append(agent_options_item)
+
+
 
         call_id: None | str | Unset
         if isinstance(self.call_id, Unset):
@@ -119,6 +134,8 @@ class InteractionRequestedPayload:
             "requestId": request_id,
             "title": title,
         })
+        if agent_options is not UNSET:
+            field_dict["agentOptions"] = agent_options
         if call_id is not UNSET:
             field_dict["callId"] = call_id
         if command is not UNSET:
@@ -138,6 +155,7 @@ class InteractionRequestedPayload:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.agent_option import AgentOption # noqa: PLC0415
         from ..models.question import Question # noqa: PLC0415
         d = dict(src_dict)
         kind = InteractionKind(d.pop("kind"))
@@ -158,6 +176,18 @@ class InteractionRequestedPayload:
         request_id = d.pop("requestId")
 
         title = d.pop("title")
+
+        _agent_options = d.pop("agentOptions", UNSET)
+        agent_options: list[AgentOption] | Unset = UNSET
+        if _agent_options is not UNSET:
+            agent_options = []
+            for agent_options_item_data in _agent_options:
+                agent_options_item = AgentOption.from_dict(agent_options_item_data)
+
+
+
+                agent_options.append(agent_options_item)
+
 
         def _parse_call_id(data: object) -> None | str | Unset:
             if data is None:
@@ -226,6 +256,7 @@ class InteractionRequestedPayload:
             options=options,
             request_id=request_id,
             title=title,
+            agent_options=agent_options,
             call_id=call_id,
             command=command,
             cwd=cwd,

@@ -12,6 +12,7 @@ from ..types import UNSET, Unset
 from typing import cast
 
 if TYPE_CHECKING:
+  from ..models.agent_info import AgentInfo
   from ..models.provider_capabilities import ProviderCapabilities
 
 
@@ -30,6 +31,7 @@ class ProviderInfo:
             capabilities (ProviderCapabilities): What a provider can do (`GET /v1/providers`).
             display_name (str):
             id (str):
+            agent (AgentInfo | None | Unset):
             unavailable_reason (None | str | Unset):
      """
 
@@ -37,6 +39,7 @@ class ProviderInfo:
     capabilities: ProviderCapabilities
     display_name: str
     id: str
+    agent: AgentInfo | None | Unset = UNSET
     unavailable_reason: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -45,6 +48,7 @@ class ProviderInfo:
 
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.agent_info import AgentInfo # noqa: PLC0415
         from ..models.provider_capabilities import ProviderCapabilities # noqa: PLC0415
         available = self.available
 
@@ -53,6 +57,14 @@ class ProviderInfo:
         display_name = self.display_name
 
         id = self.id
+
+        agent: dict[str, Any] | None | Unset
+        if isinstance(self.agent, Unset):
+            agent = UNSET
+        elif isinstance(self.agent, AgentInfo):
+            agent = self.agent.to_dict()
+        else:
+            agent = self.agent
 
         unavailable_reason: None | str | Unset
         if isinstance(self.unavailable_reason, Unset):
@@ -69,6 +81,8 @@ class ProviderInfo:
             "displayName": display_name,
             "id": id,
         })
+        if agent is not UNSET:
+            field_dict["agent"] = agent
         if unavailable_reason is not UNSET:
             field_dict["unavailableReason"] = unavailable_reason
 
@@ -78,6 +92,7 @@ class ProviderInfo:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.agent_info import AgentInfo # noqa: PLC0415
         from ..models.provider_capabilities import ProviderCapabilities # noqa: PLC0415
         d = dict(src_dict)
         available = d.pop("available")
@@ -90,6 +105,26 @@ class ProviderInfo:
         display_name = d.pop("displayName")
 
         id = d.pop("id")
+
+        def _parse_agent(data: object) -> AgentInfo | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                agent_type_0 = AgentInfo.from_dict(data)
+
+
+
+                return agent_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(AgentInfo | None | Unset, data)
+
+        agent = _parse_agent(d.pop("agent", UNSET))
+
 
         def _parse_unavailable_reason(data: object) -> None | str | Unset:
             if data is None:
@@ -106,6 +141,7 @@ class ProviderInfo:
             capabilities=capabilities,
             display_name=display_name,
             id=id,
+            agent=agent,
             unavailable_reason=unavailable_reason,
         )
 

@@ -56,6 +56,9 @@ class Session:
             last_error (None | str | Unset):
             modes (None | SessionModes | Unset):
             provider_session_id (None | str | Unset):
+            resume_unsupported_reason (None | str | Unset): Why the session cannot be resumed, when its provider says (e.g.
+                an ACP agent without
+                `session/load`).
             side_request_id (None | str | Unset):
             source_session_id (None | str | Unset):
      """
@@ -82,6 +85,7 @@ class Session:
     last_error: None | str | Unset = UNSET
     modes: None | SessionModes | Unset = UNSET
     provider_session_id: None | str | Unset = UNSET
+    resume_unsupported_reason: None | str | Unset = UNSET
     side_request_id: None | str | Unset = UNSET
     source_session_id: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
@@ -174,6 +178,12 @@ class Session:
         else:
             provider_session_id = self.provider_session_id
 
+        resume_unsupported_reason: None | str | Unset
+        if isinstance(self.resume_unsupported_reason, Unset):
+            resume_unsupported_reason = UNSET
+        else:
+            resume_unsupported_reason = self.resume_unsupported_reason
+
         side_request_id: None | str | Unset
         if isinstance(self.side_request_id, Unset):
             side_request_id = UNSET
@@ -220,6 +230,8 @@ class Session:
             field_dict["modes"] = modes
         if provider_session_id is not UNSET:
             field_dict["providerSessionId"] = provider_session_id
+        if resume_unsupported_reason is not UNSET:
+            field_dict["resumeUnsupportedReason"] = resume_unsupported_reason
         if side_request_id is not UNSET:
             field_dict["sideRequestId"] = side_request_id
         if source_session_id is not UNSET:
@@ -370,6 +382,16 @@ class Session:
         provider_session_id = _parse_provider_session_id(d.pop("providerSessionId", UNSET))
 
 
+        def _parse_resume_unsupported_reason(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        resume_unsupported_reason = _parse_resume_unsupported_reason(d.pop("resumeUnsupportedReason", UNSET))
+
+
         def _parse_side_request_id(data: object) -> None | str | Unset:
             if data is None:
                 return data
@@ -413,6 +435,7 @@ class Session:
             last_error=last_error,
             modes=modes,
             provider_session_id=provider_session_id,
+            resume_unsupported_reason=resume_unsupported_reason,
             side_request_id=side_request_id,
             source_session_id=source_session_id,
         )
