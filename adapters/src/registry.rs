@@ -29,9 +29,18 @@ macro_rules! providers {
         impl ProviderOptions {
             /// Builds every registered provider's adapters, in registration order.
             pub async fn build(&self, data_dir: PathBuf) -> Result<Vec<Arc<dyn Adapter>>, ProviderError> {
-                let env = self.shared.env(data_dir);
+                let mut env = self.shared.env(data_dir);
                 let mut adapters: Vec<Arc<dyn Adapter>> = Vec::new();
-                $( adapters.extend(<$provider as Provider>::build(&self.$field, &env).await?); )*
+                $(
+                    for adapter in <$provider as Provider>::build(&self.$field, &env).await? {
+                        let id = adapter.id().to_owned();
+                        if env.taken_ids.contains(&id) {
+                            return Err(ProviderError(format!("two providers are called `{id}`")));
+                        }
+                        env.taken_ids.push(id);
+                        adapters.push(adapter);
+                    }
+                )*
                 Ok(adapters)
             }
         }
@@ -45,4 +54,6 @@ providers! {
     scripted_variants: crate::scripted::ScriptedTestVariants,
     /// The real `codex app-server`.
     codex: crate::codex::Codex,
+    /// Agents that speak the Agent Client Protocol, from the providers file (`--providers`).
+    acp: crate::acp::Acp,
 }

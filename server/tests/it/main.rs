@@ -8,6 +8,7 @@ mod common;
 
 mod access;
 mod access_props;
+mod acp;
 mod at_rest;
 mod bounds;
 mod chaos;

@@ -1,0 +1,538 @@
+//! The `acp` providers: agents that speak the Agent Client Protocol (Claude Code through
+//! claude-agent-acp, Gemini CLI, codex-acp, …), one agent process per session, on stdio.
+//!
+//! The messages are the `agent-client-protocol` crate's schema types (protocol v1); they travel
+//! over the [`crate::kit`]'s JSON-RPC on a process the kit supervises (own process group,
+//! pdeathsig, TERM→KILL with descendants, run tag), like codex's. Each `[[provider]]` of the
+//! providers file (`--providers`) is one adapter.
+//!
+//! Rules: `initialize` advertises file reading and writing (confined to the session's `cwd`) and
+//! no terminals; `session/new` gets the cwd and the configured MCP servers. A turn is one
+//! `session/prompt`, its stop reason the terminal event. Cancel answers every pending permission
+//! request `cancelled` and sends `session/cancel`. Close sends `session/close` when the agent
+//! offers it, then stops the process; release and disconnect only stop it, so the session stays
+//! loadable. Resume uses `session/load` (the replayed history is not published again) or
+//! `session/resume`; an agent with neither makes its sessions `resumable: false`, with the reason.
+//! Agent requests Ensemble does not serve are answered with a JSON-RPC error at once. Sides and
+//! goals are not offered (`session/fork` is not a stable part of the protocol).
+//!
+//! The files: [`config`] (the providers file), `wire` (the methods, typed), `translate` (the pure
+//! mapping to events), `fs` (the confined file system), `diff`, `live` (one process and its
+//! session), and this file (the adapter and the registration).
+
+pub mod config;
+mod diff;
+mod fs;
+mod live;
+pub mod translate;
+mod wire;
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use ensemble_runtime::adapter::{
+    Adapter, AdapterError, Capabilities, ProviderDescriptor, SessionHandle, StartOutcome, TurnRequest,
+};
+use ensemble_runtime::event::Decision;
+use ensemble_runtime::model::{AgentInfo, ConfigChange, Session, SessionKey, SessionPatch};
+use serde_json::Value;
+
+pub use config::{AcpConfig, ConfigError};
+use live::Live;
+
+use crate::kit::availability::{Availability, AvailabilityCell};
+use crate::kit::binary;
+use crate::kit::jsonrpc::RpcClient;
+use crate::kit::process::{ProcessSpec, Supervised, base_env};
+use crate::kit::provider::{Provider, ProviderEnv, ProviderError};
+use crate::kit::stderr::{self, StderrTail};
+
+/// How long a start-up failure marks the provider unavailable before it is probed again.
+const FAILURE_COOLDOWN: Duration = Duration::from_secs(10);
+/// Lines of the agent's stderr kept for error messages.
+const STDERR_TAIL: usize = 20;
+/// Longest Ensemble waits for `session/close` before it stops the process anyway.
+const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
+/// The name of the providers file looked for in the data dir.
+pub const PROVIDERS_FILE: &str = "providers.toml";
+
+/// The ACP providers' options.
+#[derive(Clone, Debug, clap::Args)]
+pub struct AcpOptions {
+    /// The providers file: the ACP agents to offer as providers (TOML, `[[provider]]` tables)
+    /// [default: DATA_DIR/providers.toml when it exists].
+    #[arg(long = "providers", env = "ENSEMBLE_PROVIDERS")]
+    pub providers: Option<PathBuf>,
+}
+
+/// The ACP providers' registration.
+pub struct Acp;
+
+#[async_trait]
+impl Provider for Acp {
+    type Options = AcpOptions;
+
+    async fn build(options: &AcpOptions, env: &ProviderEnv) -> Result<Vec<Arc<dyn Adapter>>, ProviderError> {
+        let path = match &options.providers {
+            Some(p) => p.clone(),
+            None => {
+                let default = env.data_dir.join(PROVIDERS_FILE);
+                if !default.exists() {
+                    return Ok(Vec::new());
+                }
+                default
+            }
+        };
+        let taken: Vec<&str> = env.taken_ids.iter().map(String::as_str).collect();
+        let rpc = crate::kit::jsonrpc::RpcConfig { max_line_bytes: env.rpc_max_line_bytes, ..Default::default() };
+        let configs = config::load(&path, &taken, &rpc).map_err(|e| ProviderError(e.0))?;
+        let mut out: Vec<Arc<dyn Adapter>> = Vec::new();
+        for c in configs {
+            let adapter = Arc::new(AcpAdapter::new(c));
+            // In the background: an agent that is slow to start must not delay the server.
+            let probing = adapter.clone();
+            tokio::spawn(async move { probing.probe().await });
+            out.push(adapter);
+        }
+        Ok(out)
+    }
+}
+
+/// One ACP agent as a provider.
+pub struct AcpAdapter {
+    config: Arc<AcpConfig>,
+    sessions: Mutex<HashMap<SessionKey, Arc<Live>>>,
+    availability: AvailabilityCell,
+    /// What the agent said about itself when it last started.
+    agent: Arc<Mutex<Option<AgentInfo>>>,
+}
+
+impl AcpAdapter {
+    pub fn new(config: AcpConfig) -> Self {
+        Self {
+            config: Arc::new(config),
+            sessions: Mutex::new(HashMap::new()),
+            availability: AvailabilityCell::new(FAILURE_COOLDOWN),
+            agent: Arc::new(Mutex::new(None)),
+        }
+    }
+
+    pub fn config(&self) -> &AcpConfig {
+        &self.config
+    }
+
+    /// Starts the agent once (`initialize` only) to learn whether it runs and what it offers.
+    pub async fn probe(&self) {
+        let state = probe(&self.config, &self.agent).await;
+        self.availability.set(state);
+    }
+
+    fn live(&self, key: &SessionKey) -> Option<Arc<Live>> {
+        self.sessions.lock().unwrap_or_else(|e| e.into_inner()).get(key).cloned()
+    }
+
+    fn live_or_err(&self, session: &Session) -> Result<Arc<Live>, AdapterError> {
+        self.live(&session.key()).filter(|l| l.is_live()).ok_or(AdapterError::NotLive)
+    }
+
+    fn remove(&self, key: &SessionKey) -> Option<Arc<Live>> {
+        self.sessions.lock().unwrap_or_else(|e| e.into_inner()).remove(key)
+    }
+
+    /// Installs a live session, stopping the one it replaces.
+    async fn install(&self, key: SessionKey, live: Arc<Live>) {
+        let old = self.sessions.lock().unwrap_or_else(|e| e.into_inner()).insert(key, live);
+        if let Some(old) = old {
+            old.cancel_pending().await;
+            old.stop().await;
+        }
+    }
+
+    /// Spawns the agent for a session and completes the handshake.
+    async fn spawn(&self, session: &Session, handle: SessionHandle) -> Result<Arc<Live>, AdapterError> {
+        let (live, _) =
+            spawn(&self.config, &self.availability, &self.agent, session.key(), handle, &session.cwd).await?;
+        Ok(live)
+    }
+
+    /// Takes a session's live side down now: pending permissions answered `cancelled`, the
+    /// process stopped, what a turn still had open closed.
+    async fn take_down(&self, session: &Session, close_at_agent: bool) {
+        let Some(live) = self.remove(&session.key()) else { return };
+        live.cancel_pending().await;
+        if close_at_agent
+            && live.is_live()
+            && live.agent_capabilities().session_capabilities.close.is_some()
+            && let Some(id) = live.session_id()
+        {
+            let timeout = self.config.call_timeout.min(CLOSE_TIMEOUT);
+            if let Err(e) = live.call::<wire::CloseSession>(&wire::CloseSessionRequest::new(id), timeout).await {
+                tracing::debug!(session = %session.key(), error = %e, "session/close failed");
+            }
+        }
+        live.stop().await;
+        let open = live.close_open_items();
+        live.sink.send(open).await;
+    }
+
+    fn mcp_servers(&self) -> Vec<wire::McpServer> {
+        self.config
+            .mcp_servers
+            .iter()
+            .map(|m| {
+                let env = m.env.iter().map(|(k, v)| wire::EnvVariable::new(k.clone(), v.clone())).collect();
+                wire::McpServer::Stdio(
+                    wire::McpServerStdio::new(m.name.clone(), m.command.clone()).args(m.args.clone()).env(env),
+                )
+            })
+            .collect()
+    }
+
+    /// What the session offers to resume it, or why it cannot be.
+    fn resume_support(&self, live: &Live) -> Option<String> {
+        let caps = live.agent_capabilities();
+        if caps.load_session || caps.session_capabilities.resume.is_some() {
+            None
+        } else {
+            Some(format!("{} offers neither session/load nor session/resume", self.config.id))
+        }
+    }
+
+    /// Applies the model the session asked for at start, when the agent offers it as an option.
+    async fn apply_start_settings(&self, live: &Live, session: &Session, patch: &mut SessionPatch) {
+        let Some(model) = &session.settings.model else { return };
+        let options = patch.config_options.clone().unwrap_or_default();
+        let Some(option) = options
+            .iter()
+            .find(|o| o.category.as_deref() == Some("model") && o.choices.iter().any(|c| c.value == *model))
+        else {
+            tracing::debug!(session = %session.key(), model, "the agent offers no such model; keeping its default");
+            return;
+        };
+        if option.current == *model {
+            return;
+        }
+        let change = ConfigChange { mode: None, options: [(option.id.clone(), model.clone())].into() };
+        match live.configure(&change).await {
+            Ok(p) => {
+                if p.config_options.is_some() {
+                    patch.config_options = p.config_options;
+                }
+            }
+            Err(e) => tracing::warn!(session = %session.key(), error = %e, "could not select the session's model"),
+        }
+    }
+}
+
+/// Spawns an agent process and completes `initialize`.
+async fn spawn(
+    config: &Arc<AcpConfig>,
+    availability: &AvailabilityCell,
+    agent: &Mutex<Option<AgentInfo>>,
+    key: SessionKey,
+    handle: SessionHandle,
+    cwd: &str,
+) -> Result<(Arc<Live>, wire::InitializeResponse), AdapterError> {
+    let spec = process_spec(config, cwd);
+    let spawned = Supervised::spawn(&spec).map_err(|e| {
+        let reason = binary::spawn_failure(&config.id, &config.command, &e);
+        availability.failed(reason.clone());
+        AdapterError::Unavailable(reason)
+    })?;
+    let label = format!("{} {key}", config.id);
+    let (rpc, incoming) = RpcClient::start(spawned.stdout, spawned.stdin, config.rpc.clone(), label);
+    let tail = StderrTail::new(STDERR_TAIL);
+    tokio::spawn(stderr::drain(
+        spawned.stderr,
+        config.id.clone(),
+        key.clone(),
+        tail.clone(),
+        config.rpc.max_line_bytes,
+    ));
+    let (live, barriers) = Live::new(key, handle.sink, rpc, spawned.process, tail, config.clone(), PathBuf::from(cwd));
+    tokio::spawn(live.clone().run(incoming, barriers));
+    let init = wire::InitializeRequest::new(wire::ProtocolVersion::V1)
+        .client_capabilities(
+            wire::ClientCapabilities::new()
+                .fs(wire::FileSystemCapabilities::new().read_text_file(true).write_text_file(true)),
+        )
+        .client_info(wire::Implementation::new("ensemble", env!("CARGO_PKG_VERSION")).title("Ensemble".to_owned()));
+    let response = match live.call::<wire::Initialize>(&init, config.start_timeout).await {
+        Ok(r) => r,
+        Err(e) => {
+            live.stop().await;
+            availability.failed(format!("start-up failure: {e}"));
+            return Err(e);
+        }
+    };
+    if response.protocol_version != wire::ProtocolVersion::V1 {
+        live.stop().await;
+        let reason = format!(
+            "{} speaks ACP protocol version {}; Ensemble speaks 1",
+            config.id,
+            serde_json::to_string(&response.protocol_version).unwrap_or_default()
+        );
+        availability.failed(reason.clone());
+        return Err(AdapterError::Unavailable(reason));
+    }
+    let info = agent_info(&response);
+    availability.set(Availability::Available { version: info.version.clone().unwrap_or_default() });
+    if let Ok(mut a) = agent.lock() {
+        *a = Some(info);
+    }
+    if let Ok(mut a) = live.agent.lock() {
+        *a = Some(response.clone());
+    }
+    Ok((live, response))
+}
+
+fn process_spec(config: &AcpConfig, cwd: &str) -> ProcessSpec {
+    let mut env = base_env();
+    for (k, v) in &config.env {
+        env.retain(|(ek, _)| ek.to_str() != Some(k.as_str()));
+        env.push((k.into(), v.into()));
+    }
+    ProcessSpec {
+        program: config.command.clone(),
+        args: config.args.iter().map(OsString::from).collect(),
+        env,
+        cwd: PathBuf::from(cwd),
+    }
+}
+
+fn agent_info(r: &wire::InitializeResponse) -> AgentInfo {
+    let c = &r.agent_capabilities;
+    AgentInfo {
+        name: r.agent_info.as_ref().map(|i| i.title.clone().unwrap_or_else(|| i.name.clone())),
+        version: r.agent_info.as_ref().map(|i| i.version.clone()),
+        protocol_version: r.protocol_version.as_u16(),
+        load_session: c.load_session,
+        resume_session: c.session_capabilities.resume.is_some(),
+        close_session: c.session_capabilities.close.is_some(),
+        prompt_image: c.prompt_capabilities.image,
+        prompt_audio: c.prompt_capabilities.audio,
+        mcp_http: c.mcp_capabilities.http,
+        auth_methods: r.auth_methods.iter().map(|m| m.id().0.to_string()).collect(),
+    }
+}
+
+/// Starts the agent in a scratch directory, `initialize` only, and stops it.
+async fn probe(config: &Arc<AcpConfig>, agent: &Mutex<Option<AgentInfo>>) -> Availability {
+    let scratch = std::env::temp_dir();
+    let cell = AvailabilityCell::new(FAILURE_COOLDOWN);
+    let sink = ensemble_runtime::adapter::EventSink::new(Arc::new(Discard), SessionKey::new("probe", &config.id), 0);
+    let handle = SessionHandle {
+        sink,
+        state: ensemble_runtime::adapter::ProviderState::new(Arc::new(Discard), SessionKey::new("probe", &config.id)),
+        goals: Arc::new(ensemble_runtime::goal::NoGoalHost),
+        goal: Default::default(),
+    };
+    match spawn(config, &cell, agent, SessionKey::new("probe", &config.id), handle, &scratch.to_string_lossy()).await {
+        Ok((live, _)) => {
+            live.stop().await;
+            cell.get()
+        }
+        Err(e) => match cell.get() {
+            s @ Availability::Unavailable { .. } => s,
+            _ => Availability::unavailable(e.to_string()),
+        },
+    }
+}
+
+/// Where a probe's facts and state go: nowhere (it opens no session).
+struct Discard;
+
+#[async_trait]
+impl ensemble_runtime::adapter::FactReceiver for Discard {
+    async fn receive(&self, _key: &SessionKey, _generation: u64, _facts: Vec<ensemble_runtime::adapter::Fact>) {}
+}
+
+#[async_trait]
+impl ensemble_runtime::adapter::StateBackend for Discard {
+    async fn get(&self, _: &SessionKey, _: &str) -> Result<Option<String>, ensemble_runtime::adapter::StateError> {
+        Ok(None)
+    }
+    async fn set(&self, _: &SessionKey, _: &str, _: String) -> Result<(), ensemble_runtime::adapter::StateError> {
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl Adapter for AcpAdapter {
+    fn id(&self) -> &str {
+        &self.config.id
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        // Modes and options change between turns: ACP leaves a mid-turn switch to the agent, so
+        // it is refused while a turn runs.
+        Capabilities {
+            interactive: true,
+            steer: false,
+            quiesce: true,
+            sides: false,
+            goals: false,
+            config: true,
+            config_mid_turn: false,
+        }
+    }
+
+    fn descriptor(&self) -> ProviderDescriptor {
+        // A start-up failure is not forever: a stale state is probed again in the background.
+        let config = self.config.clone();
+        let agent = self.agent.clone();
+        let state = self.availability.current(|| async move { probe(&config, &agent).await });
+        let info = self.agent.lock().ok().and_then(|a| a.clone());
+        let (available, reason) = match &state {
+            Availability::Available { .. } => (true, None),
+            // The first probe runs in the background; until it is over the agent is offered (a
+            // start that fails says why, and marks it unavailable).
+            Availability::Unknown => (true, None),
+            Availability::Unavailable { reason, .. } => (false, Some(reason.clone())),
+        };
+        let display_name = match (&self.config.name, &info) {
+            (Some(n), _) => n.clone(),
+            (None, Some(AgentInfo { name: Some(n), version: Some(v), .. })) => format!("{n} {v} (ACP)"),
+            (None, Some(AgentInfo { name: Some(n), .. })) => format!("{n} (ACP)"),
+            _ => format!("{} (ACP)", self.config.id),
+        };
+        ProviderDescriptor { display_name, available, unavailable_reason: reason, agent: info }
+    }
+
+    async fn start(&self, session: &Session, handle: SessionHandle) -> Result<StartOutcome, AdapterError> {
+        let live = self.spawn(session, handle).await?;
+        let request = wire::NewSessionRequest::new(PathBuf::from(&session.cwd)).mcp_servers(self.mcp_servers());
+        let response = match live.call::<wire::NewSession>(&request, self.config.start_timeout).await {
+            Ok(r) => r,
+            Err(e) => {
+                live.stop().await;
+                return Err(e);
+            }
+        };
+        let mut patch = live.bind(&response.session_id.0, response.modes.as_ref(), response.config_options.as_deref());
+        self.apply_start_settings(&live, session, &mut patch).await;
+        patch.not_resumable = self.resume_support(&live);
+        self.install(session.key(), live).await;
+        Ok(StartOutcome { patch, events: Vec::new() })
+    }
+
+    async fn resume(&self, session: &Session, handle: SessionHandle) -> Result<StartOutcome, AdapterError> {
+        let Some(id) = session.provider_session_id.clone() else {
+            return Err(AdapterError::Invalid("the session has no agent session to resume".into()));
+        };
+        let live = self.spawn(session, handle).await?;
+        let caps = live.agent_capabilities();
+        let cwd = PathBuf::from(&session.cwd);
+        let outcome = if caps.load_session {
+            live.bind(&id, None, None);
+            live.set_replaying(true);
+            let request = wire::LoadSessionRequest::new(id.clone(), cwd).mcp_servers(self.mcp_servers());
+            let r = live.call::<wire::LoadSession>(&request, self.config.start_timeout).await;
+            // The replay is over only once every update sent before the answer is handled.
+            live.barrier().await;
+            live.set_replaying(false);
+            r.map(|r| live.bind(&id, r.modes.as_ref(), r.config_options.as_deref()))
+        } else if caps.session_capabilities.resume.is_some() {
+            let request = wire::ResumeSessionRequest::new(id.clone(), cwd).mcp_servers(self.mcp_servers());
+            let r = live.call::<wire::ResumeSession>(&request, self.config.start_timeout).await;
+            r.map(|r| live.bind(&id, r.modes.as_ref(), r.config_options.as_deref()))
+        } else {
+            Err(AdapterError::failed(
+                "not_resumable",
+                self.resume_support(&live).unwrap_or_else(|| "the agent cannot resume sessions".into()),
+            ))
+        };
+        match outcome {
+            Ok(patch) => {
+                self.install(session.key(), live).await;
+                Ok(StartOutcome { patch, events: Vec::new() })
+            }
+            Err(e) => {
+                live.stop().await;
+                Err(e)
+            }
+        }
+    }
+
+    async fn close(&self, session: &Session) -> Result<(), AdapterError> {
+        self.take_down(session, true).await;
+        Ok(())
+    }
+
+    async fn start_turn(&self, session: &Session, turn: TurnRequest) -> Result<(), AdapterError> {
+        self.live_or_err(session)?.start_turn(turn)
+    }
+
+    async fn cancel(&self, session: &Session, turn_id: &str) -> Result<(), AdapterError> {
+        self.live_or_err(session)?.cancel(turn_id).await
+    }
+
+    fn is_live(&self, session: &Session) -> bool {
+        self.live(&session.key()).is_some_and(|l| l.is_live())
+    }
+
+    fn can_resume(&self, session: &Session) -> bool {
+        session.provider_session_id.as_deref().is_some_and(|s| !s.is_empty())
+    }
+
+    fn live_processes(&self) -> usize {
+        self.sessions.lock().map(|s| s.values().filter(|l| l.is_live()).count()).unwrap_or(0)
+    }
+
+    async fn respond(
+        &self,
+        session: &Session,
+        request_id: &str,
+        decision: Decision,
+        _answers: Option<Value>,
+        option: Option<&str>,
+    ) -> Result<(), AdapterError> {
+        self.live_or_err(session)?.respond(request_id, decision, option).await
+    }
+
+    async fn set_config(&self, session: &Session, change: ConfigChange) -> Result<SessionPatch, AdapterError> {
+        self.live_or_err(session)?.configure(&change).await
+    }
+
+    async fn release(&self, session: &Session) -> Result<(), AdapterError> {
+        let key = session.key();
+        let live = self.live(&key).ok_or(AdapterError::NotLive)?;
+        if live.busy() {
+            return Err(AdapterError::Busy("a turn or a permission request is pending".into()));
+        }
+        // No session/close: the agent keeps the session loadable.
+        self.remove(&key);
+        live.stop().await;
+        Ok(())
+    }
+
+    async fn disconnect(&self, session: &Session) -> Result<(), AdapterError> {
+        self.take_down(session, false).await;
+        Ok(())
+    }
+
+    async fn quiesce_for_close(&self, session: &Session, grace: Duration) -> Result<(), AdapterError> {
+        let Some(live) = self.live(&session.key()) else { return Ok(()) };
+        let Some((turn_id, ended)) = live.active_turn() else { return Ok(()) };
+        let notified = ended.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        if let Err(e) = live.cancel(&turn_id).await {
+            tracing::warn!(session = %session.key(), error = %e, "cancel before close failed");
+        }
+        if live.active_turn().is_none() {
+            return Ok(());
+        }
+        if tokio::time::timeout(grace, notified).await.is_err() {
+            tracing::warn!(session = %session.key(), turn = %turn_id, "turn did not end within the close grace; stopping the agent");
+            live.stop().await;
+            let open = live.close_open_items();
+            live.sink.send(open).await;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,561 @@
+//! ACP agents as providers, against the deterministic test agent built on the
+//! `agent-client-protocol` crate's agent side (`testsupport/acp-agent`): what the real agent
+//! cannot be made to do on demand (crash, garbage, floods, a silent `initialize`, file requests
+//! outside the cwd, `session/load`). Everything goes through Ensemble's REST API and room WebSocket.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::common::*;
+
+/// The test agent's binary (built with the workspace; built here when a run left it out).
+pub fn test_agent() -> PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let bin = Path::new(env!("CARGO_BIN_EXE_ensemble")).with_file_name("ensemble-acp-test-agent");
+        if !bin.exists() {
+            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+            let status = std::process::Command::new(cargo)
+                .args(["build", "-p", "ensemble-acp-test-agent"])
+                .current_dir(env!("CARGO_MANIFEST_DIR"))
+                .status()
+                .expect("cargo build");
+            assert!(status.success() && bin.exists(), "cannot build the ACP test agent");
+        }
+        bin
+    })
+    .clone()
+}
+
+/// A providers file with one ACP provider `test-acp` running the test agent with `args`, and a
+/// marker in its environment to find its processes by.
+pub struct AcpSetup {
+    pub dir: tempfile::TempDir,
+    pub work: tempfile::TempDir,
+    pub marker: String,
+}
+
+impl AcpSetup {
+    pub fn new(args: &[&str], extra: &str) -> AcpSetup {
+        let dir = tempfile::tempdir().expect("tempdir");
+        // Inside the roots the harness gives every server (its dir and /var/tmp).
+        let work = tempfile::Builder::new().prefix("ensemble-acp-work-").tempdir_in("/var/tmp").expect("work");
+        let marker = format!("ensemble-acp-test-{}", std::process::id()) + &ensemble_runtime::clock::new_id();
+        let args: Vec<String> = args.iter().map(|a| format!("{a:?}")).collect();
+        let file = format!(
+            "[[provider]]\nid = \"test-acp\"\nkind = \"acp\"\ncommand = {:?}\nargs = [{}]\nenv = {{ ACP_TEST_MARKER = {:?} }}\n{extra}\n",
+            test_agent().display().to_string(),
+            args.join(", "),
+            marker
+        );
+        std::fs::write(dir.path().join("providers.toml"), file).expect("providers file");
+        AcpSetup { dir, work, marker }
+    }
+
+    pub fn providers(&self) -> String {
+        self.dir.path().join("providers.toml").display().to_string()
+    }
+
+    pub fn cwd(&self) -> &str {
+        self.work.path().to_str().expect("utf-8")
+    }
+
+    pub async fn server(&self) -> Server {
+        let providers = self.providers();
+        let s = Server::start(&["--providers", &providers]).await;
+        wait_available(&s, "test-acp").await;
+        s
+    }
+
+    /// Live agent processes of this setup.
+    pub fn processes(&self) -> Vec<i32> {
+        processes_with_env(&format!("ACP_TEST_MARKER={}", self.marker))
+    }
+
+    pub async fn none_left(&self) {
+        let deadline = tokio::time::Instant::now() + WAIT;
+        loop {
+            let left = self.processes();
+            if left.is_empty() {
+                return;
+            }
+            assert!(tokio::time::Instant::now() < deadline, "agent processes left behind: {left:?}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+/// Pids of live (not zombie) processes with `kv` in their environment.
+pub fn processes_with_env(kv: &str) -> Vec<i32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()))
+        .filter(|pid| {
+            let env = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let zombie = stat.rsplit(')').next().is_some_and(|r| r.trim_start().starts_with('Z'));
+            !zombie && env.split(|b| *b == 0).any(|x| x == kv.as_bytes())
+        })
+        .collect()
+}
+
+/// Waits until `GET /v1/providers` shows the provider available (its probe runs in the background).
+pub async fn wait_available(s: &Server, id: &str) -> Value {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let (_, body) = s.get("/v1/providers").await;
+        let p = body["data"].as_array().and_then(|d| d.iter().find(|p| p["id"] == id)).cloned().unwrap_or_default();
+        if p["available"] == true && p["agent"].is_object() {
+            return p;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "provider {id} never became available: {p}\n{}", s.log());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+async fn get_session(s: &Server, id: &str) -> Value {
+    let (status, body) = s.get(&format!("/v1/rooms/r/sessions/{id}")).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    body
+}
+
+async fn start(s: &Server, a: &AcpSetup, id: &str) -> Value {
+    let (status, body) =
+        s.post("/v1/rooms/r/sessions", json!({"sessionId": id, "provider": "test-acp", "cwd": a.cwd()})).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}\n{}", s.log());
+    body
+}
+
+fn is_terminal(e: &Value) -> bool {
+    matches!(e["type"].as_str(), Some("turn.completed" | "turn.failed" | "turn.canceled"))
+}
+
+/// The text of a turn's messages.
+fn message_text(events: &[Value]) -> String {
+    events
+        .iter()
+        .filter(|e| e["type"] == "message.delta")
+        .map(|e| e["payload"]["text"].as_str().unwrap_or(""))
+        .collect()
+}
+
+/// Runs a turn and returns its events up to the terminal one.
+async fn turn(s: &Server, ws: &mut Ws, session: &str, text: &str) -> Vec<Value> {
+    s.turn("r", session, text).await;
+    ws.until(is_terminal).await
+}
+
+#[tokio::test]
+async fn a_turn_streams_text_tools_diffs_plans_and_usage() {
+    let a = AcpSetup::new(&[], "");
+    let s = a.server().await;
+    let p = wait_available(&s, "test-acp").await;
+    assert_eq!(p["capabilities"]["interactive"], true, "{p}");
+    assert_eq!(p["capabilities"]["sideConversations"], false, "{p}");
+    assert_eq!(p["capabilities"]["resume"], false, "no session/load: {p}");
+    assert_eq!(p["agent"]["protocolVersion"], 1, "{p}");
+    let mut ws = s.ws("r", None).await;
+    ws.hello().await;
+    let session = start(&s, &a, "a1").await;
+    assert_eq!(session["status"], "ready", "{session}");
+    assert_eq!(session["modes"]["current"], "default", "{session}");
+    assert_eq!(session["configOptions"][0]["id"], "model", "{session}");
+    assert_eq!(session["resumable"], false, "{session}");
+    assert!(session["resumeUnsupportedReason"].as_str().is_some_and(|r| r.contains("session/load")), "{session}");
+    let cmds = ws.until_type("commands.updated").await;
+    assert_eq!(cmds.last().unwrap()["payload"]["commands"][0]["name"], "hello");
+
+    let events = turn(&s, &mut ws, "a1", "hi there").await;
+    assert_eq!(events.last().unwrap()["type"], "turn.completed", "{:?}", types(&events));
+    assert_eq!(message_text(&events), "echo: hi there [mode=default model=small]");
+    let done = events.iter().find(|e| e["type"] == "message.completed").unwrap();
+    assert_eq!(done["payload"]["text"], "echo: hi there [mode=default model=small]");
+    assert!(events.iter().any(|e| e["type"] == "reasoning.completed"), "{:?}", types(&events));
+
+    let events = turn(&s, &mut ws, "a1", "tool").await;
+    let t = types(&events);
+    assert_eq!(events.last().unwrap()["type"], "turn.completed", "{t:?}");
+    let started = events.iter().find(|e| e["type"] == "call.started").unwrap();
+    assert_eq!(started["payload"]["kind"], "command");
+    assert_eq!(started["payload"]["command"], "echo hi");
+    let output =
+        events.iter().find(|e| e["type"] == "call.updated" && e["payload"]["outputDelta"].is_string()).unwrap();
+    assert_eq!(output["payload"]["outputDelta"], "hi\n");
+    let completed: Vec<&Value> = events.iter().filter(|e| e["type"] == "call.completed").collect();
+    assert_eq!(completed[0]["payload"]["exitCode"], 0);
+    assert_eq!(completed[0]["payload"]["output"], "hi\n");
+    let diff = completed[1]["payload"]["changes"][0]["diff"].as_str().unwrap();
+    assert!(diff.contains("-a\n+b\n"), "{diff}");
+    let plan = events.iter().find(|e| e["type"] == "plan.updated").unwrap();
+    assert_eq!(plan["payload"]["steps"][1]["status"], "inProgress");
+    let usage = events.iter().find(|e| e["type"] == "usage.updated").unwrap();
+    assert_eq!(
+        (usage["payload"]["totalTokens"].as_i64(), usage["payload"]["contextWindow"].as_i64()),
+        (Some(10), Some(100))
+    );
+    assert_gap_free(&events);
+
+    let events = turn(&s, &mut ws, "a1", "title A better title").await;
+    assert_eq!(events.last().unwrap()["type"], "turn.completed");
+    assert_eq!(get_session(&s, "a1").await["title"], "A better title");
+    let (status, _) = s.delete("/v1/rooms/r/sessions/a1").await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    a.none_left().await;
+}
+
+#[tokio::test]
+async fn permissions_are_answered_from_rest_with_the_agents_options() {
+    let a = AcpSetup::new(&[], "");
+    let s = a.server().await;
+    let mut ws = s.ws("r", None).await;
+    ws.hello().await;
+    start(&s, &a, "p1").await;
+    let path = |rid: &str| format!("/v1/rooms/r/sessions/p1/interactions/{rid}");
+
+    // Reject, naming the agent's option.
+    s.turn("r", "p1", "permission").await;
+    let asked = ws.until_type("interaction.requested").await.pop().unwrap();
+    let p = &asked["payload"];
+    assert_eq!(p["kind"], "commandApproval", "{p}");
+    assert_eq!(p["command"], "rm -rf build", "{p}");
+    assert_eq!(p["options"], json!(["accept", "acceptForSession", "decline", "cancel"]), "{p}");
+    let ids: Vec<&str> =
+        p["agentOptions"].as_array().unwrap().iter().map(|o| o["optionId"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["allow-once", "allow-always", "reject-once", "reject-always"]);
+    assert_eq!(p["agentOptions"][3]["decision"], "decline");
+    let rid = p["requestId"].as_str().unwrap().to_owned();
+    // An option must stand for the decision sent with it.
+    let (status, body) = s.post(&path(&rid), json!({"decision": "accept", "optionId": "reject-always"})).await;
+    assert_eq!((status, body["error"]["code"].as_str()), (StatusCode::BAD_REQUEST, Some("invalid_decision")), "{body}");
+    let (status, body) = s.post(&path(&rid), json!({"decision": "decline", "optionId": "nope"})).await;
+    assert_eq!((status, body["error"]["code"].as_str()), (StatusCode::BAD_REQUEST, Some("invalid_decision")), "{body}");
+    let (status, body) = s.post(&path(&rid), json!({"decision": "decline", "optionId": "reject-always"})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let events = ws.until(is_terminal).await;
+    assert_eq!(message_text(&events), "permission: reject-always");
+    let failed = events.iter().find(|e| e["type"] == "call.completed").unwrap();
+    assert_eq!(failed["payload"]["status"], "failed");
+
+    // Allow, by decision only: the agent's first option of that kind.
+    s.turn("r", "p1", "permission").await;
+    let asked = ws.until_type("interaction.requested").await.pop().unwrap();
+    let rid = asked["payload"]["requestId"].as_str().unwrap().to_owned();
+    let (status, body) = s.post(&path(&rid), json!({"decision": "accept"})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let events = ws.until(is_terminal).await;
+    assert_eq!(events.last().unwrap()["type"], "turn.completed");
+    assert_eq!(message_text(&events), "permission: allow-once");
+    let (status, _) = s.post(&path(&rid), json!({"decision": "accept"})).await;
+    assert_eq!(status, StatusCode::CONFLICT, "answered once");
+}
+
+#[tokio::test]
+async fn cancel_answers_a_pending_permission_cancelled() {
+    let a = AcpSetup::new(&[], "");
+    let s = a.server().await;
+    let mut ws = s.ws("r", None).await;
+    ws.hello().await;
+    start(&s, &a, "c1").await;
+    s.turn("r", "c1", "permission").await;
+    let asked = ws.until_type("interaction.requested").await.pop().unwrap();
+    let rid = asked["payload"]["requestId"].as_str().unwrap().to_owned();
+    let (status, body) = s.post_empty("/v1/rooms/r/sessions/c1/cancel").await;
+    assert!(status.is_success(), "{status} {body}");
+    let events = ws.until(is_terminal).await;
+    let end = events.last().unwrap();
+    assert_eq!(end["type"], "turn.canceled", "{:?}", types(&events));
+    assert_eq!(end["payload"]["reason"], "interrupted");
+    let resolved = ws.until_type("interaction.resolved").await.pop().unwrap();
+    assert_eq!(
+        (resolved["payload"]["requestId"].as_str(), resolved["payload"]["decision"].as_str()),
+        (Some(rid.as_str()), Some("cancel"))
+    );
+
+    // A turn that waits for nothing but the cancel.
+    s.turn("r", "c1", "slow").await;
+    ws.until_type("message.delta").await;
+    let (status, _) = s.post_empty("/v1/rooms/r/sessions/c1/cancel").await;
+    assert!(status.is_success());
+    let events = ws.until(is_terminal).await;
+    assert_eq!(events.last().unwrap()["type"], "turn.canceled");
+    assert!(
+        events.iter().any(|e| e["type"] == "message.completed"),
+        "the open message is closed: {:?}",
+        types(&events)
+    );
+}
+
+#[tokio::test]
+async fn modes_and_options_change_for_the_next_turn() {
+    let a = AcpSetup::new(&[], "");
+    let s = a.server().await;
+    let mut ws = s.ws("r", None).await;
+    ws.hello().await;
+    start(&s, &a, "m1").await;
+    let cfg = "/v1/rooms/r/sessions/m1/config";
+    let req = |body: Value| {
+        let url = s.url(cfg);
+        let http = s.http().clone();
+        async move {
+            let r = http.patch(url).json(&body).send().await.expect("patch");
+            let status = r.status();
+            (status, r.json::<Value>().await.unwrap_or_default())
+        }
+    };
+    let (status, body) = req(json!({"mode": "plan", "options": {"model": "large"}})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["modes"]["current"], "plan", "{body}");
+    assert_eq!(body["configOptions"][0]["current"], "large", "{body}");
+    ws.until(|e| e["type"] == "session.updated").await;
+    let events = turn(&s, &mut ws, "m1", "go").await;
+    assert_eq!(message_text(&events), "echo: go [mode=plan model=large]");
+    let (status, body) = req(json!({"options": {"model": "huge"}})).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    let (status, body) = req(json!({"mode": "yolo"})).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    // While a turn runs the switch waits for the next one: refused.
+    s.turn("r", "m1", "slow").await;
+    ws.until_type("message.delta").await;
+    let (status, body) = req(json!({"mode": "default"})).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    s.post_empty("/v1/rooms/r/sessions/m1/cancel").await;
+    ws.until(is_terminal).await;
+}
+
+#[tokio::test]
+async fn stop_reasons_end_turns_with_stable_codes() {
+    let a = AcpSetup::new(&[], "");
+    let s = a.server().await;
+    let mut ws = s.ws("r", None).await;
+    ws.hello().await;
+    start(&s, &a, "s1").await;
+    for (text, code) in
+        [("refuse", "refusal"), ("max-tokens", "max_tokens"), ("max-turn-requests", "max_turn_requests")]
+    {
+        let events = turn(&s, &mut ws, "s1", text).await;
+        let end = events.last().unwrap();
+        assert_eq!((end["type"].as_str(), end["payload"]["error"]["code"].as_str()), (Some("turn.failed"), Some(code)));
+    }
+    let events = turn(&s, &mut ws, "s1", "unknown-request").await;
+    assert_eq!(message_text(&events), "unknown: -32601", "requests Ensemble does not serve get an error at once");
+}
+
+#[tokio::test]
+async fn file_requests_stay_inside_the_sessions_directory() {
+    let a = AcpSetup::new(&[], "");
+    std::fs::write(a.work.path().join("a.txt"), "inside\n").unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret"), "nope").unwrap();
+    std::os::unix::fs::symlink(outside.path().join("secret"), a.work.path().join("link")).unwrap();
+    let s = a.server().await;
+    let mut ws = s.ws("r", None).await;
+    ws.hello().await;
+    start(&s, &a, "f1").await;
+    let cwd = a.cwd().to_owned();
+    let events = turn(&s, &mut ws, "f1", &format!("read {cwd}/a.txt")).await;
+    assert_eq!(message_text(&events), "read ok: inside\n");
+    for bad in [outside.path().join("secret").display().to_string(), format!("{cwd}/link"), format!("{cwd}/../x")] {
+        let events = turn(&s, &mut ws, "f1", &format!("read {bad}")).await;
+        let text = message_text(&events);
+        assert!(text.starts_with("read error: -32602"), "{bad}: {text}");
+    }
+    let events = turn(&s, &mut ws, "f1", &format!("write {cwd}/new.txt fresh text")).await;
+    assert_eq!(message_text(&events), "write ok");
+    assert_eq!(std::fs::read_to_string(a.work.path().join("new.txt")).unwrap(), "fresh text");
+    let target = outside.path().join("evil");
+    let events = turn(&s, &mut ws, "f1", &format!("write {} x", target.display())).await;
+    assert!(message_text(&events).starts_with("write error: -32602"));
+    assert!(!target.exists());
+}
+
+#[tokio::test]
+async fn garbage_and_floods_do_not_derail_the_session() {
+    let a = AcpSetup::new(&[], "");
+    let s = a.server().await;
+    let mut ws = s.ws("r", None).await;
+    ws.hello().await;
+    start(&s, &a, "g1").await;
+    let events = turn(&s, &mut ws, "g1", "garbage").await;
+    assert_eq!(events.last().unwrap()["type"], "turn.completed");
+    assert_eq!(message_text(&events), "after garbage");
+    let events = turn(&s, &mut ws, "g1", "flood 20000").await;
+    assert_eq!(events.last().unwrap()["type"], "turn.completed");
+    assert_eq!(message_text(&events).len(), 20000, "every chunk arrives once");
+    assert_gap_free(&events);
+    let (status, _) = s.get("/v1/rooms/r/sessions/g1").await;
+    assert_eq!(status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn an_agent_that_crashes_mid_turn_fails_the_turn_and_leaves_nothing() {
+    let a = AcpSetup::new(&[], "");
+    let s = a.server().await;
+    let mut ws = s.ws("r", None).await;
+    ws.hello().await;
+    start(&s, &a, "x1").await;
+    let events = turn(&s, &mut ws, "x1", "crash").await;
+    let end = events.last().unwrap();
+    assert_eq!(end["type"], "turn.failed", "{:?}", types(&events));
+    assert!(
+        events.iter().any(|e| e["type"] == "message.completed"),
+        "the open message is closed: {:?}",
+        types(&events)
+    );
+    let deadline = tokio::time::Instant::now() + WAIT;
+    let now = loop {
+        let now = get_session(&s, "x1").await;
+        if matches!(now["status"].as_str(), Some("disconnected" | "failed")) {
+            break now;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{now}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert!(now["lastError"].as_str().is_some_and(|e| e.contains("exit status 3")), "{now}");
+    a.none_left().await;
+}
+
+#[tokio::test]
+async fn an_agent_that_never_answers_initialize_times_out() {
+    let a = AcpSetup::new(&["--hang-initialize"], "start_timeout_secs = 1");
+    let providers = a.providers();
+    let s = Server::start(&["--providers", &providers]).await;
+    // Until its first start is over, the provider is offered; a start then waits for the deadline.
+    let (status, body) =
+        s.post("/v1/rooms/r/sessions", json!({"sessionId": "h1", "provider": "test-acp", "cwd": a.cwd()})).await;
+    assert!(status.is_client_error() || status.is_server_error(), "{status} {body}");
+    assert!(matches!(body["error"]["code"].as_str(), Some("provider_timeout" | "provider_unavailable")), "{body}");
+    a.none_left().await;
+    let deadline = tokio::time::Instant::now() + WAIT;
+    let p = loop {
+        let (_, list) = s.get("/v1/providers").await;
+        let p = list["data"].as_array().unwrap().iter().find(|p| p["id"] == "test-acp").unwrap().clone();
+        if p["available"] == false {
+            break p;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{p}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert!(p["unavailableReason"].as_str().is_some_and(|r| r.contains("initialize")), "{p}");
+    let (status, body) =
+        s.post("/v1/rooms/r/sessions", json!({"sessionId": "h2", "provider": "test-acp", "cwd": a.cwd()})).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert!(body["error"]["message"].as_str().is_some_and(|m| m.contains("initialize")), "{body}");
+    a.none_left().await;
+}
+
+#[tokio::test]
+async fn no_agent_process_outlives_close_release_or_the_server() {
+    let a = AcpSetup::new(&[], "");
+    let s = a.server().await;
+    a.none_left().await; // the availability probe is gone
+    start(&s, &a, "k1").await;
+    assert_eq!(a.processes().len(), 1);
+    let (status, _) = s.delete("/v1/rooms/r/sessions/k1").await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    a.none_left().await;
+    start(&s, &a, "k2").await;
+    let (status, body) = s.post_empty("/v1/rooms/r/sessions/k2/release").await;
+    assert!(status.is_success(), "{status} {body}");
+    a.none_left().await;
+    start(&s, &a, "k3").await;
+    assert_eq!(a.processes().len(), 1);
+    s.stop().await;
+    a.none_left().await;
+    let s = a.server().await;
+    start(&s, &a, "k4").await;
+    assert_eq!(a.processes().len(), 1);
+    s.kill9().await;
+    a.none_left().await;
+}
+
+#[tokio::test]
+async fn load_session_resumes_after_a_restart_without_republishing_history() {
+    let state = tempfile::tempdir().unwrap();
+    let a = AcpSetup::new(&["--load", "--state-dir", state.path().to_str().unwrap()], "");
+    let data = tempfile::tempdir().unwrap();
+    let providers = a.providers();
+    let args = ["--providers", providers.as_str()];
+    let s = Server::start_in(data.path(), &args).await;
+    let p = wait_available(&s, "test-acp").await;
+    assert_eq!(p["capabilities"]["resume"], true, "{p}");
+    let mut ws = s.ws("r", None).await;
+    ws.hello().await;
+    let session = start(&s, &a, "l1").await;
+    assert_eq!(session["resumable"], true, "{session}");
+    let first = turn(&s, &mut ws, "l1", "first words").await;
+    assert_eq!(message_text(&first), "echo: first words [mode=default model=small]");
+    let head = first.last().unwrap()["seq"].as_u64().unwrap();
+    s.stop().await;
+
+    let s = Server::start_in(data.path(), &args).await;
+    wait_available(&s, "test-acp").await;
+    assert_eq!(get_session(&s, "l1").await["status"], "disconnected");
+    let mut ws = s.ws("r", Some(head)).await;
+    ws.hello().await;
+    let (status, body) = s.post_empty("/v1/rooms/r/sessions/l1/resume").await;
+    assert!(status.is_success(), "{status} {body}\n{}", s.log());
+    let events = turn(&s, &mut ws, "l1", "second").await;
+    assert_eq!(message_text(&events), "echo: second [mode=default model=small]", "history is not published again");
+    assert!(
+        !events.iter().any(|e| e["type"] == "message.completed"
+            && e["payload"]["text"].as_str().is_some_and(|t| t.contains("first words"))),
+        "{events:?}"
+    );
+    assert_eq!(a.processes().len(), 1);
+}
+
+#[tokio::test]
+async fn without_load_a_restarted_session_says_why_it_cannot_resume() {
+    let a = AcpSetup::new(&[], "");
+    let data = tempfile::tempdir().unwrap();
+    let providers = a.providers();
+    let args = ["--providers", providers.as_str()];
+    let s = Server::start_in(data.path(), &args).await;
+    wait_available(&s, "test-acp").await;
+    start(&s, &a, "n1").await;
+    s.stop().await;
+    let s = Server::start_in(data.path(), &args).await;
+    let session = get_session(&s, "n1").await;
+    assert_eq!(session["resumable"], false, "{session}");
+    assert!(session["resumeUnsupportedReason"].is_string(), "{session}");
+    let (status, body) = s.post_empty("/v1/rooms/r/sessions/n1/resume").await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert_eq!(body["error"]["code"], "not_resumable", "{body}");
+}
+
+#[tokio::test]
+async fn a_bad_providers_file_stops_the_server_naming_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("providers.toml");
+    std::fs::write(&file, "[[provider]]\nid = \"x\"\nkind = \"lsp\"\ncommand = \"/bin/true\"\n").unwrap();
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_ensemble"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(dir.path().join("data"))
+        .arg("--providers")
+        .arg(&file)
+        .output();
+    let out = tokio::time::timeout(WAIT, out).await.expect("exits").expect("runs");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(&format!("{}:3: unknown provider kind `lsp`", file.display())), "{stderr}");
+    // The default file in the data dir is read too, and an id may not shadow a built-in.
+    let data = dir.path().join("data2");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::write(
+        data.join("providers.toml"),
+        "[[provider]]\nid = \"scripted\"\nkind = \"acp\"\ncommand = \"/bin/true\"\n",
+    )
+    .unwrap();
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_ensemble"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(&data)
+        .output();
+    let out = tokio::time::timeout(WAIT, out).await.expect("exits").expect("runs");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("providers.toml:2:") && stderr.contains("`scripted`"), "{stderr}");
+}
