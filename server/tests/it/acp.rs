@@ -342,6 +342,27 @@ async fn stop_reasons_end_turns_with_stable_codes() {
     }
     let events = turn(&s, &mut ws, "s1", "unknown-request").await;
     assert_eq!(message_text(&events), "unknown: -32601", "requests Ensemble does not serve get an error at once");
+    // No fork in the protocol's stable part, no goals: both refused up front.
+    let (status, body) = s.post("/v1/rooms/r/sessions/s1/sides", json!({"requestId": "side-1"})).await;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("side_unsupported")),
+        "{body}"
+    );
+    let r = s
+        .http()
+        .put(s.url("/v1/rooms/r/sessions/s1/goal"))
+        .json(&json!({"objective": "ship it", "clientSubmitId": "g-1"}))
+        .send()
+        .await
+        .unwrap();
+    let status = r.status();
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("goals_unsupported")),
+        "{body}"
+    );
 }
 
 #[tokio::test]

@@ -9,6 +9,7 @@ mod common;
 mod access;
 mod access_props;
 mod acp;
+mod acp_codex;
 mod at_rest;
 mod bounds;
 mod chaos;
