@@ -30,7 +30,8 @@ fn codex_acp_bin() -> PathBuf {
 /// The mock model, codex-acp's home and work dirs, and a providers file naming it `codex-acp`.
 struct CodexAcp {
     mock: MockModel,
-    home: tempfile::TempDir,
+    // Kept for its lifetime: codex-acp's CODEX_HOME.
+    _home: tempfile::TempDir,
     work: tempfile::TempDir,
     dir: tempfile::TempDir,
     marker: String,
@@ -60,7 +61,7 @@ impl CodexAcp {
             home.path().display().to_string(),
         );
         std::fs::write(dir.path().join("providers.toml"), file).expect("providers file");
-        CodexAcp { mock, home, work, dir, marker }
+        CodexAcp { mock, _home: home, work, dir, marker }
     }
 
     fn providers(&self) -> String {
