@@ -13,6 +13,8 @@ pub enum Directive {
     Say(String),
     /// `/tool NAME [ARGS]`: a simulated tool call.
     Tool { name: String, args: String },
+    /// `/edit PATH [TEXT]`: a simulated file change (a new file with TEXT), with its unified diff.
+    Edit { path: String, text: String },
     /// `/run COMMAND`: asks for approval, then "runs" the command.
     Run(String),
     /// `/ask QUESTION`: asks the user a question.
@@ -65,6 +67,10 @@ pub fn parse(input: &str) -> Vec<Directive> {
                     args: args.trim().to_owned(),
                 }
             }
+            "edit" if !arg.is_empty() => {
+                let (path, text) = arg.split_once(char::is_whitespace).unwrap_or((&arg, "hello"));
+                Directive::Edit { path: path.to_owned(), text: text.trim().to_owned() }
+            }
             "run" if !arg.is_empty() => Directive::Run(arg),
             "ask" if !arg.is_empty() => Directive::Ask(arg),
             "slow" => arg.parse().map(Directive::Slow).unwrap_or(Directive::Unknown(line.to_owned())),
@@ -94,6 +100,7 @@ pub fn commands() -> Vec<CommandInfo> {
     };
     vec![
         c("tool", "simulate a tool call", Some("NAME [ARGS]")),
+        c("edit", "change a file (simulated): a new file with TEXT, shown as a diff", Some("PATH [TEXT]")),
         c("run", "ask for approval, then run a command (simulated)", Some("COMMAND")),
         c("ask", "ask the user a question", Some("QUESTION")),
         c("slow", "milliseconds between streamed chunks for this turn", Some("MS")),

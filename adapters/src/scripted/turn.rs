@@ -10,8 +10,9 @@ use std::time::Duration;
 use ensemble_runtime::adapter::{EventSink, Fact};
 use ensemble_runtime::event::{
     CallCompletedPayload, CallKind, CallStartedPayload, CallStatus, CallUpdatedPayload, Decision, ErrorInfo, EventBody,
-    InteractionKind, InteractionRequestedPayload, NoticeLevel, NoticePayload, PlanStep, PlanUpdatedPayload, Question,
-    TextCompletedPayload, TextDeltaPayload, TurnCanceledPayload, TurnCompletedPayload, TurnFailedPayload, UsagePayload,
+    FileChange, InteractionKind, InteractionRequestedPayload, NoticeLevel, NoticePayload, PlanStep, PlanUpdatedPayload,
+    Question, TextCompletedPayload, TextDeltaPayload, TurnCanceledPayload, TurnCompletedPayload, TurnFailedPayload,
+    UsagePayload,
 };
 use ensemble_runtime::goal::{GoalFact, ProviderGoal};
 use futures::FutureExt;
@@ -250,6 +251,7 @@ impl TurnRun {
                 Directive::Slow(ms) => self.delay = Duration::from_millis(*ms),
                 Directive::Say(text) => said.push(self.voice.say(format!("You said: {text}"))),
                 Directive::Tool { name, args } => self.tool(name, args).await?,
+                Directive::Edit { path, text } => self.edit(path, text).await?,
                 Directive::Run(cmd) => {
                     let line = self.run_command(cmd).await?;
                     said.push(line);
@@ -399,6 +401,39 @@ impl TurnRun {
             output: Some(format!("{name}: ok")),
             exit_code: None,
             changes: vec![],
+        }))
+        .await;
+        Ok(())
+    }
+
+    /// A simulated file change: nothing is written; the call carries the diff a real edit would.
+    pub(super) async fn edit(&self, path: &str, text: &str) -> Result<(), Stop> {
+        let call_id = self.live.next_id("call");
+        let lines: Vec<&str> = text.split("\\n").collect();
+        let mut diff = format!("--- /dev/null\n+++ b/{path}\n@@ -0,0 +1,{} @@\n", lines.len());
+        for l in &lines {
+            diff.push('+');
+            diff.push_str(l);
+            diff.push('\n');
+        }
+        let change = FileChange { path: path.to_owned(), kind: "add".into(), diff: Some(diff) };
+        self.emit(EventBody::CallStarted(CallStartedPayload {
+            call_id: call_id.clone(),
+            kind: CallKind::FileChange,
+            name: "edit".into(),
+            command: None,
+            cwd: Some(self.live.cwd.clone()),
+            input: None,
+            changes: vec![change.clone()],
+        }))
+        .await;
+        self.pause(self.delay).await?;
+        self.emit(EventBody::CallCompleted(CallCompletedPayload {
+            call_id,
+            status: CallStatus::Completed,
+            output: None,
+            exit_code: None,
+            changes: vec![change],
         }))
         .await;
         Ok(())

@@ -335,3 +335,20 @@ async fn sessions_are_listed_per_room_and_providers_are_described() {
     let (status, _) = s.get(&format!("/v1/rooms/r3/sessions/{}", body["sessionId"].as_str().unwrap())).await;
     assert_eq!(status, StatusCode::OK);
 }
+
+/// `/edit` gives a file change with its unified diff (clients render diffs; nothing is written).
+#[tokio::test]
+async fn a_scripted_edit_is_a_file_change_with_a_diff() {
+    let s = Server::start(&[]).await;
+    s.session("r", "s").await;
+    let mut ws = s.ws("r", None).await;
+    ws.hello().await;
+    s.turn("r", "s", r"/edit notes.md first line\nsecond line").await;
+    let events = ws.until_type("turn.completed").await;
+    let started = events.iter().find(|e| e["type"] == "call.started").unwrap();
+    assert_eq!(started["payload"]["kind"], "fileChange");
+    let done = events.iter().find(|e| e["type"] == "call.completed").unwrap();
+    let change = &done["payload"]["changes"][0];
+    assert_eq!((change["path"].as_str(), change["kind"].as_str()), (Some("notes.md"), Some("add")));
+    assert_eq!(change["diff"], "--- /dev/null\n+++ b/notes.md\n@@ -0,0 +1,2 @@\n+first line\n+second line\n");
+}
