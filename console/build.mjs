@@ -65,6 +65,7 @@ if (mode === '--tests') {
     ...common,
     entryPoints: tests.map((f) => `test/${f}`),
     platform: 'node',
+    target: 'node20',
     format: 'esm',
     outdir: '.test-build',
     outExtension: { '.js': '.mjs' },
