@@ -9,7 +9,12 @@ import type { Schemas } from "../../../openapi/clients/typescript/src/client.js"
 
 export function Root({ app }: { app: App }) {
   const [, setTick] = useState(0);
-  useEffect(() => app.subscribe(() => setTick((t) => t + 1)), [app]);
+  useEffect(() => {
+    const off = app.subscribe(() => setTick((t) => t + 1));
+    // What changed between the first render and this subscription (e.g. no token) is shown now.
+    setTick((t) => t + 1);
+    return off;
+  }, [app]);
   const [navOpen, setNavOpen] = useState(false);
   const room = app.room();
   const session = app.selectedSession ? room?.session(app.selectedSession) : undefined;
