@@ -314,7 +314,7 @@ export class App {
     this.tokenProblem = null;
     const fromHash = new URLSearchParams(location.hash.slice(1));
     const room = fromHash.get("room");
-    if (room) this.openRoom(room, fromHash.get("session"));
+    if (room) this.openRoom(room, fromHash.get("session"), fromHash.get("side"));
     void this.loadProviders();
     void this.loadRooms();
     // New rooms appear without a refresh: the API has no server-wide stream, so the list is read
@@ -390,12 +390,12 @@ export class App {
   }
 
   /** Opens a room: its stream replays the whole log (the transcript) and stays live. */
-  openRoom(roomId: string, sessionId: string | null = null): void {
+  openRoom(roomId: string, sessionId: string | null = null, sideId: string | null = null): void {
     roomId = roomId.trim();
     if (!roomId) return;
     this.selectedRoom = roomId;
     this.selectedSession = sessionId;
-    this.selectedSide = null;
+    this.selectedSide = sideId;
     if (!this.rooms.has(roomId)) this.rooms.set(roomId, { roomId, sessionCount: 0, headSeq: 0 });
     const w = this.watches.get(roomId);
     if (!w || !w.model.full) {
@@ -404,6 +404,8 @@ export class App {
     }
     this.syncHash();
     this.changed();
+    // The session's open side conversations are found again (a reload, a link), and shown.
+    if (sessionId) void this.findSides(roomId, sessionId);
   }
 
   /** The server's log no longer matches (its data was replaced): start the room over from seq 0. */
@@ -411,6 +413,13 @@ export class App {
     this.watches.get(roomId)?.close();
     this.watches.set(roomId, new RoomWatch(this, new RoomModel(roomId, roomId === this.selectedRoom)));
     this.report(`Room ${roomId}: the server's history was replaced; replaying it from the start.`, false);
+  }
+
+  /** Shows a side conversation beside its session (null: none). */
+  selectSide(sideId: string | null): void {
+    this.selectedSide = sideId;
+    this.syncHash();
+    this.changed();
   }
 
   selectSession(sessionId: string | null): void {
@@ -429,7 +438,7 @@ export class App {
       if (!model || !sides.data.length) return;
       model.onSnapshots(sides.data);
       for (const s of sides.data) this.watch(roomId)?.fetchSide(s.sessionId);
-      if (!this.selectedSide && this.selectedSession === sessionId) this.selectedSide = sides.data[sides.data.length - 1]!.sessionId;
+      if (!this.selectedSide && this.selectedSession === sessionId) this.selectSide(sides.data[sides.data.length - 1]!.sessionId);
       this.changed();
     } catch {
       // Only a convenience: the hello lists open sides too.
@@ -440,6 +449,7 @@ export class App {
     const p = new URLSearchParams();
     if (this.selectedRoom) p.set("room", this.selectedRoom);
     if (this.selectedSession) p.set("session", this.selectedSession);
+    if (this.selectedSession && this.selectedSide) p.set("side", this.selectedSide);
     const hash = p.toString();
     history.replaceState(null, "", location.pathname + location.search + (hash ? `#${hash}` : ""));
   }
@@ -485,7 +495,7 @@ export class App {
       const r = await this.api.DELETE("/v1/rooms/{roomId}/sessions/{sessionId}", { params: this.path(sessionId) });
       if (r.error !== undefined || !r.response.ok) throw failure(r.error, r.response);
     });
-    if (this.selectedSide === sessionId) this.selectedSide = null;
+    if (this.selectedSide === sessionId) this.selectSide(null);
     this.changed();
   }
 
@@ -506,7 +516,7 @@ export class App {
     if (!opened) return;
     const model = this.room();
     model?.onSnapshots([opened.session]);
-    this.selectedSide = opened.session.sessionId;
+    this.selectSide(opened.session.sessionId);
     this.watch(this.selectedRoom ?? "")?.fetchSide(opened.session.sessionId);
     this.changed();
   }

@@ -48,6 +48,15 @@ export type Item =
 
 export type ItemKind = Item["kind"];
 
+/**
+ * The key of a message, reasoning, call or interaction: its id within its turn. Providers number
+ * their items per process (`msg-1`, `call-1`, …), so after a restart or a resume the same id comes
+ * again in a later turn: keyed by id alone, the new item would be folded into the old one.
+ */
+export function itemKey(kind: "message" | "reasoning" | "call" | "interaction", turnId: string | null | undefined, id: string): string {
+  return `${kind}:${turnId ?? "-"}:${id}`;
+}
+
 /** One session's transcript: items in the order they appeared, each updated in place as it streams. */
 export class Transcript {
   readonly items: Item[] = [];
@@ -103,7 +112,7 @@ export class Transcript {
       case "message.delta":
       case "reasoning.delta": {
         const kind = e.type === "message.delta" ? "message" : "reasoning";
-        const item = this.add({ kind, key: `${kind}:${e.payload.itemId}`, rev: 0, text: "", done: false });
+        const item = this.add({ kind, key: itemKey(kind, e.turnId, e.payload.itemId), rev: 0, text: "", done: false });
         if (item.kind === "message" || item.kind === "reasoning") {
           item.text += e.payload.text;
           touch(item);
@@ -113,7 +122,7 @@ export class Transcript {
       case "message.completed":
       case "reasoning.completed": {
         const kind = e.type === "message.completed" ? "message" : "reasoning";
-        const item = this.add({ kind, key: `${kind}:${e.payload.itemId}`, rev: 0, text: "", done: false });
+        const item = this.add({ kind, key: itemKey(kind, e.turnId, e.payload.itemId), rev: 0, text: "", done: false });
         if (item.kind === "message" || item.kind === "reasoning") {
           item.text = e.payload.text;
           item.done = true;
@@ -125,7 +134,7 @@ export class Transcript {
         const p = e.payload;
         this.add({
           kind: "call",
-          key: `call:${p.callId}`,
+          key: itemKey("call", e.turnId, p.callId),
           rev: 0,
           callId: p.callId,
           name: p.name,
@@ -141,7 +150,7 @@ export class Transcript {
         return;
       }
       case "call.updated": {
-        const item = this.get(`call:${e.payload.callId}`);
+        const item = this.get(itemKey("call", e.turnId, e.payload.callId));
         if (item?.kind === "call") {
           if (e.payload.outputDelta) item.output += e.payload.outputDelta;
           touch(item);
@@ -150,9 +159,9 @@ export class Transcript {
       }
       case "call.completed": {
         const p = e.payload;
-        let item = this.get(`call:${p.callId}`);
+        let item = this.get(itemKey("call", e.turnId, p.callId));
         if (item?.kind !== "call") {
-          item = this.add({ kind: "call", key: `call:${p.callId}`, rev: 0, callId: p.callId, name: "call", callKind: "other", command: null, cwd: null, input: null, output: "", status: "running", exitCode: null, changes: [] });
+          item = this.add({ kind: "call", key: itemKey("call", e.turnId, p.callId), rev: 0, callId: p.callId, name: "call", callKind: "other", command: null, cwd: null, input: null, output: "", status: "running", exitCode: null, changes: [] });
         }
         if (item.kind !== "call") return;
         item.status = p.status;
@@ -163,11 +172,11 @@ export class Transcript {
         return;
       }
       case "interaction.requested": {
-        this.add({ kind: "interaction", key: `interaction:${e.payload.requestId}`, rev: 0, request: e.payload, resolved: null });
+        this.add({ kind: "interaction", key: itemKey("interaction", e.turnId, e.payload.requestId), rev: 0, request: e.payload, resolved: null });
         return;
       }
       case "interaction.resolved": {
-        const item = this.get(`interaction:${e.payload.requestId}`);
+        const item = this.get(itemKey("interaction", e.turnId, e.payload.requestId));
         if (item?.kind === "interaction") {
           item.resolved = e.payload;
           touch(item);

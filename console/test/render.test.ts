@@ -6,7 +6,7 @@ import { test } from "node:test";
 import { diffStats, parseDiff } from "../src/diff.js";
 import { highlight } from "../src/highlight.js";
 import { parseInline, parseMarkdown, safeHref, type Inline } from "../src/markdown.js";
-import { RoomModel, type Event, type Session } from "../src/model.js";
+import { itemKey, RoomModel, type Event, type Session } from "../src/model.js";
 
 const text = (nodes: Inline[]): string =>
   nodes.map((n) => (n.t === "text" || n.t === "code" ? n.v : n.t === "br" ? "\n" : text(n.c))).join("");
@@ -147,7 +147,7 @@ test("model: a turn with a streamed message, a command with output, and a file c
   assert.equal(st.status, "working");
   room.onEvent(ev("s1", "message.delta", { itemId: "m1", text: "Fixing " }, "t1"));
   room.onEvent(ev("s1", "message.delta", { itemId: "m1", text: "now" }, "t1"));
-  const msg = st.transcript.get("message:m1");
+  const msg = st.transcript.get(itemKey("message", "t1", "m1"));
   assert.ok(msg?.kind === "message");
   assert.equal(msg.text, "Fixing now");
   assert.equal(msg.done, false);
@@ -155,14 +155,14 @@ test("model: a turn with a streamed message, a command with output, and a file c
   room.onEvent(ev("s1", "call.updated", { callId: "c1", outputDelta: "running 1 test\n" }, "t1"));
   room.onEvent(ev("s1", "call.updated", { callId: "c1", outputDelta: "ok\n" }, "t1"));
   room.onEvent(ev("s1", "call.completed", { callId: "c1", status: "completed", exitCode: 0 }, "t1"));
-  const cmd = st.transcript.get("call:c1");
+  const cmd = st.transcript.get(itemKey("call", "t1", "c1"));
   assert.ok(cmd?.kind === "call");
   assert.equal(cmd.output, "running 1 test\nok\n");
   assert.equal(cmd.exitCode, 0);
   const changes = [{ path: "src/lib.rs", kind: "update", diff: "@@ -1 +1 @@\n-old\n+new\n" }, { path: "NEW.md", kind: "add", diff: "# New\n" }];
   room.onEvent(ev("s1", "call.started", { callId: "c2", kind: "fileChange", name: "apply_patch", changes: [] }, "t1"));
   room.onEvent(ev("s1", "call.completed", { callId: "c2", status: "completed", changes }, "t1"));
-  const patch = st.transcript.get("call:c2");
+  const patch = st.transcript.get(itemKey("call", "t1", "c2"));
   assert.ok(patch?.kind === "call");
   assert.deepEqual(patch.changes, changes);
   assert.deepEqual(parseDiff(patch.changes[0]!.diff!, "update").filter((r) => r.kind !== "hunk").map((r) => [r.kind, r.text]), [["del", "old"], ["add", "new"]]);
@@ -190,7 +190,7 @@ test("model: interactions make a session wait; a goal continuation turn is remem
   assert.equal(st.status, "waiting");
   room.onEvent(ev("s1", "interaction.resolved", { requestId: "q1", decision: "accept", resolvedBy: "client" }, "t1"));
   assert.equal(st.status, "working");
-  const it = st.transcript.get("interaction:q1");
+  const it = st.transcript.get(itemKey("interaction", "t1", "q1"));
   assert.ok(it?.kind === "interaction" && it.resolved?.decision === "accept");
   room.onEvent(ev("s1", "turn.completed", { turnId: "t1" }, "t1"));
   const goal = { objective: "o", status: "active", operationId: "op1", revision: 1, repairEpoch: 0, origin: "user", updatedAtMs: 5 };
@@ -200,6 +200,26 @@ test("model: interactions make a session wait; a goal continuation turn is remem
   assert.equal(st.goal?.operationId, "op1");
   room.onEvent(ev("s1", "goal.cleared", { operationId: "op2", revision: 2, repairEpoch: 0 }));
   assert.equal(st.goal, null);
+});
+
+test("model: an item id that comes again in a later turn (a new provider process) is a new item", () => {
+  seq = 0;
+  const room = new RoomModel("r", true);
+  room.onEvent(ev("s1", "session.started", { session: session("s1") }));
+  for (const [turn, text] of [["t1", "before"], ["t2", "after"]] as const) {
+    room.onEvent(ev("s1", "turn.started", { turnId: turn, origin: "user", input: [{ type: "text", text }] }, turn));
+    room.onEvent(ev("s1", "message.delta", { itemId: "msg-1", text: "You said: " }, turn));
+    room.onEvent(ev("s1", "message.completed", { itemId: "msg-1", text: `You said: ${text}` }, turn));
+    room.onEvent(ev("s1", "call.started", { callId: "call-1", kind: "tool", name: text }, turn));
+    room.onEvent(ev("s1", "call.completed", { callId: "call-1", status: "completed" }, turn));
+    room.onEvent(ev("s1", "turn.completed", { turnId: turn }, turn));
+  }
+  const items = room.session("s1")!.transcript.items;
+  assert.deepEqual(
+    items.filter((i) => i.kind === "message").map((i) => (i.kind === "message" ? i.text : "")),
+    ["You said: before", "You said: after"],
+  );
+  assert.deepEqual(items.filter((i) => i.kind === "call").map((i) => (i.kind === "call" ? [i.name, i.status] : [])), [["before", "completed"], ["after", "completed"]]);
 });
 
 test("model: a hello's snapshots win over older ones replayed after it", () => {
@@ -224,7 +244,7 @@ test("model: side events apply once, in their own seq order, and a gap is report
   // A repeat (e.g. a REST replay overlapping live frames) is dropped.
   assert.equal(room.onSideEvent(sideEv(2, "message.delta", { itemId: "m", text: "a" })), false);
   const st = room.session("s1-side")!;
-  const m = st.transcript.get("message:m");
+  const m = st.transcript.get(itemKey("message", undefined, "m"));
   assert.ok(m?.kind === "message");
   assert.equal(m.text, "ab");
   assert.equal(st.sideSeq, 3);

@@ -395,7 +395,7 @@ function SessionView({ app, st }: { app: App; st: SessionState }) {
           {sides.length ? (
             <span class="sides">
               {sides.map((side) => (
-                <button type="button" class={`chip${app.selectedSide === side.id ? " on" : ""}`} data-testid="side-item" onClick={() => ((app.selectedSide = side.id), app.changed())}>
+                <button type="button" class={`chip${app.selectedSide === side.id ? " on" : ""}`} data-testid="side-item" aria-pressed={app.selectedSide === side.id} onClick={() => app.selectSide(side.id)}>
                   {side.id}
                 </button>
               ))}
@@ -643,7 +643,7 @@ function SidePanel({ app, st }: { app: App; st: SessionState }) {
       ) : (
         <p class="dim">This side conversation has ended.</p>
       )}
-      <button type="button" class="link" onClick={() => ((app.selectedSide = null), app.changed())}>
+      <button type="button" class="link" data-testid="hide-side" onClick={() => app.selectSide(null)}>
         Hide
       </button>
     </section>
