@@ -6,7 +6,7 @@ import { test } from "node:test";
 import { diffStats, parseDiff } from "../src/diff.js";
 import { highlight } from "../src/highlight.js";
 import { parseInline, parseMarkdown, safeHref, type Inline } from "../src/markdown.js";
-import { itemKey, RoomModel, type Event, type Session } from "../src/model.js";
+import { itemKey, RoomModel, statusLabel, type Event, type Session } from "../src/model.js";
 
 const text = (nodes: Inline[]): string =>
   nodes.map((n) => (n.t === "text" || n.t === "code" ? n.v : n.t === "br" ? "\n" : text(n.c))).join("");
@@ -252,4 +252,20 @@ test("model: side events apply once, in their own seq order, and a gap is report
   // A later hello that no longer lists it: it ended.
   room.onHello({ type: "hello", roomId: "r", headSeq: 0, sessions: [], sides: [], sessionsTruncated: false });
   assert.deepEqual(room.sidesOf("s1"), []);
+});
+
+test("model: every session status reaches its badge (failed too, which no provider produces today)", () => {
+  seq = 0;
+  const room = new RoomModel("r", false);
+  const statuses = ["starting", "ready", "working", "waiting", "disconnected", "failed", "completed"] as const;
+  room.onHello({
+    type: "hello",
+    roomId: "r",
+    headSeq: 0,
+    sessions: statuses.map((st, i) => session(`s${i}`, { status: st, activeTurnId: st === "working" ? "t" : null })),
+    sides: [],
+    sessionsTruncated: false,
+  });
+  assert.deepEqual(room.canonical.map((s) => s.status), [...statuses]);
+  assert.deepEqual(statuses.map(statusLabel), ["starting", "ready", "working", "waiting for you", "disconnected", "failed", "closed"]);
 });

@@ -105,6 +105,9 @@ test('a side conversation beside its session', { timeout: 30_000 }, async () => 
   const side = tid('side-panel');
   await page.waitForSelector(side);
   const sideId = await page.getAttribute(side, 'data-session');
+  // Beside the session at 1400 px: right of its transcript, both on screen.
+  const [main, panel] = [await page.$eval(tid('transcript'), (e) => e.getBoundingClientRect().toJSON()), await page.$eval(side, (e) => e.getBoundingClientRect().toJSON())];
+  assert.ok(panel.left >= main.right && panel.right <= 1400, JSON.stringify({ main, panel }));
   assert.ok(sideId);
   await send(page, 'a quick question on the side', { within: side });
   await page.waitForSelector(`${side} ${tid('message')}[data-done="true"]:has-text("You said: a quick question on the side")`);
