@@ -29,10 +29,7 @@ const CONSOLE_FILES: [(&str, &str, &[u8]); 4] = [
 /// these files holds data: the page asks the API with the token from its URL fragment, which
 /// browsers never send to the server). Another `asset` is 404; any other query gets the page.
 pub async fn console(RawQuery(query): RawQuery) -> Response {
-    let asset = query
-        .as_deref()
-        .and_then(|q| q.split('&').find_map(|kv| kv.strip_prefix("asset=")))
-        .unwrap_or("");
+    let asset = query.as_deref().and_then(|q| q.split('&').find_map(|kv| kv.strip_prefix("asset="))).unwrap_or("");
     let Some((_, content_type, body)) = CONSOLE_FILES.iter().find(|(name, _, _)| *name == asset) else {
         return ApiError::not_found("asset_not_found", "no such console asset").into_response();
     };
