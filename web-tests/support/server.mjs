@@ -83,92 +83,108 @@ export async function startServer(opts = {}) {
   const workspace = join(root, 'workspace');
   mkdirSync(dataDir, { mode: 0o700 });
   mkdirSync(workspace);
-  const argv = [ENSEMBLE_BIN, 'serve', '--listen', '127.0.0.1:0', '--data-dir', dataDir];
-  argv.push('--workspace-roots', workspace, '--default-cwd', workspace);
+  const baseArgs = ['--data-dir', dataDir, '--workspace-roots', workspace, '--default-cwd', workspace];
   let token = null;
   if (tokenFile) {
     token = randomToken();
     const path = join(root, 'token');
     writeFileSync(path, `${token}\n`, { mode: 0o600 });
-    argv.push('--token-file', path);
+    baseArgs.push('--token-file', path);
   }
-  if (trustedOrigins.length) argv.push('--trusted-origins', trustedOrigins.join(','));
-  if (allowedHosts.length) argv.push('--allowed-hosts', allowedHosts.join(','));
-  argv.push(...extraArgs);
-  const usePdeathsig = process.platform === 'linux' && existsSync(SETPRIV);
-  const [cmd, ...args] = usePdeathsig ? [SETPRIV, '--pdeathsig', 'KILL', '--', ...argv] : argv;
-  const child = spawn(cmd, args, {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, RUST_LOG: process.env.RUST_LOG || 'info', NO_COLOR: '1' },
-  });
-  const srv = { child, root };
-  running.add(srv);
+  if (trustedOrigins.length) baseArgs.push('--trusted-origins', trustedOrigins.join(','));
+  if (allowedHosts.length) baseArgs.push('--allowed-hosts', allowedHosts.join(','));
+  baseArgs.push(...extraArgs);
 
   let out = '';
   let err = '';
-  const exited = new Promise((resolveExit) => {
-    child.once('exit', (code, signal) => {
-      running.delete(srv);
-      resolveExit({ code, signal });
-    });
-  });
-  child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (d) => {
-    // Keep the last ~64 KiB for failure messages.
-    err = (err + d).slice(-65_536);
-  });
-  child.stdout.setEncoding('utf8');
-
   const logs = () => `--- stdout ---\n${out}\n--- stderr (tail) ---\n${err}`;
+  const entry = { child: null, root };
+  running.add(entry);
 
-  // The server prints `listening on http://ADDR`, then `console: http://ADDR/[#token=T]…`.
-  let addr;
-  let consoleUrl;
-  try {
-    [addr, consoleUrl] = await new Promise((resolveAddr, rejectAddr) => {
-      const timer = setTimeout(
-        () =>
-          rejectAddr(
-            new Error(`ensemble did not print "listening on" and "console:" within ${startTimeoutMs} ms\n${logs()}`),
-          ),
-        startTimeoutMs,
-      );
-      child.stdout.on('data', (d) => {
-        out += d;
-        const m = /^listening on http:\/\/(\S+)\s*$/m.exec(out);
-        const c = /^console: (http:\/\/\S+)/m.exec(out);
-        if (m && c) {
-          clearTimeout(timer);
-          resolveAddr([m[1], c[1]]);
-        }
-      });
-      child.once('error', (e) => {
-        clearTimeout(timer);
-        rejectAddr(e);
-      });
-      exited.then(({ code, signal }) => {
-        clearTimeout(timer);
-        rejectAddr(new Error(`ensemble exited early (code ${code}, signal ${signal})\n${logs()}`));
-      });
+  /** Spawns the server on `listen` and waits for its two lines: [child, exited, addr, consoleUrl]. */
+  const launch = async (listen) => {
+    out = '';
+    const argv = [ENSEMBLE_BIN, 'serve', '--listen', listen, ...baseArgs];
+    const usePdeathsig = process.platform === 'linux' && existsSync(SETPRIV);
+    const [cmd, ...args] = usePdeathsig ? [SETPRIV, '--pdeathsig', 'KILL', '--', ...argv] : argv;
+    const child = spawn(cmd, args, {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, RUST_LOG: process.env.RUST_LOG || 'info', NO_COLOR: '1' },
     });
+    entry.child = child;
+    const exited = new Promise((resolveExit) => {
+      child.once('exit', (code, signal) => resolveExit({ code, signal }));
+    });
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (d) => {
+      // Keep the last ~64 KiB for failure messages.
+      err = (err + d).slice(-65_536);
+    });
+    child.stdout.setEncoding('utf8');
+    // The server prints `listening on http://ADDR`, then `console: http://ADDR/[#token=T]…`.
+    try {
+      const [addr, consoleUrl] = await new Promise((resolveAddr, rejectAddr) => {
+        const timer = setTimeout(
+          () =>
+            rejectAddr(
+              new Error(`ensemble did not print "listening on" and "console:" within ${startTimeoutMs} ms\n${logs()}`),
+            ),
+          startTimeoutMs,
+        );
+        child.stdout.on('data', (d) => {
+          out += d;
+          const m = /^listening on http:\/\/(\S+)\s*$/m.exec(out);
+          const c = /^console: (http:\/\/\S+)/m.exec(out);
+          if (m && c) {
+            clearTimeout(timer);
+            resolveAddr([m[1], c[1]]);
+          }
+        });
+        child.once('error', (e) => {
+          clearTimeout(timer);
+          rejectAddr(e);
+        });
+        exited.then(({ code, signal }) => {
+          clearTimeout(timer);
+          rejectAddr(new Error(`ensemble exited early (code ${code}, signal ${signal})\n${logs()}`));
+        });
+      });
+      if (!/^127\.0\.0\.1:\d+$/.test(addr)) throw new Error(`server listens on ${addr}, expected 127.0.0.1:PORT`);
+      return { child, exited, addr, consoleUrl };
+    } catch (e) {
+      child.kill('SIGKILL');
+      await exited;
+      throw e;
+    }
+  };
+
+  /** SIGTERM, then SIGKILL after the grace period; resolves to how it exited. */
+  const terminate = async ({ child, exited }) => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      const res = await exited;
+      clearTimeout(timer);
+      return res;
+    }
+    return exited;
+  };
+
+  let current;
+  try {
+    current = await launch('127.0.0.1:0');
   } catch (e) {
-    child.kill('SIGKILL');
-    await exited;
+    running.delete(entry);
     rmSync(root, { recursive: true, force: true });
     throw e;
   }
-  if (!/^127\.0\.0\.1:\d+$/.test(addr)) {
-    child.kill('SIGKILL');
-    await exited;
-    rmSync(root, { recursive: true, force: true });
-    throw new Error(`server listens on ${addr}, expected 127.0.0.1:PORT`);
-  }
+  const { addr, consoleUrl } = current;
   if (token === null) {
     // Generated by the server: it is only in the console URL's fragment.
     token = new URL(consoleUrl).hash.match(/^#token=([^&\s]+)/)?.[1] ?? null;
     if (!token) {
-      child.kill('SIGKILL');
-      await exited;
+      await terminate(current);
+      running.delete(entry);
       rmSync(root, { recursive: true, force: true });
       throw new Error(`no token in the console line ${consoleUrl}\n${logs()}`);
     }
@@ -177,19 +193,29 @@ export async function startServer(opts = {}) {
   let stopping;
   const stop = () => {
     stopping ??= (async () => {
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill('SIGTERM');
-        const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
-        const res = await exited;
-        clearTimeout(timer);
-        rmSync(root, { recursive: true, force: true });
-        return res;
-      }
-      const res = await exited;
+      const res = await terminate(current);
+      running.delete(entry);
       rmSync(root, { recursive: true, force: true });
       return res;
     })();
     return stopping;
+  };
+
+  /**
+   * Stops the server (SIGTERM: a graceful shutdown, or `{kill: true}`: SIGKILL) and starts it again on
+   * the same address with the same data dir and token. Resolves to how the first one exited.
+   */
+  const restart = async ({ kill = false } = {}) => {
+    if (stopping) throw new Error('restart after stop');
+    let res;
+    if (kill) {
+      current.child.kill('SIGKILL');
+      res = await current.exited;
+    } else {
+      res = await terminate(current);
+    }
+    current = await launch(addr);
+    return res;
   };
 
   return {
@@ -202,9 +228,12 @@ export async function startServer(opts = {}) {
     root,
     dataDir,
     workspace,
-    pid: child.pid,
+    get pid() {
+      return current.child.pid;
+    },
     logs,
     stdout: () => out,
     stop,
+    restart,
   };
 }

@@ -1,125 +1,148 @@
-// The built-in console (GET /, server/src/console.html) in a real browser: opened from the URL the
-// server prints with a generated token, it drops the token from the address bar, then starts a session,
-// sends a turn and streams the reply, answers an approval, and survives a reload.
+// The console's rooms and sessions: opened from the URL the server prints (generated token, gone from
+// the address bar afterwards), the strict CSP, the room list with live counts, the "new session" form
+// (providers, unavailable ones disabled with the reason; cwd, model, approval policy), status badges,
+// resume, release and close.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { api } from '../support/api.mjs';
-import { launchBrowser } from '../support/browser.mjs';
-import { startServer } from '../support/server.mjs';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { live, sessionStatus, shots, startSession, send, tid, useConsole } from '../support/console.mjs';
 
-let server;
-let browser;
-before(async () => {
-  // No --token-file: the server generates a token and prints it in the console URL's fragment.
-  server = await startServer({ tokenFile: false });
-  browser = await launchBrowser().catch(async (e) => {
-    await server.stop();
-    throw e;
-  });
-});
-after(async () => {
-  await browser?.close().catch(() => {});
-  const res = await server?.stop();
-  if (res) assert.ok(res.code === 0 || res.signal === 'SIGTERM', `server stopped uncleanly: ${JSON.stringify(res)}`);
-});
+// No --token-file: the server generates a token and prints it in the console URL's fragment. codex is
+// pointed at a binary that does not exist, so the form has a provider that is unavailable.
+const h = useConsole({ serverOptions: { tokenFile: false, extraArgs: ['--codex-bin', '/nonexistent/codex'] } });
 
-test('console: token from the printed URL, session, streamed turn, approval, reload', { timeout: 30_000 }, async () => {
-  const origin = `http://${server.addr}`;
+test('opened from the printed URL: CSP, the token only in sessionStorage, an empty console', { timeout: 30_000 }, async () => {
+  const { server } = h;
   assert.match(server.consoleUrl, /^http:\/\/127\.0\.0\.1:\d+\/#token=[0-9a-f]{64}$/, server.stdout());
-  const token = server.token;
-  assert.ok(server.stdout().includes(`#token=${token}`));
-
-  const context = await browser.newContext();
+  const context = await h.browser.newContext({ viewport: { width: 1400, height: 900 } });
+  h.contexts.push(context);
   const page = await context.newPage();
-  page.setDefaultTimeout(15_000);
-  const problems = [];
-  page.on('pageerror', (e) => problems.push(`pageerror: ${e}`));
-  page.on('console', (m) => {
-    // CSP violations and script errors are reported as console errors.
-    if (m.type() === 'error' && !/favicon/.test(m.location()?.url ?? '')) problems.push(`console: ${m.text()}`);
-  });
-
+  const { watchProblems } = await import('../support/console.mjs');
+  watchProblems(page);
   const res = await page.goto(server.consoleUrl);
   assert.equal(res.status(), 200);
   const csp = res.headers()['content-security-policy'];
   assert.match(csp, /default-src 'none'/);
+  assert.match(csp, /script-src 'self'(;|$)/);
+  assert.match(csp, /style-src 'self'(;|$)/);
   assert.match(csp, /connect-src 'self'/);
+  // Every asset comes from the server itself (no CDN, no web fonts).
+  const requested = [];
+  page.on('request', (r) => requested.push(r.url()));
+  await page.reload();
+  await page.waitForSelector(tid('room-list'));
+  for (const url of requested) assert.ok(url.startsWith(`${server.baseUrl}/`), `fetched from elsewhere: ${url}`);
+  assert.ok(requested.some((u) => u.endsWith('/?asset=app.js')) && requested.some((u) => u.endsWith('/?asset=app.css')));
 
   // The token is gone from the address bar (and so from history), kept in sessionStorage only.
-  await page.waitForFunction(() => !location.hash.includes('token'));
   const href = await page.evaluate(() => location.href);
-  assert.ok(!href.includes(token), `token still in location.href: ${href}`);
-  assert.equal(href, `${origin}/`);
-  assert.equal(await page.evaluate(() => sessionStorage.getItem('ensemble.token')), token);
-  assert.ok(!(await page.evaluate(() => document.documentElement.outerHTML)).includes(token));
+  assert.ok(!href.includes(server.token), `token still in location.href: ${href}`);
+  assert.equal(await page.evaluate(() => sessionStorage.getItem('ensemble.token')), server.token);
+  assert.ok(!(await page.content()).includes(server.token));
+  await page.waitForSelector(`${tid('room-list')} >> text=No rooms yet.`);
+  await shots(page, '01-empty');
 
-  // REST with the token works: the rooms list loaded.
-  await page.waitForFunction(() => document.getElementById('status').textContent === 'connected');
+  // Without a token the console says how to get one, and asks the API nothing.
+  const bare = await context.newPage();
+  watchProblems(bare);
+  await bare.goto(`${server.baseUrl}/`);
+  await bare.waitForSelector('input[aria-label="Bearer token"]');
+  await bare.fill('input[aria-label="Bearer token"]', server.token);
+  await bare.click('text=Use token');
+  await bare.waitForSelector(`${tid('room-list')} >> text=No rooms yet.`);
+  page.assertClean();
+  bare.assertClean();
+});
 
-  const room = 'console-room';
-  await page.fill('#room-input', room);
-  await page.click('#open-room');
-  await page.waitForFunction(() => document.getElementById('ws-state').textContent === 'live');
-  assert.equal(await page.evaluate(() => location.hash), `#room=${room}`);
+test('rooms with live counts, the new-session form, badges, resume, release and close', { timeout: 60_000 }, async () => {
+  const { rest, server } = h;
+  // A room that exists before the page opens, and one the page opens itself.
+  await rest.createSession('other', 'o1');
+  const page = await h.open();
+  await page.waitForSelector(tid('room-item', '[data-room="other"][data-count="1"]'));
+  // The count follows the room's stream: no refresh.
+  await rest.createSession('other', 'o2');
+  await page.waitForSelector(tid('room-item', '[data-room="other"][data-count="2"]'));
+  // Working and waiting sessions show on the room too.
+  await rest.startTurn('other', 'o1', '/run make');
+  await page.waitForSelector(`${tid('room-item', '[data-room="other"]')} .badge.waiting`);
 
-  await page.fill('#new-session-id', 's1');
-  await page.click('#start-session');
-  await page.waitForSelector('#sessions button[data-session="s1"]');
-  await page.waitForSelector('#session-view:not(.hidden)');
+  await page.fill(tid('room-input'), 'work');
+  await page.click(tid('open-room'));
+  await live(page);
+  assert.match(await page.evaluate(() => location.hash), /room=work/);
 
-  // Record every state of the agent's message while it streams.
-  await page.evaluate(() => {
-    window.seen = [];
-    const box = document.getElementById('transcripts');
-    new MutationObserver(() => {
-      const m = box.querySelector('.entry.agent');
-      if (m && m.textContent !== window.seen.at(-1)) window.seen.push(m.textContent);
-    }).observe(box, { childList: true, subtree: true, characterData: true });
+  // The form: providers from /v1/providers, codex disabled with its reason.
+  await page.waitForSelector(tid('new-session-form'));
+  const options = await page.$$eval(`${tid('provider-select')} option`, (os) => os.map((o) => ({ value: o.value, disabled: o.disabled, text: o.textContent })));
+  const codex = options.find((o) => o.value === 'codex');
+  assert.ok(codex?.disabled, JSON.stringify(options));
+  assert.match(codex.text, /unavailable: .+/);
+  assert.deepEqual(options.find((o) => o.value === 'scripted')?.disabled, false);
+  assert.equal(await page.inputValue(tid('provider-select')), 'scripted');
+  assert.match(await page.textContent(tid('unavailable-providers')), /codex|Codex/);
+  await shots(page, '02-new-session');
+
+  mkdirSync(join(server.workspace, 'proj'), { recursive: true });
+  await startSession(page, 's1', {
+    'title-input': 'Fix the tests',
+    'cwd-input': join(server.workspace, 'proj'),
+    'model-input': 'scripted-large',
+    'approval-select': 'untrusted',
   });
-  const words = 'hello from the browser console, one word at a time';
-  await page.fill('#turn-input', words);
-  await page.click('#send-turn');
-  const expected = `You said: ${words}`;
-  await page.waitForFunction(
-    (t) => [...document.querySelectorAll('.entry.agent')].some((n) => n.textContent === t),
-    expected,
-  );
-  const user = await page.evaluate(() => [...document.querySelectorAll('.entry.user')].map((n) => n.textContent));
-  assert.deepEqual(user, [words]);
-  const seen = await page.evaluate(() => window.seen);
-  assert.equal(seen.at(-1), expected);
-  assert.ok(seen.length >= 3, `the reply did not stream (states seen: ${JSON.stringify(seen)})`);
-  for (const s of seen) assert.ok(expected.startsWith(s), `${JSON.stringify(s)} is not a prefix of the reply`);
-  assert.equal(await page.inputValue('#turn-input'), '');
+  const made = (await rest.call('GET', '/v1/rooms/work/sessions/s1', undefined, 200)).json;
+  assert.equal(made.provider, 'scripted');
+  assert.equal(made.title, 'Fix the tests');
+  assert.equal(made.cwd, join(server.workspace, 'proj'));
+  assert.equal(made.settings.model, 'scripted-large');
+  assert.equal(made.settings.approvalPolicy, 'untrusted');
+  const item = tid('session-item', '[data-session="s1"]');
+  assert.match(await page.textContent(item), /Fix the tests/);
+  assert.match(await page.textContent(item), /scripted/);
+  await sessionStatus(page, 's1', 'ready');
+  await page.waitForSelector(tid('room-item', '[data-room="work"][data-count="1"]'));
 
-  // The same turn, as the server recorded it.
-  const rest = api(server.baseUrl, token);
-  const { data: sessions } = await rest.sessions(room);
-  assert.deepEqual(sessions.map((s) => s.sessionId), ['s1']);
-  const log = await rest.events(room);
-  assert.ok(log.data.some((e) => e.type === 'message.completed' && e.payload.text === expected));
+  // A bad cwd is refused with the server's reason, and nothing is started.
+  await page.click(tid('new-session'));
+  await page.fill(tid('session-id-input'), 'bad');
+  await page.fill(tid('cwd-input'), '/etc');
+  await page.click(tid('start-session'));
+  await page.waitForSelector(`${tid('app-message')} >> text=/cwd_outside_workspace|invalid_cwd/`);
+  assert.equal((await rest.call('GET', '/v1/rooms/work/sessions/bad')).status, 404);
+  await page.click(`${tid('new-session-form')} >> text=Cancel`);
 
-  // An approval, answered in the UI.
-  await page.waitForFunction(() => document.getElementById('session-status').textContent === 'ready');
-  await page.fill('#turn-input', '/run echo approved-in-console');
-  await page.click('#send-turn');
-  await page.click('#interactions button[data-decision="accept"]');
-  await page.waitForFunction(() =>
-    [...document.querySelectorAll('.entry.note')].some((n) => n.textContent.startsWith('■ call completed')),
-  );
-  await page.waitForFunction(() => document.querySelectorAll('#interactions .interaction').length === 0);
-  assert.deepEqual((await rest.interactions(room, 's1')).data, []);
-  const resolved = (await rest.events(room)).data.filter((e) => e.type === 'interaction.resolved');
-  assert.deepEqual(resolved.map((e) => [e.payload.decision, e.payload.resolvedBy]), [['accept', 'client']]);
+  // Badges: working while a turn streams, waiting for you on an approval, ready after.
+  await send(page, '/slow 40\n/chunks 30');
+  await sessionStatus(page, 's1', 'working');
+  assert.equal(await page.textContent(`${tid('session-view')} ${tid('status-badge')}`), 'working');
+  await sessionStatus(page, 's1', 'ready');
+  await send(page, '/run ls');
+  await sessionStatus(page, 's1', 'waiting');
+  assert.equal(await page.textContent(`${item} ${tid('status-badge')}`), 'waiting for you');
+  await shots(page, '03-waiting');
+  await page.click(tid('decision-decline'));
+  await sessionStatus(page, 's1', 'ready');
 
-  // A reload keeps working (token from sessionStorage, room from the fragment) and replays the room.
-  await page.reload();
-  await page.waitForFunction(() => document.getElementById('ws-state').textContent === 'live');
-  await page.waitForFunction(
-    (t) => [...document.querySelectorAll('.entry.agent')].some((n) => n.textContent === t),
-    expected,
-  );
-  assert.ok(!(await page.evaluate(() => location.href)).includes(token));
-  assert.deepEqual(problems, []);
-  await context.close();
+  // Release: the process stops, the session is disconnected and resumable; Resume brings it back.
+  await page.click(tid('release'));
+  await sessionStatus(page, 's1', 'disconnected');
+  await page.click(tid('resume'));
+  await sessionStatus(page, 's1', 'ready');
+  assert.equal((await rest.call('GET', '/v1/rooms/work/sessions/s1', undefined, 200)).json.live, true);
+
+  // Disconnected by another client: the badge follows the stream.
+  await rest.call('POST', '/v1/rooms/work/sessions/s1/disconnect', undefined, 204);
+  await sessionStatus(page, 's1', 'disconnected');
+  await shots(page, '04-disconnected');
+  await page.click(tid('resume'));
+  await sessionStatus(page, 's1', 'ready');
+
+  // Close asks first, then the session moves to the closed list.
+  await page.click(tid('close-session'));
+  await page.click(tid('confirm-close'));
+  await sessionStatus(page, 's1', 'completed');
+  await page.waitForSelector(`${tid('session-view')} >> text=This session is closed.`);
+  assert.equal((await rest.call('GET', '/v1/rooms/work/sessions/s1', undefined, 200)).json.status, 'completed');
+  page.assertClean([/the server responded with a status of 400/]);
 });

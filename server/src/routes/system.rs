@@ -1,34 +1,50 @@
 //! Health, readiness, metrics, the OpenAPI document, the console page and the test-only panic.
 
-use axum::extract::{Extension, State};
+use axum::extract::{Extension, RawQuery, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 use crate::api::Health;
-use crate::error::{ErrorResponse, Json};
+use crate::error::{ApiError, ErrorResponse, Json};
 use crate::openapi::OpenApiJson;
 use crate::state::AppState;
 use crate::telemetry;
 
-/// The built-in console: one static page that asks for everything with the token it finds in
-/// the URL fragment (which browsers never send to the server).
-pub async fn console() -> impl IntoResponse {
+/// The console's content security policy: only its own script, stylesheet and icon (served below), no
+/// inline code or styles, requests and WebSockets to this origin only, never framed.
+const CONSOLE_CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; \
+     frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+
+/// The console's files, built by `scripts/build-console` from `console/` (a test fails when they
+/// are stale), embedded so that the binary serves them without Node or a network.
+const CONSOLE_FILES: [(&str, &str, &[u8]); 4] = [
+    ("", "text/html; charset=utf-8", include_bytes!("../console/index.html")),
+    ("app.js", "text/javascript; charset=utf-8", include_bytes!("../console/app.js")),
+    ("app.css", "text/css; charset=utf-8", include_bytes!("../console/app.css")),
+    ("icon.svg", "image/svg+xml", include_bytes!("../console/icon.svg")),
+];
+
+/// The built-in console at `/`: the page, and its script, stylesheet and icon at `/?asset=app.js`,
+/// `/?asset=app.css` and `/?asset=icon.svg` (on `/`, so the console stays the one route that needs no token; none of
+/// these files holds data: the page asks the API with the token from its URL fragment, which
+/// browsers never send to the server). Another `asset` is 404; any other query gets the page.
+pub async fn console(RawQuery(query): RawQuery) -> Response {
+    let asset = query.as_deref().and_then(|q| q.split('&').find_map(|kv| kv.strip_prefix("asset="))).unwrap_or("");
+    let Some((_, content_type, body)) = CONSOLE_FILES.iter().find(|(name, _, _)| *name == asset) else {
+        return ApiError::not_found("asset_not_found", "no such console asset").into_response();
+    };
     (
         [
-            (header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8")),
+            (header::CONTENT_TYPE, HeaderValue::from_static(content_type)),
             (header::CACHE_CONTROL, HeaderValue::from_static("no-store")),
-            (
-                header::CONTENT_SECURITY_POLICY,
-                HeaderValue::from_static(
-                    "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; \
-                     frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
-                ),
-            ),
+            (header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CONSOLE_CSP)),
             (header::REFERRER_POLICY, HeaderValue::from_static("no-referrer")),
             (header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY")),
+            (header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")),
         ],
-        include_str!("../console.html"),
+        *body,
     )
+        .into_response()
 }
 
 /// Test-only (behind `--test-hooks`): a handler that panics, to prove the JSON 500 and that the

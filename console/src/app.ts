@@ -1,0 +1,568 @@
+// The console's controller: the token, the REST client, one RoomStream per watched room, and the
+// selection. The UI reads its fields and calls its methods; `changed()` asks for a render.
+//
+// Streams: the open room's stream replays from seq 0 (a reload rebuilds the transcript from the
+// log; within a page RoomStream reconnects with `after=<last seq>` by itself, so nothing is lost or
+// repeated); every other listed room gets a live-only stream that keeps its session count and
+// badges current. Side conversations' events are not in the room log: after every `hello` the open
+// room's open sides are replayed over REST (`GET …/sessions/{sideId}/events?after=<side seq>`).
+
+import { createEnsembleClient, RoomStream, RoomStreamError, type EnsembleClient, type ErrorResponse, type RoomFrame } from "../../openapi/clients/typescript/src/index.js";
+import { RoomModel, type Event, type Session } from "./model.js";
+import type { Schemas } from "../../openapi/clients/typescript/src/client.js";
+
+export type ProviderInfo = Schemas["ProviderInfo"];
+export type Room = Schemas["Room"];
+export type ConnectionState = "connecting" | "live" | "reconnecting" | "offline";
+
+const TOKEN_KEY = "ensemble.token";
+/** Live-only streams for at most this many rooms besides the open one. */
+const MAX_WATCHED = 24;
+
+/** An error answer of the API, or a network failure, as one line for a person. */
+export class ApiFailure extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function failure(error: unknown, response: Response | undefined): ApiFailure {
+  const e = (error as ErrorResponse | undefined)?.error;
+  if (e) return new ApiFailure(response?.status ?? 0, e.code, `${e.message} (${response?.status ?? "?"} ${e.code})`);
+  return new ApiFailure(response?.status ?? 0, "http_error", `HTTP ${response?.status ?? "error"}`);
+}
+
+/** Unwraps an openapi-fetch result: the data, or throws an ApiFailure. */
+export async function call<T>(p: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
+  let r: { data?: T; error?: unknown; response: Response };
+  try {
+    r = await p;
+  } catch (e) {
+    throw new ApiFailure(0, "network", `the server cannot be reached (${(e as Error).message})`);
+  }
+  if (r.error !== undefined || !r.response.ok) throw failure(r.error, r.response);
+  return r.data as T;
+}
+
+/** A random id for `clientSubmitId` and side `requestId`s. */
+export function randomId(prefix: string): string {
+  const b = new Uint8Array(8);
+  crypto.getRandomValues(b);
+  return `${prefix}-${[...b].map((x) => x.toString(16).padStart(2, "0")).join("")}`;
+}
+
+/** Reads the token from `#token=…` (then removed from the address bar) or sessionStorage. */
+export function takeToken(): string | null {
+  const parts = location.hash.slice(1).split("&").filter(Boolean);
+  const given = parts.find((p) => p.startsWith("token="));
+  if (given !== undefined) {
+    let t = given.slice("token=".length);
+    try {
+      t = decodeURIComponent(t);
+    } catch {
+      // keep it as printed
+    }
+    if (t) sessionStorage.setItem(TOKEN_KEY, t);
+    const rest = parts.filter((p) => !p.startsWith("token=")).join("&");
+    history.replaceState(null, "", location.pathname + location.search + (rest ? `#${rest}` : ""));
+  }
+  return sessionStorage.getItem(TOKEN_KEY);
+}
+
+/** One room's stream and model. */
+class RoomWatch {
+  stream: RoomStream | null = null;
+  state: ConnectionState = "connecting";
+  retryAt = 0;
+  error: string | null = null;
+  private closed = false;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private sideFetches = new Map<string, Promise<void>>();
+
+  constructor(
+    readonly app: App,
+    readonly model: RoomModel,
+  ) {
+    this.open(model.full ? 0 : undefined);
+  }
+
+  private open(after: number | undefined): void {
+    if (this.closed) return;
+    const watch = this;
+    // The stream's sockets, watched for the connection indicator (RoomStream reconnects by itself).
+    class TrackedSocket extends WebSocket {
+      constructor(url: string, protocols: string[]) {
+        super(url, protocols);
+        this.addEventListener("close", () => watch.socketClosed());
+      }
+    }
+    const stream = new RoomStream({
+      baseUrl: this.app.baseUrl,
+      token: this.app.token ?? "",
+      roomId: this.model.roomId,
+      after,
+      WebSocket: TrackedSocket,
+      maxRetries: 6,
+      maxRetryDelayMs: 4000,
+    });
+    this.stream = stream;
+    void this.read(stream);
+  }
+
+  private socketClosed(): void {
+    if (this.closed || this.state === "offline") return;
+    if (this.state === "live") {
+      this.state = "reconnecting";
+      this.app.changed();
+    }
+  }
+
+  private async read(stream: RoomStream): Promise<void> {
+    try {
+      for await (const frame of stream) {
+        if (stream !== this.stream) return;
+        this.frame(frame);
+      }
+    } catch (e) {
+      if (stream !== this.stream || this.closed) return;
+      this.failed(e);
+    }
+  }
+
+  private frame(frame: RoomFrame): void {
+    const m = this.model;
+    switch (frame.type) {
+      case "hello":
+        this.state = "live";
+        this.error = null;
+        m.onHello(frame);
+        if (m.full) {
+          for (const s of frame.sides) this.fetchSide(s.sessionId);
+          if (frame.sessionsTruncated) void this.reloadSessions();
+        }
+        this.app.roomCount(m.roomId, m.canonical.length);
+        break;
+      case "event":
+        m.onEvent(frame.event);
+        if (frame.event.type === "session.started") this.app.roomCount(m.roomId, m.canonical.length);
+        break;
+      case "side_event":
+        if (m.onSideEvent(frame.event) && m.full) this.fetchSide(frame.event.sessionId);
+        break;
+      case "error":
+        this.app.report(`the server did not understand a frame: ${frame.message}`);
+        break;
+    }
+    this.app.changed();
+  }
+
+  /** Replays a side conversation's events after the last one applied (a gap, or a new connection). */
+  fetchSide(sideId: string): void {
+    if (this.sideFetches.has(sideId)) return;
+    const run = (async () => {
+      try {
+        for (;;) {
+          const st = this.model.session(sideId);
+          const after = st?.sideSeq ?? 0;
+          const page = await call(
+            this.app.api.GET("/v1/rooms/{roomId}/sessions/{sessionId}/events", {
+              params: { path: { roomId: this.model.roomId, sessionId: sideId }, query: { after, limit: 1000 } },
+            }),
+          );
+          for (const e of page.data) this.model.onSideEvent(e);
+          this.app.changed();
+          if (!page.data.length || page.data[page.data.length - 1]!.seq >= page.headSeq) break;
+        }
+      } catch (e) {
+        // A side that ended is gone from memory (404/410): the room's hello tells the rest.
+        if (!(e instanceof ApiFailure && (e.status === 404 || e.status === 410 || e.status === 422))) this.app.report(`replaying side conversation ${sideId}: ${(e as Error).message}`);
+      } finally {
+        this.sideFetches.delete(sideId);
+      }
+    })();
+    this.sideFetches.set(sideId, run);
+  }
+
+  /** The hello did not carry every session: read them (and their sides) over REST. */
+  async reloadSessions(): Promise<void> {
+    try {
+      const room = this.model.roomId;
+      const list = await call(this.app.api.GET("/v1/rooms/{roomId}/sessions", { params: { path: { roomId: room } } }));
+      this.model.onSnapshots(list.data);
+      for (const s of list.data) {
+        if (s.status === "completed") continue;
+        const sides = await call(this.app.api.GET("/v1/rooms/{roomId}/sessions/{sessionId}/sides", { params: { path: { roomId: room, sessionId: s.sessionId } } }));
+        this.model.onSnapshots(sides.data);
+        for (const side of sides.data) this.fetchSide(side.sessionId);
+      }
+      this.app.changed();
+    } catch (e) {
+      this.app.report(`reloading the room's sessions: ${(e as Error).message}`);
+    }
+  }
+
+  private failed(e: unknown): void {
+    const reason = e instanceof RoomStreamError ? e.reason : "unknown";
+    this.stream = null;
+    if (e instanceof RoomStreamError && (reason === "history_expired" || reason === "ahead_of_log")) {
+      // Reconnecting with after=<last seq> cannot help: reload what is shown and go on from the head.
+      const head = e.headSeq ?? 0;
+      if (reason === "ahead_of_log") {
+        this.app.resetRoom(this.model.roomId);
+        return;
+      }
+      for (const st of this.model.sessions.values()) st.transcript.info(`The server no longer keeps this room's events before seq ${head + 1}: what happened meanwhile is not shown.`);
+      this.model.lastSeq = head;
+      void this.reloadSessions().then(() => Promise.all(this.model.canonical.map((st) => this.app.loadGoal(this.model.roomId, st.id))));
+      this.open(head);
+      return;
+    }
+    // The server stayed unreachable: try again in a while (the connection indicator says so).
+    this.state = "offline";
+    this.error = (e as Error).message;
+    this.retryAt = Date.now() + 3000;
+    this.app.changed();
+    this.timer = setTimeout(() => this.retryNow(), 3000);
+  }
+
+  retryNow(): void {
+    clearTimeout(this.timer);
+    if (this.closed || this.stream) return;
+    this.state = "connecting";
+    this.app.changed();
+    this.open(this.model.full ? this.model.lastSeq : undefined);
+  }
+
+  close(): void {
+    this.closed = true;
+    clearTimeout(this.timer);
+    this.stream?.close();
+    this.stream = null;
+  }
+}
+
+export class App {
+  readonly baseUrl = location.origin;
+  token: string | null = null;
+  api: EnsembleClient;
+  rooms = new Map<string, Room>();
+  providers: ProviderInfo[] = [];
+  /** Why the token is needed again (401), or null. */
+  tokenProblem: string | null = null;
+  selectedRoom: string | null = null;
+  selectedSession: string | null = null;
+  /** The side conversation shown beside the session, if any. */
+  selectedSide: string | null = null;
+  messages: { id: number; text: string; error: boolean }[] = [];
+  private watches = new Map<string, RoomWatch>();
+  private listeners = new Set<() => void>();
+  private scheduled = false;
+  private messageId = 0;
+  private roomPoll: ReturnType<typeof setInterval> | undefined;
+
+  constructor() {
+    this.token = takeToken();
+    this.api = createEnsembleClient({ baseUrl: this.baseUrl, token: this.token ?? "" });
+  }
+
+  subscribe(fn: () => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  /** Something changed: render once, soon. */
+  changed(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setTimeout(() => {
+      this.scheduled = false;
+      for (const fn of this.listeners) fn();
+    }, 0);
+  }
+
+  report(text: string, error = true): void {
+    this.messages = [...this.messages.slice(-3), { id: ++this.messageId, text, error }];
+    this.changed();
+  }
+
+  dismiss(id: number): void {
+    this.messages = this.messages.filter((m) => m.id !== id);
+    this.changed();
+  }
+
+  /** Runs a REST action; a failure is reported (and a 401 asks for the token again). */
+  async act<T>(what: string, fn: () => Promise<T>): Promise<T | undefined> {
+    try {
+      return await fn();
+    } catch (e) {
+      if (e instanceof ApiFailure && e.status === 401) this.tokenProblem = "The server refused the token: paste the current one.";
+      this.report(`${what} failed: ${(e as Error).message}`);
+      return undefined;
+    }
+  }
+
+  start(): void {
+    if (!this.token) {
+      this.tokenProblem = "No token: open the console URL the server printed (it carries the token after #), or paste the token.";
+      this.changed();
+      return;
+    }
+    this.tokenProblem = null;
+    const fromHash = new URLSearchParams(location.hash.slice(1));
+    const room = fromHash.get("room");
+    if (room) this.openRoom(room, fromHash.get("session"), fromHash.get("side"));
+    void this.loadProviders();
+    void this.loadRooms();
+    // New rooms appear without a refresh: the API has no server-wide stream, so the list is read
+    // again now and then; counts of known rooms come from their streams.
+    clearInterval(this.roomPoll);
+    this.roomPoll = setInterval(() => void this.loadRooms(true), 10_000);
+  }
+
+  useToken(token: string): void {
+    sessionStorage.setItem(TOKEN_KEY, token);
+    this.token = token;
+    this.api = createEnsembleClient({ baseUrl: this.baseUrl, token });
+    for (const w of this.watches.values()) w.close();
+    this.watches.clear();
+    this.start();
+    if (this.selectedRoom) this.openRoom(this.selectedRoom, this.selectedSession);
+  }
+
+  forgetToken(): void {
+    sessionStorage.removeItem(TOKEN_KEY);
+    location.hash = "";
+    location.reload();
+  }
+
+  async loadProviders(): Promise<void> {
+    const list = await this.act("listing providers", () => call(this.api.GET("/v1/providers")));
+    if (list) {
+      this.providers = list.data;
+      this.changed();
+    }
+  }
+
+  async loadRooms(quiet = false): Promise<void> {
+    try {
+      const list = await call(this.api.GET("/v1/rooms"));
+      for (const r of list.data) {
+        const known = this.rooms.get(r.roomId);
+        const watched = this.watches.get(r.roomId);
+        // A watched room's count comes from its stream.
+        this.rooms.set(r.roomId, watched?.state === "live" && known ? known : r);
+      }
+      this.watchRooms();
+      this.changed();
+    } catch (e) {
+      if (!quiet) this.act("listing rooms", () => Promise.reject(e));
+    }
+  }
+
+  private watchRooms(): void {
+    let n = 0;
+    for (const id of this.rooms.keys()) {
+      if (this.watches.has(id)) {
+        n++;
+        continue;
+      }
+      if (n >= MAX_WATCHED) break;
+      this.watches.set(id, new RoomWatch(this, new RoomModel(id, id === this.selectedRoom)));
+      n++;
+    }
+  }
+
+  roomCount(roomId: string, sessions: number): void {
+    const r = this.rooms.get(roomId);
+    this.rooms.set(roomId, { roomId, headSeq: Math.max(r?.headSeq ?? 0, this.watches.get(roomId)?.model.headSeq ?? 0), sessionCount: sessions });
+  }
+
+  watch(roomId: string): RoomWatch | undefined {
+    return this.watches.get(roomId);
+  }
+
+  room(roomId: string | null = this.selectedRoom): RoomModel | undefined {
+    return roomId === null ? undefined : this.watches.get(roomId)?.model;
+  }
+
+  /** Opens a room: its stream replays the whole log (the transcript) and stays live. */
+  openRoom(roomId: string, sessionId: string | null = null, sideId: string | null = null): void {
+    roomId = roomId.trim();
+    if (!roomId) return;
+    this.selectedRoom = roomId;
+    this.selectedSession = sessionId;
+    this.selectedSide = sideId;
+    if (!this.rooms.has(roomId)) this.rooms.set(roomId, { roomId, sessionCount: 0, headSeq: 0 });
+    const w = this.watches.get(roomId);
+    if (!w || !w.model.full) {
+      w?.close();
+      this.watches.set(roomId, new RoomWatch(this, new RoomModel(roomId, true)));
+    }
+    this.syncHash();
+    this.changed();
+    // The session's open side conversations are found again (a reload, a link), and shown.
+    if (sessionId) void this.findSides(roomId, sessionId);
+  }
+
+  /** The server's log no longer matches (its data was replaced): start the room over from seq 0. */
+  resetRoom(roomId: string): void {
+    this.watches.get(roomId)?.close();
+    this.watches.set(roomId, new RoomWatch(this, new RoomModel(roomId, roomId === this.selectedRoom)));
+    this.report(`Room ${roomId}: the server's history was replaced; replaying it from the start.`, false);
+  }
+
+  /** Shows a side conversation beside its session (null: none). */
+  selectSide(sideId: string | null): void {
+    this.selectedSide = sideId;
+    this.syncHash();
+    this.changed();
+  }
+
+  selectSession(sessionId: string | null): void {
+    this.selectedSession = sessionId;
+    this.selectedSide = null;
+    this.syncHash();
+    this.changed();
+    if (sessionId && this.selectedRoom) void this.findSides(this.selectedRoom, sessionId);
+  }
+
+  /** The open side conversations of a session, over REST (besides the hello's list). */
+  async findSides(roomId: string, sessionId: string): Promise<void> {
+    try {
+      const sides = await call(this.api.GET("/v1/rooms/{roomId}/sessions/{sessionId}/sides", { params: { path: { roomId, sessionId } } }));
+      const model = this.room(roomId);
+      if (!model || !sides.data.length) return;
+      model.onSnapshots(sides.data);
+      for (const s of sides.data) this.watch(roomId)?.fetchSide(s.sessionId);
+      if (!this.selectedSide && this.selectedSession === sessionId) this.selectSide(sides.data[sides.data.length - 1]!.sessionId);
+      this.changed();
+    } catch {
+      // Only a convenience: the hello lists open sides too.
+    }
+  }
+
+  private syncHash(): void {
+    const p = new URLSearchParams();
+    if (this.selectedRoom) p.set("room", this.selectedRoom);
+    if (this.selectedSession) p.set("session", this.selectedSession);
+    if (this.selectedSession && this.selectedSide) p.set("side", this.selectedSide);
+    const hash = p.toString();
+    history.replaceState(null, "", location.pathname + location.search + (hash ? `#${hash}` : ""));
+  }
+
+  // ---- actions ----
+
+  private path(sessionId: string) {
+    return { path: { roomId: this.selectedRoom ?? "", sessionId } };
+  }
+
+  async startSession(roomId: string, body: Schemas["StartSessionRequest"]): Promise<Session | undefined> {
+    const s = await this.act("starting a session", () => call(this.api.POST("/v1/rooms/{roomId}/sessions", { params: { path: { roomId } }, body })));
+    if (s) {
+      if (this.selectedRoom !== roomId) this.openRoom(roomId);
+      this.room(roomId)?.onSnapshots([s]);
+      this.selectSession(s.sessionId);
+      this.roomCount(roomId, this.room(roomId)?.canonical.length ?? 1);
+    }
+    return s;
+  }
+
+  async submit(sessionId: string, text: string, steer: boolean): Promise<boolean> {
+    const r = await this.act(steer ? "steering" : "sending", () =>
+      call(this.api.POST("/v1/rooms/{roomId}/sessions/{sessionId}/turns", { params: this.path(sessionId), body: { input: [{ type: "text", text }], clientSubmitId: randomId("console"), steer: steer || null } })),
+    );
+    return r !== undefined;
+  }
+
+  cancel(sessionId: string) {
+    return this.act("canceling", () => call(this.api.POST("/v1/rooms/{roomId}/sessions/{sessionId}/cancel", { params: this.path(sessionId) })));
+  }
+
+  resume(sessionId: string) {
+    return this.act("resuming", () => call(this.api.POST("/v1/rooms/{roomId}/sessions/{sessionId}/resume", { params: this.path(sessionId) })));
+  }
+
+  release(sessionId: string) {
+    return this.act("releasing", () => call(this.api.POST("/v1/rooms/{roomId}/sessions/{sessionId}/release", { params: this.path(sessionId) })));
+  }
+
+  async close(sessionId: string) {
+    await this.act("closing", async () => {
+      const r = await this.api.DELETE("/v1/rooms/{roomId}/sessions/{sessionId}", { params: this.path(sessionId) });
+      if (r.error !== undefined || !r.response.ok) throw failure(r.error, r.response);
+    });
+    if (this.selectedSide === sessionId) this.selectSide(null);
+    this.changed();
+  }
+
+  configure(sessionId: string, body: Schemas["ConfigRequest"]) {
+    return this.act("changing the settings", () => call(this.api.PATCH("/v1/rooms/{roomId}/sessions/{sessionId}/config", { params: this.path(sessionId), body })));
+  }
+
+  answer(sessionId: string, requestId: string, body: Schemas["AnswerRequest"]) {
+    return this.act("answering", () =>
+      call(this.api.POST("/v1/rooms/{roomId}/sessions/{sessionId}/interactions/{requestId}", { params: { path: { roomId: this.selectedRoom ?? "", sessionId, requestId } }, body })),
+    );
+  }
+
+  async openSide(sessionId: string): Promise<void> {
+    const opened = await this.act("opening a side conversation", () =>
+      call(this.api.POST("/v1/rooms/{roomId}/sessions/{sessionId}/sides", { params: this.path(sessionId), body: { requestId: randomId("side") } })),
+    );
+    if (!opened) return;
+    const model = this.room();
+    model?.onSnapshots([opened.session]);
+    this.selectSide(opened.session.sessionId);
+    this.watch(this.selectedRoom ?? "")?.fetchSide(opened.session.sessionId);
+    this.changed();
+  }
+
+  sideCapabilities(sessionId: string) {
+    return call(this.api.GET("/v1/rooms/{roomId}/sessions/{sessionId}/side-capabilities", { params: this.path(sessionId) }));
+  }
+
+  /** A session's goal over REST: only needed when the room's log no longer has its goal events. */
+  async loadGoal(roomId: string, sessionId: string): Promise<void> {
+    try {
+      const goal = await call(this.api.GET("/v1/rooms/{roomId}/sessions/{sessionId}/goal", { params: { path: { roomId, sessionId } } }));
+      const st = this.room(roomId)?.session(sessionId);
+      if (st && (!st.goal || goal.updatedAtMs >= st.goal.updatedAtMs)) {
+        st.goal = goal;
+        this.changed();
+      }
+    } catch {
+      // 404 no_goal, 422 goals_unsupported: nothing to show beyond what the stream says.
+    }
+  }
+
+  setGoal(sessionId: string, objective: string) {
+    return this.act("setting the goal", () =>
+      call(this.api.PUT("/v1/rooms/{roomId}/sessions/{sessionId}/goal", { params: this.path(sessionId), body: { objective, clientSubmitId: randomId("goal") } })),
+    );
+  }
+
+  pauseGoal(sessionId: string) {
+    return this.act("pausing the goal", () =>
+      call(this.api.POST("/v1/rooms/{roomId}/sessions/{sessionId}/goal/pause", { params: { ...this.path(sessionId), query: { clientSubmitId: randomId("goal") } } })),
+    );
+  }
+
+  resumeGoal(sessionId: string) {
+    return this.act("resuming the goal", () =>
+      call(this.api.POST("/v1/rooms/{roomId}/sessions/{sessionId}/goal/resume", { params: { ...this.path(sessionId), query: { clientSubmitId: randomId("goal") } } })),
+    );
+  }
+
+  clearGoal(sessionId: string) {
+    return this.act("clearing the goal", async () => {
+      const r = await this.api.DELETE("/v1/rooms/{roomId}/sessions/{sessionId}/goal", { params: { ...this.path(sessionId), query: { clientSubmitId: randomId("goal") } } });
+      if (r.error !== undefined || !r.response.ok) throw failure(r.error, r.response);
+    });
+  }
+}
+
+export type { Event };

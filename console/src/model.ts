@@ -1,0 +1,481 @@
+// What the console knows about a room, built from the room stream alone: the sessions (their last
+// snapshot plus what turn and interaction events say since), each session's transcript, pending
+// interactions, goal and goal-continuation turns, and the side conversations with their own seq.
+// Pure and DOM-free: the UI renders it, the unit tests feed it events.
+
+import type { Schemas } from "../../openapi/clients/typescript/src/client.js";
+
+export type Session = Schemas["Session"];
+export type Event = Schemas["Event"];
+export type Goal = Schemas["Goal"];
+export type SessionStatus = Schemas["SessionStatus"];
+export type InteractionRequest = Schemas["InteractionRequestedPayload"];
+export type InteractionResolution = Schemas["InteractionResolvedPayload"];
+export type FileChange = Schemas["FileChange"];
+export type PlanStep = Schemas["PlanStep"];
+export type Usage = Schemas["UsagePayload"];
+export type TurnOrigin = Schemas["TurnOrigin"];
+export type HelloFrame = Schemas["HelloFrame"];
+export type CommandInfo = Schemas["CommandInfo"];
+
+export type Item =
+  | { kind: "turn"; key: string; rev: number; turnId: string; origin: TurnOrigin; text: string; goalOperationId: string | null; status: "running" | "completed" | "failed" | "canceled"; at: number }
+  | { kind: "steer"; key: string; rev: number; text: string }
+  | { kind: "message"; key: string; rev: number; text: string; done: boolean }
+  | { kind: "reasoning"; key: string; rev: number; text: string; done: boolean }
+  | {
+      kind: "call";
+      key: string;
+      rev: number;
+      callId: string;
+      name: string;
+      callKind: Schemas["CallKind"];
+      command: string | null;
+      cwd: string | null;
+      input: Record<string, unknown> | null;
+      output: string;
+      status: "running" | Schemas["CallStatus"];
+      exitCode: number | null;
+      changes: FileChange[];
+    }
+  | { kind: "interaction"; key: string; rev: number; request: InteractionRequest; resolved: InteractionResolution | null }
+  | { kind: "plan"; key: string; rev: number; steps: PlanStep[]; explanation: string | null }
+  | { kind: "usage"; key: string; rev: number; usage: Usage }
+  | { kind: "notice"; key: string; rev: number; level: Schemas["NoticeLevel"]; message: string }
+  | { kind: "error"; key: string; rev: number; code: string; message: string }
+  | { kind: "canceled"; key: string; rev: number; reason: string }
+  | { kind: "info"; key: string; rev: number; text: string };
+
+export type ItemKind = Item["kind"];
+
+/**
+ * The key of a message, reasoning, call or interaction: its id within its turn. Providers number
+ * their items per process (`msg-1`, `call-1`, …), so after a restart or a resume the same id comes
+ * again in a later turn: keyed by id alone, the new item would be folded into the old one.
+ */
+export function itemKey(kind: "message" | "reasoning" | "call" | "interaction", turnId: string | null | undefined, id: string): string {
+  return `${kind}:${turnId ?? "-"}:${id}`;
+}
+
+/** One session's transcript: items in the order they appeared, each updated in place as it streams. */
+export class Transcript {
+  readonly items: Item[] = [];
+  private readonly byKey = new Map<string, Item>();
+  private n = 0;
+
+  get(key: string): Item | undefined {
+    return this.byKey.get(key);
+  }
+
+  add(item: Item): Item {
+    const old = this.byKey.get(item.key);
+    if (old) return old;
+    this.items.push(item);
+    this.byKey.set(item.key, item);
+    return item;
+  }
+
+  /** A key unique within this transcript for items that have no id of their own. */
+  fresh(prefix: string): string {
+    return `${prefix}:${++this.n}`;
+  }
+
+  /** Applies one of the session's events. */
+  apply(e: Event): void {
+    const touch = (item: Item) => {
+      item.rev++;
+    };
+    switch (e.type) {
+      case "turn.started": {
+        const p = e.payload;
+        const text = (p.input ?? []).map((i) => i.text).join("\n");
+        this.add({ kind: "turn", key: `t:${p.turnId}`, rev: 0, turnId: p.turnId, origin: p.origin, text, goalOperationId: p.goalOperationId ?? null, status: "running", at: e.occurredAtMs });
+        return;
+      }
+      case "turn.steered": {
+        const text = e.payload.input.map((i) => i.text).join("\n");
+        this.add({ kind: "steer", key: this.fresh("steer"), rev: 0, text });
+        return;
+      }
+      case "turn.completed":
+      case "turn.failed":
+      case "turn.canceled": {
+        const turn = this.get(`t:${e.payload.turnId}`);
+        if (turn?.kind === "turn") {
+          turn.status = e.type === "turn.completed" ? "completed" : e.type === "turn.failed" ? "failed" : "canceled";
+          touch(turn);
+        }
+        if (e.type === "turn.failed") this.add({ kind: "error", key: this.fresh("error"), rev: 0, code: e.payload.error.code, message: e.payload.error.message });
+        if (e.type === "turn.canceled") this.add({ kind: "canceled", key: this.fresh("canceled"), rev: 0, reason: e.payload.reason });
+        return;
+      }
+      case "message.delta":
+      case "reasoning.delta": {
+        const kind = e.type === "message.delta" ? "message" : "reasoning";
+        const item = this.add({ kind, key: itemKey(kind, e.turnId, e.payload.itemId), rev: 0, text: "", done: false });
+        if (item.kind === "message" || item.kind === "reasoning") {
+          item.text += e.payload.text;
+          touch(item);
+        }
+        return;
+      }
+      case "message.completed":
+      case "reasoning.completed": {
+        const kind = e.type === "message.completed" ? "message" : "reasoning";
+        const item = this.add({ kind, key: itemKey(kind, e.turnId, e.payload.itemId), rev: 0, text: "", done: false });
+        if (item.kind === "message" || item.kind === "reasoning") {
+          item.text = e.payload.text;
+          item.done = true;
+          touch(item);
+        }
+        return;
+      }
+      case "call.started": {
+        const p = e.payload;
+        this.add({
+          kind: "call",
+          key: itemKey("call", e.turnId, p.callId),
+          rev: 0,
+          callId: p.callId,
+          name: p.name,
+          callKind: p.kind,
+          command: p.command ?? null,
+          cwd: p.cwd ?? null,
+          input: (p.input as Record<string, unknown> | undefined) ?? null,
+          output: "",
+          status: "running",
+          exitCode: null,
+          changes: p.changes ?? [],
+        });
+        return;
+      }
+      case "call.updated": {
+        const item = this.get(itemKey("call", e.turnId, e.payload.callId));
+        if (item?.kind === "call") {
+          if (e.payload.outputDelta) item.output += e.payload.outputDelta;
+          touch(item);
+        }
+        return;
+      }
+      case "call.completed": {
+        const p = e.payload;
+        let item = this.get(itemKey("call", e.turnId, p.callId));
+        if (item?.kind !== "call") {
+          item = this.add({ kind: "call", key: itemKey("call", e.turnId, p.callId), rev: 0, callId: p.callId, name: "call", callKind: "other", command: null, cwd: null, input: null, output: "", status: "running", exitCode: null, changes: [] });
+        }
+        if (item.kind !== "call") return;
+        item.status = p.status;
+        item.exitCode = p.exitCode ?? null;
+        if (p.output != null) item.output = p.output;
+        if (p.changes?.length) item.changes = p.changes;
+        touch(item);
+        return;
+      }
+      case "interaction.requested": {
+        this.add({ kind: "interaction", key: itemKey("interaction", e.turnId, e.payload.requestId), rev: 0, request: e.payload, resolved: null });
+        return;
+      }
+      case "interaction.resolved": {
+        const item = this.get(itemKey("interaction", e.turnId, e.payload.requestId));
+        if (item?.kind === "interaction") {
+          item.resolved = e.payload;
+          touch(item);
+        }
+        return;
+      }
+      case "plan.updated": {
+        const key = `plan:${e.turnId ?? e.seq}`;
+        const item = this.add({ kind: "plan", key, rev: 0, steps: [], explanation: null });
+        if (item.kind === "plan") {
+          item.steps = e.payload.steps;
+          item.explanation = e.payload.explanation ?? null;
+          touch(item);
+        }
+        return;
+      }
+      case "usage.updated": {
+        const key = `usage:${e.turnId ?? e.seq}`;
+        const item = this.add({ kind: "usage", key, rev: 0, usage: e.payload });
+        if (item.kind === "usage") {
+          item.usage = e.payload;
+          touch(item);
+        }
+        return;
+      }
+      case "notice":
+        this.add({ kind: "notice", key: this.fresh("notice"), rev: 0, level: e.payload.level, message: e.payload.message });
+        return;
+      case "session.started":
+        this.info(`Session started (${e.payload.session.provider}${e.payload.session.scope === "side" ? `, side conversation of ${e.payload.session.sourceSessionId ?? "?"}` : ""})`);
+        return;
+      case "session.updated":
+        this.info(sessionUpdateText(e.payload.reason, e.payload.session));
+        return;
+      case "session.completed":
+        this.info(`Session ended (${e.payload.reason})`);
+        return;
+      case "session.failed":
+        this.add({ kind: "error", key: this.fresh("error"), rev: 0, code: e.payload.error.code, message: e.payload.error.message });
+        return;
+      case "goal.updated": {
+        const g = e.payload.goal;
+        this.info(`Goal ${g.status}: ${g.objective}`, `goal:${g.operationId}:${g.revision}:${g.status}`);
+        return;
+      }
+      case "goal.cleared":
+        this.info("Goal cleared", `goal-cleared:${e.payload.operationId}:${e.payload.revision}`);
+        return;
+      case "goal.reconcile_required":
+        this.add({ kind: "notice", key: this.fresh("notice"), rev: 0, level: "warning", message: `The goal needs reconciling (${e.payload.reason}): a turn the agent started could not be credited to a goal operation.` });
+        return;
+      case "commands.updated":
+        return;
+    }
+  }
+
+  info(text: string, key?: string): void {
+    this.add({ kind: "info", key: key ?? this.fresh("info"), rev: 0, text });
+  }
+}
+
+function sessionUpdateText(reason: string, s: Session): string {
+  switch (reason) {
+    case "config": {
+      const opts = (s.configOptions ?? []).map((o) => `${o.name}: ${o.choices.find((c) => c.value === o.current)?.name ?? o.current}`);
+      const mode = s.modes ? [`mode: ${s.modes.available.find((m) => m.id === s.modes?.current)?.name ?? s.modes.current}`] : [];
+      return `Settings changed (${[...mode, ...opts].join(", ")})`;
+    }
+    case "resumed":
+      return "Session resumed";
+    case "released":
+      return "Session released (its agent process stopped; it resumes on the next turn)";
+    case "disconnected":
+      return "Session disconnected";
+    case "provider_exited":
+      return `The agent process exited${s.lastError ? `: ${s.lastError}` : ""}`;
+    case "server_restart":
+      return "The server restarted: the session is disconnected until it resumes";
+    case "server_shutdown":
+      return "The server shut down: the session is disconnected until it resumes";
+    case "resume_failed":
+      return `Resuming failed${s.lastError ? `: ${s.lastError}` : ""}`;
+    default:
+      return `Session updated (${reason})`;
+  }
+}
+
+/** What the console tracks per session, besides its transcript. */
+export class SessionState {
+  session: Session;
+  activeTurnId: string | null;
+  /** The hello said `waiting` and no interaction event has been seen since (live-only rooms). */
+  private snapshotWaiting: boolean;
+  readonly pending = new Map<string, InteractionRequest>();
+  readonly transcript = new Transcript();
+  goal: Goal | null = null;
+  /** Turns the provider started for a goal (`turn.started.origin`), oldest first. */
+  readonly autoTurns: { turnId: string; origin: TurnOrigin; goalOperationId: string | null }[] = [];
+  commands: CommandInfo[] = [];
+  /** Side conversations only: the last side seq applied and events that arrived ahead of a gap. */
+  sideSeq = 0;
+  readonly sideAhead = new Map<number, Event>();
+  rev = 0;
+
+  constructor(session: Session) {
+    this.session = session;
+    this.activeTurnId = session.activeTurnId ?? null;
+    this.snapshotWaiting = session.status === "waiting";
+  }
+
+  get id(): string {
+    return this.session.sessionId;
+  }
+
+  get isSide(): boolean {
+    return this.session.scope === "side";
+  }
+
+  /** The status to show: the snapshot's, refined by the turn and interaction events since. */
+  get status(): SessionStatus {
+    const s = this.session.status;
+    if (s === "completed" || s === "failed" || s === "disconnected" || s === "starting") return s;
+    if (this.pending.size || this.snapshotWaiting) return "waiting";
+    if (this.activeTurnId) return "working";
+    return "ready";
+  }
+
+  /** A newer snapshot of the session (an older one, e.g. replayed after a hello, is ignored). */
+  snapshot(session: Session): void {
+    if (session.updatedAtMs < this.session.updatedAtMs) return;
+    this.session = session;
+    this.activeTurnId = session.activeTurnId ?? null;
+    this.snapshotWaiting = session.status === "waiting" && this.pending.size === 0;
+    this.rev++;
+  }
+
+  /** A side conversation that ended while this client did not see its `session.completed`. */
+  end(): void {
+    this.session = { ...this.session, status: "completed", live: false };
+    this.pending.clear();
+    this.activeTurnId = null;
+    this.rev++;
+  }
+
+  apply(e: Event, withTranscript: boolean): void {
+    this.rev++;
+    switch (e.type) {
+      case "session.started":
+      case "session.updated":
+      case "session.completed":
+      case "session.failed":
+        this.snapshot(e.payload.session);
+        if (e.type === "session.completed" || e.type === "session.failed") {
+          this.pending.clear();
+          this.activeTurnId = null;
+        }
+        break;
+      case "turn.started":
+        this.activeTurnId = e.payload.turnId;
+        if (e.payload.origin !== "user") {
+          this.autoTurns.push({ turnId: e.payload.turnId, origin: e.payload.origin, goalOperationId: e.payload.goalOperationId ?? null });
+        }
+        break;
+      case "turn.completed":
+      case "turn.failed":
+      case "turn.canceled":
+        if (this.activeTurnId === e.payload.turnId || this.activeTurnId === null) this.activeTurnId = null;
+        this.snapshotWaiting = false;
+        break;
+      case "interaction.requested":
+        this.pending.set(e.payload.requestId, e.payload);
+        this.snapshotWaiting = false;
+        break;
+      case "interaction.resolved":
+        this.pending.delete(e.payload.requestId);
+        this.snapshotWaiting = false;
+        break;
+      case "goal.updated":
+        this.goal = e.payload.goal;
+        break;
+      case "goal.cleared":
+        this.goal = null;
+        break;
+      case "commands.updated":
+        this.commands = e.payload.commands;
+        break;
+      default:
+        break;
+    }
+    if (withTranscript) this.transcript.apply(e);
+  }
+}
+
+/**
+ * A room as one stream shows it. `full` rooms keep transcripts (the open room, replayed from seq 0);
+ * the others only their sessions, for the room list's counts and badges.
+ */
+export class RoomModel {
+  readonly sessions = new Map<string, SessionState>();
+  lastSeq = 0;
+  headSeq = 0;
+  truncated = false;
+  rev = 0;
+
+  constructor(
+    readonly roomId: string,
+    readonly full: boolean,
+  ) {}
+
+  /** Canonical sessions, oldest first. */
+  get canonical(): SessionState[] {
+    return [...this.sessions.values()].filter((s) => !s.isSide);
+  }
+
+  /** Open side conversations of `sourceId`. */
+  sidesOf(sourceId: string): SessionState[] {
+    return [...this.sessions.values()].filter((s) => s.isSide && s.session.sourceSessionId === sourceId && s.status !== "completed");
+  }
+
+  session(id: string): SessionState | undefined {
+    return this.sessions.get(id);
+  }
+
+  private ensure(session: Session): SessionState {
+    let st = this.sessions.get(session.sessionId);
+    if (!st) {
+      st = new SessionState(session);
+      this.sessions.set(session.sessionId, st);
+    }
+    return st;
+  }
+
+  /**
+   * A `hello` (first frame of every connection): the sessions as they are now. Older snapshots
+   * that a replay brings afterwards are ignored (see `SessionState.snapshot`); sides it does not
+   * list have ended (side events are not in the room log, so only a hello or a side event says so).
+   */
+  onHello(h: HelloFrame): void {
+    this.rev++;
+    this.headSeq = Math.max(this.headSeq, h.headSeq);
+    this.truncated = h.sessionsTruncated;
+    for (const s of [...h.sessions, ...h.sides]) this.ensure(s).snapshot(s);
+    if (h.sessionsTruncated) return;
+    const open = new Set(h.sides.map((s) => s.sessionId));
+    for (const st of this.sessions.values()) {
+      if (st.isSide && !open.has(st.id) && st.status !== "completed") st.end();
+    }
+  }
+
+  /** A durable room event (the stream yields each once, in order). */
+  onEvent(e: Event): void {
+    this.rev++;
+    this.lastSeq = e.seq;
+    this.headSeq = Math.max(this.headSeq, e.seq);
+    const snap = "session" in e.payload ? (e.payload as { session?: Session }).session : undefined;
+    const st = snap && snap.sessionId === e.sessionId ? this.ensure(snap) : this.sessions.get(e.sessionId);
+    st?.apply(e, this.full);
+  }
+
+  /**
+   * A side conversation's event (its own seq, 1, 2, 3, …). Applied in seq order exactly once:
+   * repeats are dropped and events after a gap wait. Returns whether a gap is open (the caller
+   * then fetches `…/sessions/{sideId}/events?after=` the side's seq).
+   */
+  onSideEvent(e: Event): boolean {
+    this.rev++;
+    const snap = "session" in e.payload ? (e.payload as { session?: Session }).session : undefined;
+    let st = this.sessions.get(e.sessionId);
+    if (!st && snap && snap.sessionId === e.sessionId) st = this.ensure(snap);
+    if (!st) return e.seq > 1;
+    if (e.seq <= st.sideSeq) return false;
+    st.sideAhead.set(e.seq, e);
+    for (let next = st.sideAhead.get(st.sideSeq + 1); next; next = st.sideAhead.get(st.sideSeq + 1)) {
+      st.sideAhead.delete(next.seq);
+      st.sideSeq = next.seq;
+      st.apply(next, this.full);
+    }
+    return st.sideAhead.size > 0;
+  }
+
+  /** Snapshots read over REST (`GET …/sessions`, `…/sides`). */
+  onSnapshots(sessions: Session[]): void {
+    this.rev++;
+    for (const s of sessions) {
+      const st = this.sessions.get(s.sessionId);
+      if (st) st.snapshot(s);
+      else this.ensure(s);
+    }
+  }
+}
+
+/** How a status reads to a person. */
+export function statusLabel(s: SessionStatus): string {
+  switch (s) {
+    case "waiting":
+      return "waiting for you";
+    case "completed":
+      return "closed";
+    default:
+      return s;
+  }
+}

@@ -1,0 +1,651 @@
+// The console's screens: header (connection, token), rooms and sessions (nav), the open session
+// (settings, transcript, composer) and beside it the goal panel and the open side conversation.
+
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
+import type { App, ProviderInfo } from "../app.js";
+import { statusLabel, type SessionState, type SessionStatus } from "../model.js";
+import { TranscriptItems, type ItemContext } from "./items.js";
+import type { Schemas } from "../../../openapi/clients/typescript/src/client.js";
+
+export function Root({ app }: { app: App }) {
+  const [, setTick] = useState(0);
+  useEffect(() => {
+    const off = app.subscribe(() => setTick((t) => t + 1));
+    // What changed between the first render and this subscription (e.g. no token) is shown now.
+    setTick((t) => t + 1);
+    return off;
+  }, [app]);
+  const [navOpen, setNavOpen] = useState(false);
+  const room = app.room();
+  const session = app.selectedSession ? room?.session(app.selectedSession) : undefined;
+  const side = app.selectedSide ? room?.session(app.selectedSide) : undefined;
+  return (
+    <div class={`layout${navOpen ? " nav-open" : ""}`}>
+      <header class="top">
+        <button type="button" class="nav-toggle" aria-expanded={navOpen} aria-controls="nav" onClick={() => setNavOpen(!navOpen)}>
+          ☰ <span class="sr-only">Rooms and sessions</span>
+        </button>
+        <h1>Ensemble</h1>
+        {app.selectedRoom ? (
+          <span class="crumb">
+            {app.selectedRoom}
+            {session ? ` / ${displayName(session)}` : ""}
+          </span>
+        ) : null}
+        <Connection app={app} />
+        <TokenBox app={app} />
+      </header>
+      <Messages app={app} />
+      <nav id="nav" class="nav" aria-label="Rooms and sessions">
+        <RoomList app={app} onPick={() => setNavOpen(false)} />
+        {app.selectedRoom ? <SessionList app={app} onPick={() => setNavOpen(false)} /> : null}
+      </nav>
+      <main class="main" id="main">
+        {!app.token ? (
+          <p class="empty">Paste the token above to start.</p>
+        ) : !app.selectedRoom ? (
+          <p class="empty">Open a room on the left (or type a new room id) to see its sessions.</p>
+        ) : !session ? (
+          <p class="empty">{room && room.canonical.length ? "Pick a session on the left." : "No session in this room yet: start one on the left."}</p>
+        ) : (
+          <SessionView app={app} st={session} key={session.id} />
+        )}
+      </main>
+      <aside class="aside" aria-label="Goal and side conversation">
+        {session && !session.isSide ? <GoalPanel app={app} st={session} key={`goal-${session.id}`} /> : null}
+        {session && side && side.session.sourceSessionId === session.id ? <SidePanel app={app} st={side} key={side.id} /> : null}
+      </aside>
+    </div>
+  );
+}
+
+/** A session's title, or its id while it has the default title. */
+function displayName(st: SessionState): string {
+  const t = st.session.title.trim();
+  return t && t !== "New session" ? t : st.id;
+}
+
+function Connection({ app }: { app: App }) {
+  const w = app.selectedRoom ? app.watch(app.selectedRoom) : undefined;
+  const state = w?.state ?? "idle";
+  const text =
+    state === "live" ? "live" : state === "connecting" ? "connecting…" : state === "reconnecting" ? "reconnecting…" : state === "offline" ? "offline, retrying" : "no room open";
+  return (
+    <span class={`conn conn-${state}`} data-testid="connection-status" data-state={state} role="status" title={w?.error ?? undefined}>
+      <span class="dot" aria-hidden="true" />
+      {text}
+      {state === "offline" ? (
+        <button type="button" class="link" onClick={() => w?.retryNow()}>
+          retry now
+        </button>
+      ) : null}
+    </span>
+  );
+}
+
+function TokenBox({ app }: { app: App }) {
+  const [value, setValue] = useState("");
+  if (!app.tokenProblem) {
+    return (
+      <button type="button" class="link token-forget" onClick={() => app.forgetToken()}>
+        Forget token
+      </button>
+    );
+  }
+  return (
+    <form
+      class="token-box"
+      onSubmit={(ev) => {
+        ev.preventDefault();
+        if (value.trim()) app.useToken(value.trim());
+        setValue("");
+      }}
+    >
+      <span class="warn">{app.tokenProblem}</span>
+      <input type="password" autoComplete="off" aria-label="Bearer token" placeholder="bearer token" value={value} onInput={(e) => setValue((e.currentTarget as HTMLInputElement).value)} />
+      <button type="submit">Use token</button>
+    </form>
+  );
+}
+
+function Messages({ app }: { app: App }) {
+  return (
+    <div class="messages" role="status" aria-live="polite">
+      {app.messages.map((m) => (
+        <div class={`message-bar${m.error ? " err" : ""}`} data-testid="app-message" key={m.id}>
+          <span>{m.text}</span>
+          <button type="button" class="link" aria-label="Dismiss" onClick={() => app.dismiss(m.id)}>
+            ×
+          </button>
+        </div>
+      ))}
+    </div>
+  );
+}
+
+function RoomList({ app, onPick }: { app: App; onPick: () => void }) {
+  const [name, setName] = useState("");
+  const rooms = [...app.rooms.values()].sort((a, b) => a.roomId.localeCompare(b.roomId));
+  return (
+    <section class="panel">
+      <h2>Rooms</h2>
+      <ul class="list" data-testid="room-list">
+        {rooms.map((r) => {
+          const model = app.room(r.roomId);
+          const waiting = model ? model.canonical.filter((s) => s.status === "waiting").length : 0;
+          const working = model ? model.canonical.filter((s) => s.status === "working").length : 0;
+          const count = model && app.watch(r.roomId)?.state !== "connecting" ? model.canonical.length : r.sessionCount;
+          return (
+            <li key={r.roomId}>
+              <button
+                type="button"
+                class={`item${r.roomId === app.selectedRoom ? " on" : ""}`}
+                aria-current={r.roomId === app.selectedRoom ? "true" : undefined}
+                data-testid="room-item"
+                data-room={r.roomId}
+                data-count={count}
+                onClick={() => {
+                  app.openRoom(r.roomId);
+                  onPick();
+                }}
+              >
+                <span class="name">{r.roomId}</span>
+                <span class="dim count">
+                  {count} session{count === 1 ? "" : "s"}
+                </span>
+                {waiting ? <span class="badge waiting">{waiting} waiting</span> : working ? <span class="badge working">{working} working</span> : null}
+              </button>
+            </li>
+          );
+        })}
+        {!rooms.length ? <li class="dim">No rooms yet.</li> : null}
+      </ul>
+      <form
+        class="row"
+        onSubmit={(ev) => {
+          ev.preventDefault();
+          if (name.trim()) {
+            app.openRoom(name.trim());
+            setName("");
+            onPick();
+          }
+        }}
+      >
+        <input aria-label="Room id to open or create" placeholder="room id" value={name} onInput={(e) => setName((e.currentTarget as HTMLInputElement).value)} data-testid="room-input" />
+        <button type="submit" data-testid="open-room">
+          Open
+        </button>
+      </form>
+    </section>
+  );
+}
+
+function Badge({ status }: { status: SessionStatus }) {
+  return (
+    <span class={`badge ${status}`} data-testid="status-badge" data-status={status}>
+      {statusLabel(status)}
+    </span>
+  );
+}
+
+function SessionList({ app, onPick }: { app: App; onPick: () => void }) {
+  const room = app.room();
+  const [formOpen, setFormOpen] = useState(false);
+  const all = room?.canonical ?? [];
+  const open = all.filter((s) => s.status !== "completed");
+  const closed = all.filter((s) => s.status === "completed");
+  const showForm = formOpen || (room !== undefined && app.watch(room.roomId)?.state === "live" && all.length === 0);
+  const entry = (s: SessionState) => (
+    <li key={s.id}>
+      <button
+        type="button"
+        class={`item session${s.id === app.selectedSession ? " on" : ""}`}
+        aria-current={s.id === app.selectedSession ? "true" : undefined}
+        data-testid="session-item"
+        data-session={s.id}
+        data-status={s.status}
+        onClick={() => {
+          app.selectSession(s.id);
+          onPick();
+        }}
+      >
+        <span class="name">{displayName(s)}</span>
+        <Badge status={s.status} />
+        <span class="dim meta">
+          {s.id} · {s.session.provider}
+          {room && room.sidesOf(s.id).length ? ` · ${room.sidesOf(s.id).length} side` : ""}
+        </span>
+      </button>
+    </li>
+  );
+  return (
+    <section class="panel">
+      <div class="row spread">
+        <h2>Sessions</h2>
+        <button type="button" data-testid="new-session" aria-expanded={showForm} onClick={() => setFormOpen(!showForm)}>
+          + New session
+        </button>
+      </div>
+      {showForm ? <NewSession app={app} onDone={() => setFormOpen(false)} /> : null}
+      <ul class="list" data-testid="session-list">
+        {open.map(entry)}
+        {!all.length ? <li class="dim">No sessions.</li> : null}
+      </ul>
+      {closed.length ? (
+        <details class="closed-sessions">
+          <summary>Closed ({closed.length})</summary>
+          <ul class="list">{closed.map(entry)}</ul>
+        </details>
+      ) : null}
+    </section>
+  );
+}
+
+function NewSession({ app, onDone }: { app: App; onDone: () => void }) {
+  const providers = app.providers;
+  const firstAvailable = providers.find((p) => p.available)?.id ?? "";
+  const [provider, setProvider] = useState(firstAvailable);
+  const [sessionId, setSessionId] = useState("");
+  const [title, setTitle] = useState("");
+  const [cwd, setCwd] = useState("");
+  const [model, setModel] = useState("");
+  const [policy, setPolicy] = useState("");
+  const [busy, setBusy] = useState(false);
+  useEffect(() => {
+    if (!provider && firstAvailable) setProvider(firstAvailable);
+  }, [firstAvailable]);
+  const chosen: ProviderInfo | undefined = providers.find((p) => p.id === provider);
+  const val = (set: (v: string) => void) => (e: Event) => set((e.currentTarget as HTMLInputElement).value);
+  return (
+    <form
+      class="new-session"
+      data-testid="new-session-form"
+      onSubmit={async (ev) => {
+        ev.preventDefault();
+        if (!app.selectedRoom || busy) return;
+        setBusy(true);
+        const settings: Schemas["SessionSettings"] = {};
+        if (model.trim()) settings.model = model.trim();
+        if (policy) settings.approvalPolicy = policy as Schemas["ApprovalPolicy"];
+        const body: Schemas["StartSessionRequest"] = { provider: provider || null };
+        if (sessionId.trim()) body.sessionId = sessionId.trim();
+        if (title.trim()) body.title = title.trim();
+        if (cwd.trim()) body.cwd = cwd.trim();
+        if (Object.keys(settings).length) body.settings = settings;
+        const s = await app.startSession(app.selectedRoom, body);
+        setBusy(false);
+        if (s) {
+          setSessionId("");
+          setTitle("");
+          onDone();
+        }
+      }}
+    >
+      <label>
+        Provider
+        <select data-testid="provider-select" value={provider} onChange={val(setProvider)}>
+          {providers.map((p) => (
+            <option value={p.id} disabled={!p.available} title={p.unavailableReason ?? undefined}>
+              {p.displayName}
+              {p.available ? "" : ` — unavailable: ${p.unavailableReason ?? "unknown reason"}`}
+            </option>
+          ))}
+        </select>
+      </label>
+      {providers.some((p) => !p.available) ? (
+        <ul class="dim unavailable" data-testid="unavailable-providers">
+          {providers
+            .filter((p) => !p.available)
+            .map((p) => (
+              <li>
+                {p.displayName}: {p.unavailableReason ?? "unavailable"}
+              </li>
+            ))}
+        </ul>
+      ) : null}
+      <label>
+        Session id <span class="dim">(optional)</span>
+        <input value={sessionId} onInput={val(setSessionId)} data-testid="session-id-input" autoComplete="off" />
+      </label>
+      <label>
+        Title <span class="dim">(optional)</span>
+        <input value={title} onInput={val(setTitle)} data-testid="title-input" autoComplete="off" />
+      </label>
+      <label>
+        Working directory <span class="dim">(default: the server's)</span>
+        <input value={cwd} onInput={val(setCwd)} data-testid="cwd-input" placeholder="/absolute/path" autoComplete="off" />
+      </label>
+      <label>
+        Model <span class="dim">(optional)</span>
+        <input value={model} onInput={val(setModel)} data-testid="model-input" autoComplete="off" />
+      </label>
+      <label>
+        Approval policy
+        <select value={policy} onChange={val(setPolicy)} data-testid="approval-select">
+          <option value="">provider default</option>
+          <option value="untrusted">untrusted (ask for everything)</option>
+          <option value="on-request">on request</option>
+          <option value="never">never ask</option>
+        </select>
+      </label>
+      <div class="row">
+        <button type="submit" class="primary" data-testid="start-session" disabled={busy || !chosen?.available}>
+          Start session
+        </button>
+        <button type="button" onClick={onDone}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
+
+function SessionView({ app, st }: { app: App; st: SessionState }) {
+  const room = app.room();
+  const s = st.session;
+  const provider = app.providers.find((p) => p.id === s.provider);
+  const sides = room?.sidesOf(st.id) ?? [];
+  const [confirmClose, setConfirmClose] = useState(false);
+  const [sideOk, setSideOk] = useState<string | null>(null);
+  useEffect(() => {
+    setSideOk(null);
+    if (!s.live) return;
+    let gone = false;
+    app.sideCapabilities(st.id).then(
+      (c) => !gone && setSideOk(c.supported && c.activeSourceTurn && c.ephemeral && c.hideInheritedTurns && c.modelBoundaryInjected ? "" : "this agent cannot open side conversations"),
+      () => !gone && setSideOk("side conversations are not available"),
+    );
+    return () => {
+      gone = true;
+    };
+  }, [st.id, s.live]);
+  const closed = st.status === "completed";
+  const sideReason = closed ? "the session is closed" : !s.live ? "resume the session first" : sideOk === null ? "checking…" : sideOk;
+  return (
+    <section class="session-view" data-testid="session-view" data-session={st.id} aria-label={`Session ${displayName(st)}`}>
+      <div class="session-head">
+        <div class="title-row">
+          <h2>{displayName(st)}</h2>
+          <Badge status={st.status} />
+        </div>
+        <div class="dim meta">
+          {st.id} · {provider?.displayName ?? s.provider} · {s.cwd}
+          {s.settings.model ? ` · model ${s.settings.model}` : ""}
+          {s.settings.approvalPolicy ? ` · approvals: ${s.settings.approvalPolicy}` : ""}
+          {s.live ? "" : " · not live"}
+        </div>
+        {s.lastError ? <div class="warn">Last error: {s.lastError}</div> : null}
+        {s.authState === "auth_required" ? <div class="warn">Authentication needed: {s.authMessage}</div> : null}
+        <div class="row actions">
+          {!s.live && s.resumable && !closed ? (
+            <button type="button" data-testid="resume" onClick={() => void app.resume(st.id)}>
+              Resume
+            </button>
+          ) : null}
+          {s.live && !closed ? (
+            <button type="button" data-testid="release" disabled={st.status !== "ready"} title="Stop the agent process; the session resumes on its next turn" onClick={() => void app.release(st.id)}>
+              Release
+            </button>
+          ) : null}
+          {!closed ? (
+            <button type="button" data-testid="open-side" disabled={sideReason !== ""} title={sideReason || "Ask a question on the side, without touching this session's history"} onClick={() => void app.openSide(st.id)}>
+              Side conversation
+            </button>
+          ) : null}
+          {sides.length ? (
+            <span class="sides">
+              {sides.map((side) => (
+                <button type="button" class={`chip${app.selectedSide === side.id ? " on" : ""}`} data-testid="side-item" aria-pressed={app.selectedSide === side.id} onClick={() => app.selectSide(side.id)}>
+                  {side.id}
+                </button>
+              ))}
+            </span>
+          ) : null}
+          {!closed ? (
+            confirmClose ? (
+              <span class="confirm" role="group" aria-label="Confirm closing">
+                Close for good?
+                <button type="button" class="danger" data-testid="confirm-close" onClick={() => (setConfirmClose(false), void app.close(st.id))}>
+                  Close session
+                </button>
+                <button type="button" onClick={() => setConfirmClose(false)}>
+                  Keep
+                </button>
+              </span>
+            ) : (
+              <button type="button" class="danger" data-testid="close-session" onClick={() => setConfirmClose(true)}>
+                Close…
+              </button>
+            )
+          ) : null}
+        </div>
+        {!closed ? <ConfigBar app={app} st={st} /> : null}
+      </div>
+      <TranscriptView app={app} st={st} />
+      {!closed ? <Composer app={app} st={st} steerable={provider?.capabilities.steer ?? true} /> : <p class="dim">This session is closed.</p>}
+    </section>
+  );
+}
+
+function ConfigBar({ app, st }: { app: App; st: SessionState }) {
+  const s = st.session;
+  const options = s.configOptions ?? [];
+  if (!s.modes && !options.length) return null;
+  return (
+    <div class="row config" data-testid="config">
+      {s.modes ? (
+        <label>
+          Mode
+          <select data-testid="mode-select" value={s.modes.current} onChange={(e) => void app.configure(st.id, { mode: (e.currentTarget as HTMLSelectElement).value })}>
+            {s.modes.available.map((m) => (
+              <option value={m.id} title={m.description ?? undefined}>
+                {m.name}
+              </option>
+            ))}
+          </select>
+        </label>
+      ) : null}
+      {options.map((o) => (
+        <label title={o.description ?? undefined}>
+          {o.name}
+          <select data-testid={`config-${o.id}`} value={o.current} onChange={(e) => void app.configure(st.id, { options: { [o.id]: (e.currentTarget as HTMLSelectElement).value } })}>
+            {o.choices.map((c) => (
+              <option value={c.value} title={c.description ?? undefined}>
+                {c.name}
+              </option>
+            ))}
+          </select>
+        </label>
+      ))}
+    </div>
+  );
+}
+
+function TranscriptView({ app, st, label }: { app: App; st: SessionState; label?: string }) {
+  const box = useRef<HTMLDivElement>(null);
+  const stick = useRef(true);
+  const ctx: ItemContext = useMemo(
+    () => ({ answer: (requestId, body) => app.answer(st.id, requestId, body), goalOperationId: st.goal?.operationId ?? null }),
+    [st.id, st.goal?.operationId],
+  );
+  useLayoutEffect(() => {
+    const el = box.current;
+    if (el && stick.current) el.scrollTop = el.scrollHeight;
+  });
+  return (
+    <div
+      class="transcript"
+      data-testid="transcript"
+      ref={box}
+      role="log"
+      aria-label={label ?? "Transcript"}
+      tabIndex={0}
+      onScroll={(e) => {
+        const el = e.currentTarget as HTMLDivElement;
+        stick.current = el.scrollTop + el.clientHeight >= el.scrollHeight - 24;
+      }}
+    >
+      {st.transcript.items.length ? <TranscriptItems transcript={st.transcript} ctx={ctx} /> : <p class="dim">Nothing yet.</p>}
+    </div>
+  );
+}
+
+function Composer({ app, st, steerable }: { app: App; st: SessionState; steerable: boolean }) {
+  const [text, setText] = useState("");
+  const [busy, setBusy] = useState(false);
+  const running = st.activeTurnId !== null || st.status === "working" || st.status === "waiting";
+  const id = `composer-${st.id}`;
+  const submit = async (steer: boolean) => {
+    if (!text.trim() || busy) return;
+    setBusy(true);
+    const ok = await app.submit(st.id, text, steer);
+    setBusy(false);
+    if (ok) setText("");
+  };
+  return (
+    <form
+      class="composer"
+      onSubmit={(ev) => {
+        ev.preventDefault();
+        void submit(running && steerable);
+      }}
+    >
+      <label for={id} class="sr-only">
+        Message to {st.isSide ? "the side conversation" : "the agent"}
+      </label>
+      <textarea
+        id={id}
+        data-testid="composer"
+        placeholder={running ? "A turn is running: Ctrl+Enter steers it" : st.session.live ? "Message (Ctrl+Enter sends)" : "Message (sending resumes the session; Ctrl+Enter sends)"}
+        value={text}
+        onInput={(e) => setText((e.currentTarget as HTMLTextAreaElement).value)}
+        onKeyDown={(e) => {
+          if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
+            e.preventDefault();
+            void submit(running && steerable);
+          }
+        }}
+      />
+      <div class="row">
+        {running ? (
+          <>
+            {steerable ? (
+              <button type="submit" class="primary" data-testid="steer" disabled={busy || !text.trim()}>
+                Steer
+              </button>
+            ) : null}
+            <button type="button" class="danger" data-testid="cancel" onClick={() => void app.cancel(st.id)}>
+              Cancel turn
+            </button>
+          </>
+        ) : (
+          <button type="submit" class="primary" data-testid="send" disabled={busy || !text.trim()}>
+            Send
+          </button>
+        )}
+        <span class="dim hint">Ctrl+Enter</span>
+      </div>
+    </form>
+  );
+}
+
+function GoalPanel({ app, st }: { app: App; st: SessionState }) {
+  const [objective, setObjective] = useState("");
+  const provider = app.providers.find((p) => p.id === st.session.provider);
+  const g = st.goal;
+  const unsupported = provider && !provider.capabilities.goals;
+  const turns = st.autoTurns;
+  const closed = st.status === "completed";
+  return (
+    <section class="panel goal-panel" data-testid="goal-panel" aria-labelledby="goal-h">
+      <h2 id="goal-h">Goal</h2>
+      {unsupported ? <p class="dim">{provider.displayName} does not pursue goals.</p> : null}
+      <div class="goal-state">
+        <span class={`badge goal-${g?.status ?? "none"}`} data-testid="goal-status" data-status={g?.status ?? "none"}>
+          {g ? g.status : "no goal"}
+        </span>
+        {g ? <span class="goal-objective-text">{g.objective}</span> : null}
+      </div>
+      {g && (g.tokensUsed != null || g.tokenBudget != null) ? (
+        <div class="dim">
+          tokens used {g.tokensUsed ?? 0}
+          {g.tokenBudget != null ? ` of ${g.tokenBudget}` : ""}
+        </div>
+      ) : null}
+      {!closed && !unsupported ? (
+        <>
+          <form
+            class="row"
+            onSubmit={async (ev) => {
+              ev.preventDefault();
+              if (!objective.trim()) return;
+              if (await app.setGoal(st.id, objective.trim())) setObjective("");
+            }}
+          >
+            <label class="grow">
+              <span class="sr-only">Objective</span>
+              <input data-testid="goal-objective" placeholder={g ? "new objective" : "objective"} value={objective} onInput={(e) => setObjective((e.currentTarget as HTMLInputElement).value)} autoComplete="off" />
+            </label>
+            <button type="submit" data-testid="goal-set" disabled={!objective.trim()}>
+              Set
+            </button>
+          </form>
+          <div class="row">
+            <button type="button" data-testid="goal-pause" disabled={g?.status !== "active"} onClick={() => void app.pauseGoal(st.id)}>
+              Pause
+            </button>
+            <button type="button" data-testid="goal-resume" disabled={g?.status !== "paused"} onClick={() => void app.resumeGoal(st.id)}>
+              Resume
+            </button>
+            <button type="button" data-testid="goal-clear" disabled={!g} onClick={() => void app.clearGoal(st.id)}>
+              Clear
+            </button>
+          </div>
+        </>
+      ) : null}
+      {turns.length ? (
+        <div class="goal-turns">
+          <h3>Turns the agent started</h3>
+          <ul class="list" data-testid="goal-turns">
+            {turns.map((t) => (
+              <li data-origin={t.origin} data-testid="goal-turn">
+                <code>{t.turnId}</code> {t.origin === "goal_continuation" ? (t.goalOperationId === g?.operationId ? "goal continuation (current goal)" : "goal continuation") : "started by the agent, not credited to a goal"}
+              </li>
+            ))}
+          </ul>
+        </div>
+      ) : null}
+    </section>
+  );
+}
+
+function SidePanel({ app, st }: { app: App; st: SessionState }) {
+  const ended = st.status === "completed";
+  return (
+    <section class="panel side-panel" data-testid="side-panel" data-session={st.id} aria-labelledby="side-h">
+      <div class="row spread">
+        <h2 id="side-h">Side conversation</h2>
+        <Badge status={st.status} />
+      </div>
+      <div class="dim">
+        {st.id} · on the side of {st.session.sourceSessionId}; not part of its history
+      </div>
+      <TranscriptView app={app} st={st} label="Side conversation transcript" />
+      {!ended ? (
+        <>
+          <Composer app={app} st={st} steerable={false} />
+          <div class="row">
+            <button type="button" data-testid="close-side" onClick={() => void app.close(st.id)}>
+              End side conversation
+            </button>
+          </div>
+        </>
+      ) : (
+        <p class="dim">This side conversation has ended.</p>
+      )}
+      <button type="button" class="link" data-testid="hide-side" onClick={() => app.selectSide(null)}>
+        Hide
+      </button>
+    </section>
+  );
+}

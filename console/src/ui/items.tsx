@@ -1,0 +1,336 @@
+// The transcript: one component per item kind. Items are updated in place as events stream in;
+// each carries a `rev`, so an item re-renders only when it changed.
+
+import { Component } from "preact";
+import { useState } from "preact/hooks";
+import { diffStats, parseDiff } from "../diff.js";
+import type { FileChange, Item, Transcript as TranscriptModel } from "../model.js";
+import { Markdown } from "./md.js";
+import type { Schemas } from "../../../openapi/clients/typescript/src/client.js";
+
+type Decision = Schemas["Decision"];
+type AnswerRequest = Schemas["AnswerRequest"];
+
+export interface ItemContext {
+  /** Answers an interaction of this transcript's session. */
+  answer(requestId: string, body: AnswerRequest): Promise<unknown>;
+  /** Operation id of the session's current goal, to mark the turns that pursued it. */
+  goalOperationId: string | null;
+}
+
+const DECISION_LABEL: Record<Decision, string> = {
+  accept: "Accept",
+  acceptForSession: "Accept for the session",
+  decline: "Decline",
+  cancel: "Cancel the turn",
+};
+
+const RESOLVED_LABEL: Record<Decision, string> = {
+  accept: "accepted",
+  acceptForSession: "accepted for the session",
+  decline: "declined",
+  cancel: "canceled",
+};
+
+export function TranscriptItems({ transcript, ctx }: { transcript: TranscriptModel; ctx: ItemContext }) {
+  return (
+    <>
+      {transcript.items.map((item) => (
+        <ItemView key={item.key} item={item} rev={item.rev} ctx={ctx} />
+      ))}
+    </>
+  );
+}
+
+class ItemView extends Component<{ item: Item; rev: number; ctx: ItemContext }> {
+  override shouldComponentUpdate(next: { item: Item; rev: number; ctx: ItemContext }) {
+    return next.item !== this.props.item || next.rev !== this.props.rev || next.ctx.goalOperationId !== this.props.ctx.goalOperationId;
+  }
+
+  override render() {
+    const { item, ctx } = this.props;
+    switch (item.kind) {
+      case "turn":
+        return <TurnView item={item} ctx={ctx} />;
+      case "steer":
+        return (
+          <div class="entry user steer" data-testid="user-message">
+            <div class="who">You (steering the running turn)</div>
+            <Markdown text={item.text} />
+          </div>
+        );
+      case "message":
+        return (
+          <div class={`entry agent${item.done ? "" : " streaming"}`} data-testid="message" data-done={item.done ? "true" : "false"}>
+            <div class="who">Agent</div>
+            <Markdown text={item.text} />
+          </div>
+        );
+      case "reasoning":
+        return (
+          <details class="entry reasoning" data-testid="reasoning">
+            <summary>
+              Reasoning{item.done ? "" : " (thinking…)"}
+              <span class="dim"> · {firstLine(item.text)}</span>
+            </summary>
+            <Markdown text={item.text} />
+          </details>
+        );
+      case "call":
+        return <CallView item={item} />;
+      case "interaction":
+        return <InteractionView item={item} ctx={ctx} />;
+      case "plan":
+        return (
+          <div class="entry plan" data-testid="plan">
+            <div class="who">Plan</div>
+            {item.explanation ? <p>{item.explanation}</p> : null}
+            <ul class="checklist">
+              {item.steps.map((s) => (
+                <li class={`step-${s.status}`} data-status={s.status}>
+                  <input type="checkbox" checked={s.status === "completed"} disabled aria-label={planLabel(s.status)} />
+                  <span>{s.step}</span>
+                  {s.status === "inProgress" ? <span class="badge working">in progress</span> : null}
+                </li>
+              ))}
+            </ul>
+          </div>
+        );
+      case "usage": {
+        const u = item.usage;
+        return (
+          <div class="entry usage dim" data-testid="usage">
+            Tokens: {u.inputTokens} in{u.cachedInputTokens ? ` (${u.cachedInputTokens} cached)` : ""} · {u.outputTokens} out
+            {u.reasoningOutputTokens ? ` (${u.reasoningOutputTokens} reasoning)` : ""} · {u.totalTokens} total
+            {u.lastTurnTotalTokens != null ? ` · this turn ${u.lastTurnTotalTokens}` : ""}
+            {u.contextWindow ? ` · context window ${u.contextWindow}` : ""}
+          </div>
+        );
+      }
+      case "notice":
+        return (
+          <div class={`entry notice level-${item.level}`} data-testid="notice">
+            <span class={`badge ${item.level}`}>{item.level}</span> {item.message}
+          </div>
+        );
+      case "error":
+        return (
+          <div class="entry error" data-testid="error">
+            <strong>Failed</strong> <code>{item.code}</code>: {item.message}
+          </div>
+        );
+      case "canceled":
+        return (
+          <div class="entry info" data-testid="canceled">
+            Turn canceled ({item.reason})
+          </div>
+        );
+      case "info":
+        return (
+          <div class="entry info" data-testid="info">
+            {item.text}
+          </div>
+        );
+    }
+  }
+}
+
+function planLabel(status: string): string {
+  return status === "completed" ? "done" : status === "inProgress" ? "in progress" : "pending";
+}
+
+function firstLine(text: string): string {
+  const line = text.trim().split("\n")[0] ?? "";
+  return line.length > 80 ? `${line.slice(0, 80)}…` : line;
+}
+
+function TurnView({ item, ctx }: { item: Extract<Item, { kind: "turn" }>; ctx: ItemContext }) {
+  const origin =
+    item.origin === "goal_continuation" ? (
+      <span class="badge goal" data-testid="turn-origin" data-origin={item.origin}>
+        goal continuation{item.goalOperationId && item.goalOperationId === ctx.goalOperationId ? " (current goal)" : ""}
+      </span>
+    ) : item.origin === "provider" ? (
+      <span class="badge" data-testid="turn-origin" data-origin={item.origin}>
+        started by the agent
+      </span>
+    ) : null;
+  const time = new Date(item.at).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" });
+  if (!item.text) {
+    return (
+      <div class="turn-divider" data-testid="turn" data-turn={item.turnId} data-origin={item.origin}>
+        <span>
+          {origin} <span class="dim">{time}</span>
+        </span>
+      </div>
+    );
+  }
+  return (
+    <div class="entry user" data-testid="user-message" data-turn={item.turnId} data-origin={item.origin}>
+      <div class="who">
+        You {origin} <span class="dim">{time}</span>
+      </div>
+      <Markdown text={item.text} />
+    </div>
+  );
+}
+
+const CALL_ICON: Record<string, string> = { command: "$", tool: "⚙", fileChange: "✎", mcp: "⚙", webSearch: "⌕", other: "•" };
+
+function CallView({ item }: { item: Extract<Item, { kind: "call" }> }) {
+  const status = item.status === "running" ? "running" : item.status;
+  const args = item.input && Object.keys(item.input).length ? JSON.stringify(item.input) : "";
+  return (
+    <div class={`entry call call-${item.callKind} status-${status}`} data-testid="call" data-status={status}>
+      <div class="call-head">
+        <span class="call-icon" aria-hidden="true">
+          {CALL_ICON[item.callKind] ?? "•"}
+        </span>
+        <span class="call-name">{item.command ?? item.name}</span>
+        {item.command ? <span class="dim"> ({item.name})</span> : args ? <code class="dim call-args">{args}</code> : null}
+        <span class={`badge ${status}`}>
+          {status}
+          {item.exitCode != null ? ` · exit ${item.exitCode}` : ""}
+        </span>
+      </div>
+      {item.cwd ? <div class="dim call-cwd">in {item.cwd}</div> : null}
+      {item.output ? (
+        <pre class="terminal" data-testid="call-output" tabIndex={0} aria-label={`output of ${item.command ?? item.name}`}>
+          {item.output}
+        </pre>
+      ) : null}
+      {item.changes.map((c) => (
+        <DiffView change={c} />
+      ))}
+    </div>
+  );
+}
+
+export function DiffView({ change }: { change: FileChange }) {
+  const rows = parseDiff(change.diff ?? "", change.kind);
+  const stats = diffStats(rows);
+  return (
+    <figure class="diff" data-testid="diff" data-path={change.path}>
+      <figcaption>
+        <span class={`badge kind-${change.kind}`}>{change.kind}</span> <span class="diff-path">{change.path}</span>{" "}
+        <span class="added">+{stats.added}</span> <span class="removed">−{stats.removed}</span>
+      </figcaption>
+      {rows.length ? (
+        <div class="diff-body" tabIndex={0} role="region" aria-label={`changes to ${change.path}`}>
+          <table>
+            <tbody>
+              {rows.map((r) => (
+                <tr class={`d-${r.kind}`}>
+                  <td class="ln" aria-hidden="true">
+                    {r.old ?? ""}
+                  </td>
+                  <td class="ln" aria-hidden="true">
+                    {r.new ?? ""}
+                  </td>
+                  <td class="mark" aria-hidden="true">
+                    {r.kind === "add" ? "+" : r.kind === "del" ? "−" : ""}
+                  </td>
+                  <td class="code">
+                    {r.kind === "add" ? <span class="sr-only">added: </span> : r.kind === "del" ? <span class="sr-only">removed: </span> : null}
+                    {r.text}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : null}
+    </figure>
+  );
+}
+
+function InteractionView({ item, ctx }: { item: Extract<Item, { kind: "interaction" }>; ctx: ItemContext }) {
+  const r = item.request;
+  const questions = r.questions ?? [];
+  const [answers, setAnswers] = useState<Record<string, string>>({});
+  const [busy, setBusy] = useState(false);
+  const pending = !item.resolved;
+  const decide = async (decision: Decision) => {
+    setBusy(true);
+    const body: AnswerRequest = { decision };
+    if (questions.length && (decision === "accept" || decision === "acceptForSession")) {
+      body.answers = Object.fromEntries(questions.map((q) => [q.id, answers[q.id] ?? ""]));
+    }
+    await ctx.answer(r.requestId, body);
+    setBusy(false);
+  };
+  return (
+    <div class={`entry interaction${pending ? " pending" : ""}`} data-testid="interaction" data-kind={r.kind} data-request={r.requestId} data-state={pending ? "pending" : "resolved"} role="group" aria-label={r.title}>
+      <div class="who">
+        {r.kind === "userInput" ? "Question" : "Approval"} <span class="dim">· {r.kind}</span>
+      </div>
+      <Markdown text={r.title} />
+      {r.detail ? <p class="dim">{r.detail}</p> : null}
+      {r.command ? (
+        <pre class="terminal">
+          $ {r.command}
+          {r.cwd ? <span class="dim">{`\n# in ${r.cwd}`}</span> : null}
+        </pre>
+      ) : null}
+      {r.diff ? <DiffView change={{ path: "proposed change", kind: "update", diff: r.diff }} /> : null}
+      {questions.map((q) => {
+        const id = `q-${r.requestId}-${q.id}`;
+        const options = q.options ?? [];
+        const resolved = item.resolved?.answers?.[q.id];
+        return (
+          <div class="question">
+            <label for={id}>
+              {q.header ? <strong>{q.header}: </strong> : null}
+              {q.question}
+            </label>
+            {pending ? (
+              <>
+                <input
+                  id={id}
+                  data-testid="answer-input"
+                  data-question={q.id}
+                  {...(q.isSecret ? { type: "password" as const } : { type: "text" as const })}
+                  autoComplete="off"
+                  value={answers[q.id] ?? ""}
+                  onInput={(ev) => setAnswers({ ...answers, [q.id]: (ev.currentTarget as HTMLInputElement).value })}
+                  onKeyDown={(ev) => {
+                    if (ev.key === "Enter" && (r.options.includes("accept") || !r.options.length)) {
+                      ev.preventDefault();
+                      void decide("accept");
+                    }
+                  }}
+                />
+                {options.length ? (
+                  <>
+                    <div class="choices" role="group" aria-label="Suggested answers">
+                      {options.map((o) => (
+                        <button type="button" class="chip" title={o.description ?? undefined} onClick={() => setAnswers({ ...answers, [q.id]: o.label })}>
+                          {o.label}
+                        </button>
+                      ))}
+                    </div>
+                  </>
+                ) : null}
+              </>
+            ) : resolved !== undefined ? (
+              <div class="answer">{typeof resolved === "string" ? (q.isSecret ? "••••" : resolved) : resolved.answers.join(", ")}</div>
+            ) : null}
+          </div>
+        );
+      })}
+      {pending ? (
+        <div class="row decisions">
+          {(r.options.length ? r.options : (["accept", "decline"] as Decision[])).map((d) => (
+            <button type="button" class={d === "accept" ? "primary" : d === "cancel" ? "danger" : undefined} data-testid={`decision-${d}`} disabled={busy} onClick={() => void decide(d)}>
+              {questions.length && d === "accept" ? "Answer" : DECISION_LABEL[d]}
+            </button>
+          ))}
+        </div>
+      ) : (
+        <div class="resolved dim" data-testid="interaction-resolution">
+          {item.resolved ? `${RESOLVED_LABEL[item.resolved.decision]} (${item.resolved.resolvedBy === "client" ? "answered" : `by ${item.resolved.resolvedBy}`})` : ""}
+        </div>
+      )}
+    </div>
+  );
+}
