@@ -250,9 +250,11 @@ function InteractionView({ item, ctx }: { item: Extract<Item, { kind: "interacti
   const [answers, setAnswers] = useState<Record<string, string>>({});
   const [busy, setBusy] = useState(false);
   const pending = !item.resolved;
-  const decide = async (decision: Decision) => {
+  const agentOptions = r.agentOptions ?? [];
+  const decide = async (decision: Decision, optionId?: string) => {
     setBusy(true);
     const body: AnswerRequest = { decision };
+    if (optionId) body.optionId = optionId;
     if (questions.length && (decision === "accept" || decision === "acceptForSession")) {
       body.answers = Object.fromEntries(questions.map((q) => [q.id, answers[q.id] ?? ""]));
     }
@@ -318,7 +320,29 @@ function InteractionView({ item, ctx }: { item: Extract<Item, { kind: "interacti
           </div>
         );
       })}
-      {pending ? (
+      {pending && agentOptions.length ? (
+        // The agent's own choices (ACP), each standing for a decision; cancel stays Ensemble's.
+        <div class="row decisions" role="group" aria-label="The agent's options">
+          {agentOptions.map((o) => (
+            <button
+              type="button"
+              class={o.decision === "accept" ? "primary" : undefined}
+              data-testid={`agent-option-${o.optionId}`}
+              data-decision={o.decision}
+              title={o.kind.replace("_", " ")}
+              disabled={busy}
+              onClick={() => void decide(o.decision, o.optionId)}
+            >
+              {o.name}
+            </button>
+          ))}
+          {r.options.includes("cancel") ? (
+            <button type="button" class="danger" data-testid="decision-cancel" disabled={busy} onClick={() => void decide("cancel")}>
+              {DECISION_LABEL.cancel}
+            </button>
+          ) : null}
+        </div>
+      ) : pending ? (
         <div class="row decisions">
           {(r.options.length ? r.options : (["accept", "decline"] as Decision[])).map((d) => (
             <button type="button" class={d === "accept" ? "primary" : d === "cancel" ? "danger" : undefined} data-testid={`decision-${d}`} disabled={busy} onClick={() => void decide(d)}>

@@ -1,0 +1,38 @@
+// An ACP agent in the console: the provider from the providers file in the new-session form, and a
+// permission request answered with one of the agent's own options (`agentOptions` → `optionId`).
+// The agent is the deterministic test agent the Rust tests use (target/debug/ensemble-acp-test-agent,
+// built by `cargo nextest run --workspace`).
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { test } from 'node:test';
+import { send, sessionStatus, startSession, tid, useConsole } from '../support/console.mjs';
+import { ENSEMBLE_BIN } from '../support/server.mjs';
+
+const agent = join(dirname(ENSEMBLE_BIN), 'ensemble-acp-test-agent');
+assert.ok(existsSync(agent), `the ACP test agent is missing at ${agent}: run cargo build -p ensemble-acp-test-agent`);
+const dir = mkdtempSync(join(tmpdir(), 'ensemble-web-acp-'));
+const providers = join(dir, 'providers.toml');
+writeFileSync(providers, `[[provider]]\nid = "test-acp"\nkind = "acp"\nname = "Test ACP agent"\ncommand = ${JSON.stringify(agent)}\n`);
+
+const h = useConsole({ serverOptions: { extraArgs: ['--providers', providers] } });
+const view = tid('session-view');
+
+test("a permission is answered with the agent's own option", { timeout: 30_000 }, async () => {
+  const page = await h.open({ room: 'acp' });
+  await page.click(tid('new-session'));
+  await page.waitForSelector(`${tid('provider-select')} option[value="test-acp"]:not([disabled])`, { state: 'attached' });
+  await startSession(page, 'a1', { 'provider-select': 'test-acp' });
+  await sessionStatus(page, 'a1', 'ready');
+  await send(page, 'permission');
+  await page.waitForSelector(`${view} ${tid('interaction')}[data-state="pending"]`);
+  const names = await page.$$eval(`${view} [data-testid^="agent-option-"]`, (els) => els.map((e) => e.textContent));
+  assert.deepEqual(names, ['Allow', 'Always allow', 'Reject', 'Never']);
+  assert.ok(await page.$(`${view} ${tid('decision-cancel')}`), 'cancel stays available');
+  await page.click(`${view} ${tid('agent-option-reject-always')}`);
+  await page.waitForSelector(`${view} ${tid('message')}[data-done="true"]:has-text("permission: reject-always")`);
+  const resolved = (await h.rest.events('acp')).data.find((e) => e.type === 'interaction.resolved');
+  assert.equal(resolved.payload.decision, 'decline');
+  page.assertClean();
+});
