@@ -580,3 +580,27 @@ async fn a_bad_providers_file_stops_the_server_naming_the_line() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("providers.toml:2:") && stderr.contains("`scripted`"), "{stderr}");
 }
+
+#[tokio::test]
+async fn a_turn_past_its_timeout_is_canceled_and_fails() {
+    let a = AcpSetup::new(&[], "turn_timeout_secs = 1");
+    let s = a.server().await;
+    let mut ws = s.ws("r", None).await;
+    ws.hello().await;
+    start(&s, &a, "t1").await;
+    let events = turn(&s, &mut ws, "t1", "slow").await;
+    let end = events.last().unwrap();
+    assert_eq!(
+        (end["type"].as_str(), end["payload"]["error"]["code"].as_str()),
+        (Some("turn.failed"), Some("provider_timeout")),
+        "{end}"
+    );
+    assert!(
+        events.iter().any(|e| e["type"] == "message.completed"),
+        "the open message is closed: {:?}",
+        types(&events)
+    );
+    // The agent got session/cancel and the session takes the next turn.
+    let events = turn(&s, &mut ws, "t1", "after").await;
+    assert_eq!(message_text(&events), "echo: after [mode=default model=small]");
+}
