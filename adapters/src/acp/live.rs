@@ -177,14 +177,9 @@ impl Live {
     }
 
     async fn exit_status(&self, wait: Duration) -> String {
-        let mut guard = self.process.lock().await;
-        let Some(p) = guard.as_mut() else { return "stopped".into() };
-        match tokio::time::timeout(wait, p.wait()).await {
-            Ok(Ok(s)) => match s.code() {
-                Some(c) => format!("exit status {c}"),
-                None => format!("killed by {s}"),
-            },
-            _ => "still running".into(),
+        match self.process.lock().await.as_mut() {
+            Some(p) => p.exit_text(wait).await,
+            None => "stopped".into(),
         }
     }
 
@@ -196,11 +191,8 @@ impl Live {
         // Before the leader exits: descendants that left its group are found through it.
         let family = process.as_ref().map(Supervised::family).unwrap_or_default();
         self.rpc.close("the session stopped its agent process");
-        if let Some(mut p) = process {
-            if tokio::time::timeout(self.config.stop_grace, p.wait()).await.is_err() {
-                p.terminate(self.config.term_grace).await;
-            }
-            p.kill_family(&family);
+        if let Some(p) = process {
+            p.shut_down(&family, self.config.stop_grace, self.config.term_grace).await;
         }
         self.wake_waiters();
     }

@@ -233,14 +233,9 @@ impl<T: Routed> Conn<T> {
     }
 
     async fn exit_status(&self, wait: Duration) -> String {
-        let mut guard = self.process.lock().await;
-        let Some(p) = guard.as_mut() else { return "stopped".into() };
-        match tokio::time::timeout(wait, p.wait()).await {
-            Ok(Ok(s)) => match s.code() {
-                Some(c) => format!("exit status {c}"),
-                None => format!("killed by {s}"),
-            },
-            _ => "still running".into(),
+        match self.process.lock().await.as_mut() {
+            Some(p) => p.exit_text(wait).await,
+            None => "stopped".into(),
         }
     }
 
@@ -252,13 +247,8 @@ impl<T: Routed> Conn<T> {
         // its process group (setsid) are orphans that /proc no longer ties to it.
         let family = process.as_ref().map(Supervised::family).unwrap_or_default();
         self.rpc.close("the session stopped its codex process");
-        if let Some(mut p) = process {
-            if tokio::time::timeout(config.stop_grace, p.wait()).await.is_err() {
-                p.terminate(config.term_grace).await;
-            }
-            // Descendants that outlived the leader go with the group, and those seen before.
-            p.kill_family(&family);
-            drop(p);
+        if let Some(p) = process {
+            p.shut_down(&family, config.stop_grace, config.term_grace).await;
         }
         for live in self.lives() {
             live.wake_waiters();

@@ -201,6 +201,28 @@ impl Supervised {
         self.exited
     }
 
+    /// Brings a process whose stdin was just closed down for good: `stop_grace` to exit by itself,
+    /// then [`Self::terminate`] with `term_grace`, then SIGKILL to `family` (descendants seen before
+    /// the leader could exit: once it is gone, those that left its group are no longer tied to it).
+    pub async fn shut_down(mut self, family: &HashSet<i32>, stop_grace: Duration, term_grace: Duration) {
+        if tokio::time::timeout(stop_grace, self.wait()).await.is_err() {
+            self.terminate(term_grace).await;
+        }
+        self.kill_family(family);
+    }
+
+    /// How the leader ended, in words, waiting at most `wait`: `exit status 3`, `killed by signal: 9`,
+    /// or `still running`.
+    pub async fn exit_text(&mut self, wait: Duration) -> String {
+        match tokio::time::timeout(wait, self.wait()).await {
+            Ok(Ok(s)) => match s.code() {
+                Some(c) => format!("exit status {c}"),
+                None => format!("killed by {s}"),
+            },
+            _ => "still running".into(),
+        }
+    }
+
     /// SIGTERM to the group and its descendants, then SIGKILL to whatever is left after `grace`.
     pub async fn terminate(&mut self, grace: Duration) -> Option<ExitStatus> {
         let family = descendants(self.pid);

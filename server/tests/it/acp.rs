@@ -89,20 +89,6 @@ impl AcpSetup {
     }
 }
 
-/// Pids of live (not zombie) processes with `kv` in their environment.
-pub fn processes_with_env(kv: &str) -> Vec<i32> {
-    let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
-    dir.flatten()
-        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()))
-        .filter(|pid| {
-            let env = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            let zombie = stat.rsplit(')').next().is_some_and(|r| r.trim_start().starts_with('Z'));
-            !zombie && env.split(|b| *b == 0).any(|x| x == kv.as_bytes())
-        })
-        .collect()
-}
-
 /// Waits until `GET /v1/providers` shows the provider available (its probe runs in the background).
 pub async fn wait_available(s: &Server, id: &str) -> Value {
     let deadline = tokio::time::Instant::now() + WAIT;

@@ -9,7 +9,6 @@ use ensemble_mock_model::{CodexProvider, MockModel, Reply};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use crate::acp::processes_with_env;
 use crate::common::*;
 
 /// Where codex-acp is: `$ENSEMBLE_CODEX_ACP_BIN`, or the npm install `scripts/test` makes.

@@ -453,7 +453,12 @@ impl Codex {
 
 /// Pids of running codex processes whose CODEX_HOME is `home` (from /proc).
 pub fn codex_processes(home: &Path) -> Vec<i32> {
-    let needle = format!("CODEX_HOME={}", home.display());
+    processes_with_env(&format!("CODEX_HOME={}", home.display()))
+}
+
+/// Pids of live (not zombie) processes with `kv` (`KEY=value`) in their environment.
+pub fn processes_with_env(kv: &str) -> Vec<i32> {
+    let needle = kv;
     let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
     dir.flatten()
         .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()))
