@@ -590,3 +590,35 @@ async fn a_turn_past_its_timeout_is_canceled_and_fails() {
     let events = turn(&s, &mut ws, "t1", "after").await;
     assert_eq!(message_text(&events), "echo: after [mode=default model=small]");
 }
+
+#[tokio::test]
+async fn a_missing_agent_binary_is_listed_unavailable_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("providers.toml");
+    std::fs::write(&file, "[[provider]]\nid = \"ghost\"\nkind = \"acp\"\ncommand = \"/nonexistent/ghost-acp\"\n")
+        .unwrap();
+    let providers = file.display().to_string();
+    let s = Server::start(&["--providers", &providers]).await;
+    let deadline = tokio::time::Instant::now() + WAIT;
+    let p = loop {
+        let (_, list) = s.get("/v1/providers").await;
+        let p = list["data"].as_array().unwrap().iter().find(|p| p["id"] == "ghost").unwrap().clone();
+        if p["available"] == false {
+            break p;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{p}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert!(
+        p["unavailableReason"]
+            .as_str()
+            .is_some_and(|r| r.contains("not found") && r.contains("/nonexistent/ghost-acp")),
+        "{p}"
+    );
+    let (status, body) = s.post("/v1/rooms/r/sessions", json!({"sessionId": "g", "provider": "ghost"})).await;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("provider_unavailable")),
+        "{body}"
+    );
+}
