@@ -38,7 +38,37 @@ pub struct NewEvent {
     pub body: EventBody,
 }
 
+/// An event borrowed from a [`NewEvent`] with its seq: serialises exactly as the [`Event`] it would
+/// become, so the store's writer serialises without copying the event first.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EventRef<'a> {
+    pub seq: u64,
+    pub room_id: &'a str,
+    pub event_id: &'a str,
+    pub session_id: &'a str,
+    pub scope: Scope,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub turn_id: Option<&'a str>,
+    pub occurred_at_ms: i64,
+    #[serde(flatten)]
+    pub body: &'a EventBody,
+}
+
 impl NewEvent {
+    pub fn with_seq_ref(&self, seq: u64) -> EventRef<'_> {
+        EventRef {
+            seq,
+            room_id: &self.room_id,
+            event_id: &self.event_id,
+            session_id: &self.session_id,
+            scope: self.scope,
+            turn_id: self.turn_id.as_deref(),
+            occurred_at_ms: self.occurred_at_ms,
+            body: &self.body,
+        }
+    }
+
     pub fn with_seq(self, seq: u64) -> Event {
         Event {
             seq,

@@ -51,3 +51,26 @@ fn envelope_has_type_and_payload_at_top_level() {
     let back: Event = serde_json::from_value(v).unwrap();
     assert_eq!(back, ev);
 }
+
+#[test]
+fn a_borrowed_event_serialises_exactly_as_the_event() {
+    let bodies = [
+        EventBody::MessageDelta(TextDeltaPayload { item_id: "i".into(), text: "a \"quoted\" é\n".into() }),
+        EventBody::Notice(NoticePayload { level: NoticeLevel::Warning, message: "m".into() }),
+    ];
+    for turn_id in [None, Some("t1".to_owned())] {
+        for body in &bodies {
+            let ev = NewEvent {
+                room_id: "r".into(),
+                event_id: "e".into(),
+                session_id: "s".into(),
+                scope: Scope::Side,
+                turn_id: turn_id.clone(),
+                occurred_at_ms: 42,
+                body: body.clone(),
+            };
+            let borrowed = serde_json::to_string(&ev.with_seq_ref(7)).unwrap();
+            assert_eq!(borrowed, serde_json::to_string(&ev.clone().with_seq(7)).unwrap());
+        }
+    }
+}
