@@ -660,6 +660,13 @@ pub const TRUNCATED_MARK: &str = "…[truncated]";
 /// make it fit, it becomes a `notice` saying what was dropped. Returns the original size when it
 /// changed anything. An agent can therefore never put an unbounded event into the room log.
 pub fn clamp_body(body: EventBody, max: usize) -> (EventBody, Option<usize>) {
+    // A delta (most of a turn's events) is bounded without serialising it: JSON escapes a byte
+    // into at most 6.
+    if let EventBody::MessageDelta(p) | EventBody::ReasoningDelta(p) = &body
+        && (p.item_id.len() + p.text.len()) * 6 + 64 <= max
+    {
+        return (body, None);
+    }
     let size = body_size(&body);
     if size <= max {
         return (body, None);

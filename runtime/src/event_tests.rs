@@ -74,3 +74,22 @@ fn a_borrowed_event_serialises_exactly_as_the_event() {
         }
     }
 }
+
+#[test]
+fn deltas_kept_unserialised_by_the_size_check_are_within_the_limit() {
+    let max = 4096;
+    // The worst case for the bound: every byte escaped as `\u00XX`.
+    let fits = (max - 64) / 6 - 1;
+    for text in ["\u{1}".repeat(fits), "\"".repeat(fits), "é".repeat(fits / 2)] {
+        for body in [
+            EventBody::MessageDelta(TextDeltaPayload { item_id: "i".into(), text: text.clone() }),
+            EventBody::ReasoningDelta(TextDeltaPayload { item_id: "i".into(), text: text.clone() }),
+        ] {
+            assert!(body_size(&body) <= max, "{} bytes", body_size(&body));
+            assert_eq!(clamp_body(body.clone(), max), (body, None));
+        }
+    }
+    let big = EventBody::MessageDelta(TextDeltaPayload { item_id: "i".into(), text: "\u{1}".repeat(max) });
+    let (cut, was) = clamp_body(big, max);
+    assert!(was.is_some() && body_size(&cut) <= max, "a delta over the limit is still cut");
+}
