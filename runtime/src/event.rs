@@ -38,7 +38,37 @@ pub struct NewEvent {
     pub body: EventBody,
 }
 
+/// An event borrowed from a [`NewEvent`] with its seq: serialises exactly as the [`Event`] it would
+/// become, so the store's writer serialises without copying the event first.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EventRef<'a> {
+    pub seq: u64,
+    pub room_id: &'a str,
+    pub event_id: &'a str,
+    pub session_id: &'a str,
+    pub scope: Scope,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub turn_id: Option<&'a str>,
+    pub occurred_at_ms: i64,
+    #[serde(flatten)]
+    pub body: &'a EventBody,
+}
+
 impl NewEvent {
+    pub fn with_seq_ref(&self, seq: u64) -> EventRef<'_> {
+        EventRef {
+            seq,
+            room_id: &self.room_id,
+            event_id: &self.event_id,
+            session_id: &self.session_id,
+            scope: self.scope,
+            turn_id: self.turn_id.as_deref(),
+            occurred_at_ms: self.occurred_at_ms,
+            body: &self.body,
+        }
+    }
+
     pub fn with_seq(self, seq: u64) -> Event {
         Event {
             seq,
@@ -668,6 +698,13 @@ pub const TRUNCATED_MARK: &str = "…[truncated]";
 /// make it fit, it becomes a `notice` saying what was dropped. Returns the original size when it
 /// changed anything. An agent can therefore never put an unbounded event into the room log.
 pub fn clamp_body(body: EventBody, max: usize) -> (EventBody, Option<usize>) {
+    // A delta (most of a turn's events) is bounded without serialising it: JSON escapes a byte
+    // into at most 6.
+    if let EventBody::MessageDelta(p) | EventBody::ReasoningDelta(p) = &body
+        && (p.item_id.len() + p.text.len()) * 6 + 64 <= max
+    {
+        return (body, None);
+    }
     let size = body_size(&body);
     if size <= max {
         return (body, None);

@@ -51,3 +51,45 @@ fn envelope_has_type_and_payload_at_top_level() {
     let back: Event = serde_json::from_value(v).unwrap();
     assert_eq!(back, ev);
 }
+
+#[test]
+fn a_borrowed_event_serialises_exactly_as_the_event() {
+    let bodies = [
+        EventBody::MessageDelta(TextDeltaPayload { item_id: "i".into(), text: "a \"quoted\" é\n".into() }),
+        EventBody::Notice(NoticePayload { level: NoticeLevel::Warning, message: "m".into() }),
+    ];
+    for turn_id in [None, Some("t1".to_owned())] {
+        for body in &bodies {
+            let ev = NewEvent {
+                room_id: "r".into(),
+                event_id: "e".into(),
+                session_id: "s".into(),
+                scope: Scope::Side,
+                turn_id: turn_id.clone(),
+                occurred_at_ms: 42,
+                body: body.clone(),
+            };
+            let borrowed = serde_json::to_string(&ev.with_seq_ref(7)).unwrap();
+            assert_eq!(borrowed, serde_json::to_string(&ev.clone().with_seq(7)).unwrap());
+        }
+    }
+}
+
+#[test]
+fn deltas_kept_unserialised_by_the_size_check_are_within_the_limit() {
+    let max = 4096;
+    // The worst case for the bound: every byte escaped as `\u00XX`.
+    let fits = (max - 64) / 6 - 1;
+    for text in ["\u{1}".repeat(fits), "\"".repeat(fits), "é".repeat(fits / 2)] {
+        for body in [
+            EventBody::MessageDelta(TextDeltaPayload { item_id: "i".into(), text: text.clone() }),
+            EventBody::ReasoningDelta(TextDeltaPayload { item_id: "i".into(), text: text.clone() }),
+        ] {
+            assert!(body_size(&body) <= max, "{} bytes", body_size(&body));
+            assert_eq!(clamp_body(body.clone(), max), (body, None));
+        }
+    }
+    let big = EventBody::MessageDelta(TextDeltaPayload { item_id: "i".into(), text: "\u{1}".repeat(max) });
+    let (cut, was) = clamp_body(big, max);
+    assert!(was.is_some() && body_size(&cut) <= max, "a delta over the limit is still cut");
+}

@@ -1,8 +1,9 @@
 //! The SQLite store: sessions, room event logs, provider state.
 //!
 //! All writes go through one writer thread that commits in groups: it takes whatever is queued (up
-//! to `max_batch` events, waiting at most `linger` for more), runs every operation in its own
-//! savepoint inside one transaction, commits, and only then acknowledges the operations and hands
+//! to `max_batch` events, waiting at most `linger` for more), runs every operation isolated by a
+//! savepoint inside one transaction (consecutive appends share one and are replayed one savepoint
+//! each if any fails), commits, and only then acknowledges the operations and hands
 //! the committed events to the [`CommitListener`] (the room bus) in `seq` order. So an event is
 //! fanned out only once it is durable, and a streaming turn costs a handful of commits.
 //!

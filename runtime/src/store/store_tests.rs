@@ -217,3 +217,78 @@ async fn jobs_return_values_after_commit_and_failures_roll_back_alone() {
     assert_eq!(store.provider_state("r", "s", "k2").await.unwrap(), None, "failed job rolled back");
     assert_eq!(store.provider_state("r", "s", "k3").await.unwrap().as_deref(), Some("v3"));
 }
+
+/// Appends in a row share one savepoint; one of them failing must still undo only its own writes
+/// (events, session records, seqs) and leave the others, and the `rooms` heads, as if each had had
+/// its own savepoint.
+#[tokio::test]
+async fn a_failed_append_inside_a_run_of_appends_rolls_back_only_itself() {
+    use crate::model::Session;
+    use crate::session::{Phase, SessionRecord};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db.sqlite");
+    let mut cfg = StoreConfig::new(&path);
+    cfg.linger = Duration::from_millis(200);
+    let listener = Arc::new(Collect::default());
+    let store = Store::open(cfg, listener.clone()).unwrap();
+    let append = |room: &str, n: usize, session: Option<&str>| {
+        let (ack, rx) = oneshot::channel();
+        let records = session
+            .map(|s| SessionRecord::new(Session::new_canonical(room, s, "scripted", "/", 0), Phase::Live))
+            .into_iter()
+            .collect();
+        let op = WriteOp::Append(AppendBatch {
+            room_id: room.into(),
+            events: (0..n).map(|i| ev(room, i)).collect(),
+            records,
+            ack: Some(ack),
+        });
+        (op, rx)
+    };
+    // Room `bad` gets seq 1 (its head is cached in the writer), then a stray row at seq 2 that
+    // its next append will clash with.
+    let (op, rx) = append("bad", 1, None);
+    store.send(op).await.unwrap();
+    assert_eq!(rx.await.unwrap().unwrap(), 1);
+    store
+        .write(|c| {
+            c.execute("INSERT INTO events VALUES ('bad', 2, 0, '{}')", [])?;
+            Ok(())
+        })
+        .await
+        .unwrap();
+    listener.0.lock().unwrap().clear();
+
+    // One group, appends only: a, bad (fails), b, a.
+    let (a1, ra1) = append("a", 1, Some("sa"));
+    let (bad, rbad) = append("bad", 2, Some("sbad"));
+    let (b1, rb1) = append("b", 2, Some("sb"));
+    let (a2, ra2) = append("a", 1, None);
+    for op in [a1, bad, b1, a2] {
+        store.send(op).await.unwrap();
+    }
+    assert_eq!(ra1.await.unwrap().unwrap(), 1);
+    assert!(rbad.await.unwrap().is_err());
+    assert_eq!(rb1.await.unwrap().unwrap(), 2);
+    assert_eq!(ra2.await.unwrap().unwrap(), 2);
+    assert_eq!(store.stats().commits.load(std::sync::atomic::Ordering::Relaxed), 3, "the four appends were one group");
+    let fanned = listener.0.lock().unwrap().clone();
+    let want: Vec<(String, u64)> =
+        [("a", 1), ("b", 1), ("b", 2), ("a", 2)].iter().map(|(r, s)| (r.to_string(), *s)).collect();
+    assert_eq!(fanned, want, "only committed events are fanned out, in order");
+    let sessions: Vec<String> =
+        store.load_sessions().await.unwrap().into_iter().map(|r| r.session.session_id).collect();
+    assert_eq!(sessions, vec!["sa", "sb"], "the failed append's record is not written");
+    assert_eq!(store.room_heads("bad").await.unwrap(), (1, 0));
+    assert_eq!(store.room_heads("a").await.unwrap(), (2, 0));
+    assert_eq!(store.room_heads("b").await.unwrap(), (2, 0));
+    store.close().await;
+    drop(store);
+
+    // The heads written once per group survive a restart.
+    let store = Store::open(StoreConfig::new(&path), Arc::new(Collect::default())).unwrap();
+    assert_eq!(append_n(&store, "a", 1).await, 3);
+    assert_eq!(append_n(&store, "b", 1).await, 3);
+    let page = store.events_after("bad", 0, 10).await.unwrap();
+    assert_eq!(page.events.iter().map(|e| e.0).collect::<Vec<_>>(), vec![1, 2], "its own row and the stray one");
+}

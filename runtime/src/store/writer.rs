@@ -14,7 +14,7 @@ use super::types::{
     AppendBatch, CommitListener, CommittedEvent, Job, Retention, StoreConfig, StoreError, StoreStats, WriteOp,
 };
 
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 struct Heads {
     head: u64,
     pruned_through: u64,
@@ -44,7 +44,6 @@ enum Outcome {
         job: Box<dyn Job>,
         result: Result<(), StoreError>,
     },
-    Nothing,
 }
 
 impl Writer {
@@ -105,66 +104,79 @@ impl Writer {
 
     fn commit_group(&mut self, batch: Vec<WriteOp>) {
         let started = Instant::now();
-        let saved_heads = self.heads.clone();
+        // The heads as they were before this group, for the rooms it touches: restored if the
+        // group fails, and the rooms whose `rooms` row is written once at the end.
+        let mut undo = Undo::default();
         let mut outcomes = Vec::with_capacity(batch.len());
+        let mut fanout: Vec<(String, Vec<CommittedEvent>)> = Vec::new();
         let mut event_count = 0usize;
+        let Self { conn, config, heads, last_age_prune, .. } = self;
         let tx_result = (|| -> Result<(), StoreError> {
-            let mut tx = self.conn.transaction()?;
-            for op in batch {
-                let outcome = match op {
-                    WriteOp::Append(b) => {
-                        // The room's heads as they were before this append (an earlier append of
-                        // the same group may already have moved them).
-                        let before = self.heads.get(&b.room_id).copied();
-                        let sp = tx.savepoint()?;
-                        match append(&sp, &mut self.heads, &self.config.retention, &b) {
-                            Ok((events, last)) => {
-                                sp.commit()?;
-                                event_count += events.len();
-                                Outcome::Appended { room_id: b.room_id, events, ack: b.ack, last }
-                            }
-                            Err(error) => {
-                                drop(sp);
-                                // The savepoint rolled back: so must the heads.
-                                match before {
-                                    Some(h) => self.heads.insert(b.room_id.clone(), h),
-                                    None => self.heads.remove(&b.room_id),
-                                };
-                                tracing::error!(room = %b.room_id, error = %error, "append failed");
-                                Outcome::Failed { ack: b.ack, error }
+            let tx = conn.transaction()?;
+            let mut ops = batch.into_iter().peekable();
+            while let Some(op) = ops.next() {
+                match op {
+                    WriteOp::Append(first) => {
+                        // A run of consecutive appends shares one savepoint; see `append_run`.
+                        let mut run = vec![first];
+                        while let Some(WriteOp::Append(_)) = ops.peek() {
+                            if let Some(WriteOp::Append(b)) = ops.next() {
+                                run.push(b);
                             }
                         }
+                        append_run(&tx, heads, &mut undo, &config.retention, run, &mut outcomes)?;
                     }
                     WriteOp::Job(mut job) => {
-                        let sp = tx.savepoint()?;
-                        let result = job.run(&sp);
-                        if result.is_ok() {
-                            sp.commit()?;
-                        }
-                        Outcome::Job { job, result }
+                        savepoint(&tx, "op")?;
+                        let result = job.run(&tx);
+                        finish_savepoint(&tx, "op", result.is_ok())?;
+                        outcomes.push(Outcome::Job { job, result });
                     }
-                    WriteOp::Shutdown => Outcome::Nothing,
+                    WriteOp::Shutdown => {}
                     WriteOp::DeleteSession { room_id, session_id } => {
-                        tx.execute(
-                            "DELETE FROM sessions WHERE room_id = ?1 AND session_id = ?2",
-                            params![room_id, session_id],
-                        )?;
-                        tx.execute(
-                            "DELETE FROM provider_state WHERE room_id = ?1 AND session_id = ?2",
-                            params![room_id, session_id],
-                        )?;
-                        Outcome::Nothing
+                        tx.prepare_cached("DELETE FROM sessions WHERE room_id = ?1 AND session_id = ?2")?
+                            .execute(params![room_id, session_id])?;
+                        tx.prepare_cached("DELETE FROM provider_state WHERE room_id = ?1 AND session_id = ?2")?
+                            .execute(params![room_id, session_id])?;
                     }
-                };
-                outcomes.push(outcome);
+                }
             }
-            if self.last_age_prune.elapsed() > Duration::from_secs(30) {
-                self.last_age_prune = Instant::now();
-                prune_by_age(&tx, &mut self.heads, &self.config.retention)?;
+            if last_age_prune.elapsed() > Duration::from_secs(30) {
+                *last_age_prune = Instant::now();
+                prune_by_age(&tx, heads, &mut undo, &config.retention)?;
+            }
+            // One `rooms` row write per room and group (not per append): the head the group moved.
+            {
+                let mut upsert = tx.prepare_cached(
+                    "INSERT INTO rooms (room_id, head_seq, pruned_through) VALUES (?1, ?2, ?3)
+                     ON CONFLICT (room_id) DO UPDATE
+                     SET head_seq = excluded.head_seq, pruned_through = excluded.pruned_through",
+                )?;
+                for (room, before) in &undo.0 {
+                    if let Some(h) = heads.get(room)
+                        && Some(*h) != *before
+                    {
+                        upsert.execute(params![room, h.head as i64, h.pruned_through as i64])?;
+                    }
+                }
             }
             tx.commit()?;
             Ok(())
         })();
+        // Collected after the transaction so a failed group fans nothing out.
+        for outcome in &mut outcomes {
+            if let Outcome::Appended { room_id, events, .. } = outcome {
+                event_count += events.len();
+                if events.is_empty() {
+                    continue;
+                }
+                let events = std::mem::take(events);
+                match fanout.last_mut() {
+                    Some((room, evs)) if room == room_id => evs.extend(events),
+                    _ => fanout.push((std::mem::take(room_id), events)),
+                }
+            }
+        }
         metrics::histogram!("ensemble_store_commit_seconds").record(started.elapsed().as_secs_f64());
         metrics::histogram!("ensemble_store_batch_events").record(event_count as f64);
         match tx_result {
@@ -172,12 +184,13 @@ impl Writer {
                 metrics::counter!("ensemble_events_appended_total").increment(event_count as u64);
                 self.stats.commits.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 self.stats.events.fetch_add(event_count as u64, std::sync::atomic::Ordering::Relaxed);
+                // Every operation's events reach the bus before it is acknowledged.
+                for (room_id, events) in &fanout {
+                    self.listener.committed(room_id, events);
+                }
                 for outcome in outcomes {
                     match outcome {
-                        Outcome::Appended { room_id, events, ack, last } => {
-                            if !events.is_empty() {
-                                self.listener.committed(&room_id, &events);
-                            }
+                        Outcome::Appended { ack, last, .. } => {
                             if let Some(ack) = ack {
                                 let _ = ack.send(Ok(last));
                             }
@@ -188,7 +201,6 @@ impl Writer {
                             }
                         }
                         Outcome::Job { job, result } => job.finish(result),
-                        Outcome::Nothing => {}
                     }
                 }
             }
@@ -196,7 +208,7 @@ impl Writer {
                 // Nothing of this group is durable: seqs are handed out again and every waiter hears.
                 tracing::error!(error = %error, "group commit failed");
                 metrics::counter!("ensemble_store_commit_failures_total").increment(1);
-                self.heads = saved_heads;
+                undo.restore(&mut self.heads);
                 let msg = error.to_string();
                 for outcome in outcomes {
                     match outcome {
@@ -210,6 +222,98 @@ impl Writer {
             }
         }
     }
+}
+
+/// The heads rooms had before a group (or a run) first moved them; `None`: not loaded then.
+#[derive(Default)]
+struct Undo(HashMap<String, Option<Heads>>);
+
+impl Undo {
+    fn note(&mut self, heads: &HashMap<String, Heads>, room: &str) {
+        if !self.0.contains_key(room) {
+            self.0.insert(room.to_owned(), heads.get(room).copied());
+        }
+    }
+
+    fn restore(self, heads: &mut HashMap<String, Heads>) {
+        for (room, before) in self.0 {
+            match before {
+                Some(h) => heads.insert(room, h),
+                None => heads.remove(&room),
+            };
+        }
+    }
+}
+
+fn savepoint(conn: &Connection, name: &str) -> Result<(), StoreError> {
+    conn.prepare_cached(&format!("SAVEPOINT {name}"))?.execute([])?;
+    Ok(())
+}
+
+/// Releases a savepoint, rolling back to it first unless `keep`.
+fn finish_savepoint(conn: &Connection, name: &str, keep: bool) -> Result<(), StoreError> {
+    if !keep {
+        conn.prepare_cached(&format!("ROLLBACK TO {name}"))?.execute([])?;
+    }
+    conn.prepare_cached(&format!("RELEASE {name}"))?.execute([])?;
+    Ok(())
+}
+
+/// Appends a run of consecutive append operations. They share one savepoint: a savepoint per
+/// operation cost more than the insert itself (each one copies every page it touches into the
+/// statement journal). If any of them fails, the run is rolled back and replayed one operation per
+/// savepoint, so only the failing operation's writes are undone, as if each had had its own.
+fn append_run(
+    conn: &Connection,
+    heads: &mut HashMap<String, Heads>,
+    undo: &mut Undo,
+    retention: &Retention,
+    run: Vec<AppendBatch>,
+    outcomes: &mut Vec<Outcome>,
+) -> Result<(), StoreError> {
+    let mut run_undo = Undo::default();
+    let mut done = Vec::with_capacity(run.len());
+    savepoint(conn, "run")?;
+    let mut failed = false;
+    for b in &run {
+        undo.note(heads, &b.room_id);
+        run_undo.note(heads, &b.room_id);
+        match append(conn, heads, retention, b) {
+            Ok(r) => done.push(r),
+            Err(_) => {
+                failed = true;
+                break;
+            }
+        }
+    }
+    finish_savepoint(conn, "run", !failed)?;
+    if !failed {
+        for (b, (events, last)) in run.into_iter().zip(done) {
+            outcomes.push(Outcome::Appended { room_id: b.room_id, events, ack: b.ack, last });
+        }
+        return Ok(());
+    }
+    run_undo.restore(heads);
+    for b in run {
+        undo.note(heads, &b.room_id);
+        let mut op_undo = Undo::default();
+        op_undo.note(heads, &b.room_id);
+        savepoint(conn, "op")?;
+        match append(conn, heads, retention, &b) {
+            Ok((events, last)) => {
+                finish_savepoint(conn, "op", true)?;
+                outcomes.push(Outcome::Appended { room_id: b.room_id, events, ack: b.ack, last });
+            }
+            Err(error) => {
+                finish_savepoint(conn, "op", false)?;
+                // The savepoint rolled back: so must the heads.
+                op_undo.restore(heads);
+                tracing::error!(room = %b.room_id, error = %error, "append failed");
+                outcomes.push(Outcome::Failed { ack: b.ack, error });
+            }
+        }
+    }
+    Ok(())
 }
 
 fn batch_events(ops: &[WriteOp]) -> usize {
@@ -244,17 +348,16 @@ fn append(
 ) -> Result<(Vec<CommittedEvent>, u64), StoreError> {
     let h = load_heads(conn, heads, &batch.room_id)?;
     let mut committed = Vec::with_capacity(batch.events.len());
-    {
+    if !batch.events.is_empty() {
         let mut insert =
             conn.prepare_cached("INSERT INTO events (room_id, seq, occurred_at_ms, json) VALUES (?1, ?2, ?3, ?4)")?;
         for ev in &batch.events {
             let seq = h.head + 1;
-            let event = ev.clone().with_seq(seq);
-            // Serialised once, straight into the wire frame (no regrowth, no second copy); the log
-            // stores the `event` part of it.
+            // Serialised once, from the borrowed event (no copy of it), straight into the wire
+            // frame; the log stores the `event` part of it.
             let mut frame = Vec::with_capacity(512);
             frame.extend_from_slice(FRAME_PREFIX.as_bytes());
-            serde_json::to_writer(&mut frame, &event)?;
+            serde_json::to_writer(&mut frame, &ev.with_seq_ref(seq))?;
             let json = std::str::from_utf8(&frame[FRAME_PREFIX.len()..])
                 .map_err(|e| StoreError::Other(format!("event json is not utf-8: {e}")))?;
             insert.execute(params![batch.room_id, seq as i64, ev.occurred_at_ms, json])?;
@@ -262,36 +365,24 @@ fn append(
             frame.push(b'}');
             committed.push(CommittedEvent { seq, session_id: ev.session_id.clone(), frame: Bytes::from(frame) });
         }
-    }
-    if !batch.events.is_empty() {
-        // Cached: it runs once per append, and parsing it cost more than running it.
-        conn.prepare_cached(
-            "INSERT INTO rooms (room_id, head_seq, pruned_through) VALUES (?1, ?2, ?3)
-             ON CONFLICT (room_id) DO UPDATE SET head_seq = excluded.head_seq",
-        )?
-        .execute(params![batch.room_id, h.head as i64, h.pruned_through as i64])?;
+        // The `rooms` row is written once per group, by `commit_group`.
         if let Some(max) = retention.max_events_per_room {
             // Prune in steps of 1/8 of the budget so deletes are amortised.
             let slack = (max / 8).max(1);
             if h.head > h.pruned_through + max + slack {
                 let through = h.head - max;
-                conn.execute(
-                    "DELETE FROM events WHERE room_id = ?1 AND seq <= ?2",
-                    params![batch.room_id, through as i64],
-                )?;
+                conn.prepare_cached("DELETE FROM events WHERE room_id = ?1 AND seq <= ?2")?
+                    .execute(params![batch.room_id, through as i64])?;
                 h.pruned_through = through;
-                conn.execute(
-                    "UPDATE rooms SET pruned_through = ?2 WHERE room_id = ?1",
-                    params![batch.room_id, through as i64],
-                )?;
             }
         }
     }
     for rec in &batch.records {
-        conn.execute(
+        conn.prepare_cached(
             "INSERT INTO sessions (room_id, session_id, record, updated_at_ms) VALUES (?1, ?2, ?3, ?4)
              ON CONFLICT (room_id, session_id) DO UPDATE SET record = excluded.record, updated_at_ms = excluded.updated_at_ms",
-            params![rec.session.room_id, rec.session.session_id, serde_json::to_string(rec)?, rec.session.updated_at_ms],
+        )?
+        .execute(params![rec.session.room_id, rec.session.session_id, serde_json::to_string(rec)?, rec.session.updated_at_ms],
         )?;
     }
     let last = committed.last().map(|c| c.seq).unwrap_or(h.head);
@@ -301,6 +392,7 @@ fn append(
 fn prune_by_age(
     conn: &Connection,
     heads: &mut HashMap<String, Heads>,
+    undo: &mut Undo,
     retention: &Retention,
 ) -> Result<(), StoreError> {
     let Some(max_age) = retention.max_age else {
@@ -318,6 +410,7 @@ fn prune_by_age(
             "UPDATE rooms SET pruned_through = MAX(pruned_through, ?2) WHERE room_id = ?1",
             params![room, through],
         )?;
+        undo.note(heads, &room);
         if let Some(h) = heads.get_mut(&room) {
             h.pruned_through = h.pruned_through.max(through as u64);
         }

@@ -1,4 +1,4 @@
-//! The baseline: a minimal axum WebSocket server without persistence, tuned as `fanout-baseline.md`
+//! The in-memory baseline: a minimal axum WebSocket server without persistence, tuned as `fanout-baseline.md`
 //! describes (see `main.rs`).
 
 use std::collections::HashMap;
@@ -39,6 +39,10 @@ pub struct Baseline {
 }
 
 impl Baseline {
+    pub fn new(capacity: usize) -> Self {
+        Self { rooms: Mutex::new(HashMap::new()), capacity, conns: AtomicUsize::new(0) }
+    }
+
     pub fn room(&self, id: &str) -> Arc<BaseRoom> {
         self.rooms
             .lock()
@@ -55,7 +59,7 @@ pub struct BaselineServer {
 }
 
 pub async fn start_baseline(capacity: usize, nodelay: bool) -> BaselineServer {
-    let shared = Arc::new(Baseline { rooms: Mutex::new(HashMap::new()), capacity, conns: AtomicUsize::new(0) });
+    let shared = Arc::new(Baseline::new(capacity));
     let app = Router::new().route("/rooms/{room}/ws", get(base_ws)).with_state(shared.clone());
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();

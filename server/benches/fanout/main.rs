@@ -1,4 +1,5 @@
-//! Room fan-out: Ensemble's real path side by side with a tuned minimal axum baseline, in one run.
+//! Room fan-out: Ensemble's real path side by side with two tuned minimal axum baselines, a durable
+//! one and an in-memory one, in one run.
 //!
 //! `cargo bench -p ensemble-server --bench fanout [-- OPTIONS]`
 //!
@@ -9,13 +10,17 @@
 //! the real router (`ensemble_server::router`) on 127.0.0.1:0 → tokio-tungstenite clients on
 //! `/v1/rooms/{room}/ws` (a `hello` frame, then `{"type":"event","event":{..}}` frames).
 //!
-//! **Baseline**: a minimal axum WebSocket server without persistence, tuned as
+//! **In-memory baseline** (`memory`): a minimal axum WebSocket server without persistence, tuned as
 //! `fanout-baseline.md` describes: 4 KiB read buffer, feed up to 64 queued frames then flush once,
 //! each event serialised once (the same `Event` type and frame shape as Ensemble's) and shared as
 //! `Utf8Bytes` through a `tokio::sync::broadcast` ring of the same capacity as Ensemble's room bus.
 //!
-//! Both servers run on one runtime whose threads are named `srv-*` (the store writer thread,
-//! `ensemble-store-writer`, counts as server too); the publisher runs there as well (it plays the
+//! **Durable baseline** (`durable`): the same server, whose publisher queues each event to a plain
+//! SQLite group-commit writer thread (`dur-writer`: WAL, `synchronous=NORMAL`, ≤ 512 events or 2 ms
+//! per transaction, as Ensemble's defaults) that broadcasts the frames once committed.
+//!
+//! All servers run on one runtime whose threads are named `srv-*` (the store writer threads,
+//! `ensemble-store-*` and `dur-writer`, count as server too, and as "writer"); the publisher runs there as well (it plays the
 //! adapter reading a provider). The clients run on a runtime named `cli-*`. Server CPU is read per
 //! thread from `/proc/self/task/*/stat` (utime+stime) around each scenario; the progress lines also
 //! show the store writer's share.
@@ -33,7 +38,7 @@
 //!   --latency-secs S       length of the fixed-rate scenario, after 1 s of warm-up (default 10; 0: skip)
 //!   --rate R               events/s of the fixed-rate scenario (default 1000)
 //!   --latency-subs N       subscribers of the fixed-rate scenario (default 100)
-//!   --only ensemble|baseline
+//!   --only LIST            some of ensemble,durable,memory (default: all three)
 //!   --srv-threads T        server runtime workers (default 2)
 //!   --cli-threads T        client runtime workers (default 2)
 //!   --window W             most events in flight at max rate (default 2048)
@@ -43,7 +48,8 @@
 //! Ensemble's own settings come from its `ENSEMBLE_*` environment variables, as for `ensemble serve`
 //! (e.g. `ENSEMBLE_COMMIT_LINGER_MS`, `ENSEMBLE_WS_QUEUE`).
 //!
-//! Files: `ensemble.rs` (Ensemble's side), `baseline.rs` (the baseline's), `publish.rs` (the event
+//! Files: `ensemble.rs` (Ensemble's side), `baseline.rs` (the in-memory baseline's), `durable.rs`
+//! (the durable baseline's writer and publisher), `publish.rs` (the event
 //! both publish and their pacing), `clients.rs` (the subscribers), `scenario.rs` (one run: a room,
 //! its subscribers and publisher, the outcome), `measure.rs` (clock, CPU per thread, latency),
 //! `report.rs` (the progress lines and the tables), `options.rs`.
@@ -51,6 +57,7 @@
 
 mod baseline;
 mod clients;
+mod durable;
 mod ensemble;
 mod measure;
 mod options;
@@ -67,6 +74,7 @@ use clap::Parser;
 use ensemble_server::config::Cli;
 
 use crate::baseline::start_baseline;
+use crate::durable::start_durable;
 use crate::ensemble::start_ensemble;
 use crate::measure::base_instant;
 use crate::options::Opts;
@@ -93,8 +101,10 @@ fn main() {
     let cli = runtime("cli", opts.cli_threads);
     let ensemble = opts.ensemble.then(|| Arc::new(srv.block_on(start_ensemble(opts.nodelay))));
     let capacity = Cli::try_parse_from(["ensemble"]).map(|c| c.serve.ws_queue).unwrap_or(4096);
+    let durable = opts.durable.then(|| Arc::new(srv.block_on(start_durable(capacity, opts.nodelay))));
     let baseline = opts.baseline.then(|| Arc::new(srv.block_on(start_baseline(capacity, opts.nodelay))));
-    let bench = Bench { opts: opts.clone(), srv: srv.handle().clone(), ensemble, baseline, rooms: AtomicU64::new(0) };
+    let bench =
+        Bench { opts: opts.clone(), srv: srv.handle().clone(), ensemble, durable, baseline, rooms: AtomicU64::new(0) };
     let started = Instant::now();
     eprintln!(
         "fanout: {} CPUs; server runtime {} workers (srv-*), client runtime {} workers (cli-*); window {} events; \
@@ -139,7 +149,7 @@ fn main() {
         (throughput, latency)
     });
 
-    let failed = report::table(&opts, &throughput, &latency, started, bench.ensemble.is_some());
+    let failed = report::table(&opts, &throughput, &latency, started);
 
     if let Some(ens) = bench.ensemble {
         srv.block_on(async move { ens.stop().await });

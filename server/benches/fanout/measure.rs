@@ -32,9 +32,9 @@ pub fn clk_tck() -> u64 {
 /// CPU time (µs) of this process's threads, by role.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Cpu {
-    /// `srv-*` and the store writer.
+    /// `srv-*` and the store writers.
     pub server: u64,
-    /// The store writer alone.
+    /// The store writer alone (Ensemble's or the durable baseline's: one runs at a time).
     pub writer: u64,
     pub client: u64,
     pub other: u64,
@@ -61,7 +61,7 @@ impl Cpu {
             let ticks: u64 = [11, 12].iter().filter_map(|i| fields.get(*i)?.parse::<u64>().ok()).sum();
             let us = ticks * per_tick;
             // The kernel truncates thread names to 15 bytes: `ensemble-store-writer` is `ensemble-store-`.
-            if comm.starts_with("ensemble-store") {
+            if comm.starts_with("ensemble-store") || comm.starts_with("dur-writer") {
                 cpu.server += us;
                 cpu.writer += us;
             } else if comm.starts_with("srv-") {

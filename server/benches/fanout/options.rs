@@ -10,6 +10,7 @@ pub struct Opts {
     pub rate: u64,
     pub latency_subs: usize,
     pub ensemble: bool,
+    pub durable: bool,
     pub baseline: bool,
     pub srv_threads: usize,
     pub cli_threads: usize,
@@ -28,6 +29,7 @@ impl Opts {
             rate: 1000,
             latency_subs: 100,
             ensemble: true,
+            durable: true,
             baseline: true,
             srv_threads: 2,
             cli_threads: 2,
@@ -64,11 +66,17 @@ impl Opts {
                 "latency-secs" => o.latency_secs = num(&v),
                 "rate" => o.rate = num(&v).max(1),
                 "latency-subs" => o.latency_subs = num(&v).max(1) as usize,
-                "only" => match v.as_str() {
-                    "ensemble" => o.baseline = false,
-                    "baseline" => o.ensemble = false,
-                    _ => panic!("--only ensemble|baseline"),
-                },
+                "only" => {
+                    let names: Vec<&str> = v.split(',').map(str::trim).collect();
+                    for n in &names {
+                        if !["ensemble", "durable", "memory", "baseline"].contains(n) {
+                            panic!("--only: a list of ensemble, durable, memory");
+                        }
+                    }
+                    o.ensemble = names.contains(&"ensemble");
+                    o.durable = names.contains(&"durable");
+                    o.baseline = names.contains(&"memory") || names.contains(&"baseline");
+                }
                 "srv-threads" => o.srv_threads = num(&v).max(1) as usize,
                 "cli-threads" => o.cli_threads = num(&v).max(1) as usize,
                 "window" => o.window = num(&v).max(64),

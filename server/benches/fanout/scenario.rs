@@ -10,6 +10,7 @@ use tokio::sync::mpsc;
 
 use crate::baseline::{BaseRoom, BaselineServer, publish_baseline};
 use crate::clients::run_client;
+use crate::durable::{DurableServer, Pending, publish_durable};
 use crate::ensemble::{EnsembleServer, publish_ensemble};
 use crate::measure::{Cpu, now_ns};
 use crate::options::Opts;
@@ -21,14 +22,18 @@ const SCENARIO_TIMEOUT: Duration = Duration::from_secs(120);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Which {
     Ensemble,
-    Baseline,
+    /// The durable baseline (`durable.rs`).
+    Durable,
+    /// The in-memory baseline (`baseline.rs`).
+    Memory,
 }
 
 impl Which {
     pub fn name(self) -> &'static str {
         match self {
             Which::Ensemble => "Ensemble",
-            Which::Baseline => "baseline",
+            Which::Durable => "durable",
+            Which::Memory => "memory",
         }
     }
 }
@@ -69,13 +74,15 @@ impl Outcome {
 
 pub enum Target {
     Ensemble(SessionHandle),
-    Baseline(Arc<BaseRoom>, String),
+    Durable(tokio::sync::mpsc::Sender<Pending>, Arc<BaseRoom>, String),
+    Memory(Arc<BaseRoom>, String),
 }
 
 pub struct Bench {
     pub opts: Opts,
     pub srv: Handle,
     pub ensemble: Option<Arc<EnsembleServer>>,
+    pub durable: Option<Arc<DurableServer>>,
     pub baseline: Option<Arc<BaselineServer>>,
     pub rooms: AtomicU64,
 }
@@ -86,19 +93,23 @@ impl Bench {
         if self.ensemble.is_some() {
             v.push(Which::Ensemble);
         }
+        if self.durable.is_some() {
+            v.push(Which::Durable);
+        }
         if self.baseline.is_some() {
-            v.push(Which::Baseline);
+            v.push(Which::Memory);
         }
         v
     }
 
-    /// (commits, events) of Ensemble's store so far.
+    /// (commits, events) of Ensemble's store or the durable baseline's writer so far.
     pub fn store_stats(&self, which: Which) -> (u64, u64) {
-        match (which, &self.ensemble) {
-            (Which::Ensemble, Some(ens)) => {
+        match (which, &self.ensemble, &self.durable) {
+            (Which::Ensemble, Some(ens), _) => {
                 let stats = ens.controller.store().stats();
                 (stats.commits.load(Ordering::Relaxed), stats.events.load(Ordering::Relaxed))
             }
+            (Which::Durable, _, Some(d)) => (d.commits.load(Ordering::Relaxed), d.events.load(Ordering::Relaxed)),
             _ => (0, 0),
         }
     }
@@ -106,7 +117,8 @@ impl Bench {
     pub fn connections(&self, which: Which) -> usize {
         match which {
             Which::Ensemble => self.ensemble.as_ref().map_or(0, |e| e.state.ws_connections.load(Ordering::SeqCst)),
-            Which::Baseline => self.baseline.as_ref().map_or(0, |b| b.shared.conns.load(Ordering::SeqCst)),
+            Which::Durable => self.durable.as_ref().map_or(0, |d| d.shared.conns.load(Ordering::SeqCst)),
+            Which::Memory => self.baseline.as_ref().map_or(0, |b| b.shared.conns.load(Ordering::SeqCst)),
         }
     }
 
@@ -121,9 +133,14 @@ impl Bench {
                 let handle = self.srv.spawn(async move { ens.open_room(&r).await }).await.expect("open the room");
                 (format!("ws://{addr}/v1/rooms/{room}/ws"), Target::Ensemble(handle))
             }
-            Which::Baseline => {
+            Which::Durable => {
+                let d = self.durable.as_ref().expect("the durable baseline is running");
+                let target = Target::Durable(d.queue.clone(), d.shared.room(&room), room.clone());
+                (format!("ws://{}/rooms/{room}/ws", d.addr), target)
+            }
+            Which::Memory => {
                 let base = self.baseline.as_ref().expect("the baseline is running");
-                (format!("ws://{}/rooms/{room}/ws", base.addr), Target::Baseline(base.shared.room(&room), room.clone()))
+                (format!("ws://{}/rooms/{room}/ws", base.addr), Target::Memory(base.shared.room(&room), room.clone()))
             }
         };
         let received: Arc<Vec<AtomicU64>> = Arc::new((0..subs).map(|_| AtomicU64::new(0)).collect());
@@ -175,7 +192,8 @@ impl Bench {
         let pace = Pace { events, mode };
         let publisher = match target {
             Target::Ensemble(handle) => self.srv.spawn(publish_ensemble(handle, pace)),
-            Target::Baseline(room, id) => self.srv.spawn(publish_baseline(room, id, pace)),
+            Target::Durable(queue, room, id) => self.srv.spawn(publish_durable(queue, room, id, pace)),
+            Target::Memory(room, id) => self.srv.spawn(publish_baseline(room, id, pace)),
         };
         let results = match tokio::time::timeout(SCENARIO_TIMEOUT, futures::future::join_all(clients)).await {
             Ok(results) => results,
