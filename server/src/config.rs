@@ -86,9 +86,15 @@ pub struct ServeArgs {
     #[arg(long, env = "ENSEMBLE_RETENTION_SECS", default_value_t = 0)]
     pub retention_secs: u64,
 
-    /// Longest the store writer waits to group more work into one commit.
+    /// Longest the store writer waits to group more work into one commit, when work is piling up
+    /// (an operation with nothing queued behind it commits at once).
     #[arg(long, env = "ENSEMBLE_COMMIT_LINGER_MS", default_value_t = 2)]
     pub commit_linger_ms: u64,
+
+    /// Linger before every commit, also when nothing is queued: fewer commits (less CPU) at
+    /// moderate event rates, for a few ms more latency on every event.
+    #[arg(long, env = "ENSEMBLE_COMMIT_LINGER_WHEN_IDLE", value_parser = clap::builder::BoolishValueParser::new())]
+    pub commit_linger_when_idle: bool,
 
     /// Most events in one commit.
     #[arg(long, env = "ENSEMBLE_COMMIT_MAX_BATCH", default_value_t = 512)]

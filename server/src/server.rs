@@ -29,6 +29,7 @@ pub const DB_FILE: &str = "ensemble.sqlite3";
 pub fn store_config(args: &ServeArgs) -> StoreConfig {
     let mut cfg = StoreConfig::new(args.data_dir().join(DB_FILE));
     cfg.linger = Duration::from_millis(args.commit_linger_ms);
+    cfg.linger_when_idle = args.commit_linger_when_idle;
     cfg.max_batch = args.commit_max_batch.max(1);
     cfg.queue_capacity = args.store_queue.max(1);
     cfg.synchronous = match args.sqlite_sync {

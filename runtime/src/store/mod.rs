@@ -1,7 +1,8 @@
 //! The SQLite store: sessions, room event logs, provider state.
 //!
 //! All writes go through one writer thread that commits in groups: it takes whatever is queued (up
-//! to `max_batch` events, waiting at most `linger` for more), runs every operation isolated by a
+//! to `max_batch` events, waiting at most `linger` for more when work is piling up — an operation
+//! with nothing queued behind it commits at once), runs every operation isolated by a
 //! savepoint inside one transaction (consecutive appends share one and are replayed one savepoint
 //! each if any fails), commits, and only then acknowledges the operations and hands
 //! the committed events to the [`CommitListener`] (the room bus) in `seq` order. So an event is

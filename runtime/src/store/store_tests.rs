@@ -92,6 +92,7 @@ async fn a_group_commits_many_events_in_few_transactions() {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = StoreConfig::new(dir.path().join("db.sqlite"));
     cfg.linger = Duration::from_millis(20);
+    cfg.linger_when_idle = true;
     let store = Store::open(cfg, Arc::new(Collect::default())).unwrap();
     let mut acks = Vec::new();
     for i in 0..200 {
@@ -125,6 +126,7 @@ async fn a_failed_append_rolls_back_only_itself_within_a_group() {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = StoreConfig::new(dir.path().join("db.sqlite"));
     cfg.linger = Duration::from_millis(200);
+    cfg.linger_when_idle = true;
     let store = Store::open(cfg, Arc::new(Collect::default())).unwrap();
     let append = |n: usize| {
         let (ack, rx) = oneshot::channel();
@@ -229,6 +231,7 @@ async fn a_failed_append_inside_a_run_of_appends_rolls_back_only_itself() {
     let path = dir.path().join("db.sqlite");
     let mut cfg = StoreConfig::new(&path);
     cfg.linger = Duration::from_millis(200);
+    cfg.linger_when_idle = true;
     let listener = Arc::new(Collect::default());
     let store = Store::open(cfg, listener.clone()).unwrap();
     let append = |room: &str, n: usize, session: Option<&str>| {
@@ -291,4 +294,28 @@ async fn a_failed_append_inside_a_run_of_appends_rolls_back_only_itself() {
     assert_eq!(append_n(&store, "b", 1).await, 3);
     let page = store.events_after("bad", 0, 10).await.unwrap();
     assert_eq!(page.events.iter().map(|e| e.0).collect::<Vec<_>>(), vec![1, 2], "its own row and the stray one");
+}
+
+#[tokio::test]
+async fn a_lone_operation_after_an_idle_spell_does_not_wait_for_the_linger() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = StoreConfig::new(dir.path().join("db.sqlite"));
+    // Were the lone appends to linger, each ack would take a minute.
+    cfg.linger = Duration::from_secs(60);
+    let store = Store::open(cfg, Arc::new(Collect::default())).unwrap();
+    for i in 0..3 {
+        let (ack, rx) = oneshot::channel();
+        store
+            .send(WriteOp::Append(AppendBatch {
+                room_id: "r".into(),
+                events: vec![ev("r", i)],
+                records: vec![],
+                ack: Some(ack),
+            }))
+            .await
+            .unwrap();
+        let seq =
+            tokio::time::timeout(Duration::from_secs(10), rx).await.expect("acked without lingering").unwrap().unwrap();
+        assert_eq!(seq, i as u64 + 1);
+    }
 }

@@ -49,6 +49,10 @@ pub struct StoreConfig {
     pub max_batch: usize,
     /// Longest the writer waits for more work before committing a group.
     pub linger: Duration,
+    /// Linger also for an operation that finds nothing queued behind it. Off by default: a lone
+    /// submit or the first delta of a reply commits at once, and the linger only batches work that
+    /// is piling up (on: every commit waits, fewer commits at moderate rates, more latency).
+    pub linger_when_idle: bool,
     /// Write operations that may wait for the writer before publishers are held back.
     pub queue_capacity: usize,
     pub retention: Retention,
@@ -63,6 +67,7 @@ impl StoreConfig {
             path: path.into(),
             max_batch: 512,
             linger: Duration::from_millis(2),
+            linger_when_idle: false,
             queue_capacity: 4096,
             retention: Retention::default(),
             synchronous: Synchronous::Normal,

@@ -72,11 +72,18 @@ impl Writer {
                 let mut batch = vec![first];
                 let mut stop = false;
                 let mut events = batch_events(&batch);
-                let deadline = tokio::time::Instant::now() + self.config.linger;
+                // Linger only under load: when more work was already queued behind this operation
+                // (it piled up during the last commit), waiting `linger` for more keeps commits
+                // few. A lone operation (a user's submit, the first or last event of a reply, a
+                // steady trickle) commits at once, with whatever queued up meanwhile. Judged by
+                // the queue, not by the last group's size, which lingering itself would inflate.
+                let burst = !rx.is_empty() || self.config.linger_when_idle;
+                let linger = if burst { self.config.linger } else { Duration::ZERO };
+                let deadline = tokio::time::Instant::now() + linger;
                 while events < self.config.max_batch {
                     let next = match rx.try_recv() {
                         Ok(op) => Some(op),
-                        Err(mpsc::error::TryRecvError::Empty) if !self.config.linger.is_zero() => {
+                        Err(mpsc::error::TryRecvError::Empty) if !linger.is_zero() => {
                             tokio::time::timeout_at(deadline, rx.recv()).await.ok().flatten()
                         }
                         Err(_) => None,
