@@ -2,7 +2,7 @@
 //! plain SQLite group-commit writer in front of the broadcast, as `fanout-baseline.md` describes.
 //!
 //! The publisher serialises each event once into its frame and queues it; a writer thread
-//! (`dur-writer`) takes what is queued (up to 512 events, lingering at most 2 ms for more, as
+//! (`dur-writer`) takes what is queued (up to 512 events, lingering at most 2 ms for more when work is queued, as
 //! Ensemble's defaults), inserts each into one table in one transaction (rusqlite bundled, WAL,
 //! `synchronous=NORMAL`, the statement prepared once), commits, and only then broadcasts the frames.
 //! The table is the one Ensemble's log started with (`(room_id, seq)` primary key, WITHOUT ROWID).
@@ -92,7 +92,9 @@ fn writer(mut conn: Connection, mut rx: mpsc::Receiver<Pending>, commits: &Atomi
         let mut batch = Vec::with_capacity(MAX_BATCH);
         while let Some(first) = rx.recv().await {
             batch.push(first);
-            let deadline = tokio::time::Instant::now() + LINGER;
+            // As Ensemble's writer: linger only when more work is already queued.
+            let linger = if rx.is_empty() { Duration::ZERO } else { LINGER };
+            let deadline = tokio::time::Instant::now() + linger;
             while batch.len() < MAX_BATCH {
                 let next = match rx.try_recv() {
                     Ok(p) => Some(p),

@@ -113,6 +113,8 @@ fn writer(mut conn: Connection, mut rx: mpsc::Receiver<Row>, linger: Duration) {
         let mut batch = Vec::with_capacity(MAX_BATCH);
         while let Some(first) = rx.recv().await {
             batch.push(first);
+            // As Ensemble's writer: linger only when more work is already queued.
+            let linger = if rx.is_empty() { Duration::ZERO } else { linger };
             let deadline = tokio::time::Instant::now() + linger;
             while batch.len() < MAX_BATCH {
                 let next = match rx.try_recv() {
