@@ -480,6 +480,9 @@ pub struct ProviderInfo {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unavailable_reason: Option<String>,
     pub capabilities: ProviderCapabilities,
+    /// The provider of sessions started without one (`--default-provider`).
+    #[serde(default)]
+    pub default: bool,
     /// What the agent said about itself when it last started (ACP agents).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<AgentInfo>,

@@ -243,7 +243,8 @@ function SessionList({ app, onPick }: { app: App; onPick: () => void }) {
 
 function NewSession({ app, onDone }: { app: App; onDone: () => void }) {
   const providers = app.providers;
-  const firstAvailable = providers.find((p) => p.available)?.id ?? "";
+  // The server's default provider first (what a session without one gets), else the first usable.
+  const firstAvailable = (providers.find((p) => p.default && p.available) ?? providers.find((p) => p.available))?.id ?? "";
   const [provider, setProvider] = useState(firstAvailable);
   const [sessionId, setSessionId] = useState("");
   const [title, setTitle] = useState("");

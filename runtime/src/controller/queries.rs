@@ -28,6 +28,7 @@ impl Controller {
                     available: d.available,
                     unavailable_reason: d.unavailable_reason,
                     capabilities,
+                    default: a.id() == self.inner.config.default_provider,
                     agent: d.agent,
                 }
             })

@@ -144,6 +144,16 @@ async fn a_turn_streams_text_tools_diffs_plans_and_usage() {
     assert_eq!(p["capabilities"]["sideConversations"], false, "{p}");
     assert_eq!(p["capabilities"]["resume"], false, "no session/load: {p}");
     assert_eq!(p["agent"]["protocolVersion"], 1, "{p}");
+    assert_eq!(p["default"], false, "{p}");
+    let (_, list) = s.get("/v1/providers").await;
+    let defaults: Vec<&str> = list["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["default"] == true)
+        .map(|p| p["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(defaults, ["scripted"], "exactly the server's default provider is marked");
     let mut ws = s.ws("r", None).await;
     ws.hello().await;
     let session = start(&s, &a, "a1").await;

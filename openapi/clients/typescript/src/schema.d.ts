@@ -1064,6 +1064,8 @@ export interface components {
             agent?: components["schemas"]["AgentInfo"] | null;
             available: boolean;
             capabilities: components["schemas"]["ProviderCapabilities"];
+            /** @description The provider of sessions started without one (`--default-provider`). */
+            default?: boolean;
             displayName: string;
             id: string;
             unavailableReason?: string | null;

@@ -32,6 +32,7 @@ class ProviderInfo:
             display_name (str):
             id (str):
             agent (AgentInfo | None | Unset):
+            default (bool | Unset): The provider of sessions started without one (`--default-provider`).
             unavailable_reason (None | str | Unset):
      """
 
@@ -40,6 +41,7 @@ class ProviderInfo:
     display_name: str
     id: str
     agent: AgentInfo | None | Unset = UNSET
+    default: bool | Unset = UNSET
     unavailable_reason: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -66,6 +68,8 @@ class ProviderInfo:
         else:
             agent = self.agent
 
+        default = self.default
+
         unavailable_reason: None | str | Unset
         if isinstance(self.unavailable_reason, Unset):
             unavailable_reason = UNSET
@@ -83,6 +87,8 @@ class ProviderInfo:
         })
         if agent is not UNSET:
             field_dict["agent"] = agent
+        if default is not UNSET:
+            field_dict["default"] = default
         if unavailable_reason is not UNSET:
             field_dict["unavailableReason"] = unavailable_reason
 
@@ -126,6 +132,8 @@ class ProviderInfo:
         agent = _parse_agent(d.pop("agent", UNSET))
 
 
+        default = d.pop("default", UNSET)
+
         def _parse_unavailable_reason(data: object) -> None | str | Unset:
             if data is None:
                 return data
@@ -142,6 +150,7 @@ class ProviderInfo:
             display_name=display_name,
             id=id,
             agent=agent,
+            default=default,
             unavailable_reason=unavailable_reason,
         )
 
