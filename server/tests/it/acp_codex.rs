@@ -76,22 +76,12 @@ impl CodexAcp {
     }
 
     async fn none_left(&self) {
-        let deadline = tokio::time::Instant::now() + WAIT;
-        loop {
-            let left = self.processes();
-            if left.is_empty() {
-                return;
-            }
-            assert!(tokio::time::Instant::now() < deadline, "codex-acp processes left behind: {left:?}");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        no_process_left(&format!("ACP_TEST_MARKER={}", self.marker)).await;
     }
 
     async fn server_in(&self, data: &Path) -> Server {
         let providers = self.providers();
-        let s = Server::start_in(data, &["--providers", &providers]).await;
-        crate::acp::wait_available(&s, "codex-acp").await;
-        s
+        Server::start_in(data, &["--providers", &providers]).await
     }
 
     async fn start(&self, s: &Server, id: &str) -> Value {
@@ -126,12 +116,12 @@ async fn a_streamed_turn_and_a_model_switch_for_the_next_turn() {
     let c = CodexAcp::new().await;
     let data = tempfile::tempdir().unwrap();
     let s = c.server_in(data.path()).await;
-    let p = crate::acp::wait_available(&s, "codex-acp").await;
-    assert!(p["agent"]["name"].as_str().is_some_and(|n| n.to_lowercase().contains("codex")), "{p}");
     let mut ws = s.ws("r", None).await;
     ws.hello().await;
     let session = c.start(&s, "c1").await;
     assert_eq!(session["status"], "ready", "{session}");
+    let p = crate::acp::provider(&s, "codex-acp").await;
+    assert!(p["agent"]["name"].as_str().is_some_and(|n| n.to_lowercase().contains("codex")), "{p}");
     let options = session["configOptions"].as_array().cloned().unwrap_or_default();
     let model = options.iter().find(|o| o["category"] == "model").cloned().unwrap_or_else(|| panic!("{session}"));
 
@@ -240,7 +230,6 @@ async fn no_codex_acp_outlives_close_release_or_the_server_and_a_restart_resumes
     let c = CodexAcp::new().await;
     let data = tempfile::tempdir().unwrap();
     let s = c.server_in(data.path()).await;
-    c.none_left().await;
     c.start(&s, "k1").await;
     assert!(!c.processes().is_empty());
     let (status, _) = s.delete("/v1/rooms/r/sessions/k1").await;
@@ -262,16 +251,16 @@ async fn no_codex_acp_outlives_close_release_or_the_server_and_a_restart_resumes
     c.none_left().await;
 
     let s = c.server_in(data.path()).await;
-    let p = crate::acp::wait_available(&s, "codex-acp").await;
     let (_, k3) = s.get("/v1/rooms/r/sessions/k3").await;
     assert_eq!(k3["status"], "disconnected", "{k3}");
     // codex-acp 0.16 offers session/load: the session comes back with its history.
-    assert_eq!(p["agent"]["loadSession"], true, "{p}");
     assert_eq!(k3["resumable"], true, "{k3}");
     let mut ws = s.ws("r", Some(head)).await;
     ws.hello().await;
     let (status, body) = s.post_empty("/v1/rooms/r/sessions/k3/resume").await;
     assert!(status.is_success(), "{status} {body}\n{}", s.log());
+    let p = crate::acp::provider(&s, "codex-acp").await;
+    assert_eq!(p["agent"]["loadSession"], true, "{p}");
     c.mock.push(Reply::text("resumed"));
     s.turn("r", "k3", "second").await;
     let events = ws.until(is_terminal).await;

@@ -473,13 +473,19 @@ pub fn processes_with_env(kv: &str) -> Vec<i32> {
 
 /// Waits until no codex process of `home` is left.
 pub async fn no_codex_left(home: &Path) {
+    no_process_left(&format!("CODEX_HOME={}", home.display())).await;
+}
+
+/// Waits until no process with `kv` in its environment is left. A process's end has no event a
+/// test can wait on, so /proc is read until the deadline.
+pub async fn no_process_left(kv: &str) {
     let deadline = tokio::time::Instant::now() + WAIT;
     loop {
-        let left = codex_processes(home);
+        let left = processes_with_env(kv);
         if left.is_empty() {
             return;
         }
-        assert!(tokio::time::Instant::now() < deadline, "codex processes left behind: {left:?}");
+        assert!(tokio::time::Instant::now() < deadline, "processes with {kv} left behind: {left:?}");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
