@@ -107,7 +107,7 @@ impl Controller {
                 return Err(ControllerError::SessionExists(session_id));
             }
             self.check_capacity(&st, &req.room_id, NewProcess::Yes)?;
-            st.sessions.insert(
+            st.insert(
                 key.clone(),
                 Entry::new(
                     SessionRecord::new(session.clone(), Phase::Starting),
@@ -121,7 +121,7 @@ impl Controller {
             Ok(o) => o,
             Err(e) => {
                 // No residue: the reservation goes, nothing was persisted or published.
-                self.state().sessions.remove(&key);
+                self.state().remove(&key);
                 return Err(e.into());
             }
         };
@@ -144,7 +144,7 @@ impl Controller {
         let published = match published {
             Ok(p) => p,
             Err(e) => {
-                self.state().sessions.remove(&key);
+                self.state().remove(&key);
                 let _ = adapter.close(&session).await;
                 return Err(e);
             }
@@ -198,7 +198,9 @@ impl Controller {
             e.rec.transition(Phase::Starting, now).map_err(|err| ControllerError::InvalidInput(err.to_string()))?;
             e.generation = generation;
             e.buffer = Some(Vec::new());
-            (e.rec.session.clone(), previous)
+            let out = (e.rec.session.clone(), previous);
+            st.recount(key);
+            out
         };
         match adapter.resume(&session, self.handle(key, generation)).await {
             Ok(outcome) => {
@@ -491,7 +493,7 @@ impl Controller {
                     }
                 }
             }
-            self.state().sessions.insert(key, entry);
+            self.state().insert(key, entry);
         }
         for key in keys {
             let published = self

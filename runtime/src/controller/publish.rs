@@ -17,7 +17,7 @@ use crate::bus::{Frame, RoomHub};
 use crate::clock::Clock;
 use crate::event::NewEvent;
 use crate::locks::{LifecycleGuard, LockTable};
-use crate::model::{Scope, Session, SessionKey};
+use crate::model::{Session, SessionKey};
 use crate::session::Phase;
 use crate::store::{AppendBatch, Store, WriteOp};
 
@@ -125,17 +125,15 @@ impl Controller {
 
     /// Canonical sessions that are live or starting (each holds a provider process or task).
     pub(super) fn live_count(st: &State) -> usize {
-        st.sessions
-            .values()
-            .filter(|e| e.rec.session.scope == Scope::Canonical && matches!(e.rec.phase, Phase::Live | Phase::Starting))
-            .count()
+        st.counts().live
     }
 
     /// The session limits, checked in the same critical section that adds a session.
     pub(super) fn check_capacity(&self, st: &State, room: &str, process: NewProcess) -> Result<()> {
         let c = &self.inner.config;
-        let open = st.sessions.values().filter(|e| e.rec.phase != Phase::Completed);
-        let (total, in_room) = open.fold((0, 0), |(t, r), e| (t + 1, r + usize::from(e.rec.session.room_id == room)));
+        let counts = st.counts();
+        let total = counts.open;
+        let in_room = counts.open_by_room.get(room).copied().unwrap_or(0);
         if total >= c.max_sessions {
             return Err(ControllerError::TooManySessions(format!(
                 "the server holds {total} open sessions, the limit; close some first"
@@ -147,7 +145,7 @@ impl Controller {
             )));
         }
         if process == NewProcess::Yes {
-            let n = Self::live_count(st);
+            let n = counts.live;
             if n >= c.max_live_sessions {
                 return Err(ControllerError::AtCapacity(format!(
                     "{n} sessions are live, the limit; release or close one, or retry later"
@@ -195,8 +193,12 @@ impl Controller {
         let entry = st.sessions.get_mut(key).ok_or_else(|| ControllerError::SessionNotFound(key.session_id.clone()))?;
         let max_event_bytes = self.inner.config.max_event_bytes;
         let mut batch = Batch { entry, now, events: Vec::new(), persist: persist == Persist::Always, max_event_bytes };
-        f(&mut batch)?;
-        let Batch { entry, events, persist, .. } = batch;
+        let folded = f(&mut batch);
+        let Batch { events, persist, .. } = batch;
+        // `f` may have moved the phase, whether or not it then failed.
+        st.recount(key);
+        folded?;
+        let entry = st.sessions.get_mut(key).ok_or_else(|| ControllerError::SessionNotFound(key.session_id.clone()))?;
         if !events.is_empty() {
             entry.last_active_ms = now;
         }

@@ -121,7 +121,7 @@ impl Controller {
             let mut st = self.state();
             // A side shares its source's process, so only the session counts apply.
             self.check_capacity(&st, room, NewProcess::No)?;
-            st.sessions.insert(
+            st.insert(
                 side_key.clone(),
                 Entry::new(
                     SessionRecord::new(side.clone(), Phase::Live),
@@ -202,7 +202,7 @@ impl Controller {
     pub(super) fn forget(&self, key: &SessionKey) {
         let mut st = self.state();
         if st.sessions.get(key).is_some_and(|e| !e.announced) {
-            st.sessions.remove(key);
+            st.remove(key);
         }
     }
 

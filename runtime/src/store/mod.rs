@@ -11,6 +11,7 @@
 //! Room `seq`s are assigned by the writer inside that transaction, from a head kept per room in the
 //! `rooms` table, so they continue across restarts and never repeat, even when old events are pruned.
 
+mod checkpoint;
 mod ledger;
 mod schema;
 mod types;
@@ -56,9 +57,10 @@ impl Store {
         let cfg = config;
         let stats = Arc::new(StoreStats::default());
         let writer_stats = stats.clone();
+        let checkpointer = checkpoint::Checkpointer::start(cfg.path.clone())?;
         let handle = std::thread::Builder::new()
             .name("ensemble-store-writer".into())
-            .spawn(move || Writer::new(conn, cfg, listener, writer_stats).run(rx))?;
+            .spawn(move || Writer::new(conn, checkpointer, cfg, listener, writer_stats).run(rx))?;
         Ok(Self { tx, readers, writer: Arc::new(Mutex::new(Some(handle))), stats })
     }
 

@@ -31,6 +31,10 @@ pub(super) fn open_write_connection(path: &Path, sync: Synchronous) -> Result<Co
         },
     )?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
+    // Checkpoints run on their own thread (see `checkpoint`), not inside the writer's commits.
+    conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+    // Savepoints' statement journals in memory, not spilled to temporary files.
+    conn.pragma_update(None, "temp_store", "MEMORY")?;
     Ok(conn)
 }
 

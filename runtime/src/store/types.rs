@@ -66,7 +66,7 @@ impl StoreConfig {
         Self {
             path: path.into(),
             max_batch: 512,
-            linger: Duration::from_millis(2),
+            linger: Duration::ZERO,
             linger_when_idle: false,
             queue_capacity: 4096,
             retention: Retention::default(),

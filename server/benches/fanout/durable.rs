@@ -28,10 +28,15 @@ use crate::baseline::{BaseRoom, Baseline, base_ws};
 use crate::measure::now_ns;
 use crate::publish::{ITEM, Pace, SESSION, stamp_text};
 
-/// As Ensemble's defaults (`--commit-max-batch`, `--commit-linger-ms`, `--store-queue`).
+/// As Ensemble's defaults (`--commit-max-batch`, `--store-queue`).
 const MAX_BATCH: usize = 512;
-const LINGER: Duration = Duration::from_millis(2);
 const QUEUE: usize = 4096;
+
+/// As Ensemble's `--commit-linger-ms`: `ENSEMBLE_COMMIT_LINGER_MS` if set (it reaches the spawned
+/// server too), else Ensemble's default, 0.
+fn linger() -> Duration {
+    Duration::from_millis(std::env::var("ENSEMBLE_COMMIT_LINGER_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(0))
+}
 
 /// One event on its way to the log: its room, seq and frame (`{"type":"event","event":…}`).
 pub struct Pending {
@@ -93,7 +98,7 @@ fn writer(mut conn: Connection, mut rx: mpsc::Receiver<Pending>, commits: &Atomi
         while let Some(first) = rx.recv().await {
             batch.push(first);
             // As Ensemble's writer: linger only when more work is already queued.
-            let linger = if rx.is_empty() { Duration::ZERO } else { LINGER };
+            let linger = if rx.is_empty() { Duration::ZERO } else { linger() };
             let deadline = tokio::time::Instant::now() + linger;
             while batch.len() < MAX_BATCH {
                 let next = match rx.try_recv() {

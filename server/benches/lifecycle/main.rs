@@ -20,16 +20,16 @@
 //! Every answer is checked (201 / 202). Rate = requests / wall time of the phase; medians of
 //! `--runs` runs; sides alternate which goes first.
 //!
-//! With `--linger0 1` (the default) a third side runs Ensemble with `--commit-linger-ms 0`, to show
-//! what the linger costs requests that commit alone.
+//! With `--alt-linger MS` (default 2; 0: off) a third side runs Ensemble with `--commit-linger-ms MS`,
+//! to show what lingering for company costs requests that wait for their own commit.
 //!
 //! Options (also as `LIFECYCLE_*` environment variables):
 //!   --clients 1,32   client counts
 //!   --ops1 N         requests per phase with 1 client (default 600)
 //!   --ops N          requests per phase with more clients (default 8000)
 //!   --runs K         runs per client count (default 3)
-//!   --linger0 0|1    also run Ensemble with `--commit-linger-ms 0` (default 1)
-//! The linger of both sides is `ENSEMBLE_COMMIT_LINGER_MS` (default 2, Ensemble's default).
+//!   --alt-linger MS  also run Ensemble with `--commit-linger-ms MS` (default 2; 0: no third side)
+//! The linger of both main sides is `ENSEMBLE_COMMIT_LINGER_MS` (default 0, Ensemble's default).
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "a benchmark fails loudly")]
 
 mod baseline;
@@ -47,7 +47,7 @@ use crate::common::{Server, arg, median, prepare};
 enum Side {
     Ensemble,
     Baseline,
-    EnsembleLinger0,
+    EnsembleAltLinger,
 }
 
 /// One run of one side: (starts/s, submits/s).
@@ -92,7 +92,13 @@ async fn drive(http: &reqwest::Client, base: &str, clients: usize, ops: usize) -
     (starts, turns)
 }
 
-async fn run_side(side: Side, base_rt: &tokio::runtime::Runtime, linger_ms: u64, clients: usize, ops: usize) -> Rates {
+async fn run_side(
+    side: Side,
+    base_rt: &tokio::runtime::Runtime,
+    (linger_ms, alt_ms): (u64, u64),
+    clients: usize,
+    ops: usize,
+) -> Rates {
     match side {
         Side::Baseline => {
             let b = base_rt.spawn(baseline::start(Duration::from_millis(linger_ms))).await.unwrap();
@@ -100,10 +106,10 @@ async fn run_side(side: Side, base_rt: &tokio::runtime::Runtime, linger_ms: u64,
             drop(b);
             rates
         }
-        Side::Ensemble | Side::EnsembleLinger0 => {
+        Side::Ensemble | Side::EnsembleAltLinger => {
             let dir = tempfile::Builder::new().prefix("ensemble-bench-life-").tempdir_in("/var/tmp").unwrap();
             prepare(dir.path());
-            let linger = if side == Side::Ensemble { linger_ms } else { 0 };
+            let linger = if side == Side::Ensemble { linger_ms } else { alt_ms };
             let big = (ops * 2).to_string();
             let flags: Vec<String> = [
                 "--scripted-chunk-delay-ms",
@@ -143,8 +149,9 @@ async fn main() {
     let ops1: usize = arg("--ops1", "LIFECYCLE_OPS1", "600").parse().unwrap();
     let ops: usize = arg("--ops", "LIFECYCLE_OPS", "8000").parse().unwrap();
     let runs: usize = arg("--runs", "LIFECYCLE_RUNS", "3").parse::<usize>().unwrap().max(1);
-    let linger0 = arg("--linger0", "LIFECYCLE_LINGER0", "1") != "0";
-    let linger_ms: u64 = std::env::var("ENSEMBLE_COMMIT_LINGER_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(2);
+    let alt_ms: u64 = arg("--alt-linger", "LIFECYCLE_ALT_LINGER", "2").parse().unwrap();
+    let alt = alt_ms > 0;
+    let linger_ms: u64 = std::env::var("ENSEMBLE_COMMIT_LINGER_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(0);
     let n = AtomicUsize::new(0);
     let base_rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -153,8 +160,8 @@ async fn main() {
         .build()
         .unwrap();
     let mut sides = vec![Side::Ensemble, Side::Baseline];
-    if linger0 {
-        sides.push(Side::EnsembleLinger0);
+    if alt {
+        sides.push(Side::EnsembleAltLinger);
     }
     let started = Instant::now();
     // results[client count][side] = per-run rates
@@ -166,11 +173,11 @@ async fn main() {
             let order: Vec<usize> =
                 if run % 2 == 0 { (0..sides.len()).collect() } else { (0..sides.len()).rev().collect() };
             for i in order {
-                let r = run_side(sides[i], &base_rt, linger_ms, c, ops).await;
+                let r = run_side(sides[i], &base_rt, (linger_ms, alt_ms), c, ops).await;
                 eprintln!(
                     "lifecycle: {c} client(s), run {}, {}: {:.0} starts/s, {:.0} submits/s",
                     run + 1,
-                    ["Ensemble", "baseline", "Ensemble linger 0"][sides[i] as usize],
+                    ["Ensemble", "baseline", "Ensemble, alternative linger"][sides[i] as usize],
                     r.0,
                     r.1
                 );
@@ -190,8 +197,8 @@ async fn main() {
     );
     let mut head = "| clients | operation | Ensemble ops/s | baseline ops/s | Ensemble / baseline |".to_owned();
     let mut rule = "| --: | --- | --: | --: | --: |".to_owned();
-    if linger0 {
-        head.push_str(" Ensemble, linger 0 ms | linger 0 / baseline |");
+    if alt {
+        head.push_str(&format!(" Ensemble, linger {alt_ms} ms | linger {alt_ms} ms / baseline |"));
         rule.push_str(" --: | --: |");
     }
     println!("{head}\n{rule}");
@@ -201,7 +208,7 @@ async fn main() {
             let m = |s: usize| median(results[ci][s].iter().map(|r| if op == 0 { r.0 } else { r.1 }).collect());
             let (e, b) = (m(0), m(1));
             let mut line = format!("| {c} | {name} | {} | {} | {:.2}x |", k(e), k(b), e / b);
-            if linger0 {
+            if alt {
                 let z = m(2);
                 line.push_str(&format!(" {} | {:.2}x |", k(z), z / b));
             }
