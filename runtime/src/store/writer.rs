@@ -115,6 +115,11 @@ impl Writer {
                 }
             }
         });
+        // Leave the WAL empty: the next start then has nothing to replay (with checkpoints off
+        // this connection, a WAL of a busy run would otherwise be read back at every start).
+        if let Err(e) = self.conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(())) {
+            tracing::warn!(error = %e, "final wal checkpoint failed");
+        }
         tracing::debug!("store writer stopped");
     }
 
