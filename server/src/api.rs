@@ -226,8 +226,12 @@ pub struct GoalOperationQuery {
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Health {
-    /// `ok`, or `draining` while shutting down.
+    /// `ok`; `/readyz` also says `draining` while shutting down and `database_unavailable` while
+    /// the store's database does not answer.
     pub status: String,
+    /// `/readyz` only: the store's engine, `sqlite` or `postgres`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub database: Option<String>,
 }
 
 /// Frames the server sends on a room WebSocket.

@@ -106,6 +106,12 @@ pub struct ServeArgs {
     #[arg(long, env = "ENSEMBLE_STORE_QUEUE", default_value_t = 4096)]
     pub store_queue: usize,
 
+    /// `postgres://user:password@host:port/db`: keep sessions, room logs, goals and provider state in
+    /// PostgreSQL instead of the SQLite file in the data dir (migrations are applied at start).
+    /// Several hosts may share one database. The URL may carry credentials: it is never logged.
+    #[arg(long, env = "ENSEMBLE_DATABASE_URL", value_parser = parse_database_url, hide_env_values = true)]
+    pub database_url: Option<String>,
+
     /// SQLite durability: `normal` survives a killed process, `full` also a power loss.
     #[arg(long, env = "ENSEMBLE_SQLITE_SYNC", value_enum, default_value_t = SqliteSync::Normal)]
     pub sqlite_sync: SqliteSync,
@@ -315,5 +321,14 @@ mod tests {
         assert!(matches!(cli.command, Some(Command::Serve(_))));
         assert!(Cli::try_parse_from(["ensemble", "openapi"]).is_ok());
         assert!(Cli::try_parse_from(["ensemble", "--log-format", "xml"]).is_err());
+    }
+}
+
+/// Only PostgreSQL URLs: anything else is refused at start with a clear message.
+fn parse_database_url(v: &str) -> Result<String, String> {
+    if v.starts_with("postgres://") || v.starts_with("postgresql://") {
+        Ok(v.to_owned())
+    } else {
+        Err("expected a postgres:// (or postgresql://) URL; leave it unset for the embedded SQLite store".into())
     }
 }

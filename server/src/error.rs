@@ -12,6 +12,7 @@ use axum::response::{IntoResponse, Response};
 use ensemble_runtime::adapter::AdapterError;
 use ensemble_runtime::controller::ControllerError;
 use ensemble_runtime::limits::FieldError;
+use ensemble_runtime::store::StoreError;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -132,6 +133,10 @@ impl From<ControllerError> for ApiError {
             }
             C::AtCapacity(_) => {
                 return ApiError::new(StatusCode::SERVICE_UNAVAILABLE, code, e.to_string()).retry_after(5);
+            }
+            // The database is down or restarting: nothing was acknowledged, retry shortly.
+            C::Store(StoreError::Unavailable(_)) => {
+                return ApiError::new(StatusCode::SERVICE_UNAVAILABLE, code, e.to_string()).retry_after(2);
             }
             C::Store(err) => return ApiError::internal("store failure", err),
             C::Provider(a) => return provider_error(a),

@@ -28,6 +28,7 @@ pub const DB_FILE: &str = "ensemble.sqlite3";
 /// The store's configuration, from the server's.
 pub fn store_config(args: &ServeArgs) -> StoreConfig {
     let mut cfg = StoreConfig::new(args.data_dir().join(DB_FILE));
+    cfg.database_url = args.database_url.clone();
     cfg.linger = Duration::from_millis(args.commit_linger_ms);
     cfg.linger_when_idle = args.commit_linger_when_idle;
     cfg.max_batch = args.commit_max_batch.max(1);
@@ -66,7 +67,9 @@ pub async fn build_controller(args: &ServeArgs) -> anyhow::Result<Controller> {
     std::fs::create_dir_all(&data_dir).with_context(|| format!("creating the data dir {}", data_dir.display()))?;
     let hub = RoomHub::new(args.ws_queue);
     let cfg = store_config(args);
-    let store = Store::open(cfg, hub.clone()).context("opening the store")?;
+    let engine = if cfg.database_url.is_some() { "postgres" } else { "sqlite" };
+    let store = Store::connect(cfg, hub.clone()).await.with_context(|| format!("opening the store ({engine})"))?;
+    tracing::info!(engine, "store open");
     let adapters = args.providers.build(data_dir).await?;
     if !adapters.iter().any(|a| a.id() == args.default_provider) {
         let ids: Vec<&str> = adapters.iter().map(|a| a.id()).collect();

@@ -106,6 +106,7 @@ impl ControllerError {
             Self::Unsupported(_) => "unsupported",
             Self::LockTimeout(_) => "lock_timeout",
             Self::Provider(e) => e.code(),
+            Self::Store(StoreError::Unavailable(_)) => "store_unavailable",
             Self::Store(_) => "store_error",
             Self::ShuttingDown => "shutting_down",
             Self::TooManySessions(_) => "too_many_sessions",

@@ -149,7 +149,13 @@ impl Controller {
                 return Err(e);
             }
         };
-        published.durable().await?;
+        if let Err(e) = published.durable().await {
+            // Not durable (the database is down): the start did not happen. Nothing of it stays,
+            // so the same id can be started again once the store is back.
+            self.state().remove(&key);
+            let _ = adapter.close(&session).await;
+            return Err(e);
+        }
         self.snapshot(&key)
     }
 

@@ -111,6 +111,11 @@ impl Controller {
             .collect())
     }
 
+    /// The store's engine (`sqlite`, `postgres`) if its database answers.
+    pub async fn store_ready(&self) -> std::result::Result<&'static str, crate::store::StoreError> {
+        self.inner.store.ping().await.map(|()| self.inner.store.engine_name())
+    }
+
     pub async fn events(&self, room_id: &str, after: u64, limit: usize) -> Result<EventPage> {
         Ok(self.inner.store.events_after(room_id, after, limit).await?)
     }

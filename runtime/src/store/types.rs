@@ -4,17 +4,32 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use bytes::Bytes;
-use rusqlite::Connection;
 use serde_json::value::RawValue;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::event::NewEvent;
+use crate::goal::{Binding, GoalIdentity};
 use crate::session::SessionRecord;
+
+/// Where a goal generation is bound: the session (and its incarnation) and the provider's thread.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LedgerKey {
+    pub room_id: String,
+    pub session_id: String,
+    pub session_created_at_ms: i64,
+    pub provider_session_id: String,
+    pub fingerprint: String,
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("sqlite: {0}")]
     Sqlite(#[from] rusqlite::Error),
+    #[error("postgres: {0}")]
+    Postgres(#[from] tokio_postgres::Error),
+    /// The database cannot be reached (PostgreSQL down or restarting): retry later.
+    #[error("the database is unavailable: {0}")]
+    Unavailable(String),
     #[error("json: {0}")]
     Json(#[from] serde_json::Error),
     #[error("the store is closed")]
@@ -44,7 +59,10 @@ pub enum Synchronous {
 
 #[derive(Clone, Debug)]
 pub struct StoreConfig {
+    /// The SQLite database file (unused with `database_url`).
     pub path: PathBuf,
+    /// `postgres://…`: the PostgreSQL engine instead of SQLite.
+    pub database_url: Option<String>,
     /// Most events in one commit.
     pub max_batch: usize,
     /// Longest the writer waits for more work before committing a group.
@@ -65,6 +83,7 @@ impl StoreConfig {
     pub fn new(path: impl Into<PathBuf>) -> Self {
         Self {
             path: path.into(),
+            database_url: None,
             max_batch: 512,
             linger: Duration::ZERO,
             linger_when_idle: false,
@@ -73,6 +92,13 @@ impl StoreConfig {
             synchronous: Synchronous::Normal,
             readers: 4,
         }
+    }
+}
+
+impl StoreConfig {
+    /// The PostgreSQL engine at `url`, with the same defaults.
+    pub fn postgres(url: impl Into<String>) -> Self {
+        Self { database_url: Some(url.into()), ..Self::new("") }
     }
 }
 
@@ -90,36 +116,6 @@ pub trait CommitListener: Send + Sync {
     fn committed(&self, room_id: &str, events: &[CommittedEvent]);
 }
 
-/// A unit of work for the writer thread (`run` inside a savepoint, `finish` after the commit).
-pub trait Job: Send {
-    fn run(&mut self, conn: &Connection) -> Result<(), StoreError>;
-    fn finish(self: Box<Self>, result: Result<(), StoreError>);
-}
-
-pub(super) struct FnJob<T, F> {
-    pub(super) f: Option<F>,
-    pub(super) value: Option<T>,
-    pub(super) reply: Option<oneshot::Sender<Result<T, StoreError>>>,
-}
-
-impl<T: Send, F: FnOnce(&Connection) -> Result<T, StoreError> + Send> Job for FnJob<T, F> {
-    fn run(&mut self, conn: &Connection) -> Result<(), StoreError> {
-        let f = self.f.take().ok_or_else(|| StoreError::Other("job ran twice".into()))?;
-        self.value = Some(f(conn)?);
-        Ok(())
-    }
-    fn finish(mut self: Box<Self>, result: Result<(), StoreError>) {
-        let out = match (result, self.value.take()) {
-            (Ok(()), Some(v)) => Ok(v),
-            (Ok(()), None) => Err(StoreError::Other("job produced no value".into())),
-            (Err(e), _) => Err(e),
-        };
-        if let Some(reply) = self.reply.take() {
-            let _ = reply.send(out);
-        }
-    }
-}
-
 /// Events of one room to append, with the session records they change.
 pub struct AppendBatch {
     pub room_id: String,
@@ -129,14 +125,36 @@ pub struct AppendBatch {
     pub ack: Option<oneshot::Sender<Result<u64, StoreError>>>,
 }
 
+/// One operation for the writer. Each is isolated: if it fails, only its own writes are undone
+/// and only its own waiter hears of it.
 pub enum WriteOp {
     Append(AppendBatch),
-    Job(Box<dyn Job>),
     /// Removes a session record (failed start, nothing else to keep).
     DeleteSession {
         room_id: String,
         session_id: String,
     },
+    /// Sets one key of a session's provider-private state.
+    SetProviderState {
+        room_id: String,
+        session_id: String,
+        key: String,
+        value: String,
+        ack: oneshot::Sender<Result<(), StoreError>>,
+    },
+    /// Binds a goal generation (first bind wins; another identity makes it ambiguous for good);
+    /// answered with the binding as it is after the commit.
+    GoalBind {
+        key: LedgerKey,
+        identity: GoalIdentity,
+        ack: oneshot::Sender<Result<Binding, StoreError>>,
+    },
+    /// Answered once everything queued before it is committed.
+    Flush { ack: oneshot::Sender<Result<(), StoreError>> },
+    /// Runs SQL text inside the group, isolated like any operation. For tests (the conformance
+    /// suite plants rows both engines understand); nothing in the server sends it.
+    #[doc(hidden)]
+    Exec { sql: String, ack: oneshot::Sender<Result<(), StoreError>> },
     /// Commits what came before, then stops the writer.
     Shutdown,
 }

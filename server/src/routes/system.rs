@@ -56,17 +56,23 @@ pub async fn test_panic() -> StatusCode {
 /// Liveness.
 #[utoipa::path(get, path = "/healthz", tag = "system", security(()), responses((status = 200, description = "The server is up", body = Health)))]
 pub async fn healthz() -> Json<Health> {
-    Json(Health { status: "ok".into() })
+    Json(Health { status: "ok".into(), database: None })
 }
 
-/// Readiness: 503 while draining.
+/// Readiness: 503 while draining or while the database does not answer.
 #[utoipa::path(get, path = "/readyz", tag = "system", security(()),
-    responses((status = 200, description = "Ready", body = Health), (status = 503, description = "Draining: the server is shutting down", body = Health)))]
+    responses((status = 200, description = "Ready", body = Health),
+        (status = 503, description = "Draining (shutting down), or the database does not answer", body = Health)))]
 pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Health>) {
     if state.is_draining() {
-        (StatusCode::SERVICE_UNAVAILABLE, Json(Health { status: "draining".into() }))
-    } else {
-        (StatusCode::OK, Json(Health { status: "ok".into() }))
+        return (StatusCode::SERVICE_UNAVAILABLE, Json(Health { status: "draining".into(), database: None }));
+    }
+    match state.controller.store_ready().await {
+        Ok(engine) => (StatusCode::OK, Json(Health { status: "ok".into(), database: Some(engine.into()) })),
+        Err(e) => {
+            tracing::warn!(error = %e, "readiness: the database does not answer");
+            (StatusCode::SERVICE_UNAVAILABLE, Json(Health { status: "database_unavailable".into(), database: None }))
+        }
     }
 }
 

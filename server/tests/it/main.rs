@@ -27,6 +27,7 @@ mod limits;
 mod misbehaving_agents;
 mod observability;
 mod openapi;
+mod postgres;
 mod replay;
 mod sessions;
 mod sides;

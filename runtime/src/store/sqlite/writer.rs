@@ -7,12 +7,14 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use rusqlite::{Connection, params};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
 use super::checkpoint::Checkpointer;
+use super::ledger::bind_goal;
 use super::schema::room_heads;
-use super::types::{
-    AppendBatch, CommitListener, CommittedEvent, Job, Retention, StoreConfig, StoreError, StoreStats, WriteOp,
+use crate::store::group::{Outcome, Reply, Value, deliver, event_json, frame, next_group, reply_of};
+use crate::store::types::{
+    AppendBatch, CommitListener, CommittedEvent, Retention, StoreConfig, StoreError, StoreStats, WriteOp,
 };
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -31,23 +33,6 @@ pub(super) struct Writer {
     heads: HashMap<String, Heads>,
     last_age_prune: Instant,
     stats: Arc<StoreStats>,
-}
-
-enum Outcome {
-    Appended {
-        room_id: String,
-        events: Vec<CommittedEvent>,
-        ack: Option<oneshot::Sender<Result<u64, StoreError>>>,
-        last: u64,
-    },
-    Failed {
-        ack: Option<oneshot::Sender<Result<u64, StoreError>>>,
-        error: StoreError,
-    },
-    Job {
-        job: Box<dyn Job>,
-        result: Result<(), StoreError>,
-    },
 }
 
 impl Writer {
@@ -70,53 +55,14 @@ impl Writer {
             }
         };
         rt.block_on(async {
-            while let Some(first) = rx.recv().await {
-                if matches!(first, WriteOp::Shutdown) {
-                    break;
-                }
-                let mut batch = vec![first];
-                let mut stop = false;
-                let mut events = batch_events(&batch);
-                // Linger only under load: when more work was already queued behind this operation
-                // (it piled up during the last commit), waiting `linger` for more keeps commits
-                // few. A lone operation (a user's submit, the first or last event of a reply, a
-                // steady trickle) commits at once, with whatever queued up meanwhile. Judged by
-                // the queue, not by the last group's size, which lingering itself would inflate.
-                let burst = !rx.is_empty() || self.config.linger_when_idle;
-                let linger = if burst { self.config.linger } else { Duration::ZERO };
-                let deadline = tokio::time::Instant::now() + linger;
-                while events < self.config.max_batch {
-                    let next = match rx.try_recv() {
-                        Ok(op) => Some(op),
-                        Err(mpsc::error::TryRecvError::Empty) if !linger.is_zero() => {
-                            // A lull ends the linger early: when nothing arrives for a quarter of
-                            // it, whoever sends next is waiting for this commit (a client awaiting
-                            // its 201), not streaming behind it.
-                            let lull = tokio::time::Instant::now() + linger / 4;
-                            tokio::time::timeout_at(lull.min(deadline), rx.recv()).await.ok().flatten()
-                        }
-                        Err(_) => None,
-                    };
-                    match next {
-                        Some(WriteOp::Shutdown) => {
-                            stop = true;
-                            break;
-                        }
-                        Some(op) => {
-                            events += batch_events(std::slice::from_ref(&op));
-                            batch.push(op);
-                        }
-                        None => break,
-                    }
-                }
+            while let Some((batch, stop)) = next_group(&mut rx, &self.config).await {
                 self.commit_group(batch);
                 if stop {
                     break;
                 }
             }
         });
-        // Leave the WAL empty: the next start then has nothing to replay (with checkpoints off
-        // this connection, a WAL of a busy run would otherwise be read back at every start).
+        // Leave the WAL empty: the next start then has nothing to read back.
         if let Err(e) = self.conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(())) {
             tracing::warn!(error = %e, "final wal checkpoint failed");
         }
@@ -129,8 +75,6 @@ impl Writer {
         // group fails, and the rooms whose `rooms` row is written once at the end.
         let mut undo = Undo::default();
         let mut outcomes = Vec::with_capacity(batch.len());
-        let mut fanout: Vec<(String, Vec<CommittedEvent>)> = Vec::new();
-        let mut event_count = 0usize;
         // What this group writes, roughly, for the checkpointer: event frames, ~1 KiB per record
         // or other operation.
         let written: usize = batch
@@ -173,18 +117,23 @@ impl Writer {
                             }
                         }
                     }
-                    WriteOp::Job(mut job) => {
-                        savepoint(&tx, "op")?;
-                        let result = job.run(&tx);
-                        finish_savepoint(&tx, "op", result.is_ok())?;
-                        outcomes.push(Outcome::Job { job, result });
-                    }
-                    WriteOp::Shutdown => {}
                     WriteOp::DeleteSession { room_id, session_id } => {
                         tx.prepare_cached("DELETE FROM sessions WHERE room_id = ?1 AND session_id = ?2")?
                             .execute(params![room_id, session_id])?;
                         tx.prepare_cached("DELETE FROM provider_state WHERE room_id = ?1 AND session_id = ?2")?
                             .execute(params![room_id, session_id])?;
+                    }
+                    WriteOp::Shutdown => {}
+                    WriteOp::Flush { ack } => {
+                        outcomes.push(Outcome::Op { reply: Reply::Unit(ack), result: Ok(Value::Unit) });
+                    }
+                    op => {
+                        savepoint(&tx, "op")?;
+                        let result = run_op(&tx, &op);
+                        finish_savepoint(&tx, "op", result.is_ok())?;
+                        if let Some(reply) = reply_of(op) {
+                            outcomes.push(Outcome::Op { reply, result });
+                        }
                     }
                 }
             }
@@ -210,65 +159,34 @@ impl Writer {
             tx.commit()?;
             Ok(())
         })();
-        // Collected after the transaction so a failed group fans nothing out.
-        for outcome in &mut outcomes {
-            if let Outcome::Appended { room_id, events, .. } = outcome {
-                event_count += events.len();
-                if events.is_empty() {
-                    continue;
-                }
-                let events = std::mem::take(events);
-                match fanout.last_mut() {
-                    Some((room, evs)) if room == room_id => evs.extend(events),
-                    _ => fanout.push((std::mem::take(room_id), events)),
-                }
-            }
-        }
         metrics::histogram!("ensemble_store_commit_seconds").record(started.elapsed().as_secs_f64());
-        metrics::histogram!("ensemble_store_batch_events").record(event_count as f64);
-        match tx_result {
-            Ok(()) => {
-                self.checkpointer.committed(written);
-                metrics::counter!("ensemble_events_appended_total").increment(event_count as u64);
-                self.stats.commits.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                self.stats.events.fetch_add(event_count as u64, std::sync::atomic::Ordering::Relaxed);
-                // Every operation's events reach the bus before it is acknowledged.
-                for (room_id, events) in &fanout {
-                    self.listener.committed(room_id, events);
-                }
-                for outcome in outcomes {
-                    match outcome {
-                        Outcome::Appended { ack, last, .. } => {
-                            if let Some(ack) = ack {
-                                let _ = ack.send(Ok(last));
-                            }
-                        }
-                        Outcome::Failed { ack, error } => {
-                            if let Some(ack) = ack {
-                                let _ = ack.send(Err(error));
-                            }
-                        }
-                        Outcome::Job { job, result } => job.finish(result),
-                    }
-                }
-            }
-            Err(error) => {
-                // Nothing of this group is durable: seqs are handed out again and every waiter hears.
-                tracing::error!(error = %error, "group commit failed");
-                metrics::counter!("ensemble_store_commit_failures_total").increment(1);
-                undo.restore(&mut self.heads);
-                let msg = error.to_string();
-                for outcome in outcomes {
-                    match outcome {
-                        Outcome::Appended { ack: Some(ack), .. } | Outcome::Failed { ack: Some(ack), .. } => {
-                            let _ = ack.send(Err(StoreError::Other(msg.clone())));
-                        }
-                        Outcome::Job { job, .. } => job.finish(Err(StoreError::Other(msg.clone()))),
-                        _ => {}
-                    }
-                }
-            }
+        if tx_result.is_ok() {
+            self.checkpointer.committed(written);
+        } else {
+            // Nothing of this group is durable: its seqs are handed out again.
+            undo.restore(&mut self.heads);
         }
+        deliver(&self.listener, &self.stats, outcomes, tx_result);
+    }
+}
+
+/// A non-append operation's writes, inside its savepoint.
+fn run_op(conn: &Connection, op: &WriteOp) -> Result<Value, StoreError> {
+    match op {
+        WriteOp::SetProviderState { room_id, session_id, key, value, .. } => {
+            conn.prepare_cached(
+                "INSERT INTO provider_state (room_id, session_id, key, value) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (room_id, session_id, key) DO UPDATE SET value = excluded.value",
+            )?
+            .execute(params![room_id, session_id, key, value])?;
+            Ok(Value::Unit)
+        }
+        WriteOp::GoalBind { key, identity, .. } => Ok(Value::Binding(bind_goal(conn, key, identity)?)),
+        WriteOp::Exec { sql, .. } => {
+            conn.execute_batch(sql)?;
+            Ok(Value::Unit)
+        }
+        _ => Ok(Value::Unit),
     }
 }
 
@@ -391,15 +309,6 @@ fn replay_each(
     Ok(())
 }
 
-fn batch_events(ops: &[WriteOp]) -> usize {
-    ops.iter()
-        .map(|op| match op {
-            WriteOp::Append(b) => b.events.len().max(1),
-            _ => 1,
-        })
-        .sum()
-}
-
 fn load_heads<'a>(
     conn: &Connection,
     heads: &'a mut HashMap<String, Heads>,
@@ -411,9 +320,6 @@ fn load_heads<'a>(
     }
     heads.get_mut(room).ok_or_else(|| StoreError::Other("room heads vanished".into()))
 }
-
-/// What precedes an event in its wire frame (`{"type":"event","event":…}`).
-const FRAME_PREFIX: &str = "{\"type\":\"event\",\"event\":";
 
 fn append(
     conn: &Connection,
@@ -428,16 +334,9 @@ fn append(
             conn.prepare_cached("INSERT INTO events (room_id, seq, occurred_at_ms, json) VALUES (?1, ?2, ?3, ?4)")?;
         for ev in &batch.events {
             let seq = h.head + 1;
-            // Serialised once, from the borrowed event (no copy of it), straight into the wire
-            // frame; the log stores the `event` part of it.
-            let mut frame = Vec::with_capacity(512);
-            frame.extend_from_slice(FRAME_PREFIX.as_bytes());
-            serde_json::to_writer(&mut frame, &ev.with_seq_ref(seq))?;
-            let json = std::str::from_utf8(&frame[FRAME_PREFIX.len()..])
-                .map_err(|e| StoreError::Other(format!("event json is not utf-8: {e}")))?;
-            insert.execute(params![batch.room_id, seq as i64, ev.occurred_at_ms, json])?;
+            let frame = frame(ev, seq)?;
+            insert.execute(params![batch.room_id, seq as i64, ev.occurred_at_ms, event_json(&frame)?])?;
             h.head = seq;
-            frame.push(b'}');
             committed.push(CommittedEvent { seq, session_id: ev.session_id.clone(), frame: Bytes::from(frame) });
         }
         // The `rooms` row is written once per group, by `commit_group`.

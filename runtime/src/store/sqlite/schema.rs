@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
-use super::types::{StoreError, Synchronous};
+use crate::store::types::{StoreError, Synchronous};
 
 pub(super) fn room_heads(conn: &Connection, room: &str) -> Result<(u64, u64), StoreError> {
     Ok(conn

@@ -1,0 +1,205 @@
+//! What both engines' writers share: gathering a group of operations from the queue, and after
+//! the group's commit (or its failure) fanning out its events and answering its waiters.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use tokio::sync::{mpsc, oneshot};
+
+use super::types::{CommitListener, CommittedEvent, StoreConfig, StoreError, StoreStats, WriteOp};
+use crate::goal::Binding;
+
+/// The next group: the first operation queued and whatever follows it (see the linger rule), and
+/// whether a `Shutdown` ended it. `None` once the queue is closed or a `Shutdown` comes first.
+pub(super) async fn next_group(rx: &mut mpsc::Receiver<WriteOp>, config: &StoreConfig) -> Option<(Vec<WriteOp>, bool)> {
+    let first = rx.recv().await?;
+    if matches!(first, WriteOp::Shutdown) {
+        return None;
+    }
+    let mut batch = vec![first];
+    let mut events = batch_events(&batch);
+    // Linger only under load: when more work was already queued behind this operation (it piled
+    // up during the last commit), waiting `linger` for more keeps commits few. A lone operation
+    // commits at once, with whatever queued up meanwhile. Judged by the queue, not by the last
+    // group's size, which lingering itself would inflate.
+    let burst = !rx.is_empty() || config.linger_when_idle;
+    let linger = if burst { config.linger } else { Duration::ZERO };
+    let deadline = tokio::time::Instant::now() + linger;
+    while events < config.max_batch {
+        let next = match rx.try_recv() {
+            Ok(op) => Some(op),
+            Err(mpsc::error::TryRecvError::Empty) if !linger.is_zero() => {
+                // A lull ends the linger early: when nothing arrives for a quarter of it, whoever
+                // sends next is waiting for this commit (a client awaiting its 201), not streaming
+                // behind it.
+                let lull = tokio::time::Instant::now() + linger / 4;
+                tokio::time::timeout_at(lull.min(deadline), rx.recv()).await.ok().flatten()
+            }
+            Err(_) => None,
+        };
+        match next {
+            Some(WriteOp::Shutdown) => return Some((batch, true)),
+            Some(op) => {
+                events += batch_events(std::slice::from_ref(&op));
+                batch.push(op);
+            }
+            None => break,
+        }
+    }
+    Some((batch, false))
+}
+
+fn batch_events(ops: &[WriteOp]) -> usize {
+    ops.iter()
+        .map(|op| match op {
+            WriteOp::Append(b) => b.events.len().max(1),
+            _ => 1,
+        })
+        .sum()
+}
+
+/// A waiter of a non-append operation.
+pub(super) enum Reply {
+    Unit(oneshot::Sender<Result<(), StoreError>>),
+    Binding(oneshot::Sender<Result<Binding, StoreError>>),
+}
+
+/// What a non-append operation produced, handed to its waiter once committed.
+pub(super) enum Value {
+    Unit,
+    Binding(Binding),
+}
+
+/// One operation's result inside a group, delivered after the group's commit.
+pub(super) enum Outcome {
+    Appended {
+        room_id: String,
+        events: Vec<CommittedEvent>,
+        ack: Option<oneshot::Sender<Result<u64, StoreError>>>,
+        last: u64,
+    },
+    Failed {
+        ack: Option<oneshot::Sender<Result<u64, StoreError>>>,
+        error: StoreError,
+    },
+    Op {
+        reply: Reply,
+        result: Result<Value, StoreError>,
+    },
+}
+
+fn answer(reply: Reply, result: Result<Value, StoreError>) {
+    match reply {
+        Reply::Unit(tx) => {
+            let _ = tx.send(result.map(|_| ()));
+        }
+        Reply::Binding(tx) => {
+            let _ = tx.send(result.and_then(|v| match v {
+                Value::Binding(b) => Ok(b),
+                Value::Unit => Err(StoreError::Other("the ledger produced no binding".into())),
+            }));
+        }
+    }
+}
+
+/// After a group: on success its events reach the listener (in order, every operation's before
+/// any is acknowledged) and then every waiter its result; on failure every waiter hears the error
+/// and nothing is fanned out. Returns the number of events committed.
+pub(super) fn deliver(
+    listener: &Arc<dyn CommitListener>,
+    stats: &StoreStats,
+    mut outcomes: Vec<Outcome>,
+    result: Result<(), StoreError>,
+) -> usize {
+    let mut fanout: Vec<(String, Vec<CommittedEvent>)> = Vec::new();
+    let mut event_count = 0usize;
+    for outcome in &mut outcomes {
+        if let Outcome::Appended { room_id, events, .. } = outcome {
+            event_count += events.len();
+            if events.is_empty() {
+                continue;
+            }
+            let events = std::mem::take(events);
+            match fanout.last_mut() {
+                Some((room, evs)) if room == room_id => evs.extend(events),
+                _ => fanout.push((std::mem::take(room_id), events)),
+            }
+        }
+    }
+    metrics::histogram!("ensemble_store_batch_events").record(event_count as f64);
+    match result {
+        Ok(()) => {
+            metrics::counter!("ensemble_events_appended_total").increment(event_count as u64);
+            stats.commits.fetch_add(1, Ordering::Relaxed);
+            stats.events.fetch_add(event_count as u64, Ordering::Relaxed);
+            for (room_id, events) in &fanout {
+                listener.committed(room_id, events);
+            }
+            for outcome in outcomes {
+                match outcome {
+                    Outcome::Appended { ack, last, .. } => {
+                        if let Some(ack) = ack {
+                            let _ = ack.send(Ok(last));
+                        }
+                    }
+                    Outcome::Failed { ack, error } => {
+                        if let Some(ack) = ack {
+                            let _ = ack.send(Err(error));
+                        }
+                    }
+                    Outcome::Op { reply, result } => answer(reply, result),
+                }
+            }
+            event_count
+        }
+        Err(error) => {
+            // Nothing of this group is durable: every waiter hears.
+            tracing::error!(error = %error, "group commit failed");
+            metrics::counter!("ensemble_store_commit_failures_total").increment(1);
+            let unavailable = matches!(error, StoreError::Unavailable(_));
+            let msg = error.to_string();
+            let err = || if unavailable { StoreError::Unavailable(msg.clone()) } else { StoreError::Other(msg.clone()) };
+            for outcome in outcomes {
+                match outcome {
+                    Outcome::Appended { ack: Some(ack), .. } | Outcome::Failed { ack: Some(ack), .. } => {
+                        let _ = ack.send(Err(err()));
+                    }
+                    Outcome::Op { reply, .. } => answer(reply, Err(err())),
+                    _ => {}
+                }
+            }
+            0
+        }
+    }
+}
+
+/// Splits a non-append operation into its waiter, or `None` for those without one.
+pub(super) fn reply_of(op: WriteOp) -> Option<Reply> {
+    match op {
+        WriteOp::SetProviderState { ack, .. } | WriteOp::Flush { ack } | WriteOp::Exec { ack, .. } => {
+            Some(Reply::Unit(ack))
+        }
+        WriteOp::GoalBind { ack, .. } => Some(Reply::Binding(ack)),
+        WriteOp::Append(_) | WriteOp::DeleteSession { .. } | WriteOp::Shutdown => None,
+    }
+}
+
+/// What precedes an event in its wire frame (`{"type":"event","event":…}`).
+pub(super) const FRAME_PREFIX: &str = "{\"type\":\"event\",\"event\":";
+
+/// An event serialised once, from the borrowed event, straight into its wire frame; the log stores
+/// the `event` part of it ([`event_json`]).
+pub(super) fn frame(ev: &crate::event::NewEvent, seq: u64) -> Result<Vec<u8>, StoreError> {
+    let mut frame = Vec::with_capacity(512);
+    frame.extend_from_slice(FRAME_PREFIX.as_bytes());
+    serde_json::to_writer(&mut frame, &ev.with_seq_ref(seq))?;
+    frame.push(b'}');
+    Ok(frame)
+}
+
+/// The event's JSON inside a frame made by [`frame`].
+pub(super) fn event_json(frame: &[u8]) -> Result<&str, StoreError> {
+    std::str::from_utf8(&frame[FRAME_PREFIX.len()..frame.len() - 1])
+        .map_err(|e| StoreError::Other(format!("event json is not utf-8: {e}")))
+}

@@ -1,0 +1,238 @@
+//! The PostgreSQL engine: the same tables as SQLite's, a writer task on one connection, reads on a
+//! small pool. Room heads are not cached: each append moves its room's row with
+//! `INSERT … ON CONFLICT DO UPDATE … RETURNING`, which locks the row until the commit, so writers
+//! on several hosts hand out one gap-free `seq` order per room, in commit order.
+
+mod schema;
+mod writer;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::value::RawValue;
+use tokio::sync::mpsc;
+use tokio_postgres::{Client, IsolationLevel, NoTls};
+
+use super::Engine;
+use super::types::{CommitListener, EventPage, LedgerKey, RoomInfo, StoreConfig, StoreError, StoreStats, WriteOp};
+use crate::goal::{Binding, GoalIdentity};
+use crate::session::SessionRecord;
+
+/// How long a connection attempt may take before the database counts as unavailable.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Connects, driving the connection on a task of its own.
+async fn connect(url: &str) -> Result<Client, StoreError> {
+    let mut cfg: tokio_postgres::Config =
+        url.parse().map_err(|e: tokio_postgres::Error| StoreError::Other(format!("database url: {e}")))?;
+    cfg.connect_timeout(CONNECT_TIMEOUT);
+    if cfg.get_application_name().is_none() {
+        cfg.application_name("ensemble");
+    }
+    let (client, conn) = cfg.connect(NoTls).await.map_err(unavailable)?;
+    tokio::spawn(async move {
+        if let Err(e) = conn.await {
+            tracing::debug!(error = %e, "postgres connection ended");
+        }
+    });
+    Ok(client)
+}
+
+/// A connection-level failure (refused, reset, closed): the caller may retry later.
+fn unavailable(e: tokio_postgres::Error) -> StoreError {
+    StoreError::Unavailable(e.to_string())
+}
+
+/// An error of a statement, told apart from a lost connection.
+fn classify(e: tokio_postgres::Error) -> StoreError {
+    if e.is_closed() || e.as_db_error().is_none() && e.code().is_none() {
+        StoreError::Unavailable(e.to_string())
+    } else {
+        StoreError::Postgres(e)
+    }
+}
+
+pub(super) struct Postgres {
+    url: String,
+    idle: Mutex<Vec<Client>>,
+    max_idle: usize,
+}
+
+/// Connects, applies the migrations and starts the writer task on `rx`.
+pub(super) async fn open(
+    config: StoreConfig,
+    listener: Arc<dyn CommitListener>,
+    stats: Arc<StoreStats>,
+    rx: mpsc::Receiver<WriteOp>,
+) -> Result<(Postgres, tokio::task::JoinHandle<()>), StoreError> {
+    let url = config.database_url.clone().ok_or_else(|| StoreError::Other("no database url".into()))?;
+    let mut client = connect(&url).await?;
+    schema::migrate(&mut client).await?;
+    let engine = Postgres { url: url.clone(), idle: Mutex::new(Vec::new()), max_idle: config.readers.max(1) };
+    let writer = writer::Writer::new(url, client, config, listener, stats).await?;
+    let handle = tokio::spawn(writer.run(rx));
+    Ok((engine, handle))
+}
+
+impl Postgres {
+    async fn client(&self) -> Result<Client, StoreError> {
+        let pooled = self.idle.lock().ok().and_then(|mut v| v.pop());
+        match pooled {
+            Some(c) if !c.is_closed() => Ok(c),
+            _ => connect(&self.url).await,
+        }
+    }
+
+    fn give_back(&self, c: Client) {
+        if c.is_closed() {
+            return;
+        }
+        if let Ok(mut idle) = self.idle.lock()
+            && idle.len() < self.max_idle
+        {
+            idle.push(c);
+        }
+    }
+}
+
+async fn heads(c: &impl tokio_postgres::GenericClient, room: &str) -> Result<(u64, u64), StoreError> {
+    let row = c
+        .query_opt("SELECT head_seq, pruned_through FROM rooms WHERE room_id = $1", &[&room])
+        .await
+        .map_err(classify)?;
+    Ok(row.map(|r| (r.get::<_, i64>(0) as u64, r.get::<_, i64>(1) as u64)).unwrap_or((0, 0)))
+}
+
+#[async_trait]
+impl Engine for Postgres {
+    fn name(&self) -> &'static str {
+        "postgres"
+    }
+
+    async fn ping(&self) -> Result<(), StoreError> {
+        let c = self.client().await?;
+        c.simple_query("SELECT 1").await.map_err(classify)?;
+        self.give_back(c);
+        Ok(())
+    }
+
+    async fn events_after(&self, room_id: &str, after: u64, limit: usize) -> Result<EventPage, StoreError> {
+        let mut c = self.client().await?;
+        let page = async {
+            // One snapshot for the heads and the page, as SQLite's read transaction gives.
+            let tx = c
+                .build_transaction()
+                .isolation_level(IsolationLevel::RepeatableRead)
+                .read_only(true)
+                .start()
+                .await
+                .map_err(classify)?;
+            let (head_seq, pruned_through) = heads(&tx, room_id).await?;
+            let after = i64::try_from(after).unwrap_or(i64::MAX);
+            let rows = tx
+                .query(
+                    "SELECT seq, json FROM events WHERE room_id = $1 AND seq > $2 ORDER BY seq LIMIT $3",
+                    &[&room_id, &after, &(limit as i64)],
+                )
+                .await
+                .map_err(classify)?;
+            let mut events = Vec::with_capacity(rows.len());
+            for row in rows {
+                events.push((row.get::<_, i64>(0) as u64, RawValue::from_string(row.get::<_, String>(1))?));
+            }
+            tx.commit().await.map_err(classify)?;
+            Ok::<_, StoreError>(EventPage { events, head_seq, pruned_through })
+        }
+        .await;
+        self.give_back(c);
+        page
+    }
+
+    async fn turn_events(&self, room_id: &str, turn_id: &str) -> Result<Vec<Box<RawValue>>, StoreError> {
+        let c = self.client().await?;
+        let rows = c
+            .query(
+                "SELECT json FROM events WHERE room_id = $1 AND (json::jsonb ->> 'turnId') = $2 ORDER BY seq",
+                &[&room_id, &turn_id],
+            )
+            .await
+            .map_err(classify);
+        self.give_back(c);
+        let mut out = Vec::new();
+        for row in rows? {
+            out.push(RawValue::from_string(row.get::<_, String>(0))?);
+        }
+        Ok(out)
+    }
+
+    async fn load_sessions(&self) -> Result<Vec<SessionRecord>, StoreError> {
+        let c = self.client().await?;
+        let rows = c.query("SELECT record FROM sessions ORDER BY room_id, session_id", &[]).await.map_err(classify);
+        self.give_back(c);
+        Ok(super::parse_records(rows?.into_iter().map(|r| r.get::<_, String>(0)).collect()))
+    }
+
+    async fn rooms(&self) -> Result<Vec<RoomInfo>, StoreError> {
+        let c = self.client().await?;
+        let rows = c.query(super::ROOMS_SQL, &[]).await.map_err(classify);
+        self.give_back(c);
+        Ok(rows?
+            .into_iter()
+            .map(|r| RoomInfo {
+                room_id: r.get(0),
+                head_seq: r.get::<_, i64>(1) as u64,
+                session_count: r.get::<_, i64>(2) as u64,
+            })
+            .collect())
+    }
+
+    async fn room_heads(&self, room_id: &str) -> Result<(u64, u64), StoreError> {
+        let c = self.client().await?;
+        let h = heads(&c, room_id).await;
+        self.give_back(c);
+        h
+    }
+
+    async fn provider_state(&self, room_id: &str, session_id: &str, key: &str) -> Result<Option<String>, StoreError> {
+        let c = self.client().await?;
+        let row = c
+            .query_opt(
+                "SELECT value FROM provider_state WHERE room_id = $1 AND session_id = $2 AND key = $3",
+                &[&room_id, &session_id, &key],
+            )
+            .await
+            .map_err(classify);
+        self.give_back(c);
+        Ok(row?.map(|r| r.get::<_, String>(0)))
+    }
+
+    async fn goal_lookup(&self, key: LedgerKey) -> Result<Option<Binding>, StoreError> {
+        let c = self.client().await?;
+        let b = read_binding(&c, &key, false).await;
+        self.give_back(c);
+        b
+    }
+}
+
+/// The ledger's binding of a generation; `lock`: `FOR UPDATE`, inside the writer's transaction.
+async fn read_binding(
+    c: &impl tokio_postgres::GenericClient,
+    k: &LedgerKey,
+    lock: bool,
+) -> Result<Option<Binding>, StoreError> {
+    let sql = format!(
+        "SELECT operation_id, revision, repair_epoch, ambiguous FROM goal_generations
+         WHERE room_id = $1 AND session_id = $2 AND session_created_at_ms = $3
+           AND provider_session_id = $4 AND fingerprint = $5{}",
+        if lock { " FOR UPDATE" } else { "" }
+    );
+    let row = c
+        .query_opt(&sql, &[&k.room_id, &k.session_id, &k.session_created_at_ms, &k.provider_session_id, &k.fingerprint])
+        .await
+        .map_err(classify)?;
+    Ok(row.map(|r| Binding {
+        identity: GoalIdentity { operation_id: r.get(0), revision: r.get(1), repair_epoch: r.get(2) },
+        ambiguous: r.get::<_, i64>(3) != 0,
+    }))
+}

@@ -1,0 +1,79 @@
+//! The PostgreSQL schema: embedded, ordered migrations, applied at start under an advisory lock so
+//! hosts starting together apply each exactly once. `ensemble_schema` records the versions.
+
+use tokio_postgres::Client;
+
+use super::classify;
+use crate::store::types::StoreError;
+
+/// Any constant: the advisory lock every host takes to migrate.
+const MIGRATION_LOCK: i64 = 0x656e_7365_6d62;
+
+/// The same tables as SQLite's (`json`/`record` as text: the bytes clients get, unparsed).
+const MIGRATIONS: &[&str] = &[
+    // 1: the initial schema.
+    "CREATE TABLE rooms (
+        room_id TEXT PRIMARY KEY,
+        head_seq BIGINT NOT NULL,
+        pruned_through BIGINT NOT NULL DEFAULT 0
+     );
+     CREATE TABLE events (
+        room_id TEXT NOT NULL,
+        seq BIGINT NOT NULL,
+        occurred_at_ms BIGINT NOT NULL,
+        json TEXT NOT NULL,
+        PRIMARY KEY (room_id, seq)
+     );
+     CREATE TABLE sessions (
+        room_id TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        record TEXT NOT NULL,
+        updated_at_ms BIGINT NOT NULL,
+        PRIMARY KEY (room_id, session_id)
+     );
+     CREATE TABLE provider_state (
+        room_id TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        PRIMARY KEY (room_id, session_id, key)
+     );
+     CREATE TABLE goal_generations (
+        room_id TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        session_created_at_ms BIGINT NOT NULL,
+        provider_session_id TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        operation_id TEXT NOT NULL,
+        revision BIGINT NOT NULL,
+        repair_epoch BIGINT NOT NULL,
+        ambiguous BIGINT NOT NULL DEFAULT 0,
+        PRIMARY KEY (room_id, session_id, session_created_at_ms, provider_session_id, fingerprint)
+     );",
+];
+
+pub(super) async fn migrate(client: &mut Client) -> Result<(), StoreError> {
+    let tx = client.transaction().await.map_err(classify)?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK]).await.map_err(classify)?;
+    tx.batch_execute("CREATE TABLE IF NOT EXISTS ensemble_schema (version INT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())")
+        .await
+        .map_err(classify)?;
+    let version: i32 =
+        tx.query_one("SELECT COALESCE(MAX(version), 0) FROM ensemble_schema", &[]).await.map_err(classify)?.get(0);
+    let version = usize::try_from(version).unwrap_or(0);
+    if version > MIGRATIONS.len() {
+        return Err(StoreError::Other(format!(
+            "the database has schema version {version}, newer than this build knows ({})",
+            MIGRATIONS.len()
+        )));
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(version) {
+        tx.batch_execute(sql).await.map_err(classify)?;
+        tx.execute("INSERT INTO ensemble_schema (version) VALUES ($1)", &[&((i + 1) as i32)])
+            .await
+            .map_err(classify)?;
+        tracing::info!(version = i + 1, "applied postgres migration");
+    }
+    tx.commit().await.map_err(classify)?;
+    Ok(())
+}

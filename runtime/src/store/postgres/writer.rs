@@ -1,0 +1,365 @@
+//! The PostgreSQL writer task: group commit on one connection. A group first runs without
+//! savepoints (one round trip per statement, nothing else); if any operation fails, the
+//! transaction is rolled back and the group replayed with a savepoint per operation, so only the
+//! failing one is undone — the same isolation as SQLite's writer. A lost connection fails the
+//! group with `Unavailable` (nothing of it committed) and the next group reconnects.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use tokio::sync::mpsc;
+use tokio_postgres::{Client, GenericClient, Statement};
+
+use super::{classify, connect, read_binding};
+use crate::store::group::{Outcome, Value, deliver, event_json, frame, next_group, reply_of};
+use crate::store::types::{
+    AppendBatch, CommitListener, CommittedEvent, LedgerKey, StoreConfig, StoreError, StoreStats, WriteOp,
+};
+use crate::goal::{Binding, GoalIdentity};
+
+/// Statements prepared once per connection.
+struct Stmts {
+    bump_room: Statement,
+    insert_events: Statement,
+    upsert_session: Statement,
+}
+
+impl Stmts {
+    async fn prepare(c: &Client) -> Result<Self, StoreError> {
+        Ok(Self {
+            // Moves the room's head by the batch's size and locks its row until the commit.
+            bump_room: c
+                .prepare(
+                    "INSERT INTO rooms (room_id, head_seq, pruned_through) VALUES ($1, $2, 0)
+                     ON CONFLICT (room_id) DO UPDATE SET head_seq = rooms.head_seq + EXCLUDED.head_seq
+                     RETURNING head_seq, pruned_through",
+                )
+                .await
+                .map_err(classify)?,
+            insert_events: c
+                .prepare(
+                    "INSERT INTO events (room_id, seq, occurred_at_ms, json)
+                     SELECT $1, s, o, j FROM UNNEST($2::BIGINT[], $3::BIGINT[], $4::TEXT[]) AS t(s, o, j)",
+                )
+                .await
+                .map_err(classify)?,
+            upsert_session: c
+                .prepare(
+                    "INSERT INTO sessions (room_id, session_id, record, updated_at_ms) VALUES ($1, $2, $3, $4)
+                     ON CONFLICT (room_id, session_id) DO UPDATE
+                     SET record = EXCLUDED.record, updated_at_ms = EXCLUDED.updated_at_ms",
+                )
+                .await
+                .map_err(classify)?,
+        })
+    }
+}
+
+pub(super) struct Writer {
+    url: String,
+    conn: Option<(Client, Stmts)>,
+    config: StoreConfig,
+    listener: Arc<dyn CommitListener>,
+    stats: Arc<StoreStats>,
+    last_age_prune: Instant,
+}
+
+/// One operation's result before delivery.
+enum Done {
+    Appended(Vec<CommittedEvent>, u64),
+    Value(Value),
+    Nothing,
+}
+
+impl Writer {
+    pub(super) async fn new(
+        url: String,
+        client: Client,
+        config: StoreConfig,
+        listener: Arc<dyn CommitListener>,
+        stats: Arc<StoreStats>,
+    ) -> Result<Self, StoreError> {
+        let stmts = Stmts::prepare(&client).await?;
+        Ok(Self { url, conn: Some((client, stmts)), config, listener, stats, last_age_prune: Instant::now() })
+    }
+
+    pub(super) async fn run(mut self, mut rx: mpsc::Receiver<WriteOp>) {
+        while let Some((batch, stop)) = next_group(&mut rx, &self.config).await {
+            self.commit_group(batch).await;
+            if stop {
+                break;
+            }
+        }
+        tracing::debug!("store writer stopped");
+    }
+
+    async fn connection(&mut self) -> Result<&mut (Client, Stmts), StoreError> {
+        if self.conn.as_ref().is_none_or(|(c, _)| c.is_closed()) {
+            self.conn = None;
+            let client = connect(&self.url).await?;
+            let stmts = Stmts::prepare(&client).await?;
+            tracing::info!("store writer reconnected to postgres");
+            self.conn = Some((client, stmts));
+        }
+        self.conn.as_mut().ok_or_else(|| StoreError::Unavailable("no connection".into()))
+    }
+
+    async fn commit_group(&mut self, batch: Vec<WriteOp>) {
+        let started = Instant::now();
+        let prune_age = self.last_age_prune.elapsed() > Duration::from_secs(30);
+        let result = self.attempt(&batch, prune_age).await;
+        let result = match result {
+            Err(Attempt::OpFailed) => self.attempt_isolated(&batch).await,
+            other => other,
+        };
+        if prune_age {
+            self.last_age_prune = Instant::now();
+        }
+        metrics::histogram!("ensemble_store_commit_seconds").record(started.elapsed().as_secs_f64());
+        let (dones, tx_result) = match result {
+            Ok(d) => (d, Ok(())),
+            Err(Attempt::Failed(e)) => {
+                if matches!(e, StoreError::Unavailable(_)) {
+                    self.conn = None;
+                }
+                (Vec::new(), Err(e))
+            }
+            Err(Attempt::OpFailed) => (Vec::new(), Err(StoreError::Other("group failed twice".into()))),
+        };
+        let mut dones = dones.into_iter();
+        let mut outcomes = Vec::with_capacity(batch.len());
+        for op in batch {
+            let done = dones.next();
+            match op {
+                WriteOp::Append(b) => outcomes.push(match done {
+                    Some(Ok(Done::Appended(events, last))) => {
+                        Outcome::Appended { room_id: b.room_id, events, ack: b.ack, last }
+                    }
+                    Some(Err(error)) => Outcome::Failed { ack: b.ack, error },
+                    // The group failed as a whole: `deliver` tells every waiter.
+                    _ => Outcome::Appended { room_id: b.room_id, events: Vec::new(), ack: b.ack, last: 0 },
+                }),
+                op => {
+                    if let Some(reply) = reply_of(op) {
+                        let result = match done {
+                            Some(Ok(Done::Value(v))) => Ok(v),
+                            Some(Ok(_)) | None => Ok(Value::Unit),
+                            Some(Err(e)) => Err(e),
+                        };
+                        outcomes.push(Outcome::Op { reply, result });
+                    }
+                }
+            }
+        }
+        deliver(&self.listener, &self.stats, outcomes, tx_result);
+    }
+
+    /// The whole group in one transaction, no savepoints; `OpFailed` if any operation failed.
+    async fn attempt(&mut self, batch: &[WriteOp], prune_age: bool) -> Result<Vec<Result<Done, StoreError>>, Attempt> {
+        let retention = self.config.retention.clone();
+        let (client, stmts) = self.connection().await.map_err(Attempt::Failed)?;
+        let tx = client.transaction().await.map_err(|e| Attempt::Failed(classify(e)))?;
+        let mut dones = Vec::with_capacity(batch.len());
+        for op in batch {
+            match run_op(&tx, stmts, &retention, op).await {
+                Ok(d) => dones.push(Ok(d)),
+                Err(StoreError::Unavailable(m)) => return Err(Attempt::Failed(StoreError::Unavailable(m))),
+                Err(_) => {
+                    // Dropping the transaction rolls it back.
+                    let _ = tx.rollback().await;
+                    return Err(Attempt::OpFailed);
+                }
+            }
+        }
+        if prune_age {
+            prune_by_age(&tx, &retention).await.map_err(Attempt::Failed)?;
+        }
+        tx.commit().await.map_err(|e| Attempt::Failed(classify(e)))?;
+        Ok(dones)
+    }
+
+    /// The group again, one savepoint per operation: a failing one is undone alone.
+    async fn attempt_isolated(&mut self, batch: &[WriteOp]) -> Result<Vec<Result<Done, StoreError>>, Attempt> {
+        let retention = self.config.retention.clone();
+        let (client, stmts) = self.connection().await.map_err(Attempt::Failed)?;
+        let mut tx = client.transaction().await.map_err(|e| Attempt::Failed(classify(e)))?;
+        let mut dones = Vec::with_capacity(batch.len());
+        for op in batch {
+            let sp = tx.savepoint("op").await.map_err(|e| Attempt::Failed(classify(e)))?;
+            match run_op(&sp, stmts, &retention, op).await {
+                Ok(d) => {
+                    sp.commit().await.map_err(|e| Attempt::Failed(classify(e)))?;
+                    dones.push(Ok(d));
+                }
+                Err(StoreError::Unavailable(m)) => return Err(Attempt::Failed(StoreError::Unavailable(m))),
+                Err(e) => {
+                    sp.rollback().await.map_err(|e| Attempt::Failed(classify(e)))?;
+                    tracing::error!(error = %e, "store operation failed");
+                    dones.push(Err(e));
+                }
+            }
+        }
+        tx.commit().await.map_err(|e| Attempt::Failed(classify(e)))?;
+        Ok(dones)
+    }
+}
+
+enum Attempt {
+    /// An operation failed: replay the group isolated.
+    OpFailed,
+    /// The group cannot commit (connection lost, commit refused): every waiter hears this.
+    Failed(StoreError),
+}
+
+async fn run_op(
+    tx: &tokio_postgres::Transaction<'_>,
+    stmts: &Stmts,
+    retention: &crate::store::types::Retention,
+    op: &WriteOp,
+) -> Result<Done, StoreError> {
+    match op {
+        WriteOp::Append(b) => append(tx, stmts, retention, b).await,
+        WriteOp::DeleteSession { room_id, session_id } => {
+            tx.execute("DELETE FROM sessions WHERE room_id = $1 AND session_id = $2", &[room_id, session_id])
+                .await
+                .map_err(classify)?;
+            tx.execute("DELETE FROM provider_state WHERE room_id = $1 AND session_id = $2", &[room_id, session_id])
+                .await
+                .map_err(classify)?;
+            Ok(Done::Nothing)
+        }
+        WriteOp::SetProviderState { room_id, session_id, key, value, .. } => {
+            tx.execute(
+                "INSERT INTO provider_state (room_id, session_id, key, value) VALUES ($1, $2, $3, $4)
+                 ON CONFLICT (room_id, session_id, key) DO UPDATE SET value = EXCLUDED.value",
+                &[room_id, session_id, key, value],
+            )
+            .await
+            .map_err(classify)?;
+            Ok(Done::Value(Value::Unit))
+        }
+        WriteOp::GoalBind { key, identity, .. } => Ok(Done::Value(Value::Binding(bind_goal(tx, key, identity).await?))),
+        WriteOp::Exec { sql, .. } => {
+            tx.batch_execute(sql).await.map_err(classify)?;
+            Ok(Done::Value(Value::Unit))
+        }
+        WriteOp::Flush { .. } | WriteOp::Shutdown => Ok(Done::Nothing),
+    }
+}
+
+async fn append(
+    tx: &tokio_postgres::Transaction<'_>,
+    stmts: &Stmts,
+    retention: &crate::store::types::Retention,
+    batch: &AppendBatch,
+) -> Result<Done, StoreError> {
+    let n = batch.events.len() as i64;
+    let mut committed = Vec::with_capacity(batch.events.len());
+    let last = if n > 0 {
+        let row = tx.query_one(&stmts.bump_room, &[&batch.room_id, &n]).await.map_err(classify)?;
+        let (head, pruned) = (row.get::<_, i64>(0) as u64, row.get::<_, i64>(1) as u64);
+        let first = head + 1 - n as u64;
+        let (mut seqs, mut ats, mut jsons) =
+            (Vec::with_capacity(n as usize), Vec::with_capacity(n as usize), Vec::with_capacity(n as usize));
+        for (i, ev) in batch.events.iter().enumerate() {
+            let seq = first + i as u64;
+            let frame = frame(ev, seq)?;
+            seqs.push(seq as i64);
+            ats.push(ev.occurred_at_ms);
+            jsons.push(event_json(&frame)?.to_owned());
+            committed.push(CommittedEvent { seq, session_id: ev.session_id.clone(), frame: Bytes::from(frame) });
+        }
+        tx.execute(&stmts.insert_events, &[&batch.room_id, &seqs, &ats, &jsons]).await.map_err(classify)?;
+        if let Some(max) = retention.max_events_per_room {
+            // Prune in steps of 1/8 of the budget so deletes are amortised.
+            let slack = (max / 8).max(1);
+            if head > pruned + max + slack {
+                let through = (head - max) as i64;
+                tx.execute("DELETE FROM events WHERE room_id = $1 AND seq <= $2", &[&batch.room_id, &through])
+                    .await
+                    .map_err(classify)?;
+                tx.execute("UPDATE rooms SET pruned_through = $2 WHERE room_id = $1", &[&batch.room_id, &through])
+                    .await
+                    .map_err(classify)?;
+            }
+        }
+        head
+    } else {
+        super::heads(tx, &batch.room_id).await?.0
+    };
+    for rec in &batch.records {
+        tx.execute(
+            &stmts.upsert_session,
+            &[&rec.session.room_id, &rec.session.session_id, &serde_json::to_string(rec)?, &rec.session.updated_at_ms],
+        )
+        .await
+        .map_err(classify)?;
+    }
+    Ok(Done::Appended(committed, last))
+}
+
+/// First bind wins (hosts racing to bind meet on the primary key); another identity makes the
+/// generation ambiguous for good.
+async fn bind_goal(tx: &impl GenericClient, key: &LedgerKey, identity: &GoalIdentity) -> Result<Binding, StoreError> {
+    let inserted = tx
+        .execute(
+            "INSERT INTO goal_generations (room_id, session_id, session_created_at_ms, provider_session_id,
+                    fingerprint, operation_id, revision, repair_epoch, ambiguous)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0) ON CONFLICT DO NOTHING",
+            &[
+                &key.room_id,
+                &key.session_id,
+                &key.session_created_at_ms,
+                &key.provider_session_id,
+                &key.fingerprint,
+                &identity.operation_id,
+                &identity.revision,
+                &identity.repair_epoch,
+            ],
+        )
+        .await
+        .map_err(classify)?;
+    if inserted == 1 {
+        return Ok(Binding { identity: identity.clone(), ambiguous: false });
+    }
+    let mut existing =
+        read_binding(tx, key, true).await?.ok_or_else(|| StoreError::Other("goal binding vanished".into()))?;
+    if existing.identity != *identity && !existing.ambiguous {
+        tx.execute(
+            "UPDATE goal_generations SET ambiguous = 1
+                 WHERE room_id = $1 AND session_id = $2 AND session_created_at_ms = $3
+                   AND provider_session_id = $4 AND fingerprint = $5",
+            &[&key.room_id, &key.session_id, &key.session_created_at_ms, &key.provider_session_id, &key.fingerprint],
+        )
+        .await
+        .map_err(classify)?;
+        existing.ambiguous = true;
+    }
+    Ok(existing)
+}
+
+async fn prune_by_age(
+    tx: &tokio_postgres::Transaction<'_>,
+    retention: &crate::store::types::Retention,
+) -> Result<(), StoreError> {
+    let Some(max_age) = retention.max_age else {
+        return Ok(());
+    };
+    let cutoff = crate::clock::unix_ms() - max_age.as_millis() as i64;
+    let rows = tx
+        .query("SELECT room_id, MAX(seq) FROM events WHERE occurred_at_ms < $1 GROUP BY room_id", &[&cutoff])
+        .await
+        .map_err(classify)?;
+    for row in rows {
+        let (room, through): (String, i64) = (row.get(0), row.get(1));
+        tx.execute("DELETE FROM events WHERE room_id = $1 AND seq <= $2", &[&room, &through]).await.map_err(classify)?;
+        tx.execute(
+            "UPDATE rooms SET pruned_through = GREATEST(pruned_through, $2) WHERE room_id = $1",
+            &[&room, &through],
+        )
+        .await
+        .map_err(classify)?;
+    }
+    Ok(())
+}

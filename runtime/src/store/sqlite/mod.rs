@@ -1,0 +1,161 @@
+//! The SQLite engine (the default): one writer thread, a small pool of read-only connections.
+
+mod checkpoint;
+mod ledger;
+mod schema;
+mod writer;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::value::RawValue;
+use tokio::sync::mpsc;
+
+use super::Engine;
+use super::types::{
+    CommitListener, EventPage, LedgerKey, RoomInfo, StoreConfig, StoreError, StoreStats, WriteOp,
+};
+use crate::goal::Binding;
+use crate::session::SessionRecord;
+use ledger::read_binding;
+use schema::{ReaderPool, migrate, open_write_connection, room_heads};
+use writer::Writer;
+
+pub(super) struct Sqlite {
+    readers: Arc<ReaderPool>,
+}
+
+/// Opens (creating and migrating) the database and starts the writer thread on `rx`.
+pub(super) fn open(
+    config: StoreConfig,
+    listener: Arc<dyn CommitListener>,
+    stats: Arc<StoreStats>,
+    rx: mpsc::Receiver<WriteOp>,
+) -> Result<(Sqlite, std::thread::JoinHandle<()>), StoreError> {
+    if let Some(dir) = config.path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut conn = open_write_connection(&config.path, config.synchronous)?;
+    migrate(&mut conn)?;
+    let readers = Arc::new(ReaderPool::new(config.path.clone(), config.readers.max(1)));
+    let checkpointer = checkpoint::Checkpointer::start(config.path.clone())?;
+    let handle = std::thread::Builder::new()
+        .name("ensemble-store-writer".into())
+        .spawn(move || Writer::new(conn, checkpointer, config, listener, stats).run(rx))?;
+    Ok((Sqlite { readers }, handle))
+}
+
+impl Sqlite {
+    async fn read<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+    {
+        let readers = self.readers.clone();
+        tokio::task::spawn_blocking(move || readers.with(f))
+            .await
+            .map_err(|e| StoreError::Other(format!("reader task failed: {e}")))?
+    }
+}
+
+#[async_trait]
+impl Engine for Sqlite {
+    fn name(&self) -> &'static str {
+        "sqlite"
+    }
+
+    async fn ping(&self) -> Result<(), StoreError> {
+        self.read(|conn| Ok(conn.query_row("SELECT 1", [], |_| Ok(()))?)).await
+    }
+
+    async fn events_after(&self, room_id: &str, after: u64, limit: usize) -> Result<EventPage, StoreError> {
+        let room = room_id.to_owned();
+        self.read(move |conn| {
+            let tx = conn.unchecked_transaction()?;
+            let (head_seq, pruned_through) = room_heads(&tx, &room)?;
+            let mut stmt = tx
+                .prepare_cached("SELECT seq, json FROM events WHERE room_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3")?;
+            let rows = stmt
+                .query_map(params![room, i64::try_from(after).unwrap_or(i64::MAX), limit as i64], |row| {
+                    Ok((row.get::<_, i64>(0)? as u64, row.get::<_, String>(1)?))
+                })?;
+            let mut events = Vec::new();
+            for row in rows {
+                let (seq, json) = row?;
+                events.push((seq, RawValue::from_string(json)?));
+            }
+            drop(stmt);
+            tx.finish()?;
+            Ok(EventPage { events, head_seq, pruned_through })
+        })
+        .await
+    }
+
+    async fn turn_events(&self, room_id: &str, turn_id: &str) -> Result<Vec<Box<RawValue>>, StoreError> {
+        let (room, turn) = (room_id.to_owned(), turn_id.to_owned());
+        self.read(move |conn| {
+            let mut stmt = conn.prepare(
+                "SELECT json FROM events WHERE room_id = ?1 AND json_extract(json, '$.turnId') = ?2 ORDER BY seq",
+            )?;
+            let rows = stmt.query_map(params![room, turn], |row| row.get::<_, String>(0))?;
+            let mut out = Vec::new();
+            for json in rows {
+                out.push(RawValue::from_string(json?)?);
+            }
+            Ok(out)
+        })
+        .await
+    }
+
+    async fn load_sessions(&self) -> Result<Vec<SessionRecord>, StoreError> {
+        self.read(|conn| {
+            let mut stmt = conn.prepare("SELECT record FROM sessions ORDER BY room_id, session_id")?;
+            let rows = stmt.query_map([], |row| row.get::<_, String>(0))?;
+            let mut out = Vec::new();
+            for row in rows {
+                out.push(row?);
+            }
+            Ok(super::parse_records(out))
+        })
+        .await
+    }
+
+    async fn rooms(&self) -> Result<Vec<RoomInfo>, StoreError> {
+        self.read(|conn| {
+            let mut stmt = conn.prepare(super::ROOMS_SQL)?;
+            let rows = stmt.query_map([], |row| {
+                Ok(RoomInfo {
+                    room_id: row.get(0)?,
+                    head_seq: row.get::<_, i64>(1)? as u64,
+                    session_count: row.get::<_, i64>(2)? as u64,
+                })
+            })?;
+            Ok(rows.collect::<Result<Vec<_>, _>>()?)
+        })
+        .await
+    }
+
+    async fn room_heads(&self, room_id: &str) -> Result<(u64, u64), StoreError> {
+        let room = room_id.to_owned();
+        self.read(move |conn| room_heads(conn, &room)).await
+    }
+
+    async fn provider_state(&self, room_id: &str, session_id: &str, key: &str) -> Result<Option<String>, StoreError> {
+        let (r, s, k) = (room_id.to_owned(), session_id.to_owned(), key.to_owned());
+        self.read(move |conn| {
+            Ok(conn
+                .query_row(
+                    "SELECT value FROM provider_state WHERE room_id = ?1 AND session_id = ?2 AND key = ?3",
+                    params![r, s, k],
+                    |row| row.get::<_, String>(0),
+                )
+                .optional()?)
+        })
+        .await
+    }
+
+    async fn goal_lookup(&self, key: LedgerKey) -> Result<Option<Binding>, StoreError> {
+        self.read(move |conn| read_binding(conn, &key)).await
+    }
+}

@@ -1,0 +1,103 @@
+//! The real binary on PostgreSQL (`--database-url`, a real server started by
+//! `ensemble-test-engines` on a free loopback port): the state lives in the database, not in the
+//! data dir; a database that goes away makes writes answer 503 `store_unavailable` (with
+//! `Retry-After`) and `/readyz` 503 instead of hanging, and service resumes by itself when it is
+//! back, with everything acknowledged before still there.
+
+use reqwest::StatusCode;
+use serde_json::json;
+
+use crate::common::*;
+use ensemble_test_engines::Postgres;
+
+/// A PostgreSQL server of this test's own, with one database, and its URL.
+async fn postgres() -> (Postgres, String) {
+    assert!(Postgres::available(), "PostgreSQL is needed (Debian: apt-get install postgresql; scripts/test installs it)");
+    // Its helpers block on a runtime of their own: off this one.
+    tokio::task::spawn_blocking(|| {
+        let pg = Postgres::start().unwrap();
+        let url = pg.create_database("ensemble").unwrap();
+        (pg, url)
+    })
+    .await
+    .unwrap()
+}
+
+async fn completed_turn(s: &Server, room: &str, id: &str, text: &str) -> Vec<serde_json::Value> {
+    let mut ws = s.ws(room, None).await;
+    ws.hello().await;
+    let turn = s.turn(room, id, text).await;
+    ws.until(|f| f["event"]["type"] == "turn.completed" && f["event"]["turnId"] == turn.as_str()).await
+}
+
+#[tokio::test]
+async fn sessions_and_room_logs_live_in_postgres_across_servers() {
+    let (_pg, url) = postgres().await;
+    let a = Server::start(&["--database-url", &url]).await;
+    let (status, body) = a.get("/readyz").await;
+    assert_eq!((status, body["database"].as_str()), (StatusCode::OK, Some("postgres")));
+    a.session("r", "s").await;
+    completed_turn(&a, "r", "s", "hello").await;
+    let before = a.events("r").await;
+    assert_gap_free(&before);
+    a.stop().await;
+
+    // Another server, another (empty) data dir, the same database: everything is there.
+    let b = Server::start(&["--database-url", &url]).await;
+    let (status, body) = b.get("/v1/rooms/r/sessions/s").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["status"], "disconnected", "a restart leaves no live process");
+    assert_eq!(b.events("r").await[..before.len()], before[..], "the room log, byte for byte");
+    // Resumed on the new server (the scripted transcript is in the database) and the seq goes on.
+    completed_turn(&b, "r", "s", "again").await;
+    let after = b.events("r").await;
+    assert_gap_free(&after);
+    assert!(after.len() > before.len());
+    let transcript = after.iter().filter(|e| e["type"] == "message.completed").count();
+    assert_eq!(transcript, 2, "both replies in one log");
+}
+
+#[tokio::test]
+async fn a_database_restart_answers_503_then_service_resumes_by_itself() {
+    let (pg, url) = postgres().await;
+    let s = Server::start(&["--database-url", &url]).await;
+    s.session("r", "kept").await;
+    let acknowledged = s.events("r").await;
+
+    let mut pg = tokio::task::spawn_blocking(move || {
+        let mut pg = pg;
+        pg.stop().unwrap();
+        pg
+    })
+    .await
+    .unwrap();
+    let res = s.http().post(s.url("/v1/rooms/r/sessions")).json(&json!({"sessionId": "during"})).send().await.unwrap();
+    let retry = res.headers().get("retry-after").map(|v| v.to_str().unwrap().to_owned());
+    let (status, body) = decode(res).await;
+    assert_eq!(error_code(status, &body, StatusCode::SERVICE_UNAVAILABLE), "store_unavailable");
+    assert!(retry.is_some(), "503 carries Retry-After");
+    let (status, body) = s.get("/readyz").await;
+    assert_eq!((status, body["status"].as_str()), (StatusCode::SERVICE_UNAVAILABLE, Some("database_unavailable")));
+
+    pg = tokio::task::spawn_blocking(move || {
+        pg.start_again().unwrap();
+        pg
+    })
+    .await
+    .unwrap();
+    // No event says the database is back: poll readiness, bounded.
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while s.get("/readyz").await.0 != StatusCode::OK {
+        assert!(tokio::time::Instant::now() < deadline, "the server never became ready again");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    // The failed start left nothing behind: the same id starts now.
+    let (status, body) = s.post("/v1/rooms/r/sessions", json!({"sessionId": "during"})).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    // What was acknowledged before is all there, and the room's seq goes on without a gap.
+    let events = s.events("r").await;
+    assert_eq!(events[..acknowledged.len()], acknowledged[..]);
+    assert_gap_free(&events);
+    completed_turn(&s, "r", "kept", "after the outage").await;
+    drop(pg);
+}
