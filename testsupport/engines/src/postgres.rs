@@ -2,6 +2,7 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -36,12 +37,12 @@ pub struct Postgres {
     /// Holds `data/` (the cluster), `sock/` (the Unix socket) and the logs.
     dir: TempDir,
     port: u16,
-    /// The postmaster (or `runuser`, which waits for it), while the server runs.
+    /// The postmaster, while the server runs.
     child: Option<Child>,
 }
 
 impl Postgres {
-    /// Whether the server binaries (and, as root, a way to drop privileges) can be found.
+    /// Whether the server binaries (and, as root, a user to run them as) can be found.
     pub fn available() -> bool {
         Bins::locate().is_ok() && (process::effective_uid() != 0 || RunAs::unprivileged().is_ok())
     }
@@ -111,7 +112,7 @@ impl Postgres {
     /// to exit. Does nothing if it is stopped.
     pub fn stop(&mut self) -> anyhow::Result<()> {
         let Some(mut child) = self.child.take() else { return Ok(()) };
-        process::signal(self.postmaster_pid(&child), libc::SIGINT);
+        process::signal(child.id(), libc::SIGINT);
         if process::wait_until(&mut child, Instant::now() + STOP_TIMEOUT)?.is_some() {
             return Ok(());
         }
@@ -205,25 +206,11 @@ impl Postgres {
         }
     }
 
-    /// The postmaster's pid: the child itself, unless `runuser` (which forks) stands in between;
-    /// then the pid in `postmaster.pid`, if that process is still one of this server's.
-    fn postmaster_pid(&self, child: &Child) -> u32 {
-        if !matches!(self.run_as, Some(RunAs { via: Switch::Runuser(_), .. })) {
-            return child.id();
-        }
-        let data_dir = self.data_dir();
-        fs::read_to_string(data_dir.join("postmaster.pid"))
-            .ok()
-            .and_then(|s| s.lines().next()?.trim().parse().ok())
-            .filter(|pid| processes_in(&data_dir).contains(pid))
-            .unwrap_or(child.id())
-    }
-
     /// Immediate shutdown, then SIGKILL to whatever of the server is left.
     fn kill(&self, child: &mut Child) {
         // Once reaped, the child's pid may be another process's: no signal then.
         if matches!(child.try_wait(), Ok(None)) {
-            process::signal(self.postmaster_pid(child), libc::SIGQUIT);
+            process::signal(child.id(), libc::SIGQUIT);
             // The postmaster exits once its children have; if it does not, nothing is spared.
             if !matches!(process::wait_until(child, Instant::now() + KILL_TIMEOUT), Ok(Some(_))) {
                 process::kill_and_reap(child);
@@ -367,20 +354,11 @@ fn in_debian_dirs(name: &str) -> Option<PathBuf> {
     versions.pop().map(|(_, p)| p)
 }
 
-/// The unprivileged user the server runs as when this process is root, and how to switch to it.
+/// The unprivileged user the server runs as when this process is root.
 struct RunAs {
     name: String,
     uid: u32,
     gid: u32,
-    via: Switch,
-}
-
-enum Switch {
-    /// Execs in place (same pid and process group) and can set the parent-death signal after
-    /// changing credentials (changing them clears it).
-    Setpriv(PathBuf),
-    /// Forks and waits: the server is its child, so only the process group ties it to us.
-    Runuser(PathBuf),
 }
 
 impl RunAs {
@@ -393,43 +371,15 @@ impl RunAs {
         }) else {
             bail!("running as root, and neither a `postgres` nor a `nobody` user exists to run PostgreSQL as");
         };
-        let via = if let Some(p) = find_tool("setpriv") {
-            Switch::Setpriv(p)
-        } else if let Some(p) = find_tool("runuser") {
-            Switch::Runuser(p)
-        } else {
-            bail!(
-                "running as root, and neither `setpriv` nor `runuser` (Debian: util-linux) is installed to run PostgreSQL as {name}"
-            );
-        };
-        Ok(RunAs { name, uid, gid, via })
+        Ok(RunAs { name, uid, gid })
     }
 
+    /// The child switches user itself (std calls setgroups, setgid and setuid between fork and
+    /// exec), so it keeps its pid, its process group and, set after the switch (a switch clears
+    /// it), its parent-death signal: no `setpriv` or `runuser` in between.
     fn command(&self, program: &Path) -> Command {
-        match &self.via {
-            Switch::Setpriv(setpriv) => {
-                let mut cmd = Command::new(setpriv);
-                cmd.arg(format!("--reuid={}", self.uid))
-                    .arg(format!("--regid={}", self.gid))
-                    .args(["--init-groups", "--pdeathsig=KILL", "--"])
-                    .arg(program);
-                cmd
-            }
-            Switch::Runuser(runuser) => {
-                let mut cmd = Command::new(runuser);
-                cmd.args(["-u", &self.name, "--"]).arg(program);
-                cmd
-            }
-        }
+        let mut cmd = Command::new(program);
+        cmd.uid(self.uid).gid(self.gid);
+        cmd
     }
-}
-
-/// A root tool: on PATH, or in the sbin/bin dirs a non-login root shell may lack on PATH.
-fn find_tool(name: &str) -> Option<PathBuf> {
-    process::find_on_path(name).or_else(|| {
-        ["/usr/bin", "/usr/sbin", "/bin", "/sbin"]
-            .iter()
-            .map(|d| Path::new(d).join(name))
-            .find(|p| process::is_executable(p))
-    })
 }

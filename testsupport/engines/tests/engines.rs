@@ -40,8 +40,7 @@ async fn bodies(client: &tokio_postgres::Client) -> Vec<String> {
 }
 
 /// The live processes whose cwd is in `dir` or whose command line names it: a PostgreSQL
-/// server's processes all run in its data directory (and its `runuser` wrapper, when the engine
-/// uses one, names it).
+/// server's processes all run in its data directory.
 fn processes_in(dir: &Path) -> Vec<u32> {
     let needle = dir.to_string_lossy().into_owned();
     std::fs::read_dir("/proc")
@@ -91,11 +90,6 @@ fn listeners(port: u16) -> Vec<String> {
                 .collect::<Vec<_>>()
         })
         .collect()
-}
-
-/// Not the root-owned `runuser` wrapper the engine falls back on without `setpriv`.
-fn is_server(pid: &u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() != "runuser")
 }
 
 fn uid_of(pid: u32) -> u32 {
@@ -153,7 +147,7 @@ fn postgres_drop_leaves_no_process_and_no_files() {
     assert!(!processes.is_empty(), "the server runs in {}", data_dir.display());
     if is_root() {
         // PostgreSQL refuses root: the engine runs it as an unprivileged user.
-        assert!(processes.iter().filter(|p| is_server(p)).all(|&pid| uid_of(pid) != 0), "postgres runs unprivileged");
+        assert!(processes.iter().all(|&pid| uid_of(pid) != 0), "postgres runs unprivileged");
     }
     drop(pg);
     assert_eq!(processes_in(&data_dir), Vec::<u32>::new(), "no process of {} is left", data_dir.display());
@@ -309,7 +303,6 @@ fn pid_with_args(args: &[&str]) -> u32 {
                 cmdline.split(|&b| b == 0).map(|a| String::from_utf8_lossy(a).into_owned()).collect();
             cmdline.windows(args.len()).any(|w| w == args)
         })
-        .filter(is_server)
         .collect();
     assert_eq!(found.len(), 1, "one process with arguments {args:?}");
     found[0]
