@@ -30,15 +30,15 @@ pub struct Nats {
 }
 
 impl Nats {
-    /// Whether `nats-server` is on PATH.
+    /// Whether `nats-server` can be found.
     pub fn available() -> bool {
-        process::find_on_path("nats-server").is_some()
+        locate().is_some()
     }
 
     /// Starts nats-server on a free port of 127.0.0.1 and waits until it greets a client.
     pub fn start() -> anyhow::Result<Nats> {
-        let Some(bin) = process::find_on_path("nats-server") else {
-            bail!("`nats-server` not found on PATH: {INSTALL_HINT}");
+        let Some(bin) = locate() else {
+            bail!("`nats-server` not found on PATH nor in /usr/sbin: {INSTALL_HINT}");
         };
         let dir = tempfile::Builder::new().prefix("ensemble-nats-").tempdir().context("creating a temp dir")?;
         let mut nats = Nats { bin, dir, port: 0, child: None };
@@ -129,6 +129,15 @@ impl Drop for Nats {
             process::kill_and_reap(&mut child);
         }
     }
+}
+
+/// `nats-server` on PATH, else where Debian's package puts it (/usr/sbin, which a non-root
+/// user's PATH often lacks).
+fn locate() -> Option<PathBuf> {
+    process::find_on_path("nats-server").or_else(|| {
+        let debian = PathBuf::from("/usr/sbin/nats-server");
+        process::is_executable(&debian).then_some(debian)
+    })
 }
 
 enum Launch {
