@@ -152,6 +152,10 @@ impl From<anyhow::Error> for Launch {
     }
 }
 
+/// One readiness probe: short, so that a server that exited (or someone else on the port, which
+/// accepts and says nothing) is noticed soon; a slow server just gets probed again.
+const ATTEMPT_TIMEOUT: Duration = Duration::from_millis(500);
+
 /// Polls until the server sends its `INFO` greeting, the child exits, or the deadline passes.
 fn wait_ready(child: &mut Child, port: u16) -> anyhow::Result<()> {
     let deadline = Instant::now() + READY_TIMEOUT;
@@ -174,8 +178,8 @@ fn wait_ready(child: &mut Child, port: u16) -> anyhow::Result<()> {
 
 /// The first line the server sends to a new connection.
 fn greeting(addr: SocketAddr) -> anyhow::Result<String> {
-    let stream = TcpStream::connect_timeout(&addr, Duration::from_secs(2))?;
-    stream.set_read_timeout(Some(Duration::from_secs(2)))?;
+    let stream = TcpStream::connect_timeout(&addr, ATTEMPT_TIMEOUT)?;
+    stream.set_read_timeout(Some(ATTEMPT_TIMEOUT))?;
     let mut line = String::new();
     BufReader::new(stream).read_line(&mut line)?;
     Ok(line)

@@ -24,8 +24,9 @@ const READY_TIMEOUT: Duration = Duration::from_secs(30);
 const STOP_TIMEOUT: Duration = Duration::from_secs(30);
 const KILL_TIMEOUT: Duration = Duration::from_secs(10);
 const QUERY_TIMEOUT: Duration = Duration::from_secs(30);
-/// One readiness probe: short, so that a server that exits is noticed soon.
-const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(2);
+/// One readiness probe: short, so that a server that exited (or someone else on the port, which
+/// accepts and says nothing) is noticed soon; a slow server just gets probed again.
+const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(1);
 /// Attempts at a free port: another process may take the one we picked before the server binds it.
 const PORT_ATTEMPTS: usize = 5;
 
