@@ -38,7 +38,6 @@ enum Engine {
 
 /// Where one case's stores live: a SQLite file, or a database on this process's PostgreSQL.
 struct Place {
-    engine: Engine,
     dir: tempfile::TempDir,
     url: Option<String>,
     _pg: Option<Postgres>,
@@ -65,7 +64,7 @@ impl Place {
                 (Some(url), Some(pg))
             }
         };
-        Self { engine, dir, url, _pg: pg }
+        Self { dir, url, _pg: pg }
     }
 
     fn config(&self) -> StoreConfig {

@@ -1,0 +1,186 @@
+//! A throwaway nats-server on a free loopback port.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
+use std::net::{Ipv4Addr, SocketAddr, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use tempfile::TempDir;
+
+use crate::process::{self, POLL};
+
+const INSTALL_HINT: &str = "install nats-server (Debian: `apt-get install -y nats-server`) or put it on PATH";
+
+const READY_TIMEOUT: Duration = Duration::from_secs(30);
+const STOP_TIMEOUT: Duration = Duration::from_secs(10);
+/// Attempts at a free port: another process may take the one we picked before the server binds it.
+const PORT_ATTEMPTS: usize = 5;
+
+/// A nats-server of its own, listening on 127.0.0.1 only (no monitoring, cluster or leaf-node
+/// port). Dropping it kills the server.
+pub struct Nats {
+    bin: PathBuf,
+    /// Holds the server's log.
+    dir: TempDir,
+    port: u16,
+    child: Option<Child>,
+}
+
+impl Nats {
+    /// Whether `nats-server` can be found.
+    pub fn available() -> bool {
+        locate().is_some()
+    }
+
+    /// Starts nats-server on a free port of 127.0.0.1 and waits until it greets a client.
+    pub fn start() -> anyhow::Result<Nats> {
+        let Some(bin) = locate() else {
+            bail!("`nats-server` not found on PATH nor in /usr/sbin: {INSTALL_HINT}");
+        };
+        let dir = tempfile::Builder::new().prefix("ensemble-nats-").tempdir().context("creating a temp dir")?;
+        let mut nats = Nats { bin, dir, port: 0, child: None };
+        for attempt in 1..=PORT_ATTEMPTS {
+            nats.port = process::free_port().context("picking a free port")?;
+            match nats.launch() {
+                Ok(()) => return Ok(nats),
+                Err(Launch::PortTaken) if attempt < PORT_ATTEMPTS => continue,
+                Err(Launch::PortTaken) => break,
+                Err(Launch::Failed(e)) => return Err(e),
+            }
+        }
+        bail!("no free port for nats-server after {PORT_ATTEMPTS} attempts")
+    }
+
+    /// `nats://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("nats://127.0.0.1:{}", self.port)
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Stops the server (SIGTERM, then SIGKILL if it lingers) and waits for it to exit. Does
+    /// nothing if it is stopped.
+    pub fn stop(&mut self) -> anyhow::Result<()> {
+        let Some(mut child) = self.child.take() else { return Ok(()) };
+        process::signal(child.id(), libc::SIGTERM);
+        if process::wait_until(&mut child, Instant::now() + STOP_TIMEOUT)?.is_some() {
+            return Ok(());
+        }
+        process::kill_and_reap(&mut child);
+        bail!("nats-server did not exit within {STOP_TIMEOUT:?} of SIGTERM; killed it")
+    }
+
+    /// Starts the stopped server again on the same port.
+    pub fn start_again(&mut self) -> anyhow::Result<()> {
+        if self.child.is_some() {
+            bail!("nats-server is already running");
+        }
+        match self.launch() {
+            Ok(()) => Ok(()),
+            Err(Launch::PortTaken) => bail!("port {} was taken while nats-server was stopped", self.port),
+            Err(Launch::Failed(e)) => Err(e),
+        }
+    }
+
+    fn launch(&mut self) -> Result<(), Launch> {
+        let log_path = self.dir.path().join("nats-server.log");
+        let mut log = OpenOptions::new().create(true).append(true).open(&log_path).map_err(anyhow::Error::from)?;
+        let log_start = log.seek(SeekFrom::End(0)).map_err(anyhow::Error::from)?;
+        let mut cmd = Command::new(&self.bin);
+        cmd.args(["-a", "127.0.0.1", "-p", &self.port.to_string()])
+            .current_dir(self.dir.path())
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().map_err(anyhow::Error::from)?)
+            .stderr(log);
+        let mut child = process::spawn(cmd).with_context(|| format!("starting {}", self.bin.display()))?;
+        match wait_ready(&mut child, self.port) {
+            Ok(()) => {
+                self.child = Some(child);
+                Ok(())
+            }
+            Err(e) => {
+                process::kill_and_reap(&mut child);
+                let mut this_run = String::new();
+                if let Ok(mut f) = File::open(&log_path) {
+                    let _ = f.seek(SeekFrom::Start(log_start));
+                    let _ = f.read_to_string(&mut this_run);
+                }
+                if this_run.to_ascii_lowercase().contains("address already in use") {
+                    return Err(Launch::PortTaken);
+                }
+                Err(Launch::Failed(e.context(format!(
+                    "nats-server did not come up on 127.0.0.1:{}; its log:\n{}",
+                    self.port,
+                    process::log_tail(&log_path, 20)
+                ))))
+            }
+        }
+    }
+}
+
+impl Drop for Nats {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            process::kill_and_reap(&mut child);
+        }
+    }
+}
+
+/// `nats-server` on PATH, else where Debian's package puts it (/usr/sbin, which a non-root
+/// user's PATH often lacks).
+fn locate() -> Option<PathBuf> {
+    process::find_on_path("nats-server").or_else(|| {
+        let debian = PathBuf::from("/usr/sbin/nats-server");
+        process::is_executable(&debian).then_some(debian)
+    })
+}
+
+enum Launch {
+    /// Worth another port.
+    PortTaken,
+    Failed(anyhow::Error),
+}
+
+impl From<anyhow::Error> for Launch {
+    fn from(e: anyhow::Error) -> Launch {
+        Launch::Failed(e)
+    }
+}
+
+/// One readiness probe: short, so that a server that exited (or someone else on the port, which
+/// accepts and says nothing) is noticed soon; a slow server just gets probed again.
+const ATTEMPT_TIMEOUT: Duration = Duration::from_millis(500);
+
+/// Polls until the server sends its `INFO` greeting, the child exits, or the deadline passes.
+fn wait_ready(child: &mut Child, port: u16) -> anyhow::Result<()> {
+    let deadline = Instant::now() + READY_TIMEOUT;
+    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    loop {
+        let error = match greeting(addr) {
+            Ok(line) if line.starts_with("INFO ") => return Ok(()),
+            Ok(line) => anyhow::anyhow!("unexpected greeting {line:?}"),
+            Err(e) => e,
+        };
+        if let Some(status) = child.try_wait()? {
+            bail!("nats-server exited ({status})");
+        }
+        if Instant::now() >= deadline {
+            bail!("nats-server not ready within {READY_TIMEOUT:?}: {error}");
+        }
+        std::thread::sleep(POLL);
+    }
+}
+
+/// The first line the server sends to a new connection.
+fn greeting(addr: SocketAddr) -> anyhow::Result<String> {
+    let stream = TcpStream::connect_timeout(&addr, ATTEMPT_TIMEOUT)?;
+    stream.set_read_timeout(Some(ATTEMPT_TIMEOUT))?;
+    let mut line = String::new();
+    BufReader::new(stream).read_line(&mut line)?;
+    Ok(line)
+}
