@@ -49,6 +49,9 @@ impl Postgres {
     }
 
     /// Creates a cluster in a temp dir and starts it on a free port of 127.0.0.1.
+    ///
+    /// As root, the server runs as `postgres` (or `nobody`): that user must be able to reach the
+    /// temp dir (`TMPDIR`, /tmp by default).
     pub fn start() -> anyhow::Result<Postgres> {
         let bins = Bins::locate()?;
         // PostgreSQL refuses to run as root.
@@ -286,7 +289,8 @@ fn wait_ready(child: &mut Child, port: u16) -> anyhow::Result<()> {
     })?
 }
 
-/// SIGKILL to every process whose cwd or command line is in `data_dir`, waiting until they are gone.
+/// SIGKILL to every process running in `data_dir` (the postmaster and its children all do),
+/// waiting until they are gone.
 fn kill_strays(data_dir: &Path) {
     let deadline = Instant::now() + KILL_TIMEOUT;
     loop {
@@ -301,20 +305,12 @@ fn kill_strays(data_dir: &Path) {
     }
 }
 
-/// The live processes whose cwd is in `dir` or whose command line names it (zombies have neither).
+/// The live processes whose cwd is `dir` or below (zombies have none).
 fn processes_in(dir: &Path) -> Vec<u32> {
     let Ok(entries) = fs::read_dir("/proc") else { return Vec::new() };
-    let needle = dir.to_string_lossy().into_owned();
-    let me = std::process::id();
     entries
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|&pid| pid != me)
-        .filter(|pid| {
-            let cwd = fs::read_link(format!("/proc/{pid}/cwd")).ok();
-            let cmdline = fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            cwd.is_some_and(|c| c.to_string_lossy().starts_with(&needle))
-                || String::from_utf8_lossy(&cmdline).contains(&needle)
-        })
+        .filter(|pid| fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd.starts_with(dir)))
         .collect()
 }
 
