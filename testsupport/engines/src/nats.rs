@@ -1,7 +1,7 @@
 //! A throwaway nats-server on a free loopback port.
 
-use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
+use std::fs::OpenOptions;
+use std::io::{BufRead, BufReader, Seek, SeekFrom};
 use std::net::{Ipv4Addr, SocketAddr, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use tempfile::TempDir;
 
-use crate::process::{self, POLL};
+use crate::process::{self, Launch, POLL};
 
 const INSTALL_HINT: &str = "install nats-server (Debian: `apt-get install -y nats-server`) or put it on PATH";
 
@@ -89,13 +89,13 @@ impl Nats {
 
     fn launch(&mut self) -> Result<(), Launch> {
         let log_path = self.dir.path().join("nats-server.log");
-        let mut log = OpenOptions::new().create(true).append(true).open(&log_path).map_err(anyhow::Error::from)?;
-        let log_start = log.seek(SeekFrom::End(0)).map_err(anyhow::Error::from)?;
+        let mut log = OpenOptions::new().create(true).append(true).open(&log_path)?;
+        let log_start = log.seek(SeekFrom::End(0))?;
         let mut cmd = Command::new(&self.bin);
         cmd.args(["-a", "127.0.0.1", "-p", &self.port.to_string()])
             .current_dir(self.dir.path())
             .stdin(Stdio::null())
-            .stdout(log.try_clone().map_err(anyhow::Error::from)?)
+            .stdout(log.try_clone()?)
             .stderr(log);
         let mut child = process::spawn(cmd).with_context(|| format!("starting {}", self.bin.display()))?;
         match wait_ready(&mut child, self.port) {
@@ -105,19 +105,8 @@ impl Nats {
             }
             Err(e) => {
                 process::kill_and_reap(&mut child);
-                let mut this_run = String::new();
-                if let Ok(mut f) = File::open(&log_path) {
-                    let _ = f.seek(SeekFrom::Start(log_start));
-                    let _ = f.read_to_string(&mut this_run);
-                }
-                if this_run.to_ascii_lowercase().contains("address already in use") {
-                    return Err(Launch::PortTaken);
-                }
-                Err(Launch::Failed(e.context(format!(
-                    "nats-server did not come up on 127.0.0.1:{}; its log:\n{}",
-                    self.port,
-                    process::log_tail(&log_path, 20)
-                ))))
+                let what = format!("nats-server did not come up on 127.0.0.1:{}", self.port);
+                Err(Launch::from_log(&log_path, log_start, &what, e))
             }
         }
     }
@@ -138,18 +127,6 @@ fn locate() -> Option<PathBuf> {
         let debian = PathBuf::from("/usr/sbin/nats-server");
         process::is_executable(&debian).then_some(debian)
     })
-}
-
-enum Launch {
-    /// Worth another port.
-    PortTaken,
-    Failed(anyhow::Error),
-}
-
-impl From<anyhow::Error> for Launch {
-    fn from(e: anyhow::Error) -> Launch {
-        Launch::Failed(e)
-    }
 }
 
 /// One readiness probe: short, so that a server that exited (or someone else on the port, which

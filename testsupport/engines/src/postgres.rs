@@ -1,7 +1,7 @@
 //! A throwaway PostgreSQL cluster: `initdb` into a temp dir, `postgres` on a free loopback port.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{Read, Seek, SeekFrom};
+use std::io::{Seek, SeekFrom};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -11,7 +11,7 @@ use anyhow::{Context, bail};
 use tempfile::TempDir;
 use tokio_postgres::NoTls;
 
-use crate::process::{self, POLL};
+use crate::process::{self, Launch, POLL};
 
 const INSTALL_HINT: &str = "install PostgreSQL's server binaries (Debian: `apt-get install -y postgresql`, \
      which puts them under /usr/lib/postgresql/*/bin), or put `initdb` and `postgres` on PATH";
@@ -49,6 +49,9 @@ impl Postgres {
     }
 
     /// Creates a cluster in a temp dir and starts it on a free port of 127.0.0.1.
+    ///
+    /// As root, the server runs as `postgres` (or `nobody`): that user must be able to reach the
+    /// temp dir (`TMPDIR`, /tmp by default).
     pub fn start() -> anyhow::Result<Postgres> {
         let bins = Bins::locate()?;
         // PostgreSQL refuses to run as root.
@@ -68,9 +71,9 @@ impl Postgres {
             pg.port = process::free_port().context("picking a free port")?;
             match pg.launch() {
                 Ok(()) => return Ok(pg),
-                Err(e) if e.is::<PortTaken>() && attempt < PORT_ATTEMPTS => continue,
-                Err(e) if e.is::<PortTaken>() => break,
-                Err(e) => return Err(e),
+                Err(Launch::PortTaken) if attempt < PORT_ATTEMPTS => continue,
+                Err(Launch::PortTaken) => break,
+                Err(Launch::Failed(e)) => return Err(e),
             }
         }
         bail!("no free port for PostgreSQL after {PORT_ATTEMPTS} attempts")
@@ -126,10 +129,11 @@ impl Postgres {
         if self.child.is_some() {
             bail!("PostgreSQL is already running");
         }
-        self.launch().map_err(|e| match e.downcast::<PortTaken>() {
-            Ok(_) => anyhow::anyhow!("port {} was taken while PostgreSQL was stopped", self.port),
-            Err(e) => e,
-        })
+        match self.launch() {
+            Ok(()) => Ok(()),
+            Err(Launch::PortTaken) => bail!("port {} was taken while PostgreSQL was stopped", self.port),
+            Err(Launch::Failed(e)) => Err(e),
+        }
     }
 
     fn database_url(&self, database: &str) -> String {
@@ -146,6 +150,20 @@ impl Postgres {
         cmd
     }
 
+    /// What failed when `program` could not be started.
+    fn starting(&self, program: &Path) -> String {
+        match &self.run_as {
+            // The child switches user before it changes into the temp dir.
+            Some(user) => format!(
+                "starting {} as {} in {} (which that user must be able to reach)",
+                program.display(),
+                user.name,
+                self.dir.path().display()
+            ),
+            None => format!("starting {}", program.display()),
+        }
+    }
+
     fn initdb(&self) -> anyhow::Result<()> {
         let log_path = self.dir.path().join("initdb.log");
         let log = File::create(&log_path)?;
@@ -155,7 +173,7 @@ impl Postgres {
             .args(["-U", SUPERUSER, "--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync"])
             .stdout(log.try_clone()?)
             .stderr(log);
-        let mut child = process::spawn(cmd).with_context(|| format!("starting {}", self.bins.initdb.display()))?;
+        let mut child = process::spawn(cmd).with_context(|| self.starting(&self.bins.initdb))?;
         match process::wait_until(&mut child, Instant::now() + INITDB_TIMEOUT)? {
             Some(status) if status.success() => Ok(()),
             Some(status) => bail!("initdb failed ({status}):\n{}", process::log_tail(&log_path, 20)),
@@ -167,7 +185,7 @@ impl Postgres {
     }
 
     /// Starts the server on `self.port` and waits until it answers a query.
-    fn launch(&mut self) -> anyhow::Result<()> {
+    fn launch(&mut self) -> Result<(), Launch> {
         let log_path = self.dir.path().join("postgres.log");
         let mut log = OpenOptions::new().create(true).append(true).open(&log_path)?;
         let log_start = log.seek(SeekFrom::End(0))?;
@@ -182,7 +200,7 @@ impl Postgres {
             .args(["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"])
             .stdout(log.try_clone()?)
             .stderr(log);
-        let mut child = process::spawn(cmd).with_context(|| format!("starting {}", self.bins.postgres.display()))?;
+        let mut child = process::spawn(cmd).with_context(|| self.starting(&self.bins.postgres))?;
         match wait_ready(&mut child, self.port) {
             Ok(()) => {
                 self.child = Some(child);
@@ -190,19 +208,8 @@ impl Postgres {
             }
             Err(e) => {
                 self.kill(&mut child);
-                let mut this_run = String::new();
-                if let Ok(mut f) = File::open(&log_path) {
-                    let _ = f.seek(SeekFrom::Start(log_start));
-                    let _ = f.read_to_string(&mut this_run);
-                }
-                if this_run.to_ascii_lowercase().contains("address already in use") {
-                    return Err(PortTaken.into());
-                }
-                Err(e.context(format!(
-                    "PostgreSQL did not come up on 127.0.0.1:{}; its log:\n{}",
-                    self.port,
-                    process::log_tail(&log_path, 20)
-                )))
+                let what = format!("PostgreSQL did not come up on 127.0.0.1:{}", self.port);
+                Err(Launch::from_log(&log_path, log_start, &what, e))
             }
         }
     }
@@ -230,18 +237,6 @@ impl Drop for Postgres {
         }
     }
 }
-
-/// The server failed because its port was taken (worth another port).
-#[derive(Debug)]
-struct PortTaken;
-
-impl std::fmt::Display for PortTaken {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("the port was taken")
-    }
-}
-
-impl std::error::Error for PortTaken {}
 
 fn config(port: u16, database: &str) -> tokio_postgres::Config {
     let mut config = tokio_postgres::Config::new();
@@ -286,7 +281,8 @@ fn wait_ready(child: &mut Child, port: u16) -> anyhow::Result<()> {
     })?
 }
 
-/// SIGKILL to every process whose cwd or command line is in `data_dir`, waiting until they are gone.
+/// SIGKILL to every process running in `data_dir` (the postmaster and its children all do),
+/// waiting until they are gone.
 fn kill_strays(data_dir: &Path) {
     let deadline = Instant::now() + KILL_TIMEOUT;
     loop {
@@ -301,20 +297,12 @@ fn kill_strays(data_dir: &Path) {
     }
 }
 
-/// The live processes whose cwd is in `dir` or whose command line names it (zombies have neither).
+/// The live processes whose cwd is `dir` or below (zombies have none).
 fn processes_in(dir: &Path) -> Vec<u32> {
     let Ok(entries) = fs::read_dir("/proc") else { return Vec::new() };
-    let needle = dir.to_string_lossy().into_owned();
-    let me = std::process::id();
     entries
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|&pid| pid != me)
-        .filter(|pid| {
-            let cwd = fs::read_link(format!("/proc/{pid}/cwd")).ok();
-            let cmdline = fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            cwd.is_some_and(|c| c.to_string_lossy().starts_with(&needle))
-                || String::from_utf8_lossy(&cmdline).contains(&needle)
-        })
+        .filter(|pid| fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd.starts_with(dir)))
         .collect()
 }
 

@@ -3,7 +3,7 @@
 
 use std::fs;
 use std::future::Future;
-use std::io;
+use std::io::{self, Read, Seek, SeekFrom};
 use std::net::TcpListener;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
@@ -137,6 +137,36 @@ pub(crate) fn is_executable(path: &Path) -> bool {
     fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
+/// How starting a server on a chosen port went wrong.
+pub(crate) enum Launch {
+    /// Someone else has the port: worth another one.
+    PortTaken,
+    Failed(anyhow::Error),
+}
+
+impl<E: Into<anyhow::Error>> From<E> for Launch {
+    fn from(e: E) -> Launch {
+        Launch::Failed(e.into())
+    }
+}
+
+impl Launch {
+    /// `PortTaken` if the server's log since `offset` (where this run's output starts) says its
+    /// address was in use, else `Failed` with `what` happened and the log's tail.
+    pub(crate) fn from_log(log: &Path, offset: u64, what: &str, error: anyhow::Error) -> Launch {
+        let mut this_run = String::new();
+        if let Ok(mut f) = fs::File::open(log) {
+            let _ = f.seek(SeekFrom::Start(offset));
+            let _ = f.read_to_string(&mut this_run);
+        }
+        if this_run.to_ascii_lowercase().contains("address already in use") {
+            Launch::PortTaken
+        } else {
+            Launch::Failed(error.context(format!("{what}; its log:\n{}", log_tail(log, 20))))
+        }
+    }
+}
+
 /// The last `lines` lines of a log file, for error messages.
 pub(crate) fn log_tail(path: &Path, lines: usize) -> String {
     match fs::read_to_string(path) {
@@ -166,4 +196,27 @@ where
         .join()
         .map_err(|_| anyhow!("the engines' helper thread panicked"))?
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+
+    #[test]
+    fn only_this_runs_log_tells_a_taken_port() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("server.log");
+        let earlier = "FATAL: could not bind IPv4 address \"127.0.0.1\": Address already in use\n";
+        fs::write(&log, format!("{earlier}LOG: database system is ready\n")).unwrap();
+
+        let failed = Launch::from_log(&log, earlier.len() as u64, "it did not come up", anyhow!("exited"));
+        let Launch::Failed(e) = failed else { panic!("an earlier run's taken port counted") };
+        let text = format!("{e:#}");
+        assert!(text.starts_with("it did not come up; its log:\n"), "{text}");
+        assert!(text.contains("database system is ready") && text.ends_with(": exited"), "{text}");
+
+        assert!(matches!(Launch::from_log(&log, 0, "", anyhow!("exited")), Launch::PortTaken));
+    }
 }

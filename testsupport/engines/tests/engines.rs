@@ -92,10 +92,11 @@ fn listeners(port: u16) -> Vec<String> {
         .collect()
 }
 
-fn uid_of(pid: u32) -> u32 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let line = status.lines().find(|l| l.starts_with("Uid:")).unwrap();
-    line.split_whitespace().nth(2).unwrap().parse().unwrap()
+/// The effective uid of a process; `None` once it is gone (a backend may exit at any moment).
+fn uid_of(pid: u32) -> Option<u32> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("Uid:"))?;
+    line.split_whitespace().nth(2)?.parse().ok()
 }
 
 #[tokio::test]
@@ -147,7 +148,7 @@ fn postgres_drop_leaves_no_process_and_no_files() {
     assert!(!processes.is_empty(), "the server runs in {}", data_dir.display());
     if is_root() {
         // PostgreSQL refuses root: the engine runs it as an unprivileged user.
-        assert!(processes.iter().all(|&pid| uid_of(pid) != 0), "postgres runs unprivileged");
+        assert!(processes.iter().all(|&pid| uid_of(pid) != Some(0)), "postgres runs unprivileged");
     }
     drop(pg);
     assert_eq!(processes_in(&data_dir), Vec::<u32>::new(), "no process of {} is left", data_dir.display());
@@ -155,7 +156,7 @@ fn postgres_drop_leaves_no_process_and_no_files() {
 }
 
 fn is_root() -> bool {
-    uid_of(std::process::id()) == 0
+    uid_of(std::process::id()) == Some(0)
 }
 
 #[tokio::test]
