@@ -182,6 +182,9 @@ pub enum AdapterError {
     /// Too many live provider processes.
     #[error("{0}")]
     Overloaded(String),
+    /// The provider's durable state (the store) could not be read or written: retry later.
+    #[error(transparent)]
+    State(#[from] StateError),
 }
 
 impl AdapterError {
@@ -193,6 +196,7 @@ impl AdapterError {
         match self {
             Self::Failed { code, .. } => code,
             Self::Unavailable(_) => "provider_unavailable",
+            Self::State(_) => "store_unavailable",
             Self::NotLive => "not_live",
             Self::Busy(_) => "session_busy",
             Self::Unsupported(_) => "unsupported",

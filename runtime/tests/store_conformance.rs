@@ -13,9 +13,7 @@ use ensemble_runtime::event::{EventBody, NewEvent, TextDeltaPayload};
 use ensemble_runtime::goal::GoalIdentity;
 use ensemble_runtime::model::{Scope, Session};
 use ensemble_runtime::session::{Phase, SessionRecord};
-use ensemble_runtime::store::{
-    AppendBatch, CommitListener, CommittedEvent, LedgerKey, Store, StoreConfig, WriteOp,
-};
+use ensemble_runtime::store::{AppendBatch, CommitListener, CommittedEvent, LedgerKey, Store, StoreConfig, WriteOp};
 use ensemble_test_engines::Postgres;
 use tokio::sync::oneshot;
 
@@ -91,7 +89,11 @@ fn ev(room: &str, i: usize) -> NewEvent {
     }
 }
 
-fn append_op(room: &str, n: usize, session: Option<&str>) -> (WriteOp, oneshot::Receiver<Result<u64, ensemble_runtime::store::StoreError>>) {
+fn append_op(
+    room: &str,
+    n: usize,
+    session: Option<&str>,
+) -> (WriteOp, oneshot::Receiver<Result<u64, ensemble_runtime::store::StoreError>>) {
     let (ack, rx) = oneshot::channel();
     let records = session
         .map(|s| SessionRecord::new(Session::new_canonical(room, s, "scripted", "/", 0), Phase::Live))

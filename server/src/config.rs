@@ -283,6 +283,15 @@ pub fn home_dir() -> PathBuf {
     std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/"))
 }
 
+/// Only PostgreSQL URLs: anything else is refused at start with a clear message.
+fn parse_database_url(v: &str) -> Result<String, String> {
+    if v.starts_with("postgres://") || v.starts_with("postgresql://") {
+        Ok(v.to_owned())
+    } else {
+        Err("expected a postgres:// (or postgresql://) URL; leave it unset for the embedded SQLite store".into())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use clap::CommandFactory;
@@ -321,14 +330,5 @@ mod tests {
         assert!(matches!(cli.command, Some(Command::Serve(_))));
         assert!(Cli::try_parse_from(["ensemble", "openapi"]).is_ok());
         assert!(Cli::try_parse_from(["ensemble", "--log-format", "xml"]).is_err());
-    }
-}
-
-/// Only PostgreSQL URLs: anything else is refused at start with a clear message.
-fn parse_database_url(v: &str) -> Result<String, String> {
-    if v.starts_with("postgres://") || v.starts_with("postgresql://") {
-        Ok(v.to_owned())
-    } else {
-        Err("expected a postgres:// (or postgresql://) URL; leave it unset for the embedded SQLite store".into())
     }
 }

@@ -156,6 +156,9 @@ fn provider_error(e: &AdapterError) -> ApiError {
         A::Overloaded(_) => {
             return ApiError::new(StatusCode::SERVICE_UNAVAILABLE, e.code().to_owned(), e.to_string()).retry_after(5);
         }
+        A::State(_) => {
+            return ApiError::new(StatusCode::SERVICE_UNAVAILABLE, e.code().to_owned(), e.to_string()).retry_after(2);
+        }
         // The agent behind us failed: a bad gateway, not a bug of ours.
         A::Failed { .. } => StatusCode::BAD_GATEWAY,
     };

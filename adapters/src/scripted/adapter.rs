@@ -40,8 +40,7 @@ impl ScriptedAdapter {
     }
 
     async fn open(&self, session: &Session, handle: SessionHandle) -> Result<StartOutcome, AdapterError> {
-        let transcript =
-            Transcript::load(&handle.state).await.map_err(|e| AdapterError::failed("state_unavailable", e))?;
+        let transcript = Transcript::load(&handle.state).await?;
         let goal: Option<ProviderGoal> = match handle.state.get(GOAL_KEY).await {
             Ok(Some(json)) => serde_json::from_str(&json).unwrap_or(None),
             _ => None,

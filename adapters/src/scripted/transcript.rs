@@ -1,7 +1,7 @@
 //! The scripted agent's conversation, kept in the store's provider state so `/history` works
 //! after a restart.
 
-use ensemble_runtime::adapter::ProviderState;
+use ensemble_runtime::adapter::{ProviderState, StateError};
 use serde::{Deserialize, Serialize};
 
 /// How many turns of the transcript are kept.
@@ -22,11 +22,10 @@ pub(super) struct TranscriptTurn {
 
 impl Transcript {
     /// The transcript kept for a session (empty for a new one).
-    pub(super) async fn load(state: &ProviderState) -> Result<Self, String> {
-        match state.get(TRANSCRIPT_KEY).await {
-            Ok(Some(json)) => Ok(serde_json::from_str(&json).unwrap_or_default()),
-            Ok(None) => Ok(Self::default()),
-            Err(e) => Err(e.to_string()),
+    pub(super) async fn load(state: &ProviderState) -> Result<Self, StateError> {
+        match state.get(TRANSCRIPT_KEY).await? {
+            Some(json) => Ok(serde_json::from_str(&json).unwrap_or_default()),
+            None => Ok(Self::default()),
         }
     }
 

@@ -159,7 +159,8 @@ pub(super) fn deliver(
             metrics::counter!("ensemble_store_commit_failures_total").increment(1);
             let unavailable = matches!(error, StoreError::Unavailable(_));
             let msg = error.to_string();
-            let err = || if unavailable { StoreError::Unavailable(msg.clone()) } else { StoreError::Other(msg.clone()) };
+            let err =
+                || if unavailable { StoreError::Unavailable(msg.clone()) } else { StoreError::Other(msg.clone()) };
             for outcome in outcomes {
                 match outcome {
                     Outcome::Appended { ack: Some(ack), .. } | Outcome::Failed { ack: Some(ack), .. } => {

@@ -134,7 +134,10 @@ impl Store {
         self.tx.max_capacity() - self.tx.capacity()
     }
 
-    async fn ask<T>(&self, op: impl FnOnce(oneshot::Sender<Result<T, StoreError>>) -> WriteOp) -> Result<T, StoreError> {
+    async fn ask<T>(
+        &self,
+        op: impl FnOnce(oneshot::Sender<Result<T, StoreError>>) -> WriteOp,
+    ) -> Result<T, StoreError> {
         let (ack, rx) = oneshot::channel();
         self.send(op(ack)).await?;
         rx.await.map_err(|_| StoreError::Closed)?

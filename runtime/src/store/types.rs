@@ -150,11 +150,16 @@ pub enum WriteOp {
         ack: oneshot::Sender<Result<Binding, StoreError>>,
     },
     /// Answered once everything queued before it is committed.
-    Flush { ack: oneshot::Sender<Result<(), StoreError>> },
+    Flush {
+        ack: oneshot::Sender<Result<(), StoreError>>,
+    },
     /// Runs SQL text inside the group, isolated like any operation. For tests (the conformance
     /// suite plants rows both engines understand); nothing in the server sends it.
     #[doc(hidden)]
-    Exec { sql: String, ack: oneshot::Sender<Result<(), StoreError>> },
+    Exec {
+        sql: String,
+        ack: oneshot::Sender<Result<(), StoreError>>,
+    },
     /// Commits what came before, then stops the writer.
     Shutdown,
 }

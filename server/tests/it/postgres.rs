@@ -12,7 +12,10 @@ use ensemble_test_engines::Postgres;
 
 /// A PostgreSQL server of this test's own, with one database, and its URL.
 async fn postgres() -> (Postgres, String) {
-    assert!(Postgres::available(), "PostgreSQL is needed (Debian: apt-get install postgresql; scripts/test installs it)");
+    assert!(
+        Postgres::available(),
+        "PostgreSQL is needed (Debian: apt-get install postgresql; scripts/test installs it)"
+    );
     // Its helpers block on a runtime of their own: off this one.
     tokio::task::spawn_blocking(|| {
         let pg = Postgres::start().unwrap();
@@ -27,7 +30,7 @@ async fn completed_turn(s: &Server, room: &str, id: &str, text: &str) -> Vec<ser
     let mut ws = s.ws(room, None).await;
     ws.hello().await;
     let turn = s.turn(room, id, text).await;
-    ws.until(|f| f["event"]["type"] == "turn.completed" && f["event"]["turnId"] == turn.as_str()).await
+    ws.until(|e| e["type"] == "turn.completed" && e["turnId"] == turn.as_str()).await
 }
 
 #[tokio::test]
@@ -100,4 +103,23 @@ async fn a_database_restart_answers_503_then_service_resumes_by_itself() {
     assert_gap_free(&events);
     completed_turn(&s, "r", "kept", "after the outage").await;
     drop(pg);
+}
+
+#[tokio::test]
+async fn a_bad_or_unreachable_database_url_stops_the_start_with_a_clear_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let data = data.to_str().unwrap();
+    let out = run_to_exit(&["--data-dir", data, "--database-url", "mysql://u:p@127.0.0.1/db"]).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("expected a postgres:// (or postgresql://) URL"), "{stderr}");
+
+    // Nothing listens there (a port just released): refused at once, not retried for ever.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let url = format!("postgres://postgres@127.0.0.1:{port}/ensemble");
+    let out = run_to_exit(&["--data-dir", data, "--database-url", &url]).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("opening the store (postgres)") && stderr.contains("unavailable"), "{stderr}");
 }

@@ -62,7 +62,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: 503 while draining. */
+        /** Readiness: 503 while draining or while the database does not answer. */
         get: operations["readyz"];
         put?: never;
         post?: never;
@@ -816,7 +816,12 @@ export interface components {
             goal: components["schemas"]["Goal"];
         };
         Health: {
-            /** @description `ok`, or `draining` while shutting down. */
+            /** @description `/readyz` only: the store's engine, `sqlite` or `postgres`. */
+            database?: string | null;
+            /**
+             * @description `ok`; `/readyz` also says `draining` while shutting down and `database_unavailable` while
+             *     the store's database does not answer.
+             */
             status: string;
         };
         /**
@@ -1711,7 +1716,7 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
-            /** @description Draining: the server is shutting down */
+            /** @description Draining (shutting down), or the database does not answer */
             503: {
                 headers: {
                     [name: string]: unknown;

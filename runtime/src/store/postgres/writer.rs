@@ -12,11 +12,11 @@ use tokio::sync::mpsc;
 use tokio_postgres::{Client, GenericClient, Statement};
 
 use super::{classify, connect, read_binding};
+use crate::goal::{Binding, GoalIdentity};
 use crate::store::group::{Outcome, Value, deliver, event_json, frame, next_group, reply_of};
 use crate::store::types::{
     AppendBatch, CommitListener, CommittedEvent, LedgerKey, StoreConfig, StoreError, StoreStats, WriteOp,
 };
-use crate::goal::{Binding, GoalIdentity};
 
 /// Statements prepared once per connection.
 struct Stmts {
@@ -353,7 +353,9 @@ async fn prune_by_age(
         .map_err(classify)?;
     for row in rows {
         let (room, through): (String, i64) = (row.get(0), row.get(1));
-        tx.execute("DELETE FROM events WHERE room_id = $1 AND seq <= $2", &[&room, &through]).await.map_err(classify)?;
+        tx.execute("DELETE FROM events WHERE room_id = $1 AND seq <= $2", &[&room, &through])
+            .await
+            .map_err(classify)?;
         tx.execute(
             "UPDATE rooms SET pruned_through = GREATEST(pruned_through, $2) WHERE room_id = $1",
             &[&room, &through],

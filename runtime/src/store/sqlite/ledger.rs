@@ -53,7 +53,13 @@ pub(super) fn bind_goal(conn: &Connection, key: &LedgerKey, identity: &GoalIdent
                 "UPDATE goal_generations SET ambiguous = 1
                      WHERE room_id = ?1 AND session_id = ?2 AND session_created_at_ms = ?3
                        AND provider_session_id = ?4 AND fingerprint = ?5",
-                params![key.room_id, key.session_id, key.session_created_at_ms, key.provider_session_id, key.fingerprint],
+                params![
+                    key.room_id,
+                    key.session_id,
+                    key.session_created_at_ms,
+                    key.provider_session_id,
+                    key.fingerprint
+                ],
             )?;
             existing.ambiguous = true;
             Ok(existing)

@@ -13,9 +13,7 @@ use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 
 use super::Engine;
-use super::types::{
-    CommitListener, EventPage, LedgerKey, RoomInfo, StoreConfig, StoreError, StoreStats, WriteOp,
-};
+use super::types::{CommitListener, EventPage, LedgerKey, RoomInfo, StoreConfig, StoreError, StoreStats, WriteOp};
 use crate::goal::Binding;
 use crate::session::SessionRecord;
 use ledger::read_binding;

@@ -8,6 +8,8 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
+from ..types import UNSET, Unset
+from typing import cast
 
 
 
@@ -22,10 +24,13 @@ T = TypeVar("T", bound="Health")
 class Health:
     """ 
         Attributes:
-            status (str): `ok`, or `draining` while shutting down.
+            status (str): `ok`; `/readyz` also says `draining` while shutting down and `database_unavailable` while
+                the store's database does not answer.
+            database (None | str | Unset): `/readyz` only: the store's engine, `sqlite` or `postgres`.
      """
 
     status: str
+    database: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -35,12 +40,20 @@ class Health:
     def to_dict(self) -> dict[str, Any]:
         status = self.status
 
+        database: None | str | Unset
+        if isinstance(self.database, Unset):
+            database = UNSET
+        else:
+            database = self.database
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update({
             "status": status,
         })
+        if database is not UNSET:
+            field_dict["database"] = database
 
         return field_dict
 
@@ -51,8 +64,19 @@ class Health:
         d = dict(src_dict)
         status = d.pop("status")
 
+        def _parse_database(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        database = _parse_database(d.pop("database", UNSET))
+
+
         health = cls(
             status=status,
+            database=database,
         )
 
 

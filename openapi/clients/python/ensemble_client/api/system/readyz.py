@@ -67,7 +67,7 @@ def sync_detailed(
     client: AuthenticatedClient,
 
 ) -> Response[Health]:
-    """ Readiness: 503 while draining.
+    """ Readiness: 503 while draining or while the database does not answer.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -93,7 +93,7 @@ def sync(
     client: AuthenticatedClient,
 
 ) -> Health | None:
-    """ Readiness: 503 while draining.
+    """ Readiness: 503 while draining or while the database does not answer.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -114,7 +114,7 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
 
 ) -> Response[Health]:
-    """ Readiness: 503 while draining.
+    """ Readiness: 503 while draining or while the database does not answer.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -140,7 +140,7 @@ async def asyncio(
     client: AuthenticatedClient,
 
 ) -> Health | None:
-    """ Readiness: 503 while draining.
+    """ Readiness: 503 while draining or while the database does not answer.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
