@@ -374,14 +374,36 @@ async fn sessions_and_rooms_are_listed_and_deleted(engine: Engine) {
     store.ping().await.unwrap();
 }
 
+/// By default a PostgreSQL store holds its database's writer lock: a second one is refused with a
+/// clear error, and the lock goes with the first store's connection.
+#[tokio::test]
+async fn a_second_exclusive_postgres_store_is_refused() {
+    let place = Place::new(Engine::Postgres).await;
+    let first = place.open(place.config(), Arc::new(Collect::default())).await;
+    let err = Store::connect(place.config(), Arc::new(Collect::default())).await.err().expect("refused");
+    assert!(err.to_string().contains("another Ensemble server is using this database"), "{err}");
+    first.close().await;
+    drop(first);
+    // The writer's connection closes with its task; then the database is free again.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        match Store::connect(place.config(), Arc::new(Collect::default())).await {
+            Ok(_) => break,
+            Err(e) => assert!(tokio::time::Instant::now() < deadline, "never freed: {e}"),
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// Two hosts on one PostgreSQL database append to one room at once: one gap-free order, each
 /// host's listener sees its own events in increasing seq, and no seq is used twice.
 #[tokio::test]
 async fn two_postgres_stores_share_one_gap_free_order_per_room() {
     let place = Place::new(Engine::Postgres).await;
     let (la, lb) = (Arc::new(Collect::default()), Arc::new(Collect::default()));
-    let a = place.open(place.config(), la.clone()).await;
-    let b = place.open(place.config(), lb.clone()).await;
+    let shared = || StoreConfig { exclusive: false, ..place.config() };
+    let a = place.open(shared(), la.clone()).await;
+    let b = place.open(shared(), lb.clone()).await;
     let run = |store: Store| {
         tokio::spawn(async move {
             let mut acks = Vec::new();

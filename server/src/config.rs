@@ -108,7 +108,8 @@ pub struct ServeArgs {
 
     /// `postgres://user:password@host:port/db`: keep sessions, room logs, goals and provider state in
     /// PostgreSQL instead of the SQLite file in the data dir (migrations are applied at start).
-    /// Several hosts may share one database. The URL may carry credentials: it is never logged.
+    /// One server per database for now (see README "PostgreSQL instead of SQLite"). The URL may
+    /// carry credentials: it is never logged.
     #[arg(long, env = "ENSEMBLE_DATABASE_URL", value_parser = parse_database_url, hide_env_values = true)]
     pub database_url: Option<String>,
 

@@ -63,6 +63,11 @@ pub struct StoreConfig {
     pub path: PathBuf,
     /// `postgres://…`: the PostgreSQL engine instead of SQLite.
     pub database_url: Option<String>,
+    /// PostgreSQL: hold the database's writer lock (an advisory lock on the writer's connection), so
+    /// a second server on the same database refuses to start instead of treating the first one's
+    /// live sessions as crashed. On by default; off only where several stores share a database on
+    /// purpose (the conformance suite's two-host case).
+    pub exclusive: bool,
     /// Most events in one commit.
     pub max_batch: usize,
     /// Longest the writer waits for more work before committing a group.
@@ -84,6 +89,7 @@ impl StoreConfig {
         Self {
             path: path.into(),
             database_url: None,
+            exclusive: true,
             max_batch: 512,
             linger: Duration::ZERO,
             linger_when_idle: false,

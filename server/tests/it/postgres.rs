@@ -43,6 +43,13 @@ async fn sessions_and_room_logs_live_in_postgres_across_servers() {
     completed_turn(&a, "r", "s", "hello").await;
     let before = a.events("r").await;
     assert_gap_free(&before);
+    // One server per database: a second one is refused while the first runs.
+    let other = tempfile::tempdir().unwrap();
+    let data = other.path().join("data");
+    let out = run_to_exit(&["--data-dir", data.to_str().unwrap(), "--database-url", &url]).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("another Ensemble server is using this database"), "{stderr}");
     a.stop().await;
 
     // Another server, another (empty) data dir, the same database: everything is there.

@@ -39,6 +39,23 @@ async fn connect(url: &str) -> Result<Client, StoreError> {
     Ok(client)
 }
 
+/// The advisory lock a server's writer connection holds while it runs (`StoreConfig::exclusive`).
+const WRITER_LOCK: i64 = 0x656e_7365_6d63;
+
+/// Takes the writer lock on this connection (held until it closes: a killed server frees it).
+async fn take_writer_lock(client: &Client) -> Result<(), StoreError> {
+    let got: bool =
+        client.query_one("SELECT pg_try_advisory_lock($1)", &[&WRITER_LOCK]).await.map_err(classify)?.get(0);
+    if got {
+        Ok(())
+    } else {
+        Err(StoreError::Other(
+            "another Ensemble server is using this database (it holds the writer lock); run one server per database"
+                .into(),
+        ))
+    }
+}
+
 /// A connection-level failure (refused, reset, closed): the caller may retry later.
 fn unavailable(e: tokio_postgres::Error) -> StoreError {
     StoreError::Unavailable(e.to_string())
@@ -68,6 +85,9 @@ pub(super) async fn open(
 ) -> Result<(Postgres, tokio::task::JoinHandle<()>), StoreError> {
     let url = config.database_url.clone().ok_or_else(|| StoreError::Other("no database url".into()))?;
     let mut client = connect(&url).await?;
+    if config.exclusive {
+        take_writer_lock(&client).await?;
+    }
     schema::migrate(&mut client).await?;
     let engine = Postgres { url: url.clone(), idle: Mutex::new(Vec::new()), max_idle: config.readers.max(1) };
     let writer = writer::Writer::new(url, client, config, listener, stats).await?;

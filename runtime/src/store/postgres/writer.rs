@@ -11,7 +11,7 @@ use bytes::Bytes;
 use tokio::sync::mpsc;
 use tokio_postgres::{Client, GenericClient, Statement};
 
-use super::{classify, connect, read_binding};
+use super::{classify, connect, read_binding, take_writer_lock};
 use crate::goal::{Binding, GoalIdentity};
 use crate::store::group::{Outcome, Value, deliver, event_json, frame, next_group, reply_of};
 use crate::store::types::{
@@ -98,6 +98,11 @@ impl Writer {
         if self.conn.as_ref().is_none_or(|(c, _)| c.is_closed()) {
             self.conn = None;
             let client = connect(&self.url).await?;
+            if self.config.exclusive {
+                // Lost with the old connection; if another server took it meanwhile, this one
+                // must not write.
+                take_writer_lock(&client).await?;
+            }
             let stmts = Stmts::prepare(&client).await?;
             tracing::info!("store writer reconnected to postgres");
             self.conn = Some((client, stmts));
