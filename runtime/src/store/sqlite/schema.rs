@@ -31,11 +31,13 @@ pub(super) fn open_write_connection(path: &Path, sync: Synchronous) -> Result<Co
         },
     )?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
-    // SQLite's own checkpoint stays on (at its default, 1,000 pages): only a checkpoint right
-    // after a commit, on this connection, finds every frame copied and lets the next commit
-    // restart the WAL from its start (without it the WAL grew to 500 MB over 10,000 starts). The
-    // `checkpoint` thread copies most frames before it, so it finds little left to do.
-    conn.pragma_update(None, "wal_autocheckpoint", 1000)?;
+    // SQLite's own checkpoint stays on: only a checkpoint right after a commit, on this
+    // connection, finds every frame copied and lets the next commit restart the WAL from its start
+    // (without it the WAL grew to 500 MB over 10,000 starts). The `checkpoint` thread copies most
+    // frames before it, so it finds little left to do; at 8,000 pages (~32 MB of WAL) rather than
+    // the default 1,000 it runs an eighth as often (session starts: ~5,700/s → ~6,700/s with 32
+    // clients; restart unchanged, the writer empties the WAL when it stops).
+    conn.pragma_update(None, "wal_autocheckpoint", 8000)?;
     // Savepoints' statement journals in memory, not spilled to temporary files.
     conn.pragma_update(None, "temp_store", "MEMORY")?;
     Ok(conn)
