@@ -220,7 +220,7 @@ async fn a_failed_append_rolls_back_only_itself_within_a_group(engine: Engine) {
     // One group: seq 2 lands; a stray row at seq 4 makes the next 2-event append fail on its
     // second event; the stray row goes; the last append must get seq 3, not clash with seq 2.
     let (a1, r1) = append_op("r", 1, None);
-    let (j1, _) = exec("INSERT INTO events VALUES ('r', 4, 0, '{}')");
+    let (j1, _) = exec("INSERT INTO events (room_id, seq, occurred_at_ms, json) VALUES ('r', 4, 0, '{}')");
     let (a2, r2) = append_op("r", 2, None);
     let (j2, _) = exec("DELETE FROM events WHERE room_id = 'r' AND seq = 4");
     let (a3, r3) = append_op("r", 1, None);
@@ -245,7 +245,7 @@ async fn a_failed_append_inside_a_run_of_appends_rolls_back_only_itself(engine: 
     let store = place.open(cfg, listener.clone()).await;
     // Room `bad` gets seq 1, then a stray row at seq 2 that its next append will clash with.
     assert_eq!(append_n(&store, "bad", 1).await, 1);
-    store.exec("INSERT INTO events VALUES ('bad', 2, 0, '{}')").await.unwrap();
+    store.exec("INSERT INTO events (room_id, seq, occurred_at_ms, json) VALUES ('bad', 2, 0, '{}')").await.unwrap();
     listener.0.lock().unwrap().clear();
 
     // One group, appends only: a, bad (fails), b, a.

@@ -85,6 +85,34 @@ const MIGRATIONS: &[&str] = &[
         ambiguous INTEGER NOT NULL DEFAULT 0,
         PRIMARY KEY (room_id, session_id, session_created_at_ms, provider_session_id, fingerprint)
      ) WITHOUT ROWID;",
+    // 3: events and session records in row-id tables with a unique index, instead of clustered by
+    // room. Their rows are large (0.3–3 KB); clustered, a group of starts across 32 rooms split
+    // pages in 32 places and the commit wrote dozens of pages to the WAL. Appended by row id, the
+    // rows land at the end of one B-tree and only the small index entries go to each room's page.
+    "CREATE TABLE events_v3 (
+        id INTEGER PRIMARY KEY,
+        room_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        occurred_at_ms INTEGER NOT NULL,
+        json TEXT NOT NULL
+     );
+     INSERT INTO events_v3 (room_id, seq, occurred_at_ms, json)
+        SELECT room_id, seq, occurred_at_ms, json FROM events ORDER BY room_id, seq;
+     DROP TABLE events;
+     ALTER TABLE events_v3 RENAME TO events;
+     CREATE UNIQUE INDEX events_room_seq ON events (room_id, seq);
+     CREATE TABLE sessions_v3 (
+        id INTEGER PRIMARY KEY,
+        room_id TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        record TEXT NOT NULL,
+        updated_at_ms INTEGER NOT NULL
+     );
+     INSERT INTO sessions_v3 (room_id, session_id, record, updated_at_ms)
+        SELECT room_id, session_id, record, updated_at_ms FROM sessions ORDER BY room_id, session_id;
+     DROP TABLE sessions;
+     ALTER TABLE sessions_v3 RENAME TO sessions;
+     CREATE UNIQUE INDEX sessions_room_session ON sessions (room_id, session_id);",
 ];
 
 pub(super) fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
@@ -137,5 +165,48 @@ impl ReaderPool {
             idle.push(conn);
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A database written by a build with schema version 2 keeps every row through migration 3,
+    /// and the new unique indexes still refuse a duplicate seq or session.
+    #[test]
+    fn migration_3_keeps_the_rows_of_a_version_2_database() -> Result<(), StoreError> {
+        let dir = tempfile::tempdir()?;
+        let mut conn = Connection::open(dir.path().join("db.sqlite"))?;
+        for sql in &MIGRATIONS[..2] {
+            conn.execute_batch(sql)?;
+        }
+        conn.pragma_update(None, "user_version", 2)?;
+        conn.execute_batch(
+            "INSERT INTO events VALUES ('b', 1, 5, '{\"seq\":1}'), ('a', 2, 6, '{\"seq\":2}'), ('a', 1, 7, '{\"seq\":1}');
+             INSERT INTO sessions VALUES ('a', 's1', '{}', 1), ('b', 's2', '{}', 2);",
+        )?;
+        migrate(&mut conn)?;
+        let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        assert_eq!(version as usize, MIGRATIONS.len());
+        let rows: Vec<(String, i64, i64)> = conn
+            .prepare("SELECT room_id, seq, occurred_at_ms FROM events ORDER BY room_id, seq")?
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+            .collect::<Result<_, _>>()?;
+        assert_eq!(rows, vec![("a".into(), 1, 7), ("a".into(), 2, 6), ("b".into(), 1, 5)]);
+        let sessions: i64 = conn.query_row("SELECT COUNT(*) FROM sessions", [], |r| r.get(0))?;
+        assert_eq!(sessions, 2);
+        assert!(
+            conn.execute("INSERT INTO events (room_id, seq, occurred_at_ms, json) VALUES ('a', 2, 0, '{}')", [])
+                .is_err()
+        );
+        assert!(
+            conn.execute(
+                "INSERT INTO sessions (room_id, session_id, record, updated_at_ms) VALUES ('a', 's1', '{}', 0)",
+                []
+            )
+            .is_err()
+        );
+        Ok(())
     }
 }
