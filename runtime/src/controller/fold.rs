@@ -64,6 +64,11 @@ pub(super) struct Entry {
 }
 
 impl Entry {
+    /// Whether its phase moved since [`State::recount`] last counted it.
+    pub(super) fn counts_changed(&self) -> bool {
+        Class::of(self) != self.counted
+    }
+
     pub(super) fn new(rec: SessionRecord, generation: u64, buffer: Option<Vec<Fact>>, visibility: Visibility) -> Self {
         let side_log = (rec.session.scope == Scope::Side).then(SideLog::default);
         let last_active_ms = rec.session.updated_at_ms;

@@ -194,11 +194,16 @@ impl Controller {
         let max_event_bytes = self.inner.config.max_event_bytes;
         let mut batch = Batch { entry, now, events: Vec::new(), persist: persist == Persist::Always, max_event_bytes };
         let folded = f(&mut batch);
-        let Batch { events, persist, .. } = batch;
-        // `f` may have moved the phase, whether or not it then failed.
-        st.recount(key);
+        let Batch { entry, events, persist, .. } = batch;
+        // `f` may have moved the phase, whether or not it then failed; most folds do not, and
+        // they cost no second lookup.
+        let entry = if entry.counts_changed() {
+            st.recount(key);
+            st.sessions.get_mut(key).ok_or_else(|| ControllerError::SessionNotFound(key.session_id.clone()))?
+        } else {
+            entry
+        };
         folded?;
-        let entry = st.sessions.get_mut(key).ok_or_else(|| ControllerError::SessionNotFound(key.session_id.clone()))?;
         if !events.is_empty() {
             entry.last_active_ms = now;
         }

@@ -57,6 +57,16 @@ const ROOMS_SQL: &str = "SELECT r.room_id, r.head_seq, (SELECT COUNT(*) FROM ses
      WHERE NOT EXISTS (SELECT 1 FROM rooms r WHERE r.room_id = s.room_id) GROUP BY s.room_id
      ORDER BY 1";
 
+/// Refuses a database whose schema is newer than this build's migrations (a downgrade).
+fn check_schema_version(version: usize, known: usize) -> Result<(), StoreError> {
+    if version > known {
+        return Err(StoreError::Other(format!(
+            "the database has schema version {version}, newer than this build knows ({known})"
+        )));
+    }
+    Ok(())
+}
+
 fn parse_records(texts: Vec<String>) -> Vec<SessionRecord> {
     let mut out = Vec::with_capacity(texts.len());
     for json in texts {

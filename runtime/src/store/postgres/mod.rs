@@ -40,7 +40,7 @@ async fn connect(url: &str) -> Result<Client, StoreError> {
 }
 
 /// The advisory lock a server's writer connection holds while it runs (`StoreConfig::exclusive`).
-const WRITER_LOCK: i64 = 0x656e_7365_6d63;
+pub(super) const WRITER_LOCK: i64 = 0x656e_7365_6d63;
 
 /// Takes the writer lock on this connection (held until it closes: a killed server frees it).
 async fn take_writer_lock(client: &Client) -> Result<(), StoreError> {

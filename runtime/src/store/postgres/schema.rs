@@ -61,12 +61,7 @@ pub(super) async fn migrate(client: &mut Client) -> Result<(), StoreError> {
     let version: i32 =
         tx.query_one("SELECT COALESCE(MAX(version), 0) FROM ensemble_schema", &[]).await.map_err(classify)?.get(0);
     let version = usize::try_from(version).unwrap_or(0);
-    if version > MIGRATIONS.len() {
-        return Err(StoreError::Other(format!(
-            "the database has schema version {version}, newer than this build knows ({})",
-            MIGRATIONS.len()
-        )));
-    }
+    crate::store::check_schema_version(version, MIGRATIONS.len())?;
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(version) {
         tx.batch_execute(sql).await.map_err(classify)?;
         tx.execute("INSERT INTO ensemble_schema (version) VALUES ($1)", &[&((i + 1) as i32)])

@@ -11,7 +11,7 @@ use bytes::Bytes;
 use tokio::sync::mpsc;
 use tokio_postgres::{Client, GenericClient, Statement};
 
-use super::{classify, connect, read_binding, take_writer_lock};
+use super::{WRITER_LOCK, classify, connect, read_binding, take_writer_lock};
 use crate::goal::{Binding, GoalIdentity};
 use crate::store::group::{Outcome, Value, deliver, event_json, frame, next_group, reply_of};
 use crate::store::types::{
@@ -91,6 +91,14 @@ impl Writer {
                 break;
             }
         }
+        // A graceful stop frees the database at once for the next server (a killed one frees it
+        // when PostgreSQL notices the connection is gone).
+        if self.config.exclusive
+            && let Some((client, _)) = &self.conn
+            && let Err(e) = client.execute("SELECT pg_advisory_unlock($1)", &[&WRITER_LOCK]).await
+        {
+            tracing::warn!(error = %e, "could not release the database's writer lock");
+        }
         tracing::debug!("store writer stopped");
     }
 
@@ -113,10 +121,10 @@ impl Writer {
     async fn commit_group(&mut self, batch: Vec<WriteOp>) {
         let started = Instant::now();
         let prune_age = self.last_age_prune.elapsed() > Duration::from_secs(30);
-        let result = self.attempt(&batch, prune_age).await;
-        let result = match result {
+        let result = match self.attempt(&batch, prune_age).await {
+            Ok(dones) => Ok(dones),
             Err(Attempt::OpFailed) => self.attempt_isolated(&batch).await,
-            other => other,
+            Err(Attempt::Failed(e)) => Err(e),
         };
         if prune_age {
             self.last_age_prune = Instant::now();
@@ -124,13 +132,12 @@ impl Writer {
         metrics::histogram!("ensemble_store_commit_seconds").record(started.elapsed().as_secs_f64());
         let (dones, tx_result) = match result {
             Ok(d) => (d, Ok(())),
-            Err(Attempt::Failed(e)) => {
+            Err(e) => {
                 if matches!(e, StoreError::Unavailable(_)) {
                     self.conn = None;
                 }
                 (Vec::new(), Err(e))
             }
-            Err(Attempt::OpFailed) => (Vec::new(), Err(StoreError::Other("group failed twice".into()))),
         };
         let mut dones = dones.into_iter();
         let mut outcomes = Vec::with_capacity(batch.len());
@@ -185,27 +192,27 @@ impl Writer {
     }
 
     /// The group again, one savepoint per operation: a failing one is undone alone.
-    async fn attempt_isolated(&mut self, batch: &[WriteOp]) -> Result<Vec<Result<Done, StoreError>>, Attempt> {
+    async fn attempt_isolated(&mut self, batch: &[WriteOp]) -> Result<Vec<Result<Done, StoreError>>, StoreError> {
         let retention = self.config.retention.clone();
-        let (client, stmts) = self.connection().await.map_err(Attempt::Failed)?;
-        let mut tx = client.transaction().await.map_err(|e| Attempt::Failed(classify(e)))?;
+        let (client, stmts) = self.connection().await?;
+        let mut tx = client.transaction().await.map_err(classify)?;
         let mut dones = Vec::with_capacity(batch.len());
         for op in batch {
-            let sp = tx.savepoint("op").await.map_err(|e| Attempt::Failed(classify(e)))?;
+            let sp = tx.savepoint("op").await.map_err(classify)?;
             match run_op(&sp, stmts, &retention, op).await {
                 Ok(d) => {
-                    sp.commit().await.map_err(|e| Attempt::Failed(classify(e)))?;
+                    sp.commit().await.map_err(classify)?;
                     dones.push(Ok(d));
                 }
-                Err(StoreError::Unavailable(m)) => return Err(Attempt::Failed(StoreError::Unavailable(m))),
+                Err(StoreError::Unavailable(m)) => return Err(StoreError::Unavailable(m)),
                 Err(e) => {
-                    sp.rollback().await.map_err(|e| Attempt::Failed(classify(e)))?;
+                    sp.rollback().await.map_err(classify)?;
                     tracing::error!(error = %e, "store operation failed");
                     dones.push(Err(e));
                 }
             }
         }
-        tx.commit().await.map_err(|e| Attempt::Failed(classify(e)))?;
+        tx.commit().await.map_err(classify)?;
         Ok(dones)
     }
 }

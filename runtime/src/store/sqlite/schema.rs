@@ -118,12 +118,7 @@ const MIGRATIONS: &[&str] = &[
 pub(super) fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
     let version: i64 = conn.pragma_query_value(None, "user_version", |row| row.get(0))?;
     let version = usize::try_from(version).unwrap_or(0);
-    if version > MIGRATIONS.len() {
-        return Err(StoreError::Other(format!(
-            "the database has schema version {version}, newer than this build knows ({})",
-            MIGRATIONS.len()
-        )));
-    }
+    crate::store::check_schema_version(version, MIGRATIONS.len())?;
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(version) {
         let tx = conn.transaction()?;
         tx.execute_batch(sql)?;
