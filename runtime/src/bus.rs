@@ -6,7 +6,7 @@
 //! slows the room or the other subscribers.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use bytes::Bytes;
 use tokio::sync::broadcast;
@@ -24,26 +24,42 @@ pub enum Frame {
 
 struct RoomBus {
     tx: broadcast::Sender<Frame>,
+    /// The highest room seq sent on this bus (the gap sweep compares it with the log's head).
+    last_seq: u64,
+}
+
+/// Where this host's own frames go besides its local subscribers: the other hosts sharing the
+/// database. Called in commit order per room; must not block (drop rather than wait: readers fill
+/// gaps from the log).
+pub trait Relay: Send + Sync {
+    fn relay(&self, room_id: &str, frame: &Frame);
 }
 
 /// All rooms' buses.
 pub struct RoomHub {
     rooms: Mutex<HashMap<String, RoomBus>>,
     capacity: usize,
+    relay: OnceLock<Arc<dyn Relay>>,
 }
 
 impl RoomHub {
     /// `capacity`: frames a subscriber may fall behind before it must resync.
     pub fn new(capacity: usize) -> Arc<Self> {
-        Arc::new(Self { rooms: Mutex::new(HashMap::new()), capacity: capacity.max(1) })
+        Arc::new(Self { rooms: Mutex::new(HashMap::new()), capacity: capacity.max(1), relay: OnceLock::new() })
+    }
+
+    /// Sends this host's frames on to other hosts too (set once, before the store opens).
+    pub fn set_relay(&self, relay: Arc<dyn Relay>) {
+        let _ = self.relay.set(relay);
     }
 
     /// Subscribes to a room's live frames. Everything committed after this call is delivered.
     pub fn subscribe(self: &Arc<Self>, room_id: &str) -> Subscription {
         let rx = {
             let mut rooms = self.rooms.lock().unwrap_or_else(|e| e.into_inner());
-            let bus =
-                rooms.entry(room_id.to_owned()).or_insert_with(|| RoomBus { tx: broadcast::channel(self.capacity).0 });
+            let bus = rooms
+                .entry(room_id.to_owned())
+                .or_insert_with(|| RoomBus { tx: broadcast::channel(self.capacity).0, last_seq: 0 });
             bus.tx.subscribe()
         };
         metrics::gauge!("ensemble_room_subscribers").increment(1.0);
@@ -55,12 +71,38 @@ impl RoomHub {
         self.rooms.lock().map(|r| r.len()).unwrap_or(0)
     }
 
-    /// Sends a frame to a room's subscribers, if it has any.
+    /// Sends a frame of this host to a room's subscribers, if it has any, and to other hosts.
     pub fn send(&self, room_id: &str, frame: Frame) {
-        let rooms = self.rooms.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(bus) = rooms.get(room_id) {
+        if let Some(relay) = self.relay.get() {
+            relay.relay(room_id, &frame);
+        }
+        self.deliver(room_id, frame);
+    }
+
+    /// Sends a frame to this host's subscribers of the room only (a frame from another host).
+    pub fn deliver(&self, room_id: &str, frame: Frame) {
+        let mut rooms = self.rooms.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(bus) = rooms.get_mut(room_id) {
+            if let Frame::Event { seq, .. } = &frame {
+                bus.last_seq = bus.last_seq.max(*seq);
+            }
             let _ = bus.tx.send(frame);
         }
+    }
+
+    /// Notes that a reader of the room has seen the log up to `seq` (so the gap sweep only looks
+    /// for what came after).
+    pub fn observed(&self, room_id: &str, seq: u64) {
+        let mut rooms = self.rooms.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(bus) = rooms.get_mut(room_id) {
+            bus.last_seq = bus.last_seq.max(seq);
+        }
+    }
+
+    /// The rooms with subscribers here, each with the highest room seq sent to them (0: none yet).
+    pub fn watched_rooms(&self) -> Vec<(String, u64)> {
+        let rooms = self.rooms.lock().unwrap_or_else(|e| e.into_inner());
+        rooms.iter().map(|(r, b)| (r.clone(), b.last_seq)).collect()
     }
 
     fn unsubscribed(&self, room_id: &str) {
@@ -73,10 +115,18 @@ impl RoomHub {
 
 impl CommitListener for RoomHub {
     fn committed(&self, room_id: &str, events: &[CommittedEvent]) {
-        let rooms = self.rooms.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(bus) = rooms.get(room_id) {
+        if let Some(relay) = self.relay.get() {
+            for e in events {
+                relay.relay(room_id, &Frame::Event { seq: e.seq, bytes: e.frame.clone() });
+            }
+        }
+        let mut rooms = self.rooms.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(bus) = rooms.get_mut(room_id) {
             for e in events {
                 let _ = bus.tx.send(Frame::Event { seq: e.seq, bytes: e.frame.clone() });
+            }
+            if let Some(last) = events.last() {
+                bus.last_seq = bus.last_seq.max(last.seq);
             }
             metrics::counter!("ensemble_events_broadcast_total").increment(events.len() as u64);
         }

@@ -77,6 +77,7 @@ impl RoomCursor {
         // Subscribe first: see the module comment.
         let sub = hub.subscribe(room);
         let (head, pruned) = store.room_heads(room).await?;
+        hub.observed(room, head);
         let after = after.unwrap_or(head);
         if after > head {
             return Err(CursorError::AheadOfLog { head });
@@ -127,7 +128,9 @@ impl RoomCursor {
             match frame {
                 Ok(Frame::Event { seq, bytes }) => {
                     if seq > self.last + 1 {
-                        // Cannot happen with subscribe-then-read; fill from the log rather than skip.
+                        metrics::counter!("ensemble_gap_fills_total").increment(1);
+                        // On one host only a lost race could cause it; with several hosts, a frame
+                        // NATS lost or one that is still on its way. The log has it: fill from there.
                         tracing::warn!(room = %self.room, from = self.last, to = seq, "filling a live gap from the log");
                         while self.last + 1 < seq {
                             let before = self.last;
@@ -174,11 +177,7 @@ impl RoomCursor {
             if seq > until {
                 break;
             }
-            let mut frame = String::with_capacity(raw.get().len() + 26);
-            frame.push_str("{\"type\":\"event\",\"event\":");
-            frame.push_str(raw.get());
-            frame.push('}');
-            self.replay.push_back((seq, Bytes::from(frame)));
+            self.replay.push_back((seq, event_frame(&raw)));
         }
         if until == u64::MAX && !full {
             // Everything committed before the subscription is now buffered; the bus has the rest.
@@ -186,4 +185,32 @@ impl RoomCursor {
         }
         Ok(())
     }
+}
+
+/// A stored event as its wire frame.
+fn event_frame(raw: &serde_json::value::RawValue) -> Bytes {
+    let mut frame = String::with_capacity(raw.get().len() + 26);
+    frame.push_str("{\"type\":\"event\",\"event\":");
+    frame.push_str(raw.get());
+    frame.push('}');
+    Bytes::from(frame)
+}
+
+/// Delivers to each room watched on this host what its bus has not carried yet but the log has
+/// (with several hosts: frames NATS lost, at most a page per room per call; a reader that still
+/// misses more fills the rest itself at its next frame). Returns the frames delivered.
+pub async fn fill_watched(hub: &Arc<RoomHub>, store: &Store) -> Result<u64, StoreError> {
+    let mut delivered = 0;
+    for (room, last) in hub.watched_rooms() {
+        let (head, _) = store.room_heads(&room).await?;
+        if head <= last {
+            continue;
+        }
+        let page = store.events_after(&room, last, REPLAY_PAGE).await?;
+        for (seq, raw) in page.events {
+            hub.deliver(&room, Frame::Event { seq, bytes: event_frame(&raw) });
+            delivered += 1;
+        }
+    }
+    Ok(delivered)
 }

@@ -225,13 +225,22 @@ pub struct GoalOperationQuery {
 }
 
 #[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct Health {
-    /// `ok`; `/readyz` also says `draining` while shutting down and `database_unavailable` while
-    /// the store's database does not answer.
+    /// `ok`; `/readyz` also says `draining` while shutting down, `database_unavailable` while the
+    /// store's database does not answer and `nats_unavailable` while a host of several cannot
+    /// reach NATS.
     pub status: String,
     /// `/readyz` only: the store's engine, `sqlite` or `postgres`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub database: Option<String>,
+    /// `/readyz` with several hosts (`--nats-url`): this host's id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_id: Option<String>,
+    /// `/readyz` with several hosts: `connected`, or `disconnected` (then the status is
+    /// `nats_unavailable`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nats: Option<String>,
 }
 
 /// Frames the server sends on a room WebSocket.

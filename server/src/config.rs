@@ -108,10 +108,35 @@ pub struct ServeArgs {
 
     /// `postgres://user:password@host:port/db`: keep sessions, room logs, goals and provider state in
     /// PostgreSQL instead of the SQLite file in the data dir (migrations are applied at start).
-    /// One server per database for now (see README "PostgreSQL instead of SQLite"). The URL may
-    /// carry credentials: it is never logged.
+    /// Without `--nats-url`, one server per database (README "PostgreSQL instead of SQLite"). The
+    /// URL may carry credentials: it is never logged.
     #[arg(long, env = "ENSEMBLE_DATABASE_URL", value_parser = parse_database_url, hide_env_values = true)]
     pub database_url: Option<String>,
+
+    /// `nats://host:port`: join the other hosts on this NATS server (needs `--database-url`; README
+    /// "Running several hosts"). Room frames and forwarded requests travel over it.
+    #[arg(long, env = "ENSEMBLE_NATS_URL", requires = "database_url", hide_env_values = true)]
+    pub nats_url: Option<String>,
+
+    /// This host's name among the hosts (unique; default: the hostname plus a random suffix). Keep
+    /// it across restarts to recover this host's own sessions at once instead of after its lease.
+    #[arg(long, env = "ENSEMBLE_HOST_ID", value_parser = parse_host_id)]
+    pub host_id: Option<String>,
+
+    /// Seconds a host's lease lasts without renewal (renewed every third of it); when it expires,
+    /// another host takes the host's sessions over.
+    #[arg(long, env = "ENSEMBLE_LEASE_SECS", default_value_t = 15, value_parser = clap::value_parser!(u64).range(2..=3600))]
+    pub lease_secs: u64,
+
+    /// Frames queued for NATS before this host drops some (other hosts then fill the gap from the
+    /// database).
+    #[arg(long, env = "ENSEMBLE_NATS_OUTBOX", default_value_t = 65_536)]
+    pub nats_outbox: usize,
+
+    /// How often a host compares the rooms its sockets watch with the database's heads, to deliver
+    /// frames NATS lost (it delivers at most once). Milliseconds.
+    #[arg(long, env = "ENSEMBLE_GAP_SWEEP_MS", default_value_t = 1_000, value_parser = clap::value_parser!(u64).range(10..))]
+    pub gap_sweep_ms: u64,
 
     /// SQLite durability: `normal` survives a killed process, `full` also a power loss.
     #[arg(long, env = "ENSEMBLE_SQLITE_SYNC", value_enum, default_value_t = SqliteSync::Normal)]
@@ -282,6 +307,15 @@ pub struct WsLimits {
 
 pub fn home_dir() -> PathBuf {
     std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/"))
+}
+
+/// A host id goes into NATS subjects: letters, digits, `-` and `_`, at most 64 bytes.
+fn parse_host_id(v: &str) -> Result<String, String> {
+    if !v.is_empty() && v.len() <= 64 && v.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') {
+        Ok(v.to_owned())
+    } else {
+        Err("expected 1 to 64 letters, digits, `-` or `_`".into())
+    }
 }
 
 /// Only PostgreSQL URLs: anything else is refused at start with a clear message.

@@ -7,6 +7,7 @@
 //! `server` runs it.
 
 pub mod api;
+pub mod cluster;
 pub mod config;
 pub mod datadir;
 pub mod error;

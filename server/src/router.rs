@@ -14,6 +14,7 @@ use tower_http::catch_panic::CatchPanicLayer;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use crate::cluster::forward;
 use crate::error::{self, ApiError};
 use crate::openapi::{self, OpenApiJson};
 use crate::routes::{goals, interactions, providers, rooms, sessions, sides, system, turns};
@@ -62,9 +63,13 @@ pub fn router(state: AppState) -> Router {
     if state.test_hooks {
         router = router.route("/v1/test/panic", get(system::test_panic));
     }
+    router = router.fallback(error::not_found).method_not_allowed_fallback(error::method_not_allowed);
+    if let Some(node) = state.cluster.clone() {
+        // Innermost: a session another host owns is served there, after this edge's checks.
+        let forwarding = forward::Forwarding { controller: state.controller.clone(), node };
+        router = router.layer(middleware::from_fn_with_state(forwarding, forward::route));
+    }
     router
-        .fallback(error::not_found)
-        .method_not_allowed_fallback(error::method_not_allowed)
         .layer(Extension(OpenApiJson::new(&doc)))
         .layer(middleware::from_fn_with_state(state.clone(), refuse_when_draining))
         // A declared body over the limit is refused before any of it is read.

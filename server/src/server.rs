@@ -7,10 +7,11 @@ use std::time::Duration;
 use anyhow::Context;
 use ensemble_runtime::bus::RoomHub;
 use ensemble_runtime::clock::SystemClock;
-use ensemble_runtime::controller::{Controller, ControllerConfig};
+use ensemble_runtime::controller::{ClusterConfig, Controller, ControllerConfig};
 use ensemble_runtime::store::{Retention, Store, StoreConfig, Synchronous};
 use tokio::net::TcpListener;
 
+use crate::cluster;
 use crate::config::{ServeArgs, SqliteSync};
 use crate::datadir;
 use crate::listener::{self, ListenerConfig};
@@ -29,6 +30,8 @@ pub const DB_FILE: &str = "ensemble.sqlite3";
 pub fn store_config(args: &ServeArgs) -> StoreConfig {
     let mut cfg = StoreConfig::new(args.data_dir().join(DB_FILE));
     cfg.database_url = args.database_url.clone();
+    // Several hosts share the database on purpose; alone, a host holds it exclusively.
+    cfg.exclusive = args.nats_url.is_none();
     cfg.linger = Duration::from_millis(args.commit_linger_ms);
     cfg.linger_when_idle = args.commit_linger_when_idle;
     cfg.max_batch = args.commit_max_batch.max(1);
@@ -58,14 +61,45 @@ pub fn controller_config(args: &ServeArgs) -> ControllerConfig {
         max_event_bytes: args.max_event_bytes.max(1024),
         idle_release: (args.idle_release_secs > 0).then(|| Duration::from_secs(args.idle_release_secs)),
         default_provider: args.default_provider.clone(),
+        cluster: args.nats_url.as_ref().map(|_| ClusterConfig { host_id: host_id(args) }),
     }
 }
 
-/// Builds the controller (and its store) from the configuration, probing the providers.
-pub async fn build_controller(args: &ServeArgs) -> anyhow::Result<Controller> {
+/// This host's id: `--host-id`, or the hostname with a random suffix (decided once per process).
+pub fn host_id(args: &ServeArgs) -> String {
+    static DEFAULT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    args.host_id.clone().unwrap_or_else(|| DEFAULT.get_or_init(cluster::default_host_id).clone())
+}
+
+/// The cluster's settings, when `--nats-url` joins this host to others.
+pub fn cluster_settings(args: &ServeArgs) -> Option<cluster::Settings> {
+    let request_timeout = Duration::from_secs(args.request_timeout_secs.max(1));
+    Some(cluster::Settings {
+        nats_url: args.nats_url.clone()?,
+        host_id: host_id(args),
+        lease: Duration::from_secs(args.lease_secs),
+        outbox: args.nats_outbox.max(1),
+        gap_sweep: Duration::from_millis(args.gap_sweep_ms),
+        // Under the request timeout, so the caller hears 504 from here rather than 408.
+        forward_timeout: request_timeout.mul_f64(0.9),
+        max_body_bytes: args.max_body_bytes,
+    })
+}
+
+/// Builds the controller (and its store, and with `--nats-url` the link to the other hosts) from
+/// the configuration, probing the providers.
+pub async fn build_controller(args: &ServeArgs) -> anyhow::Result<(Controller, Option<Arc<cluster::Node>>)> {
     let data_dir = args.data_dir();
     std::fs::create_dir_all(&data_dir).with_context(|| format!("creating the data dir {}", data_dir.display()))?;
     let hub = RoomHub::new(args.ws_queue);
+    // NATS before the store: the relay must see every frame the store commits.
+    let node = match cluster_settings(args) {
+        Some(settings) => {
+            tracing::info!(host = %settings.host_id, lease_secs = settings.lease.as_secs(), "joining the hosts on NATS");
+            Some(cluster::connect(&settings, &hub).await?)
+        }
+        None => None,
+    };
     let cfg = store_config(args);
     let engine = if cfg.database_url.is_some() { "postgres" } else { "sqlite" };
     let store = Store::connect(cfg, hub.clone()).await.with_context(|| format!("opening the store ({engine})"))?;
@@ -80,7 +114,7 @@ pub async fn build_controller(args: &ServeArgs) -> anyhow::Result<Controller> {
         );
     }
     let config = controller_config(args);
-    Ok(Controller::new(config, store, hub, adapters, Arc::new(SystemClock::default())))
+    Ok((Controller::new(config, store, hub, adapters, Arc::new(SystemClock::default())), node))
 }
 
 /// The HTTP edge's configuration (token, Host/Origin policy, workspace roots, limits), validated.
@@ -107,6 +141,7 @@ pub fn app_config(args: &ServeArgs) -> anyhow::Result<(AppConfig, TokenSource)> 
         access: Access { token, policy },
         workspace,
         test_hooks: args.test_hooks,
+        cluster: None,
     };
     Ok((config, source))
 }
@@ -140,14 +175,25 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     // Before any agent can start: one server per data dir, and nothing left from a crashed run.
     let (run, reaped) = Run::begin(&data_dir)?;
     tracing::info!(run = %run.id, reaped, "run registered");
-    let controller = build_controller(&args).await?;
+    let (controller, node) = build_controller(&args).await?;
+    if let Some(node) = &node {
+        node.register(&controller).await?;
+    }
     let console_token = match &token_source {
         TokenSource::Generated(_) | TokenSource::DataDir(_) => Some(app_config.access.token.expose().to_owned()),
         TokenSource::File(_) => None,
     };
     let recovered = controller.recover().await.context("loading stored sessions")?;
     controller.spawn_idle_release();
+    let mut app_config = app_config;
+    app_config.cluster = node.clone();
     let state = AppState::new(controller.clone(), app_config);
+    let app = router(state.clone());
+    let cluster_stop = tokio_util::sync::CancellationToken::new();
+    if let Some(node) = &node {
+        node.spawn(controller.clone(), app.clone(), Duration::from_millis(args.gap_sweep_ms), cluster_stop.clone())
+            .await?;
+    }
     let listener = TcpListener::bind(args.listen).await.with_context(|| format!("binding {}", args.listen))?;
     let addr = listener.local_addr()?;
     // Tests and scripts read this exact line to learn the bound address.
@@ -201,7 +247,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         );
     }
     let shutdown = state.shutdown.clone();
-    let serving = listener::serve(listener, router(state.clone()), listener_config, shutdown.clone());
+    let serving = listener::serve(listener, app, listener_config, shutdown.clone());
     let limit = Duration::from_secs(args.shutdown_timeout_secs);
     tokio::select! {
         () = serving => {}
@@ -211,6 +257,10 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     }
     tracing::info!("closing live sessions");
     controller.shutdown().await;
+    if let Some(node) = &node {
+        node.leave(&controller).await;
+    }
+    cluster_stop.cancel();
     controller.store().close().await;
     drop(run);
     tracing::info!("stopped");

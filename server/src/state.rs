@@ -10,6 +10,7 @@ use std::time::Duration;
 use ensemble_runtime::controller::Controller;
 use tokio_util::sync::CancellationToken;
 
+use crate::cluster::Node;
 use crate::config::WsLimits;
 use crate::security::Access;
 use crate::workspace::WorkspaceRoots;
@@ -31,6 +32,8 @@ pub struct App {
     pub workspace: WorkspaceRoots,
     /// Enables test-only routes (a handler that panics).
     pub test_hooks: bool,
+    /// Several hosts: NATS and this host's identity (None: the only host).
+    pub cluster: Option<Arc<Node>>,
 }
 
 /// What the HTTP edge is configured with.
@@ -41,6 +44,7 @@ pub struct AppConfig {
     pub access: Access,
     pub workspace: WorkspaceRoots,
     pub test_hooks: bool,
+    pub cluster: Option<Arc<Node>>,
 }
 
 #[derive(Clone)]
@@ -67,6 +71,7 @@ impl AppState {
             access: Arc::new(config.access),
             workspace: config.workspace,
             test_hooks: config.test_hooks,
+            cluster: config.cluster,
         }))
     }
 

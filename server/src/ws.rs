@@ -226,7 +226,15 @@ impl Connection {
                 return End::ReadFailed;
             }
         };
-        let hello = hello(&controller, &self.room, head);
+        // With several hosts the stored records list the sessions other hosts hold.
+        let sessions = match controller.room_sessions(&self.room).await {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!(room = %self.room, error = %e, "listing the room's sessions failed");
+                controller.sessions(&self.room)
+            }
+        };
+        let hello = hello(&controller, &self.room, head, sessions);
         if let Err(end) = self.send_json(&hello).await {
             return end;
         }
@@ -350,7 +358,12 @@ impl Connection {
 /// The `hello` frame, bounded like every frame (`--max-event-bytes`): the room's sessions, then
 /// its open side conversations, as many as fit; `sessionsTruncated` says a client must read the
 /// rest over REST (`GET …/sessions`, `GET …/sessions/{id}/sides`).
-fn hello(controller: &ensemble_runtime::Controller, room: &str, head: u64) -> ServerFrame {
+fn hello(
+    controller: &ensemble_runtime::Controller,
+    room: &str,
+    head: u64,
+    sessions: Vec<ensemble_runtime::model::Session>,
+) -> ServerFrame {
     let mut budget = controller.config().max_event_bytes;
     let mut truncated = false;
     let mut fit = |list: Vec<ensemble_runtime::model::Session>| -> Vec<ensemble_runtime::model::Session> {
@@ -366,7 +379,7 @@ fn hello(controller: &ensemble_runtime::Controller, room: &str, head: u64) -> Se
         }
         kept
     };
-    let sessions = fit(controller.sessions(room));
+    let sessions = fit(sessions);
     let sides = fit(controller.sides(room));
     ServerFrame::Hello { room_id: room.to_owned(), head_seq: head, sessions, sides, sessions_truncated: truncated }
 }

@@ -31,6 +31,15 @@ pub struct ControllerConfig {
     pub idle_release: Option<Duration>,
     /// The provider of sessions started without one.
     pub default_provider: String,
+    /// Several hosts share the database: this host's identity (None: the only host).
+    pub cluster: Option<ClusterConfig>,
+}
+
+/// This host's part in a group of hosts sharing one PostgreSQL database.
+#[derive(Clone, Debug)]
+pub struct ClusterConfig {
+    /// This host's name in leases and session ownership (unique among the hosts).
+    pub host_id: String,
 }
 
 impl Default for ControllerConfig {
@@ -47,6 +56,7 @@ impl Default for ControllerConfig {
             max_event_bytes: 1024 * 1024,
             idle_release: None,
             default_provider: "scripted".into(),
+            cluster: None,
         }
     }
 }

@@ -21,6 +21,25 @@ use crate::model::{Scope, Session, SessionKey};
 use crate::session::{Phase, SessionRecord};
 use crate::store::Store;
 
+/// Why a session's process went away without the session being told.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Interruption {
+    /// This server restarted.
+    Restart,
+    /// The host that ran it stopped renewing its lease (killed, partitioned).
+    HostLost,
+}
+
+impl Interruption {
+    /// The `turn.failed` code (also the `session.updated` reason) and message.
+    fn turn_failure(self) -> (&'static str, &'static str) {
+        match self {
+            Self::Restart => ("server_restart", "the server restarted during the turn"),
+            Self::HostLost => ("host_lost", "the host running the session was lost"),
+        }
+    }
+}
+
 /// Provider state kept in the store (the backend of every session's [`ProviderState`]).
 struct StoreState(Store);
 
@@ -101,27 +120,40 @@ impl Controller {
             session.title = title;
         }
         session.settings = req.settings.clone();
-        {
+        if self.state().sessions.contains_key(&key) {
+            return Err(ControllerError::SessionExists(session_id));
+        }
+        // With several hosts the id must be new everywhere; the claim makes this host its owner.
+        self.claim_new(&key).await?;
+        let reserved = {
             let mut st = self.state();
             if st.sessions.contains_key(&key) {
-                return Err(ControllerError::SessionExists(session_id));
+                Err(ControllerError::SessionExists(session_id.clone()))
+            } else if let Err(e) = self.check_capacity(&st, &req.room_id, NewProcess::Yes) {
+                Err(e)
+            } else {
+                st.insert(
+                    key.clone(),
+                    Entry::new(
+                        SessionRecord::new(session.clone(), Phase::Starting),
+                        generation,
+                        Some(Vec::new()),
+                        Visibility::Reserved,
+                    ),
+                );
+                Ok(())
             }
-            self.check_capacity(&st, &req.room_id, NewProcess::Yes)?;
-            st.insert(
-                key.clone(),
-                Entry::new(
-                    SessionRecord::new(session.clone(), Phase::Starting),
-                    generation,
-                    Some(Vec::new()),
-                    Visibility::Reserved,
-                ),
-            );
+        };
+        if let Err(e) = reserved {
+            self.unclaim(&key).await;
+            return Err(e);
         }
         let outcome = match adapter.start(&session, self.handle(&key, generation)).await {
             Ok(o) => o,
             Err(e) => {
                 // No residue: the reservation goes, nothing was persisted or published.
                 self.state().remove(&key);
+                self.unclaim(&key).await;
                 return Err(e.into());
             }
         };
@@ -146,6 +178,7 @@ impl Controller {
             Err(e) => {
                 self.state().remove(&key);
                 let _ = adapter.close(&session).await;
+                self.unclaim(&key).await;
                 return Err(e);
             }
         };
@@ -154,6 +187,7 @@ impl Controller {
             // so the same id can be started again once the store is back.
             self.state().remove(&key);
             let _ = adapter.close(&session).await;
+            self.unclaim(&key).await;
             return Err(e);
         }
         self.snapshot(&key)
@@ -476,49 +510,77 @@ impl Controller {
 
     // ---------------------------------------------------------------- server lifecycle
 
-    /// Loads every stored session. None is live afterwards: what was live, starting or mid-turn
-    /// when the previous process stopped is reported as interrupted, then disconnected.
+    /// Loads every stored session (with several hosts: the sessions this host owns, after a
+    /// restart with the same host id). None is live afterwards: what was live, starting or
+    /// mid-turn when the previous process stopped is reported as interrupted, then disconnected.
     pub async fn recover(&self) -> Result<usize> {
-        let records = self.inner.store.load_sessions().await?;
+        let records = match self.cluster() {
+            None => self.inner.store.load_sessions().await?,
+            Some((leases, host)) => {
+                let mut records = Vec::new();
+                for key in leases.owned_by(host).await? {
+                    match leases.record(&key).await? {
+                        Some(rec) => records.push(rec),
+                        None => leases.release(&key, host).await?,
+                    }
+                }
+                records
+            }
+        };
         let count = records.len();
         let mut keys = Vec::new();
         for rec in records {
             let key = rec.session.key();
-            let mut entry = Entry::new(rec, 0, None, Visibility::Announced);
-            if entry.rec.phase != Phase::Completed {
+            if rec.phase != Phase::Completed {
                 keys.push(key.clone());
             }
-            // What the interrupted turn left open is closed before its `turn.failed`: read it back.
-            if let Some(turn) = entry.rec.session.active_turn_id.clone() {
-                for raw in self.inner.store.turn_events(&key.room_id, &turn).await? {
-                    match serde_json::from_str::<Event>(raw.get()) {
-                        Ok(event) => entry.open.observe(&event.body),
-                        Err(e) => {
-                            tracing::warn!(session = %key, error = %e, "an event of the interrupted turn is unreadable")
-                        }
-                    }
-                }
-            }
+            let entry = self.entry_from_record(rec).await?;
             self.state().insert(key, entry);
         }
         for key in keys {
-            let published = self
-                .publish_with(&key, Persist::IfChanged, |b| {
-                    let before = b.events.len();
-                    b.settle_pending(ResolvedBy::Restart);
-                    b.fail_active_turn("server_restart", "the server restarted during the turn");
-                    if matches!(b.entry.rec.phase, Phase::Live | Phase::Starting) {
-                        b.transition(Phase::Disconnected)?;
-                    }
-                    if b.events.len() > before || b.persist {
-                        b.updated("server_restart");
-                    }
-                    Ok(())
-                })
-                .await?;
-            published.durable().await?;
+            self.interrupt(&key, Interruption::Restart).await?;
         }
         Ok(count)
+    }
+
+    /// A stored session as a registry entry, not live. What an interrupted turn left open is read
+    /// back from the log, so it is closed before its `turn.failed`.
+    pub(super) async fn entry_from_record(&self, rec: SessionRecord) -> Result<Entry> {
+        let key = rec.session.key();
+        let mut entry = Entry::new(rec, 0, None, Visibility::Announced);
+        if let Some(turn) = entry.rec.session.active_turn_id.clone() {
+            for raw in self.inner.store.turn_events(&key.room_id, &turn).await? {
+                match serde_json::from_str::<Event>(raw.get()) {
+                    Ok(event) => entry.open.observe(&event.body),
+                    Err(e) => {
+                        tracing::warn!(session = %key, error = %e, "an event of the interrupted turn is unreadable")
+                    }
+                }
+            }
+        }
+        Ok(entry)
+    }
+
+    /// Applies the restart rules to a session whose process is gone with its host: pending
+    /// interactions resolved, the turn failed, the session disconnected (each reported once: a
+    /// session already disconnected publishes nothing).
+    pub(super) async fn interrupt(&self, key: &SessionKey, why: Interruption) -> Result<()> {
+        let (code, message) = why.turn_failure();
+        let published = self
+            .publish_with(key, Persist::IfChanged, |b| {
+                let before = b.events.len();
+                b.settle_pending(ResolvedBy::Restart);
+                b.fail_active_turn(code, message);
+                if matches!(b.entry.rec.phase, Phase::Live | Phase::Starting) {
+                    b.transition(Phase::Disconnected)?;
+                }
+                if b.events.len() > before || b.persist {
+                    b.updated(code);
+                }
+                Ok(())
+            })
+            .await?;
+        published.durable().await
     }
 
     /// Stops accepting lifecycle operations and brings every live session down, keeping it

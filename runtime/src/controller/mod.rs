@@ -14,6 +14,7 @@
 //! publish path, [`fold`] the per-session entry and its batch, and `lifecycle`, `turns`, `sides`,
 //! `goals` and `queries` add the operations of each kind to [`Controller`].
 
+mod cluster;
 mod config;
 mod config_ops;
 mod error;
@@ -26,7 +27,8 @@ mod queries;
 mod sides;
 mod turns;
 
-pub use config::{ControllerConfig, StartSession, SubmitTurn, TurnAccepted};
+pub use cluster::Location;
+pub use config::{ClusterConfig, ControllerConfig, StartSession, SubmitTurn, TurnAccepted};
 pub use error::ControllerError;
 pub use fold::{Published, SideEventPage};
 pub use goals::{GoalControl, provider_goal_status};

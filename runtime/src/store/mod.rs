@@ -26,6 +26,7 @@ use async_trait::async_trait;
 use serde_json::value::RawValue;
 use tokio::sync::{mpsc, oneshot};
 
+pub use postgres::{Claim, Leases};
 pub use types::{
     AppendBatch, CommitListener, CommittedEvent, EventPage, LedgerKey, Retention, RoomInfo, StoreConfig, StoreError,
     StoreStats, Synchronous, WriteOp, WritePermit,
@@ -90,6 +91,7 @@ pub struct Store {
     engine: Arc<dyn Engine>,
     writer: Arc<Mutex<Option<WriterHandle>>>,
     stats: Arc<StoreStats>,
+    leases: Option<Leases>,
 }
 
 impl Store {
@@ -109,11 +111,19 @@ impl Store {
         let (tx, rx) = mpsc::channel(config.queue_capacity.max(1));
         let stats = Arc::new(StoreStats::default());
         let (engine, handle) = postgres::open(config, listener, stats.clone(), rx).await?;
-        Ok(Self::assemble(tx, Arc::new(engine), WriterHandle::Task(handle), stats))
+        let leases = Leases::new(engine.clone());
+        let mut store = Self::assemble(tx, engine, WriterHandle::Task(handle), stats);
+        store.leases = Some(leases);
+        Ok(store)
     }
 
     fn assemble(tx: mpsc::Sender<WriteOp>, engine: Arc<dyn Engine>, w: WriterHandle, stats: Arc<StoreStats>) -> Self {
-        Self { tx, engine, writer: Arc::new(Mutex::new(Some(w))), stats }
+        Self { tx, engine, writer: Arc::new(Mutex::new(Some(w))), stats, leases: None }
+    }
+
+    /// Host leases and session owners, shared by the hosts of one database (PostgreSQL only).
+    pub fn leases(&self) -> Option<&Leases> {
+        self.leases.as_ref()
     }
 
     /// `sqlite` or `postgres`.

@@ -53,7 +53,7 @@ pub async fn start_session(
     params(RoomPath),
     responses((status = 200, description = "The room's sessions", body = SessionList), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn list_sessions(State(state): State<AppState>, room: RoomPath) -> Result<Json<SessionList>, ApiError> {
-    Ok(Json(SessionList { data: state.controller.sessions(room.id()?) }))
+    Ok(Json(SessionList { data: state.controller.room_sessions(room.id()?).await? }))
 }
 
 /// One session (side sessions too).

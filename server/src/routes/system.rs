@@ -56,22 +56,34 @@ pub async fn test_panic() -> StatusCode {
 /// Liveness.
 #[utoipa::path(get, path = "/healthz", tag = "system", security(()), responses((status = 200, description = "The server is up", body = Health)))]
 pub async fn healthz() -> Json<Health> {
-    Json(Health { status: "ok".into(), database: None })
+    Json(Health { status: "ok".into(), database: None, host_id: None, nats: None })
 }
 
-/// Readiness: 503 while draining or while the database does not answer.
+/// Readiness: 503 while draining, while the database does not answer, or (with several hosts)
+/// while NATS is disconnected.
 #[utoipa::path(get, path = "/readyz", tag = "system", security(()),
     responses((status = 200, description = "Ready", body = Health),
-        (status = 503, description = "Draining (shutting down), or the database does not answer", body = Health)))]
+        (status = 503, description = "Draining (shutting down), the database does not answer, or NATS is disconnected", body = Health)))]
 pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Health>) {
+    let health = |status: &str, database: Option<&str>| Health {
+        status: status.into(),
+        database: database.map(str::to_owned),
+        host_id: state.cluster.as_ref().map(|n| n.host_id.clone()),
+        nats: state.cluster.as_ref().map(|n| if n.nats_connected() { "connected" } else { "disconnected" }.into()),
+    };
     if state.is_draining() {
-        return (StatusCode::SERVICE_UNAVAILABLE, Json(Health { status: "draining".into(), database: None }));
+        return (StatusCode::SERVICE_UNAVAILABLE, Json(health("draining", None)));
     }
     match state.controller.store_ready().await {
-        Ok(engine) => (StatusCode::OK, Json(Health { status: "ok".into(), database: Some(engine.into()) })),
+        Ok(engine) => {
+            if state.cluster.as_ref().is_some_and(|n| !n.nats_connected()) {
+                return (StatusCode::SERVICE_UNAVAILABLE, Json(health("nats_unavailable", Some(engine))));
+            }
+            (StatusCode::OK, Json(health("ok", Some(engine))))
+        }
         Err(e) => {
             tracing::warn!(error = %e, "readiness: the database does not answer");
-            (StatusCode::SERVICE_UNAVAILABLE, Json(Health { status: "database_unavailable".into(), database: None }))
+            (StatusCode::SERVICE_UNAVAILABLE, Json(health("database_unavailable", None)))
         }
     }
 }

@@ -13,6 +13,7 @@ mod acp_codex;
 mod at_rest;
 mod bounds;
 mod chaos;
+mod cluster;
 mod codex;
 mod codex_env;
 mod codex_goals;

@@ -137,16 +137,6 @@ async fn wait_gone(pids: &[i32], within: Duration) -> Vec<i32> {
     }
 }
 
-/// A metric's value from /metrics (0 when it was never recorded).
-async fn metric(s: &Server, name: &str) -> f64 {
-    let text = s.http().get(s.url("/metrics")).send().await.unwrap().text().await.unwrap();
-    text.lines()
-        .find(|l| l.starts_with(name) && !l.starts_with('#'))
-        .and_then(|l| l.rsplit(' ').next())
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0.0)
-}
-
 /// The pid a `hang`/`nonewline` agent announces in its first delta.
 fn announced_pid(events: &[Value]) -> i32 {
     let text = streamed(events);

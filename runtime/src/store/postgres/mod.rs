@@ -3,8 +3,11 @@
 //! `INSERT … ON CONFLICT DO UPDATE … RETURNING`, which locks the row until the commit, so writers
 //! on several hosts hand out one gap-free `seq` order per room, in commit order.
 
+mod leases;
 mod schema;
 mod writer;
+
+pub use leases::{Claim, Leases};
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -82,14 +85,14 @@ pub(super) async fn open(
     listener: Arc<dyn CommitListener>,
     stats: Arc<StoreStats>,
     rx: mpsc::Receiver<WriteOp>,
-) -> Result<(Postgres, tokio::task::JoinHandle<()>), StoreError> {
+) -> Result<(Arc<Postgres>, tokio::task::JoinHandle<()>), StoreError> {
     let url = config.database_url.clone().ok_or_else(|| StoreError::Other("no database url".into()))?;
     let mut client = connect(&url).await?;
     if config.exclusive {
         take_writer_lock(&client).await?;
     }
     schema::migrate(&mut client).await?;
-    let engine = Postgres { url: url.clone(), idle: Mutex::new(Vec::new()), max_idle: config.readers.max(1) };
+    let engine = Arc::new(Postgres { url: url.clone(), idle: Mutex::new(Vec::new()), max_idle: config.readers.max(1) });
     let writer = writer::Writer::new(url, client, config, listener, stats).await?;
     let handle = tokio::spawn(writer.run(rx));
     Ok((engine, handle))

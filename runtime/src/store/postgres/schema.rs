@@ -50,6 +50,18 @@ const MIGRATIONS: &[&str] = &[
         ambiguous BIGINT NOT NULL DEFAULT 0,
         PRIMARY KEY (room_id, session_id, session_created_at_ms, provider_session_id, fingerprint)
      );",
+    // 2: several hosts: each host's lease, and which host owns each session.
+    "CREATE TABLE hosts (
+        host_id TEXT PRIMARY KEY,
+        expires_at TIMESTAMPTZ NOT NULL
+     );
+     CREATE TABLE session_owners (
+        room_id TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        host_id TEXT NOT NULL,
+        PRIMARY KEY (room_id, session_id)
+     );
+     CREATE INDEX session_owners_host ON session_owners (host_id);",
 ];
 
 pub(super) async fn migrate(client: &mut Client) -> Result<(), StoreError> {

@@ -518,3 +518,13 @@ pub async fn start_codex(s: &Server, c: &Codex, id: &str, settings: Value) -> Va
     assert_eq!(status, StatusCode::CREATED, "{body}\n{}", s.log());
     body
 }
+
+/// A metric's value from /metrics (0 when it was never recorded).
+pub async fn metric(s: &Server, name: &str) -> f64 {
+    let text = s.http().get(s.url("/metrics")).send().await.unwrap().text().await.unwrap();
+    text.lines()
+        .find(|l| l.starts_with(name) && !l.starts_with('#'))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.0)
+}

@@ -1,0 +1,269 @@
+//! Requests for a session another host owns: sent to the owner over NATS request/reply, answered
+//! with the owner's status, headers that matter and body, as if served here.
+//!
+//! A request carries `Ensemble-Method`, `Ensemble-Uri`, `Ensemble-From` and its `Content-Type` as
+//! NATS headers and its body as the payload; the answer carries `Ensemble-Status` and the
+//! response's `Content-Type`, `Retry-After` and `Location`. The owner runs the request through the
+//! same router, marked [`Forwarded`] (the edge here already checked Host, Origin and token), and
+//! never forwards it again: a session that moved meanwhile answers 503 with `Retry-After`.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use ensemble_runtime::controller::{Controller, Location};
+use ensemble_runtime::model::SessionKey;
+use futures::StreamExt;
+use tokio_util::sync::CancellationToken;
+use tower::ServiceExt;
+
+use super::{Node, host_subject};
+use crate::error::ApiError;
+use crate::security::Forwarded;
+
+/// What the routing middleware needs.
+#[derive(Clone)]
+pub struct Forwarding {
+    pub controller: Controller,
+    pub node: Arc<Node>,
+}
+
+/// Headers a forwarded answer keeps.
+const KEPT: [header::HeaderName; 3] = [header::CONTENT_TYPE, header::RETRY_AFTER, header::LOCATION];
+
+/// Serves a session-scoped request here, or forwards it to the session's owner.
+pub async fn route(State(f): State<Forwarding>, req: Request, next: Next) -> Response {
+    let Some(key) = session_key(req.uri().path()) else { return next.run(req).await };
+    let forwarded = req.extensions().get::<Forwarded>().is_some();
+    match f.controller.locate(&key).await {
+        Ok(Location::Local) => next.run(req).await,
+        Ok(Location::Remote(owner)) if forwarded => {
+            tracing::info!(session = %key, owner = %owner, "a forwarded request found its session moved");
+            ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "owner_moved", "the session moved to another host; retry")
+                .retry_after(1)
+                .into_response()
+        }
+        Ok(Location::Remote(owner)) => f.node.forward(&owner, req).await,
+        Err(e) => ApiError::from(e).into_response(),
+    }
+}
+
+/// `(room, session)` of a path under `/v1/rooms/{roomId}/sessions/{sessionId}`.
+fn session_key(path: &str) -> Option<SessionKey> {
+    let rest = path.strip_prefix("/v1/rooms/")?;
+    let mut parts = rest.split('/');
+    let room = decode(parts.next()?)?;
+    if parts.next()? != "sessions" {
+        return None;
+    }
+    let session = decode(parts.next()?)?;
+    if room.is_empty() || session.is_empty() {
+        return None;
+    }
+    Some(SessionKey { room_id: room, session_id: session })
+}
+
+/// Percent-decodes a path segment (None if it is malformed: the handler then answers it).
+fn decode(segment: &str) -> Option<String> {
+    let bytes = segment.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = segment.get(i + 1..i + 3)?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+fn outcome(label: &'static str) {
+    metrics::counter!("ensemble_cluster_forwarded_total", "outcome" => label).increment(1);
+}
+
+impl Node {
+    /// Sends `req` to `owner` and turns its answer (or the lack of one) into the response.
+    async fn forward(&self, owner: &str, req: Request) -> Response {
+        let (parts, body) = req.into_parts();
+        let Ok(body) = axum::body::to_bytes(body, self.max_body_bytes).await else {
+            return ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "body_too_large", "the request body is too large")
+                .into_response();
+        };
+        let mut h = async_nats::HeaderMap::new();
+        h.insert("Ensemble-Method", parts.method.as_str());
+        h.insert("Ensemble-Uri", parts.uri.path_and_query().map(|p| p.as_str()).unwrap_or("/"));
+        h.insert("Ensemble-From", self.host_id.as_str());
+        if let Some(ct) = parts.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()) {
+            h.insert("Content-Type", ct);
+        }
+        let request = async_nats::Request::new().headers(h).payload(body).timeout(Some(self.forward_timeout));
+        let answer = self.client.send_request(host_subject(owner), request).await;
+        let retry = self.lease.as_secs().max(1);
+        match answer {
+            Ok(msg) => {
+                outcome("ok");
+                answer_response(&msg)
+            }
+            Err(e) => match e.kind() {
+                async_nats::RequestErrorKind::TimedOut => {
+                    outcome("timeout");
+                    ApiError::new(
+                        StatusCode::GATEWAY_TIMEOUT,
+                        "forward_timeout",
+                        format!("the host that owns the session ({owner}) did not answer in time"),
+                    )
+                    .into_response()
+                }
+                async_nats::RequestErrorKind::NoResponders => {
+                    outcome("unreachable");
+                    ApiError::new(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        "owner_unreachable",
+                        format!(
+                            "the host that owns the session ({owner}) cannot be reached; another host takes it over \
+                             when its lease expires"
+                        ),
+                    )
+                    .retry_after(retry)
+                    .into_response()
+                }
+                _ => {
+                    outcome("error");
+                    tracing::warn!(error = %e, owner, "forwarding a request failed");
+                    ApiError::new(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        "nats_unavailable",
+                        "the hosts cannot reach each other",
+                    )
+                    .retry_after(retry)
+                    .into_response()
+                }
+            },
+        }
+    }
+}
+
+/// The owner's answer as this host's response.
+fn answer_response(msg: &async_nats::Message) -> Response {
+    let headers = msg.headers.as_ref();
+    let status = headers
+        .and_then(|h| h.get("Ensemble-Status"))
+        .and_then(|v| v.as_str().parse::<u16>().ok())
+        .and_then(|s| StatusCode::from_u16(s).ok());
+    let Some(status) = status else {
+        return ApiError::new(StatusCode::BAD_GATEWAY, "forward_failed", "the owning host sent an unreadable answer")
+            .into_response();
+    };
+    let mut resp = Response::new(Body::from(msg.payload.clone()));
+    *resp.status_mut() = status;
+    for name in KEPT {
+        if let Some(v) = headers.and_then(|h| h.get(name.as_str())).and_then(|v| HeaderValue::from_str(v.as_str()).ok())
+        {
+            resp.headers_mut().insert(name, v);
+        }
+    }
+    resp
+}
+
+/// Answers the requests other hosts forward to this one, each on a task of its own.
+pub async fn answer(node: Arc<Node>, mut requests: async_nats::Subscriber, app: axum::Router, stop: CancellationToken) {
+    loop {
+        let msg = tokio::select! {
+            () = stop.cancelled() => return,
+            msg = requests.next() => match msg {
+                Some(m) => m,
+                None => return,
+            },
+        };
+        let (node, app) = (node.clone(), app.clone());
+        tokio::spawn(async move {
+            let Some(reply) = msg.reply.clone() else { return };
+            let (headers, body) = serve(&node, app, &msg).await;
+            if let Err(e) = node.client.publish_with_headers(reply, headers, body).await {
+                tracing::warn!(error = %e, "answering a forwarded request failed");
+            }
+        });
+    }
+}
+
+/// Runs one forwarded request through the router.
+async fn serve(node: &Node, app: axum::Router, msg: &async_nats::Message) -> (async_nats::HeaderMap, Bytes) {
+    metrics::counter!("ensemble_cluster_forward_served_total").increment(1);
+    let h = msg.headers.as_ref();
+    let get = |name: &str| h.and_then(|h| h.get(name)).map(|v| v.as_str().to_owned());
+    let method = get("Ensemble-Method").and_then(|m| Method::from_bytes(m.as_bytes()).ok());
+    let uri = get("Ensemble-Uri");
+    let from = get("Ensemble-From").unwrap_or_default();
+    let response = match (method, uri) {
+        (Some(method), Some(uri)) => {
+            let mut builder = Request::builder().method(method).uri(uri).extension(Forwarded { from });
+            if let Some(ct) = get("Content-Type") {
+                builder = builder.header(header::CONTENT_TYPE, ct);
+            }
+            match builder.body(Body::from(msg.payload.clone())) {
+                Ok(req) => match app.oneshot(req).await {
+                    Ok(r) => r,
+                    Err(never) => match never {},
+                },
+                Err(_) => ApiError::bad_request("bad_forward", "unreadable forwarded request").into_response(),
+            }
+        }
+        _ => ApiError::bad_request("bad_forward", "unreadable forwarded request").into_response(),
+    };
+    // Room for the headers; 1 MiB (NATS's default) if the server has not said yet.
+    let max = match node.client.server_info().max_payload {
+        0 => 1 << 20,
+        n => n,
+    }
+    .saturating_sub(4096);
+    let (parts, body) = response.into_parts();
+    let (status, body) = match axum::body::to_bytes(body, max).await {
+        Ok(b) => (parts.status, b),
+        Err(_) => {
+            let e = ApiError::new(
+                StatusCode::BAD_GATEWAY,
+                "forward_too_large",
+                "the answer is larger than NATS carries; ask the owning host directly or page smaller",
+            );
+            let r = e.into_response();
+            let status = r.status();
+            (status, axum::body::to_bytes(r.into_body(), max).await.unwrap_or_default())
+        }
+    };
+    let mut out = async_nats::HeaderMap::new();
+    out.insert("Ensemble-Status", status.as_str());
+    if status != StatusCode::BAD_GATEWAY {
+        for name in KEPT {
+            if let Some(v) = parts.headers.get(&name).and_then(|v| v.to_str().ok()) {
+                out.insert(name.as_str(), v);
+            }
+        }
+    } else {
+        out.insert("Content-Type", "application/json");
+    }
+    (out, body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_paths_are_recognised() {
+        let k = session_key("/v1/rooms/r%3A1/sessions/s.2/turns").unwrap();
+        assert_eq!((k.room_id.as_str(), k.session_id.as_str()), ("r:1", "s.2"));
+        assert!(session_key("/v1/rooms/r/sessions/s").is_some());
+        assert!(session_key("/v1/rooms/r/sessions").is_none());
+        assert!(session_key("/v1/rooms/r/sessions/").is_none());
+        assert!(session_key("/v1/rooms/r/events").is_none());
+        assert!(session_key("/v1/rooms/r/sessions/%zz").is_none());
+    }
+}

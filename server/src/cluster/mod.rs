@@ -1,0 +1,275 @@
+//! Several hosts on one PostgreSQL database, joined by NATS (`--nats-url`).
+//!
+//! - **Room frames.** Every frame this host commits (and every side-conversation frame it
+//!   publishes) goes out on `ensemble.room.<hex room id>`; every host delivers the frames of the
+//!   other hosts to its own room sockets. Core NATS delivers at most once, so a reader that sees a
+//!   seq gap fills it from the database (`RoomCursor`), and a periodic sweep compares each watched
+//!   room's database head with what its sockets got, delivering what NATS lost at the end of a
+//!   burst (`RoomCursor` drops duplicates by seq).
+//! - **Leases.** This host renews its lease every third of `--lease-secs` and claims the sessions
+//!   of hosts whose lease expired (`Controller::take_over_orphans`). A host that cannot renew in
+//!   time stops its agents and forgets its sessions, since another host may already own them.
+//! - **Forwarding.** A request for a session another host owns travels to that host on
+//!   `ensemble.host.<host id>.http` ([`forward`]) and is answered with that host's status and body.
+
+pub mod forward;
+mod relay;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use async_nats::connection::State as NatsState;
+use ensemble_runtime::bus::RoomHub;
+use ensemble_runtime::controller::Controller;
+use ensemble_runtime::cursor;
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+pub use relay::NatsRelay;
+
+/// What the cluster's background tasks and the forwarding need.
+pub struct Node {
+    pub client: async_nats::Client,
+    pub host_id: String,
+    pub lease: Duration,
+    /// Longest a forwarded request waits for the owner's answer (then 504).
+    pub forward_timeout: Duration,
+    /// Largest body a forwarded request may carry (the server's body limit).
+    pub max_body_bytes: usize,
+    /// Wakes the gap sweep at once (NATS reconnected: anything may have been lost meanwhile).
+    sweep_now: Arc<Notify>,
+}
+
+/// The cluster's settings, from the command line.
+pub struct Settings {
+    pub nats_url: String,
+    pub host_id: String,
+    pub lease: Duration,
+    pub outbox: usize,
+    pub gap_sweep: Duration,
+    pub forward_timeout: Duration,
+    pub max_body_bytes: usize,
+}
+
+/// The subject of a room's frames (hex: room ids may hold `.`, a NATS token separator).
+fn room_subject(room: &str) -> String {
+    let mut s = String::with_capacity(14 + room.len() * 2);
+    s.push_str("ensemble.room.");
+    for b in room.bytes() {
+        s.push_str(&format!("{b:02x}"));
+    }
+    s
+}
+
+/// The room id a frame subject names.
+fn subject_room(subject: &str) -> Option<String> {
+    let hex = subject.strip_prefix("ensemble.room.")?;
+    if hex.len() % 2 != 0 {
+        return None;
+    }
+    let bytes: Option<Vec<u8>> =
+        (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok()).collect();
+    String::from_utf8(bytes?).ok()
+}
+
+/// The subject a host answers forwarded requests on.
+fn host_subject(host: &str) -> String {
+    format!("ensemble.host.{host}.http")
+}
+
+/// Connects to NATS (retrying in the background if it is down at start) and hooks the relay into
+/// the hub, before the store opens, so no committed frame misses it.
+pub async fn connect(settings: &Settings, hub: &Arc<RoomHub>) -> anyhow::Result<Arc<Node>> {
+    let sweep_now = Arc::new(Notify::new());
+    let wake = sweep_now.clone();
+    let client = async_nats::ConnectOptions::new()
+        .name(format!("ensemble/{}", settings.host_id))
+        // This host's own frames are delivered to its sockets locally already.
+        .no_echo()
+        .retry_on_initial_connect()
+        .max_reconnects(None)
+        .event_callback(move |event| {
+            let wake = wake.clone();
+            async move {
+                match event {
+                    async_nats::Event::Connected => {
+                        tracing::info!("nats connected");
+                        wake.notify_one();
+                    }
+                    async_nats::Event::Disconnected => tracing::warn!("nats disconnected; reconnecting"),
+                    other => tracing::debug!(event = %other, "nats event"),
+                }
+            }
+        })
+        .connect(settings.nats_url.as_str())
+        .await
+        .context("connecting to NATS")?;
+    let relay = NatsRelay::start(client.clone(), settings.outbox);
+    hub.set_relay(relay);
+    Ok(Arc::new(Node {
+        client,
+        host_id: settings.host_id.clone(),
+        lease: settings.lease,
+        forward_timeout: settings.forward_timeout,
+        max_body_bytes: settings.max_body_bytes,
+        sweep_now,
+    }))
+}
+
+impl Node {
+    /// Whether NATS is connected (for `/readyz`).
+    pub fn nats_connected(&self) -> bool {
+        self.client.connection_state() == NatsState::Connected
+    }
+
+    /// Registers this host's lease (before recovering its own sessions).
+    pub async fn register(&self, controller: &Controller) -> anyhow::Result<()> {
+        let leases = controller.store().leases().context("several hosts need the PostgreSQL store")?;
+        leases.register(&self.host_id, self.lease).await.context("registering this host's lease")?;
+        Ok(())
+    }
+
+    /// Starts the background tasks: frames from other hosts, the gap sweep, the lease, and the
+    /// answering of forwarded requests with `app`. They end with `stop`.
+    pub async fn spawn(
+        self: &Arc<Self>,
+        controller: Controller,
+        app: axum::Router,
+        gap_sweep: Duration,
+        stop: CancellationToken,
+    ) -> anyhow::Result<()> {
+        let frames = self.client.subscribe("ensemble.room.*").await.context("subscribing to room frames")?;
+        let requests = self.client.subscribe(host_subject(&self.host_id)).await.context("subscribing to requests")?;
+        tokio::spawn(relay::receive(frames, controller.hub().clone(), stop.clone()));
+        tokio::spawn(self.clone().sweep(controller.clone(), gap_sweep, stop.clone()));
+        tokio::spawn(self.clone().keep_lease(controller, stop.clone()));
+        tokio::spawn(forward::answer(self.clone(), requests, app, stop));
+        Ok(())
+    }
+
+    /// Delivers what the watched rooms' sockets are missing from the database, periodically and
+    /// whenever NATS reconnects.
+    async fn sweep(self: Arc<Self>, controller: Controller, every: Duration, stop: CancellationToken) {
+        let mut tick = tokio::time::interval(every);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                () = stop.cancelled() => return,
+                _ = tick.tick() => {}
+                () = self.sweep_now.notified() => {}
+            }
+            match cursor::fill_watched(controller.hub(), controller.store()).await {
+                Ok(0) => {}
+                Ok(n) => {
+                    metrics::counter!("ensemble_cluster_sweep_filled_total").increment(n);
+                    tracing::debug!(frames = n, "gap sweep delivered frames NATS lost");
+                }
+                Err(e) => tracing::debug!(error = %e, "gap sweep failed"),
+            }
+        }
+    }
+
+    /// Renews the lease and takes over the sessions of lost hosts; gives everything up if the
+    /// lease could not be renewed in time.
+    async fn keep_lease(self: Arc<Self>, controller: Controller, stop: CancellationToken) {
+        let Some(leases) = controller.store().leases().cloned() else { return };
+        let mut tick = tokio::time::interval(self.lease / 3);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut renewed = Instant::now();
+        loop {
+            tokio::select! {
+                () = stop.cancelled() => return,
+                _ = tick.tick() => {}
+            }
+            match leases.renew(&self.host_id, self.lease).await {
+                Ok(true) => renewed = Instant::now(),
+                Ok(false) => {
+                    tracing::error!(host = %self.host_id, "this host's lease expired; its sessions belong to others now");
+                    self.give_up(&controller).await;
+                    renewed = Instant::now();
+                    continue;
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "renewing the lease failed");
+                    // Another host may claim our sessions once the lease lapses: stop first.
+                    if renewed.elapsed() >= self.lease {
+                        self.give_up(&controller).await;
+                        renewed = Instant::now();
+                    }
+                    continue;
+                }
+            }
+            match controller.take_over_orphans(256).await {
+                Ok(0) => {}
+                Ok(n) => {
+                    metrics::counter!("ensemble_cluster_takeovers_total").increment(n as u64);
+                    tracing::info!(sessions = n, "took over the sessions of a lost host");
+                }
+                Err(e) => tracing::warn!(error = %e, "taking over sessions failed"),
+            }
+            let _ = leases.forget_dead_hosts(Duration::from_secs(3600)).await;
+        }
+    }
+
+    /// Stops every agent and forgets every session, then registers afresh (owning nothing).
+    async fn give_up(&self, controller: &Controller) {
+        controller.abandon_all().await;
+        metrics::counter!("ensemble_cluster_lease_lost_total").increment(1);
+        if let Some(leases) = controller.store().leases()
+            && let Err(e) = leases.register(&self.host_id, self.lease).await
+        {
+            tracing::warn!(error = %e, "registering the lease again failed");
+        }
+    }
+
+    /// A clean stop: this host's sessions (already disconnected) are free for others at once.
+    pub async fn leave(&self, controller: &Controller) {
+        if let Some(leases) = controller.store().leases()
+            && let Err(e) = leases.release_host(&self.host_id).await
+        {
+            tracing::warn!(error = %e, "releasing this host's sessions failed; they move when its lease expires");
+        }
+        let _ = self.client.flush().await;
+    }
+}
+
+/// `hostname-xxxxxx`: the default host id.
+pub fn default_host_id() -> String {
+    let name = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    let mut id: String =
+        name.trim().chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_').take(48).collect();
+    if id.is_empty() {
+        id.push_str("host");
+    }
+    let mut suffix = [0u8; 4];
+    let _ = getrandom::fill(&mut suffix);
+    id.push('-');
+    for b in suffix {
+        id.push_str(&format!("{b:02x}"));
+    }
+    id
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn room_subjects_round_trip() {
+        for room in ["r", "a.b:c~d_e-f", "ROOM.1"] {
+            let s = room_subject(room);
+            assert!(!s["ensemble.room.".len()..].contains('.'));
+            assert_eq!(subject_room(&s).as_deref(), Some(room));
+        }
+        assert_eq!(subject_room("ensemble.room.zz"), None);
+        assert_eq!(subject_room("ensemble.room.6"), None);
+    }
+
+    #[test]
+    fn default_host_ids_are_valid_and_distinct() {
+        let (a, b) = (default_host_id(), default_host_id());
+        assert_ne!(a, b);
+        assert!(a.len() <= 64 && a.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_'));
+    }
+}

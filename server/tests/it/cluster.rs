@@ -1,0 +1,249 @@
+//! Several real `ensemble` hosts on one real PostgreSQL, joined by a real nats-server (both from
+//! `ensemble-test-engines`, on free loopback ports): a shared room looks the same from every host,
+//! any host drives any session, two hosts racing a resume yield one live process, a killed host's
+//! sessions are reported once and resumed elsewhere, and NATS restarting mid-stream costs no event.
+
+use std::collections::HashSet;
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::common::*;
+use ensemble_test_engines::{Nats, Postgres};
+
+/// A database and a NATS server of this test's own.
+struct Engines {
+    _pg: Postgres,
+    url: String,
+    nats: Option<Nats>,
+    nats_url: String,
+}
+
+async fn engines() -> Engines {
+    assert!(Postgres::available(), "PostgreSQL is needed (scripts/test installs it)");
+    assert!(Nats::available(), "nats-server is needed (scripts/test installs it)");
+    // Their helpers block on a runtime of their own: off this one.
+    tokio::task::spawn_blocking(|| {
+        let pg = Postgres::start().unwrap();
+        let url = pg.create_database("ensemble").unwrap();
+        let nats = Nats::start().unwrap();
+        let nats_url = nats.url();
+        Engines { _pg: pg, url, nats: Some(nats), nats_url }
+    })
+    .await
+    .unwrap()
+}
+
+/// A host of the cluster: short leases and sweeps, so the tests wait seconds, not minutes.
+async fn host(e: &Engines, id: &str) -> Server {
+    Server::start(&[
+        "--database-url",
+        &e.url,
+        "--nats-url",
+        &e.nats_url,
+        "--host-id",
+        id,
+        "--lease-secs",
+        "2",
+        "--gap-sweep-ms",
+        "100",
+    ])
+    .await
+}
+
+/// `(seq, type)` of events, to compare what several sockets saw.
+fn seq_types(events: &[Value]) -> Vec<(u64, String)> {
+    events.iter().map(|e| (e["seq"].as_u64().unwrap(), e["type"].as_str().unwrap().to_owned())).collect()
+}
+
+/// Reads a socket until both turns completed.
+async fn until_both_complete(ws: &mut Ws, turns: [&str; 2]) -> Vec<Value> {
+    let mut left: HashSet<String> = turns.iter().map(|t| (*t).to_owned()).collect();
+    ws.until(|e| {
+        if e["type"] == "turn.completed" {
+            left.remove(e["turnId"].as_str().unwrap_or(""));
+        }
+        left.is_empty()
+    })
+    .await
+}
+
+/// Submits a turn, returning the answer as it is.
+async fn submit(s: &Server, room: &str, id: &str, text: &str) -> (StatusCode, Value) {
+    s.post(&format!("/v1/rooms/{room}/sessions/{id}/turns"), json!({"input": [{"type": "text", "text": text}]})).await
+}
+
+#[tokio::test]
+async fn every_host_sees_one_identical_gap_free_sequence_of_a_shared_room() {
+    let e = engines().await;
+    let (a, b, c) = (host(&e, "a").await, host(&e, "b").await, host(&e, "c").await);
+    let (_, ready) = c.get("/readyz").await;
+    assert_eq!((ready["hostId"].as_str(), ready["nats"].as_str()), (Some("c"), Some("connected")), "{ready}");
+    let mut sockets = [a.ws("r", None).await, b.ws("r", None).await, c.ws("r", None).await];
+    for ws in &mut sockets {
+        ws.hello().await;
+    }
+    a.session("r", "on-a").await;
+    b.session("r", "on-b").await;
+    // Both stream at once, from two hosts, into one room.
+    let text = "/slow 5\n/chunks 40";
+    let (ta, tb) = tokio::join!(a.turn("r", "on-a", text), b.turn("r", "on-b", text));
+    let mut seen = Vec::new();
+    for ws in &mut sockets {
+        seen.push(seq_types(&until_both_complete(ws, [&ta, &tb]).await));
+    }
+    let log = a.events("r").await;
+    assert_gap_free(&log);
+    let logged = seq_types(&log);
+    for (i, s) in seen.iter().enumerate() {
+        assert_eq!(s[0].0, 1, "host {i} starts at the room's first event");
+        assert_eq!(s[..], logged[..s.len()], "host {i} saw the log's order, without gap or duplicate");
+    }
+    assert_eq!(seen[0], seen[1]);
+    assert_eq!(seen[1], seen[2]);
+    // Every host lists both sessions, whichever host holds them.
+    let (_, list) = c.get("/v1/rooms/r/sessions").await;
+    let ids: HashSet<&str> =
+        list["data"].as_array().unwrap().iter().map(|s| s["sessionId"].as_str().unwrap()).collect();
+    assert_eq!(ids, HashSet::from(["on-a", "on-b"]));
+    // A session id is unique across hosts.
+    let (status, body) = c.post("/v1/rooms/r/sessions", json!({"sessionId": "on-a"})).await;
+    assert_eq!(error_code(status, &body, StatusCode::CONFLICT), "session_exists");
+}
+
+#[tokio::test]
+async fn rest_on_one_host_drives_a_session_another_host_owns() {
+    let e = engines().await;
+    let (a, b) = (host(&e, "a").await, host(&e, "b").await);
+    a.session("r", "s").await;
+    let mut ws = b.ws("r", None).await;
+    ws.hello().await;
+    // A turn submitted on B runs on A and asks for approval; B answers it.
+    let (status, body) = submit(&b, "r", "s", "/run make test").await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    let turn = body["turnId"].as_str().unwrap().to_owned();
+    let asked = ws.until_type("interaction.requested").await;
+    let request = asked.last().unwrap()["payload"]["requestId"].as_str().unwrap().to_owned();
+    let (status, list) = b.get("/v1/rooms/r/sessions/s/interactions").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(list["data"][0]["requestId"], request.as_str(), "{list}");
+    let (status, body) =
+        b.post(&format!("/v1/rooms/r/sessions/s/interactions/{request}"), json!({"decision": "accept"})).await;
+    assert!(status.is_success(), "{status} {body}");
+    ws.until(|e| e["type"] == "turn.completed" && e["turnId"] == turn.as_str()).await;
+    // Errors come back as the owner gives them: same status, same body.
+    let (sa, ea) = a.post("/v1/rooms/r/sessions/s/interactions/nope", json!({"decision": "accept"})).await;
+    let (sb, eb) = b.post("/v1/rooms/r/sessions/s/interactions/nope", json!({"decision": "accept"})).await;
+    assert_eq!((sa, &ea), (sb, &eb));
+    assert!(sa.is_client_error(), "{sa} {ea}");
+    // Cancel from B.
+    let (status, body) = submit(&b, "r", "s", "/hang").await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    ws.until_type("turn.started").await;
+    let (status, body) = b.post_empty("/v1/rooms/r/sessions/s/cancel").await;
+    assert!(status.is_success(), "{status} {body}");
+    ws.until_type("turn.canceled").await;
+    // The session is A's all along: A reports it live, B reads it through A.
+    let (_, on_a) = a.get("/v1/rooms/r/sessions/s").await;
+    let (_, on_b) = b.get("/v1/rooms/r/sessions/s").await;
+    assert_eq!(on_a["live"], true, "{on_a}");
+    assert_eq!(on_a, on_b);
+    // Close from B.
+    let (status, body) = b.delete("/v1/rooms/r/sessions/s").await;
+    assert!(status.is_success(), "{status} {body}");
+    ws.until_type("session.completed").await;
+    let (_, closed) = a.get("/v1/rooms/r/sessions/s").await;
+    assert_eq!(closed["status"], "completed", "{closed}");
+    let log = b.events("r").await;
+    assert_gap_free(&log);
+}
+
+#[tokio::test]
+async fn two_hosts_racing_to_resume_yield_one_live_process() {
+    let e = engines().await;
+    let a = host(&e, "a").await;
+    a.session("r", "s").await;
+    // A stops cleanly: the session is disconnected and free for any host at once.
+    a.stop().await;
+    let (b, c) = (host(&e, "b").await, host(&e, "c").await);
+    let mut ws = b.ws("r", None).await;
+    ws.hello().await;
+    let (rb, rc) =
+        tokio::join!(b.post_empty("/v1/rooms/r/sessions/s/resume"), c.post_empty("/v1/rooms/r/sessions/s/resume"));
+    assert_eq!(rb.0, StatusCode::OK, "{}", rb.1);
+    assert_eq!(rc.0, StatusCode::OK, "{}", rc.1);
+    assert_eq!(rb.1["live"], true);
+    ws.until(|e| e["type"] == "session.updated" && e["payload"]["reason"] == "resumed").await;
+    // Exactly one resume happened, on one host.
+    let log = b.events("r").await;
+    let resumed = log.iter().filter(|e| e["type"] == "session.updated" && e["payload"]["reason"] == "resumed").count();
+    assert_eq!(resumed, 1, "{log:?}");
+    // Each host counts the sessions it holds; a live scripted session is `ready`.
+    let ready = r#"ensemble_sessions{status="ready"}"#;
+    let live = metric(&b, ready).await + metric(&c, ready).await;
+    assert_eq!(live, 1.0, "one live session across the hosts");
+    // And it works from either host.
+    let (status, body) = submit(&c, "r", "s", "hello").await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    ws.until_type("turn.completed").await;
+}
+
+#[tokio::test]
+async fn a_killed_hosts_sessions_are_reported_once_and_resume_on_another() {
+    let e = engines().await;
+    let (a, b) = (host(&e, "a").await, host(&e, "b").await);
+    a.session("r", "s").await;
+    let mut ws = b.ws("r", None).await;
+    ws.hello().await;
+    let turn = a.turn("r", "s", "/hang").await;
+    ws.until(|e| e["type"] == "turn.started" && e["turnId"] == turn.as_str()).await;
+    a.kill9().await;
+    // B takes the session over once A's lease expires (2 s here).
+    let failed = ws.until(|e| e["type"] == "turn.failed" && e["turnId"] == turn.as_str()).await;
+    assert_eq!(failed.last().unwrap()["payload"]["error"]["code"], "host_lost", "{:?}", failed.last());
+    let updated = ws.until_type("session.updated").await;
+    let updated = &updated.last().unwrap()["payload"];
+    assert_eq!(
+        (updated["reason"].as_str(), updated["session"]["status"].as_str()),
+        (Some("host_lost"), Some("disconnected")),
+        "{updated}"
+    );
+    // Resumable on B (its transcript is in the database).
+    let (status, body) = b.post_empty("/v1/rooms/r/sessions/s/resume").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, body) = submit(&b, "r", "s", "/history").await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    ws.until_type("turn.completed").await;
+    // Reported exactly once.
+    let log = b.events("r").await;
+    assert_gap_free(&log);
+    let reports = log.iter().filter(|e| e["type"] == "turn.failed" && e["turnId"] == turn.as_str()).count();
+    assert_eq!(reports, 1);
+}
+
+#[tokio::test]
+async fn nats_restarting_mid_stream_costs_no_event() {
+    let mut e = engines().await;
+    let (a, b) = (host(&e, "a").await, host(&e, "b").await);
+    a.session("r", "s").await;
+    let mut ws = b.ws("r", None).await;
+    ws.hello().await;
+    let turn = a.turn("r", "s", "/slow 20\n/chunks 150").await;
+    ws.until_type("message.delta").await;
+    let nats = e.nats.take().unwrap();
+    let nats = tokio::task::spawn_blocking(move || {
+        let mut nats = nats;
+        nats.stop().unwrap();
+        nats.start_again().unwrap();
+        nats
+    })
+    .await
+    .unwrap();
+    e.nats = Some(nats);
+    let seen = ws.until(|e| e["type"] == "turn.completed" && e["turnId"] == turn.as_str()).await;
+    let log = a.events("r").await;
+    let logged = seq_types(&log);
+    let seen = seq_types(&seen);
+    let first = seen[0].0 as usize - 1;
+    assert_eq!(seen[..], logged[first..first + seen.len()], "no gap, no duplicate across the NATS restart");
+}
