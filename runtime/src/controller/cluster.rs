@@ -128,6 +128,26 @@ impl Controller {
         }
     }
 
+    /// With several hosts, the session limits against every host's stored sessions (a host's own
+    /// registry sees only its own). Two hosts taking the last place at the same instant can both
+    /// get it: the count is read, not locked.
+    pub(super) async fn check_shared_capacity(&self, room: &str) -> Result<()> {
+        let Some((leases, _)) = self.cluster() else { return Ok(()) };
+        let (in_room, total) = leases.open_counts(room).await?;
+        let c = &self.inner.config;
+        if total >= c.max_sessions as u64 {
+            return Err(ControllerError::TooManySessions(format!(
+                "the hosts hold {total} open sessions, the limit; close some first"
+            )));
+        }
+        if in_room >= c.max_sessions_per_room as u64 {
+            return Err(ControllerError::TooManySessions(format!(
+                "room `{room}` holds {in_room} open sessions, the limit; close some first"
+            )));
+        }
+        Ok(())
+    }
+
     /// Claims a new session id for this host (with several hosts: no other host may start it).
     pub(super) async fn claim_new(&self, key: &SessionKey) -> Result<()> {
         if let Some((leases, host)) = self.cluster()

@@ -125,6 +125,10 @@ impl Controller {
         }
         // With several hosts the id must be new everywhere; the claim makes this host its owner.
         self.claim_new(&key).await?;
+        if let Err(e) = self.check_shared_capacity(&req.room_id).await {
+            self.unclaim(&key).await;
+            return Err(e);
+        }
         let reserved = {
             let mut st = self.state();
             if st.sessions.contains_key(&key) {

@@ -192,8 +192,9 @@ impl Node {
                 }
                 Err(e) => {
                     tracing::warn!(error = %e, "renewing the lease failed");
-                    // Another host may claim our sessions once the lease lapses: stop first.
-                    if renewed.elapsed() >= self.lease {
+                    // Another host may claim our sessions once the lease lapses: stop at the last
+                    // attempt before it does (the next tick could come too late).
+                    if renewed.elapsed() + self.lease / 3 >= self.lease {
                         self.give_up(&controller).await;
                         renewed = Instant::now();
                     }

@@ -112,6 +112,37 @@ async fn every_host_sees_one_identical_gap_free_sequence_of_a_shared_room() {
 }
 
 #[tokio::test]
+async fn the_session_limits_count_every_hosts_sessions() {
+    let e = engines().await;
+    let limited = |id: &'static str| {
+        let e = &e;
+        async move {
+            Server::start(&[
+                "--database-url",
+                &e.url,
+                "--nats-url",
+                &e.nats_url,
+                "--host-id",
+                id,
+                "--max-sessions-per-room",
+                "2",
+            ])
+            .await
+        }
+    };
+    let (a, b) = (limited("a").await, limited("b").await);
+    a.session("r", "one").await;
+    b.session("r", "two").await;
+    // B holds one session, A the other: the room is full for both.
+    let (status, body) = b.post("/v1/rooms/r/sessions", json!({"sessionId": "three"})).await;
+    assert_eq!(error_code(status, &body, StatusCode::TOO_MANY_REQUESTS), "too_many_sessions", "{body}");
+    // Closing A's frees a place, also for B.
+    let (status, _) = a.delete("/v1/rooms/r/sessions/one").await;
+    assert!(status.is_success());
+    b.session("r", "three").await;
+}
+
+#[tokio::test]
 async fn rest_on_one_host_drives_a_session_another_host_owns() {
     let e = engines().await;
     let (a, b) = (host(&e, "a").await, host(&e, "b").await);

@@ -62,7 +62,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: 503 while draining or while the database does not answer. */
+        /**
+         * Readiness: 503 while draining, while the database does not answer, or (with several hosts)
+         *     while NATS is disconnected.
+         */
         get: operations["readyz"];
         put?: never;
         post?: never;
@@ -818,9 +821,17 @@ export interface components {
         Health: {
             /** @description `/readyz` only: the store's engine, `sqlite` or `postgres`. */
             database?: string | null;
+            /** @description `/readyz` with several hosts (`--nats-url`): this host's id. */
+            hostId?: string | null;
             /**
-             * @description `ok`; `/readyz` also says `draining` while shutting down and `database_unavailable` while
-             *     the store's database does not answer.
+             * @description `/readyz` with several hosts: `connected`, or `disconnected` (then the status is
+             *     `nats_unavailable`).
+             */
+            nats?: string | null;
+            /**
+             * @description `ok`; `/readyz` also says `draining` while shutting down, `database_unavailable` while the
+             *     store's database does not answer and `nats_unavailable` while a host of several cannot
+             *     reach NATS.
              */
             status: string;
         };
@@ -1716,7 +1727,7 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
-            /** @description Draining (shutting down), or the database does not answer */
+            /** @description Draining (shutting down), the database does not answer, or NATS is disconnected */
             503: {
                 headers: {
                     [name: string]: unknown;

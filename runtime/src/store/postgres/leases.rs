@@ -126,6 +126,22 @@ impl Leases {
         r
     }
 
+    /// Stored sessions that are not closed: `(in the room, in total)` (the limits every host checks).
+    pub async fn open_counts(&self, room: &str) -> Result<(u64, u64), StoreError> {
+        let c = self.db.client().await?;
+        let r = c
+            .query_one(
+                "SELECT COUNT(*) FILTER (WHERE room_id = $1), COUNT(*) FROM sessions
+                 WHERE (record::jsonb ->> 'phase') IS DISTINCT FROM 'completed'",
+                &[&room],
+            )
+            .await
+            .map_err(classify);
+        self.db.give_back(c);
+        let row = r?;
+        Ok((row.get::<_, i64>(0) as u64, row.get::<_, i64>(1) as u64))
+    }
+
     /// The session's owner, if it has one with a valid lease.
     pub async fn owner(&self, key: &SessionKey) -> Result<Option<String>, StoreError> {
         let c = self.db.client().await?;

@@ -24,13 +24,19 @@ T = TypeVar("T", bound="Health")
 class Health:
     """ 
         Attributes:
-            status (str): `ok`; `/readyz` also says `draining` while shutting down and `database_unavailable` while
-                the store's database does not answer.
+            status (str): `ok`; `/readyz` also says `draining` while shutting down, `database_unavailable` while the
+                store's database does not answer and `nats_unavailable` while a host of several cannot
+                reach NATS.
             database (None | str | Unset): `/readyz` only: the store's engine, `sqlite` or `postgres`.
+            host_id (None | str | Unset): `/readyz` with several hosts (`--nats-url`): this host's id.
+            nats (None | str | Unset): `/readyz` with several hosts: `connected`, or `disconnected` (then the status is
+                `nats_unavailable`).
      """
 
     status: str
     database: None | str | Unset = UNSET
+    host_id: None | str | Unset = UNSET
+    nats: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -46,6 +52,18 @@ class Health:
         else:
             database = self.database
 
+        host_id: None | str | Unset
+        if isinstance(self.host_id, Unset):
+            host_id = UNSET
+        else:
+            host_id = self.host_id
+
+        nats: None | str | Unset
+        if isinstance(self.nats, Unset):
+            nats = UNSET
+        else:
+            nats = self.nats
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -54,6 +72,10 @@ class Health:
         })
         if database is not UNSET:
             field_dict["database"] = database
+        if host_id is not UNSET:
+            field_dict["hostId"] = host_id
+        if nats is not UNSET:
+            field_dict["nats"] = nats
 
         return field_dict
 
@@ -74,9 +96,31 @@ class Health:
         database = _parse_database(d.pop("database", UNSET))
 
 
+        def _parse_host_id(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        host_id = _parse_host_id(d.pop("hostId", UNSET))
+
+
+        def _parse_nats(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        nats = _parse_nats(d.pop("nats", UNSET))
+
+
         health = cls(
             status=status,
             database=database,
+            host_id=host_id,
+            nats=nats,
         )
 
 

@@ -67,7 +67,8 @@ def sync_detailed(
     client: AuthenticatedClient,
 
 ) -> Response[Health]:
-    """ Readiness: 503 while draining or while the database does not answer.
+    """ Readiness: 503 while draining, while the database does not answer, or (with several hosts)
+    while NATS is disconnected.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -93,7 +94,8 @@ def sync(
     client: AuthenticatedClient,
 
 ) -> Health | None:
-    """ Readiness: 503 while draining or while the database does not answer.
+    """ Readiness: 503 while draining, while the database does not answer, or (with several hosts)
+    while NATS is disconnected.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -114,7 +116,8 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
 
 ) -> Response[Health]:
-    """ Readiness: 503 while draining or while the database does not answer.
+    """ Readiness: 503 while draining, while the database does not answer, or (with several hosts)
+    while NATS is disconnected.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -140,7 +143,8 @@ async def asyncio(
     client: AuthenticatedClient,
 
 ) -> Health | None:
-    """ Readiness: 503 while draining or while the database does not answer.
+    """ Readiness: 503 while draining, while the database does not answer, or (with several hosts)
+    while NATS is disconnected.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
