@@ -278,3 +278,56 @@ async fn nats_restarting_mid_stream_costs_no_event() {
     let first = seen[0].0 as usize - 1;
     assert_eq!(seen[..], logged[first..first + seen.len()], "no gap, no duplicate across the NATS restart");
 }
+
+#[tokio::test]
+async fn an_owner_that_does_not_answer_is_504_and_one_that_is_gone_503_until_its_lease_ends() {
+    let e = engines().await;
+    let start = |id: &'static str| {
+        let e = &e;
+        async move {
+            Server::start(&[
+                "--database-url",
+                &e.url,
+                "--nats-url",
+                &e.nats_url,
+                "--host-id",
+                id,
+                "--lease-secs",
+                "6",
+                // Forwarded calls time out after 90% of it.
+                "--request-timeout-secs",
+                "2",
+            ])
+            .await
+        }
+    };
+    let (a, b) = (start("a").await, start("b").await);
+    a.session("r", "s").await;
+    // A frozen owner keeps its NATS subscription but never answers: 504.
+    a.signal(19); // SIGSTOP
+    let (status, body) = b.get("/v1/rooms/r/sessions/s").await;
+    a.signal(18); // SIGCONT
+    assert_eq!(error_code(status, &body, StatusCode::GATEWAY_TIMEOUT), "forward_timeout", "{body}");
+    // A dead owner has no responders: 503 with Retry-After, until its lease runs out.
+    a.kill9().await;
+    let mut res = b.http().get(b.url("/v1/rooms/r/sessions/s")).send().await.unwrap();
+    // The NATS server may not have seen A's socket close yet (then the call times out): ask again.
+    for _ in 0..3 {
+        if res.status() != StatusCode::GATEWAY_TIMEOUT {
+            break;
+        }
+        res = b.http().get(b.url("/v1/rooms/r/sessions/s")).send().await.unwrap();
+    }
+    let retry = res.headers().get("retry-after").and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let (status, body) = decode(res).await;
+    assert_eq!(error_code(status, &body, StatusCode::SERVICE_UNAVAILABLE), "owner_unreachable", "{body}");
+    assert_eq!(retry.as_deref(), Some("6"));
+    // Then B takes it over (replayed from the start: whenever that happened, the socket sees it).
+    let mut ws = b.ws("r", Some(0)).await;
+    ws.hello().await;
+    ws.until(|e| e["type"] == "session.updated" && e["payload"]["reason"] == "host_lost").await;
+    let (status, body) = b.get("/v1/rooms/r/sessions/s").await;
+    assert_eq!((status, body["status"].as_str()), (StatusCode::OK, Some("disconnected")), "{body}");
+    let forwarded = metric(&b, r#"ensemble_cluster_forwarded_total{outcome="unreachable"}"#).await;
+    assert!(forwarded >= 1.0, "{forwarded}");
+}
