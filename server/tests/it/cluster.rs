@@ -13,7 +13,7 @@ use ensemble_test_engines::{Nats, Postgres};
 
 /// A database and a NATS server of this test's own.
 struct Engines {
-    _pg: Postgres,
+    pg: Option<Postgres>,
     url: String,
     nats: Option<Nats>,
     nats_url: String,
@@ -28,7 +28,7 @@ async fn engines() -> Engines {
         let url = pg.create_database("ensemble").unwrap();
         let nats = Nats::start().unwrap();
         let nats_url = nats.url();
-        Engines { _pg: pg, url, nats: Some(nats), nats_url }
+        Engines { pg: Some(pg), url, nats: Some(nats), nats_url }
     })
     .await
     .unwrap()
@@ -330,4 +330,65 @@ async fn an_owner_that_does_not_answer_is_504_and_one_that_is_gone_503_until_its
     assert_eq!((status, body["status"].as_str()), (StatusCode::OK, Some("disconnected")), "{body}");
     let forwarded = metric(&b, r#"ensemble_cluster_forwarded_total{outcome="unreachable"}"#).await;
     assert!(forwarded >= 1.0, "{forwarded}");
+}
+
+#[tokio::test]
+async fn a_database_restart_answers_503_on_every_host_then_service_resumes() {
+    let mut e = engines().await;
+    let start = |id: &'static str| {
+        let e = &e;
+        async move {
+            // A lease longer than the outage: no host gives its sessions up meanwhile.
+            Server::start(&["--database-url", &e.url, "--nats-url", &e.nats_url, "--host-id", id, "--lease-secs", "30"])
+                .await
+        }
+    };
+    let (a, b) = (start("a").await, start("b").await);
+    a.session("r", "s").await;
+    let acknowledged = b.events("r").await;
+    let pg = e.pg.take().unwrap();
+    let pg = tokio::task::spawn_blocking(move || {
+        let mut pg = pg;
+        pg.stop().unwrap();
+        pg
+    })
+    .await
+    .unwrap();
+    // A new session on B, and B asking who owns a session it does not hold: 503, not a hang.
+    let res = b.http().post(b.url("/v1/rooms/r/sessions")).json(&json!({"sessionId": "during"})).send().await.unwrap();
+    assert!(res.headers().get("retry-after").is_some(), "503 carries Retry-After");
+    let (status, body) = decode(res).await;
+    assert_eq!(error_code(status, &body, StatusCode::SERVICE_UNAVAILABLE), "store_unavailable");
+    let (status, body) = submit(&b, "r", "s", "hello").await;
+    assert_eq!(error_code(status, &body, StatusCode::SERVICE_UNAVAILABLE), "store_unavailable");
+    for s in [&a, &b] {
+        let (status, body) = s.get("/readyz").await;
+        assert_eq!((status, body["status"].as_str()), (StatusCode::SERVICE_UNAVAILABLE, Some("database_unavailable")));
+    }
+    let pg = tokio::task::spawn_blocking(move || {
+        let mut pg = pg;
+        pg.start_again().unwrap();
+        pg
+    })
+    .await
+    .unwrap();
+    e.pg = Some(pg);
+    // No event says the database is back: poll readiness, bounded.
+    for s in [&a, &b] {
+        let deadline = tokio::time::Instant::now() + WAIT;
+        while s.get("/readyz").await.0 != StatusCode::OK {
+            assert!(tokio::time::Instant::now() < deadline, "a host never became ready again");
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+    }
+    // Service resumes: B drives A's session again, and B starts the id that failed.
+    let mut ws = b.ws("r", None).await;
+    ws.hello().await;
+    let (status, body) = submit(&b, "r", "s", "after the outage").await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    ws.until_type("turn.completed").await;
+    b.session("r", "during").await;
+    let events = a.events("r").await;
+    assert_eq!(events[..acknowledged.len()], acknowledged[..], "nothing acknowledged was lost");
+    assert_gap_free(&events);
 }
