@@ -392,3 +392,33 @@ async fn a_database_restart_answers_503_on_every_host_then_service_resumes() {
     assert_eq!(events[..acknowledged.len()], acknowledged[..], "nothing acknowledged was lost");
     assert_gap_free(&events);
 }
+
+#[tokio::test]
+async fn a_host_that_was_written_off_gives_its_sessions_up() {
+    let e = engines().await;
+    let (a, b) = (host(&e, "a").await, host(&e, "b").await);
+    a.session("r", "s").await;
+    let mut ws = b.ws("r", None).await;
+    ws.hello().await;
+    // A freezes past its lease: B writes it off and takes the session over.
+    a.signal(19); // SIGSTOP
+    ws.until(|e| e["type"] == "session.updated" && e["payload"]["reason"] == "host_lost").await;
+    a.signal(18); // SIGCONT
+    // A's next renewal finds its lease gone: it stops its agents and forgets its sessions. No event
+    // says so: poll its counter, bounded.
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while metric(&a, "ensemble_cluster_lease_lost_total").await < 1.0 {
+        assert!(tokio::time::Instant::now() < deadline, "A never noticed it was written off");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    // The session is B's alone: asked on A, A forwards to B.
+    let (_, on_a) = a.get("/v1/rooms/r/sessions/s").await;
+    let (_, on_b) = b.get("/v1/rooms/r/sessions/s").await;
+    assert_eq!(on_a, on_b);
+    assert_eq!(on_b["status"], "disconnected", "{on_b}");
+    assert_eq!(metric(&a, r#"ensemble_sessions{status="disconnected"}"#).await, 0.0, "A holds nothing");
+    // And it resumes on B when asked on A.
+    let (status, body) = a.post_empty("/v1/rooms/r/sessions/s/resume").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(metric(&b, r#"ensemble_sessions{status="ready"}"#).await, 1.0);
+}
