@@ -80,6 +80,20 @@ impl Controller {
         Ok(taken)
     }
 
+    /// Loads the sessions the database still records as this host's but its registry does not
+    /// hold (after it gave them up with its lease), applying the restart rules (`host_lost`) once.
+    pub async fn reclaim_own(&self) -> Result<usize> {
+        let Some((leases, host)) = self.cluster() else { return Ok(0) };
+        let mut loaded = 0;
+        for key in leases.owned_by(host).await? {
+            let held = self.state().sessions.contains_key(&key);
+            if !held && self.locate(&key).await? == Location::Local {
+                loaded += 1;
+            }
+        }
+        Ok(loaded)
+    }
+
     /// The room's sessions as `GET …/sessions` lists them: with several hosts, the stored records,
     /// with this host's own sessions as it holds them.
     pub async fn room_sessions(&self, room_id: &str) -> Result<Vec<Session>> {

@@ -28,6 +28,14 @@ use tokio_util::sync::CancellationToken;
 
 pub use relay::NatsRelay;
 
+/// This host's lease, as the lease loop sees it.
+enum LeaseState {
+    /// Renewed at `renewed` (by this host's clock).
+    Held { renewed: Instant },
+    /// Given up (renewals failed or the lease was written off): no sessions held, registering again.
+    Lost,
+}
+
 /// What the cluster's background tasks and the forwarding need.
 pub struct Node {
     pub client: async_nats::Client,
@@ -171,35 +179,46 @@ impl Node {
     }
 
     /// Renews the lease and takes over the sessions of lost hosts; gives everything up if the
-    /// lease could not be renewed in time.
+    /// lease could not be renewed in time, and comes back (owning only what nobody claimed
+    /// meanwhile) once it can register again.
     async fn keep_lease(self: Arc<Self>, controller: Controller, stop: CancellationToken) {
         let Some(leases) = controller.store().leases().cloned() else { return };
         let mut tick = tokio::time::interval(self.lease / 3);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let mut renewed = Instant::now();
+        let mut lease = LeaseState::Held { renewed: Instant::now() };
         loop {
             tokio::select! {
                 () = stop.cancelled() => return,
                 _ = tick.tick() => {}
             }
-            match leases.renew(&self.host_id, self.lease).await {
-                Ok(true) => renewed = Instant::now(),
-                Ok(false) => {
-                    tracing::error!(host = %self.host_id, "this host's lease expired; its sessions belong to others now");
-                    self.give_up(&controller).await;
-                    renewed = Instant::now();
-                    continue;
-                }
-                Err(e) => {
-                    tracing::warn!(error = %e, "renewing the lease failed");
-                    // Another host may claim our sessions once the lease lapses: stop at the last
-                    // attempt before it does (the next tick could come too late).
-                    if renewed.elapsed() + self.lease / 3 >= self.lease {
-                        self.give_up(&controller).await;
-                        renewed = Instant::now();
+            lease = match lease {
+                LeaseState::Held { renewed } => match leases.renew(&self.host_id, self.lease).await {
+                    Ok(true) => LeaseState::Held { renewed: Instant::now() },
+                    Ok(false) => {
+                        tracing::error!(host = %self.host_id, "this host's lease expired; its sessions belong to others now");
+                        self.give_up(&controller).await
                     }
-                    continue;
-                }
+                    Err(e) => {
+                        tracing::warn!(error = %e, "renewing the lease failed");
+                        // Another host may claim our sessions once the lease lapses: stop at the
+                        // last attempt before it does (the next tick could come too late).
+                        if renewed.elapsed() + self.lease / 3 >= self.lease {
+                            self.give_up(&controller).await
+                        } else {
+                            LeaseState::Held { renewed }
+                        }
+                    }
+                },
+                LeaseState::Lost => match self.come_back(&controller).await {
+                    Ok(()) => LeaseState::Held { renewed: Instant::now() },
+                    Err(e) => {
+                        tracing::warn!(error = %e, "registering the lease again failed");
+                        LeaseState::Lost
+                    }
+                },
+            };
+            if !matches!(lease, LeaseState::Held { .. }) {
+                continue;
             }
             match controller.take_over_orphans(256).await {
                 Ok(0) => {}
@@ -213,15 +232,22 @@ impl Node {
         }
     }
 
-    /// Stops every agent and forgets every session, then registers afresh (owning nothing).
-    async fn give_up(&self, controller: &Controller) {
+    /// Stops every agent and forgets every session (another host may own them now).
+    async fn give_up(&self, controller: &Controller) -> LeaseState {
         controller.abandon_all().await;
         metrics::counter!("ensemble_cluster_lease_lost_total").increment(1);
-        if let Some(leases) = controller.store().leases()
-            && let Err(e) = leases.register(&self.host_id, self.lease).await
-        {
-            tracing::warn!(error = %e, "registering the lease again failed");
-        }
+        LeaseState::Lost
+    }
+
+    /// Registers the lease again, then loads the sessions still recorded as this host's (nobody
+    /// claimed them meanwhile), reporting their lost processes once (`host_lost`), as a survivor
+    /// would have.
+    async fn come_back(&self, controller: &Controller) -> anyhow::Result<()> {
+        let leases = controller.store().leases().context("several hosts need the PostgreSQL store")?;
+        leases.register(&self.host_id, self.lease).await?;
+        let reclaimed = controller.reclaim_own().await?;
+        tracing::info!(host = %self.host_id, sessions = reclaimed, "lease registered again");
+        Ok(())
     }
 
     /// A clean stop: this host's sessions (already disconnected) are free for others at once.

@@ -422,3 +422,51 @@ async fn a_host_that_was_written_off_gives_its_sessions_up() {
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(metric(&b, r#"ensemble_sessions{status="ready"}"#).await, 1.0);
 }
+
+#[tokio::test]
+async fn a_host_that_cannot_renew_its_lease_stops_its_agents_before_the_lease_ends() {
+    let mut e = engines().await;
+    let (a, b) = (host(&e, "a").await, host(&e, "b").await);
+    a.session("r", "s").await;
+    let pg = e.pg.take().unwrap();
+    let pg = tokio::task::spawn_blocking(move || {
+        let mut pg = pg;
+        pg.stop().unwrap();
+        pg
+    })
+    .await
+    .unwrap();
+    // Renewals fail: A gives its sessions up at its last attempt before the 2 s lease ends. No
+    // event can say so while the database is down: poll its counter, bounded.
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while metric(&a, "ensemble_cluster_lease_lost_total").await < 1.0 {
+        assert!(tokio::time::Instant::now() < deadline, "A kept its sessions without a lease");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(metric(&a, r#"ensemble_sessions{status="ready"}"#).await, 0.0, "A's agent is stopped");
+    let pg = tokio::task::spawn_blocking(move || {
+        let mut pg = pg;
+        pg.start_again().unwrap();
+        pg
+    })
+    .await
+    .unwrap();
+    e.pg = Some(pg);
+    for s in [&a, &b] {
+        let deadline = tokio::time::Instant::now() + WAIT;
+        while s.get("/readyz").await.0 != StatusCode::OK {
+            assert!(tokio::time::Instant::now() < deadline, "a host never became ready again");
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+    }
+    // Whoever claims it next reports the lost process once; it resumes.
+    let mut ws = b.ws("r", Some(0)).await;
+    ws.hello().await;
+    ws.until(|e| e["type"] == "session.updated" && e["payload"]["reason"] == "host_lost").await;
+    let (status, body) = b.post_empty("/v1/rooms/r/sessions/s/resume").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let log = b.events("r").await;
+    assert_gap_free(&log);
+    let lost = log.iter().filter(|e| e["type"] == "session.updated" && e["payload"]["reason"] == "host_lost").count();
+    assert_eq!(lost, 1, "{log:?}");
+}
