@@ -12,7 +12,7 @@ use super::lifecycle::Interruption;
 use super::publish::Controller;
 use crate::model::{Session, SessionKey};
 use crate::session::Phase;
-use crate::store::{Claim, Leases};
+use crate::store::{Claim, Leases, NewClaim};
 
 /// Where a session is served.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -142,33 +142,23 @@ impl Controller {
         }
     }
 
-    /// With several hosts, the session limits against every host's stored sessions (a host's own
-    /// registry sees only its own). Two hosts taking the last place at the same instant can both
-    /// get it: the count is read, not locked.
-    pub(super) async fn check_shared_capacity(&self, room: &str) -> Result<()> {
-        let Some((leases, _)) = self.cluster() else { return Ok(()) };
-        let (in_room, total) = leases.open_counts(room).await?;
+    /// Claims a new id for this host (with several hosts: no other host may start it). A session
+    /// (`side == false`) also takes one of the places the session limits leave, counted over every
+    /// host's sessions under one lock.
+    pub(super) async fn claim_new(&self, key: &SessionKey, side: bool) -> Result<()> {
+        let Some((leases, host)) = self.cluster() else { return Ok(()) };
         let c = &self.inner.config;
-        if total >= c.max_sessions as u64 {
-            return Err(ControllerError::TooManySessions(format!(
-                "the hosts hold {total} open sessions, the limit; close some first"
-            )));
+        let limits = (!side).then_some((c.max_sessions_per_room as u64, c.max_sessions as u64));
+        match leases.claim_new(key, host, limits).await? {
+            NewClaim::Claimed => Ok(()),
+            NewClaim::Exists => Err(ControllerError::SessionExists(key.session_id.clone())),
+            NewClaim::Full { in_room, total } => {
+                Err(ControllerError::TooManySessions(if total >= c.max_sessions as u64 {
+                    format!("the hosts hold {total} open sessions, the limit; close some first")
+                } else {
+                    format!("room `{}` holds {in_room} open sessions, the limit; close some first", key.room_id)
+                }))
+            }
         }
-        if in_room >= c.max_sessions_per_room as u64 {
-            return Err(ControllerError::TooManySessions(format!(
-                "room `{room}` holds {in_room} open sessions, the limit; close some first"
-            )));
-        }
-        Ok(())
-    }
-
-    /// Claims a new session id for this host (with several hosts: no other host may start it).
-    pub(super) async fn claim_new(&self, key: &SessionKey) -> Result<()> {
-        if let Some((leases, host)) = self.cluster()
-            && !leases.claim_new(key, host).await?
-        {
-            return Err(ControllerError::SessionExists(key.session_id.clone()));
-        }
-        Ok(())
     }
 }

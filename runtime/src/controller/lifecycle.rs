@@ -124,11 +124,7 @@ impl Controller {
             return Err(ControllerError::SessionExists(session_id));
         }
         // With several hosts the id must be new everywhere; the claim makes this host its owner.
-        self.claim_new(&key).await?;
-        if let Err(e) = self.check_shared_capacity(&req.room_id).await {
-            self.unclaim(&key).await;
-            return Err(e);
-        }
+        self.claim_new(&key, false).await?;
         let reserved = {
             let mut st = self.state();
             if st.sessions.contains_key(&key) {

@@ -118,7 +118,7 @@ impl Controller {
         side.updated_at_ms = now;
         // With several hosts, requests for the side reach this host (its id is new everywhere).
         // A claim left by a failed open heals itself: whoever asks finds no side and lets it go.
-        self.claim_new(&side_key).await.map_err(|e| match e {
+        self.claim_new(&side_key, true).await.map_err(|e| match e {
             ControllerError::SessionExists(id) => {
                 ControllerError::SideConflict(format!("session `{id}` already exists"))
             }

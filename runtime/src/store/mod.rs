@@ -26,7 +26,7 @@ use async_trait::async_trait;
 use serde_json::value::RawValue;
 use tokio::sync::{mpsc, oneshot};
 
-pub use postgres::{Claim, Leases};
+pub use postgres::{Claim, Leases, NewClaim};
 pub use types::{
     AppendBatch, CommitListener, CommittedEvent, EventPage, LedgerKey, Retention, RoomInfo, StoreConfig, StoreError,
     StoreStats, Synchronous, WriteOp, WritePermit,

@@ -23,6 +23,22 @@ pub enum Claim {
     Theirs(String),
 }
 
+/// The advisory lock starts take while they count open sessions (any constant).
+const START_LOCK: i64 = 0x656e_7365_6d64;
+
+/// The answer to a claim of a new session id.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NewClaim {
+    Claimed,
+    /// A session with this id exists (or is being started) on some host.
+    Exists,
+    /// The limits are reached: `(open in the room, open in total)` as counted.
+    Full {
+        in_room: u64,
+        total: u64,
+    },
+}
+
 /// Host leases and session owners (PostgreSQL only: SQLite has one host by construction).
 #[derive(Clone)]
 pub struct Leases {
@@ -70,22 +86,56 @@ impl Leases {
         Ok(r? == 1)
     }
 
-    /// Claims a new session id: succeeds only if no record and no owner exist for it.
-    pub async fn claim_new(&self, key: &SessionKey, host: &str) -> Result<bool, StoreError> {
-        let c = self.db.client().await?;
-        let r = c
-            .query_opt(
-                "INSERT INTO session_owners (room_id, session_id, host_id)
-                 SELECT $1, $2, $3
-                 WHERE NOT EXISTS (SELECT 1 FROM sessions WHERE room_id = $1 AND session_id = $2)
-                 ON CONFLICT (room_id, session_id) DO NOTHING
-                 RETURNING 1",
-                &[&key.room_id, &key.session_id, &host],
-            )
-            .await
-            .map_err(classify);
+    /// Claims a new session id: succeeds only if no record and no owner exist for it and, for a
+    /// session (`limits`: most open sessions per room and in total), only while there is room.
+    /// Starts are serialised by one advisory lock and count the stored open sessions plus the
+    /// sessions being started (an owner row without a record yet), so two hosts cannot both take
+    /// the last place.
+    pub async fn claim_new(
+        &self,
+        key: &SessionKey,
+        host: &str,
+        limits: Option<(u64, u64)>,
+    ) -> Result<NewClaim, StoreError> {
+        let mut c = self.db.client().await?;
+        let r = async {
+            let tx = c.transaction().await.map_err(classify)?;
+            if let Some((per_room, total)) = limits {
+                tx.execute("SELECT pg_advisory_xact_lock($1)", &[&START_LOCK]).await.map_err(classify)?;
+                let row = tx
+                    .query_one(
+                        "SELECT COUNT(*) FILTER (WHERE room_id = $1), COUNT(*) FROM (
+                           SELECT room_id FROM sessions WHERE (record::jsonb ->> 'phase') IS DISTINCT FROM 'completed'
+                           UNION ALL
+                           SELECT o.room_id FROM session_owners o WHERE NOT o.side AND NOT EXISTS
+                             (SELECT 1 FROM sessions s WHERE s.room_id = o.room_id AND s.session_id = o.session_id)
+                         ) open",
+                        &[&key.room_id],
+                    )
+                    .await
+                    .map_err(classify)?;
+                let (in_room, all) = (row.get::<_, i64>(0) as u64, row.get::<_, i64>(1) as u64);
+                if all >= total || in_room >= per_room {
+                    return Ok(NewClaim::Full { in_room, total: all });
+                }
+            }
+            let won = tx
+                .query_opt(
+                    "INSERT INTO session_owners (room_id, session_id, host_id, side)
+                     SELECT $1, $2, $3, $4
+                     WHERE NOT EXISTS (SELECT 1 FROM sessions WHERE room_id = $1 AND session_id = $2)
+                     ON CONFLICT (room_id, session_id) DO NOTHING
+                     RETURNING 1",
+                    &[&key.room_id, &key.session_id, &host, &limits.is_none()],
+                )
+                .await
+                .map_err(classify)?;
+            tx.commit().await.map_err(classify)?;
+            Ok(if won.is_some() { NewClaim::Claimed } else { NewClaim::Exists })
+        }
+        .await;
         self.db.give_back(c);
-        Ok(r?.is_some())
+        r
     }
 
     /// Claims an existing session: this host owns it afterwards unless another live host does.
@@ -124,22 +174,6 @@ impl Leases {
         .await;
         self.db.give_back(c);
         r
-    }
-
-    /// Stored sessions that are not closed: `(in the room, in total)` (the limits every host checks).
-    pub async fn open_counts(&self, room: &str) -> Result<(u64, u64), StoreError> {
-        let c = self.db.client().await?;
-        let r = c
-            .query_one(
-                "SELECT COUNT(*) FILTER (WHERE room_id = $1), COUNT(*) FROM sessions
-                 WHERE (record::jsonb ->> 'phase') IS DISTINCT FROM 'completed'",
-                &[&room],
-            )
-            .await
-            .map_err(classify);
-        self.db.give_back(c);
-        let row = r?;
-        Ok((row.get::<_, i64>(0) as u64, row.get::<_, i64>(1) as u64))
     }
 
     /// The session's owner, if it has one with a valid lease.

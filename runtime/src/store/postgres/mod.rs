@@ -7,7 +7,7 @@ mod leases;
 mod schema;
 mod writer;
 
-pub use leases::{Claim, Leases};
+pub use leases::{Claim, Leases, NewClaim};
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -62,6 +62,8 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (room_id, session_id)
      );
      CREATE INDEX session_owners_host ON session_owners (host_id);",
+    // 3: side conversations' owner rows (never a stored record) do not count as starting sessions.
+    "ALTER TABLE session_owners ADD COLUMN side BOOLEAN NOT NULL DEFAULT false;",
 ];
 
 pub(super) async fn migrate(client: &mut Client) -> Result<(), StoreError> {
