@@ -191,8 +191,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let app = router(state.clone());
     let cluster_stop = tokio_util::sync::CancellationToken::new();
     if let Some(node) = &node {
-        node.spawn(controller.clone(), app.clone(), Duration::from_millis(args.gap_sweep_ms), cluster_stop.clone())
-            .await?;
+        node.spawn(controller.clone(), app.clone(), cluster_stop.clone()).await?;
     }
     let listener = TcpListener::bind(args.listen).await.with_context(|| format!("binding {}", args.listen))?;
     let addr = listener.local_addr()?;

@@ -45,6 +45,8 @@ pub struct Node {
     pub forward_timeout: Duration,
     /// Largest body a forwarded request may carry (the server's body limit).
     pub max_body_bytes: usize,
+    /// How often watched rooms are compared with the database's heads.
+    gap_sweep: Duration,
     /// Wakes the gap sweep at once (NATS reconnected: anything may have been lost meanwhile).
     sweep_now: Arc<Notify>,
 }
@@ -60,12 +62,15 @@ pub struct Settings {
     pub max_body_bytes: usize,
 }
 
-/// The subject of a room's frames (hex: room ids may hold `.`, a NATS token separator).
+/// The subject of a room's frames (hex: room ids may hold `.`, a NATS token separator). Built for
+/// every frame a host commits, so without a `format!` per byte.
 fn room_subject(room: &str) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut s = String::with_capacity(14 + room.len() * 2);
     s.push_str("ensemble.room.");
     for b in room.bytes() {
-        s.push_str(&format!("{b:02x}"));
+        s.push(HEX[usize::from(b >> 4)] as char);
+        s.push(HEX[usize::from(b & 15)] as char);
     }
     s
 }
@@ -121,6 +126,7 @@ pub async fn connect(settings: &Settings, hub: &Arc<RoomHub>) -> anyhow::Result<
         lease: settings.lease,
         forward_timeout: settings.forward_timeout,
         max_body_bytes: settings.max_body_bytes,
+        gap_sweep: settings.gap_sweep,
         sweep_now,
     }))
 }
@@ -144,13 +150,12 @@ impl Node {
         self: &Arc<Self>,
         controller: Controller,
         app: axum::Router,
-        gap_sweep: Duration,
         stop: CancellationToken,
     ) -> anyhow::Result<()> {
         let frames = self.client.subscribe("ensemble.room.*").await.context("subscribing to room frames")?;
         let requests = self.client.subscribe(host_subject(&self.host_id)).await.context("subscribing to requests")?;
         tokio::spawn(relay::receive(frames, controller.hub().clone(), stop.clone()));
-        tokio::spawn(self.clone().sweep(controller.clone(), gap_sweep, stop.clone()));
+        tokio::spawn(self.clone().sweep(controller.clone(), stop.clone()));
         tokio::spawn(self.clone().keep_lease(controller, stop.clone()));
         tokio::spawn(forward::answer(self.clone(), requests, app, stop));
         Ok(())
@@ -158,8 +163,8 @@ impl Node {
 
     /// Delivers what the watched rooms' sockets are missing from the database, periodically and
     /// whenever NATS reconnects.
-    async fn sweep(self: Arc<Self>, controller: Controller, every: Duration, stop: CancellationToken) {
-        let mut tick = tokio::time::interval(every);
+    async fn sweep(self: Arc<Self>, controller: Controller, stop: CancellationToken) {
+        let mut tick = tokio::time::interval(self.gap_sweep);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tokio::select! {

@@ -36,19 +36,63 @@ async fn engines() -> Engines {
 
 /// A host of the cluster: short leases and sweeps, so the tests wait seconds, not minutes.
 async fn host(e: &Engines, id: &str) -> Server {
-    Server::start(&[
-        "--database-url",
-        &e.url,
-        "--nats-url",
-        &e.nats_url,
-        "--host-id",
-        id,
-        "--lease-secs",
-        "2",
-        "--gap-sweep-ms",
-        "100",
-    ])
-    .await
+    host_with(e, id, "2", &[]).await
+}
+
+/// A host with its own lease (seconds) and more flags.
+async fn host_with(e: &Engines, id: &str, lease_secs: &str, extra: &[&str]) -> Server {
+    let mut args =
+        vec!["--database-url", &e.url, "--nats-url", &e.nats_url, "--host-id", id, "--lease-secs", lease_secs];
+    args.extend_from_slice(&["--gap-sweep-ms", "100"]);
+    args.extend_from_slice(extra);
+    Server::start(&args).await
+}
+
+impl Engines {
+    /// Stops PostgreSQL (its helpers block: off the test's runtime).
+    async fn stop_pg(&mut self) {
+        let mut pg = self.pg.take().expect("postgres running");
+        self.pg = Some(
+            tokio::task::spawn_blocking(move || {
+                pg.stop().unwrap();
+                pg
+            })
+            .await
+            .unwrap(),
+        );
+    }
+
+    /// Starts it again on the same port and data.
+    async fn start_pg(&mut self) {
+        let mut pg = self.pg.take().expect("postgres stopped");
+        self.pg = Some(
+            tokio::task::spawn_blocking(move || {
+                pg.start_again().unwrap();
+                pg
+            })
+            .await
+            .unwrap(),
+        );
+    }
+}
+
+/// Waits until `/readyz` is 200. No event says the database is back: a bounded poll.
+async fn wait_ready(s: &Server) {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while s.get("/readyz").await.0 != StatusCode::OK {
+        assert!(tokio::time::Instant::now() < deadline, "the host never became ready again");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
+/// Waits until a host has lost its lease at least once. Nothing on any room says so (and while the
+/// database is down nothing can): a bounded poll of its counter.
+async fn wait_lease_lost(s: &Server) {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while metric(s, "ensemble_cluster_lease_lost_total").await < 1.0 {
+        assert!(tokio::time::Instant::now() < deadline, "the host kept its sessions without a lease");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
 }
 
 /// `(seq, type)` of events, to compare what several sockets saw.
@@ -114,23 +158,8 @@ async fn every_host_sees_one_identical_gap_free_sequence_of_a_shared_room() {
 #[tokio::test]
 async fn the_session_limits_count_every_hosts_sessions() {
     let e = engines().await;
-    let limited = |id: &'static str| {
-        let e = &e;
-        async move {
-            Server::start(&[
-                "--database-url",
-                &e.url,
-                "--nats-url",
-                &e.nats_url,
-                "--host-id",
-                id,
-                "--max-sessions-per-room",
-                "2",
-            ])
-            .await
-        }
-    };
-    let (a, b) = (limited("a").await, limited("b").await);
+    let limited = ["--max-sessions-per-room", "2"];
+    let (a, b) = (host_with(&e, "a", "2", &limited).await, host_with(&e, "b", "2", &limited).await);
     a.session("r", "one").await;
     b.session("r", "two").await;
     // B holds one session, A the other: the room is full for both.
@@ -288,26 +317,9 @@ async fn nats_restarting_mid_stream_costs_no_event() {
 #[tokio::test]
 async fn an_owner_that_does_not_answer_is_504_and_one_that_is_gone_503_until_its_lease_ends() {
     let e = engines().await;
-    let start = |id: &'static str| {
-        let e = &e;
-        async move {
-            Server::start(&[
-                "--database-url",
-                &e.url,
-                "--nats-url",
-                &e.nats_url,
-                "--host-id",
-                id,
-                "--lease-secs",
-                "6",
-                // Forwarded calls time out after 90% of it.
-                "--request-timeout-secs",
-                "2",
-            ])
-            .await
-        }
-    };
-    let (a, b) = (start("a").await, start("b").await);
+    // Forwarded calls time out after 90% of the request timeout.
+    let quick = ["--request-timeout-secs", "2"];
+    let (a, b) = (host_with(&e, "a", "6", &quick).await, host_with(&e, "b", "6", &quick).await);
     a.session("r", "s").await;
     // A frozen owner keeps its NATS subscription but never answers: 504.
     a.signal(19); // SIGSTOP
@@ -341,25 +353,11 @@ async fn an_owner_that_does_not_answer_is_504_and_one_that_is_gone_503_until_its
 #[tokio::test]
 async fn a_database_restart_answers_503_on_every_host_then_service_resumes() {
     let mut e = engines().await;
-    let start = |id: &'static str| {
-        let e = &e;
-        async move {
-            // A lease longer than the outage: no host gives its sessions up meanwhile.
-            Server::start(&["--database-url", &e.url, "--nats-url", &e.nats_url, "--host-id", id, "--lease-secs", "30"])
-                .await
-        }
-    };
-    let (a, b) = (start("a").await, start("b").await);
+    // A lease longer than the outage: no host gives its sessions up meanwhile.
+    let (a, b) = (host_with(&e, "a", "30", &[]).await, host_with(&e, "b", "30", &[]).await);
     a.session("r", "s").await;
     let acknowledged = b.events("r").await;
-    let pg = e.pg.take().unwrap();
-    let pg = tokio::task::spawn_blocking(move || {
-        let mut pg = pg;
-        pg.stop().unwrap();
-        pg
-    })
-    .await
-    .unwrap();
+    e.stop_pg().await;
     // A new session on B, and B asking who owns a session it does not hold: 503, not a hang.
     let res = b.http().post(b.url("/v1/rooms/r/sessions")).json(&json!({"sessionId": "during"})).send().await.unwrap();
     assert!(res.headers().get("retry-after").is_some(), "503 carries Retry-After");
@@ -371,22 +369,9 @@ async fn a_database_restart_answers_503_on_every_host_then_service_resumes() {
         let (status, body) = s.get("/readyz").await;
         assert_eq!((status, body["status"].as_str()), (StatusCode::SERVICE_UNAVAILABLE, Some("database_unavailable")));
     }
-    let pg = tokio::task::spawn_blocking(move || {
-        let mut pg = pg;
-        pg.start_again().unwrap();
-        pg
-    })
-    .await
-    .unwrap();
-    e.pg = Some(pg);
-    // No event says the database is back: poll readiness, bounded.
-    for s in [&a, &b] {
-        let deadline = tokio::time::Instant::now() + WAIT;
-        while s.get("/readyz").await.0 != StatusCode::OK {
-            assert!(tokio::time::Instant::now() < deadline, "a host never became ready again");
-            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-        }
-    }
+    e.start_pg().await;
+    wait_ready(&a).await;
+    wait_ready(&b).await;
     // Service resumes: B drives A's session again, and B starts the id that failed.
     let mut ws = b.ws("r", None).await;
     ws.hello().await;
@@ -410,13 +395,8 @@ async fn a_host_that_was_written_off_gives_its_sessions_up() {
     a.signal(19); // SIGSTOP
     ws.until(|e| e["type"] == "session.updated" && e["payload"]["reason"] == "host_lost").await;
     a.signal(18); // SIGCONT
-    // A's next renewal finds its lease gone: it stops its agents and forgets its sessions. No event
-    // says so: poll its counter, bounded.
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while metric(&a, "ensemble_cluster_lease_lost_total").await < 1.0 {
-        assert!(tokio::time::Instant::now() < deadline, "A never noticed it was written off");
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
+    // A's next renewal finds its lease gone: it stops its agents and forgets its sessions.
+    wait_lease_lost(&a).await;
     // The session is B's alone: asked on A, A forwards to B.
     let (_, on_a) = a.get("/v1/rooms/r/sessions/s").await;
     let (_, on_b) = b.get("/v1/rooms/r/sessions/s").await;
@@ -434,37 +414,13 @@ async fn a_host_that_cannot_renew_its_lease_stops_its_agents_before_the_lease_en
     let mut e = engines().await;
     let (a, b) = (host(&e, "a").await, host(&e, "b").await);
     a.session("r", "s").await;
-    let pg = e.pg.take().unwrap();
-    let pg = tokio::task::spawn_blocking(move || {
-        let mut pg = pg;
-        pg.stop().unwrap();
-        pg
-    })
-    .await
-    .unwrap();
-    // Renewals fail: A gives its sessions up at its last attempt before the 2 s lease ends. No
-    // event can say so while the database is down: poll its counter, bounded.
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while metric(&a, "ensemble_cluster_lease_lost_total").await < 1.0 {
-        assert!(tokio::time::Instant::now() < deadline, "A kept its sessions without a lease");
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
+    e.stop_pg().await;
+    // Renewals fail: A gives its sessions up at its last attempt before the 2 s lease ends.
+    wait_lease_lost(&a).await;
     assert_eq!(metric(&a, r#"ensemble_sessions{status="ready"}"#).await, 0.0, "A's agent is stopped");
-    let pg = tokio::task::spawn_blocking(move || {
-        let mut pg = pg;
-        pg.start_again().unwrap();
-        pg
-    })
-    .await
-    .unwrap();
-    e.pg = Some(pg);
-    for s in [&a, &b] {
-        let deadline = tokio::time::Instant::now() + WAIT;
-        while s.get("/readyz").await.0 != StatusCode::OK {
-            assert!(tokio::time::Instant::now() < deadline, "a host never became ready again");
-            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-        }
-    }
+    e.start_pg().await;
+    wait_ready(&a).await;
+    wait_ready(&b).await;
     // Whoever claims it next reports the lost process once; it resumes.
     let mut ws = b.ws("r", Some(0)).await;
     ws.hello().await;
