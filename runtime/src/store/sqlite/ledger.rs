@@ -7,10 +7,12 @@ use crate::store::types::{LedgerKey, StoreError};
 
 pub(super) fn read_binding(conn: &Connection, k: &LedgerKey) -> Result<Option<Binding>, StoreError> {
     Ok(conn
-        .query_row(
+        .prepare_cached(
             "SELECT operation_id, revision, repair_epoch, ambiguous FROM goal_generations
              WHERE room_id = ?1 AND session_id = ?2 AND session_created_at_ms = ?3
                AND provider_session_id = ?4 AND fingerprint = ?5",
+        )?
+        .query_row(
             params![k.room_id, k.session_id, k.session_created_at_ms, k.provider_session_id, k.fingerprint],
             |row| {
                 Ok(Binding {

@@ -142,12 +142,10 @@ impl Engine for Sqlite {
     async fn provider_state(&self, room_id: &str, session_id: &str, key: &str) -> Result<Option<String>, StoreError> {
         let (r, s, k) = (room_id.to_owned(), session_id.to_owned(), key.to_owned());
         self.read(move |conn| {
+            // Cached: parsing the statement was half the cost of the read.
             Ok(conn
-                .query_row(
-                    "SELECT value FROM provider_state WHERE room_id = ?1 AND session_id = ?2 AND key = ?3",
-                    params![r, s, k],
-                    |row| row.get::<_, String>(0),
-                )
+                .prepare_cached("SELECT value FROM provider_state WHERE room_id = ?1 AND session_id = ?2 AND key = ?3")?
+                .query_row(params![r, s, k], |row| row.get::<_, String>(0))
                 .optional()?)
         })
         .await

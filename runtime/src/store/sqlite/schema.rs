@@ -11,9 +11,8 @@ use crate::store::types::{StoreError, Synchronous};
 
 pub(super) fn room_heads(conn: &Connection, room: &str) -> Result<(u64, u64), StoreError> {
     Ok(conn
-        .query_row("SELECT head_seq, pruned_through FROM rooms WHERE room_id = ?1", params![room], |row| {
-            Ok((row.get::<_, i64>(0)? as u64, row.get::<_, i64>(1)? as u64))
-        })
+        .prepare_cached("SELECT head_seq, pruned_through FROM rooms WHERE room_id = ?1")?
+        .query_row(params![room], |row| Ok((row.get::<_, i64>(0)? as u64, row.get::<_, i64>(1)? as u64)))
         .optional()?
         .unwrap_or((0, 0)))
 }
