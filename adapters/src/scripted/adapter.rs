@@ -54,8 +54,9 @@ impl ScriptedAdapter {
         handle: SessionHandle,
         from: Opening,
     ) -> Result<StartOutcome, AdapterError> {
-        // A new session id has nothing stored (closing a session deletes its provider state), so a
-        // start skips three store reads (a tenth of the server's CPU in a profile of starts).
+        // A start is for an id never started before (a used id, closed or not, is refused), so
+        // nothing is stored for it: three store reads skipped (a tenth of the server's CPU in a
+        // profile of session starts).
         let (transcript, goal, steps) = match from {
             Opening::New => (Transcript::default(), None, 0),
             Opening::Stored => {

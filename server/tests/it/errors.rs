@@ -128,3 +128,24 @@ async fn a_session_id_can_be_reused_after_a_failed_start() {
     assert_eq!(st, StatusCode::NOT_FOUND);
     s.session("r", "x").await;
 }
+
+/// A start is only ever for an id never started in the room (the scripted agent relies on it: a
+/// start reads no stored transcript or goal; a resume does, see `durability.rs`): a closed id is
+/// refused, also after a restart.
+#[tokio::test]
+async fn a_started_id_is_never_started_again_even_closed_and_after_a_restart() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = Server::start_in(tmp.path(), &[]).await;
+    s.session("r", "done").await;
+    let (st, _) = s.delete("/v1/rooms/r/sessions/done").await;
+    assert!(st.is_success(), "close: {st}");
+    let (st, b) = s.post("/v1/rooms/r/sessions", json!({"sessionId": "done"})).await;
+    assert_eq!(error_code(st, &b, StatusCode::CONFLICT), "session_exists");
+    drop(s.stop().await);
+
+    let s = Server::start_in(tmp.path(), &[]).await;
+    let (st, b) = s.post("/v1/rooms/r/sessions", json!({"sessionId": "done"})).await;
+    assert_eq!(error_code(st, &b, StatusCode::CONFLICT), "session_exists");
+    // Another room may use the same id: it is another session.
+    s.session("other", "done").await;
+}
