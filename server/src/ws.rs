@@ -234,7 +234,12 @@ impl Connection {
                 controller.sessions(&self.room)
             }
         };
-        let hello = hello(&controller, &self.room, head, sessions);
+        // Sides live in their source's host's memory: other hosts' are read from them.
+        let mut sides = controller.sides(&self.room);
+        if let Some(node) = &self.state.cluster {
+            sides.extend(node.remote_sides(&controller, &self.room).await);
+        }
+        let hello = hello(&controller, &self.room, head, sessions, sides);
         let sent = self.send_json(&hello).await;
         // Not kept for the connection's life: a live local would stay in this future's state, and
         // the room's session snapshots (~1.3 KB of heap each) with it, for every open socket.
@@ -367,6 +372,7 @@ fn hello(
     room: &str,
     head: u64,
     sessions: Vec<ensemble_runtime::model::Session>,
+    sides: Vec<ensemble_runtime::model::Session>,
 ) -> ServerFrame {
     let mut budget = controller.config().max_event_bytes;
     let mut truncated = false;
@@ -384,6 +390,6 @@ fn hello(
         kept
     };
     let sessions = fit(sessions);
-    let sides = fit(controller.sides(room));
+    let sides = fit(sides);
     ServerFrame::Hello { room_id: room.to_owned(), head_seq: head, sessions, sides, sessions_truncated: truncated }
 }

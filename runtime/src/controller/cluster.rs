@@ -113,6 +113,18 @@ impl Controller {
         Ok(out)
     }
 
+    /// The room's side conversations that other hosts hold, with their host (none on one host).
+    pub async fn remote_sides(&self, room_id: &str) -> Result<Vec<(SessionKey, String)>> {
+        let Some((leases, host)) = self.cluster() else { return Ok(Vec::new()) };
+        Ok(leases
+            .room_sides(room_id)
+            .await?
+            .into_iter()
+            .filter(|(_, owner)| owner != host)
+            .map(|(id, owner)| (SessionKey::new(room_id, &id), owner))
+            .collect())
+    }
+
     /// This host lost its lease (it could not renew it in time, and another host may already have
     /// claimed its sessions): it stops every agent process and forgets every session, so no
     /// session runs on two hosts. The sessions' stored state is what a claimer loads.

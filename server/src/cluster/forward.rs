@@ -151,6 +151,40 @@ impl Node {
     }
 }
 
+impl Node {
+    /// The open side conversations of `room` that other hosts hold, each read from its host (as
+    /// `GET …/sessions/{id}` would be forwarded). Best effort: a host that does not answer in time
+    /// leaves its sides out; a client finds them later through their `side_event`s or REST.
+    pub async fn remote_sides(&self, controller: &Controller, room: &str) -> Vec<ensemble_runtime::model::Session> {
+        let remote = match controller.remote_sides(room).await {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::warn!(room, error = %e, "listing other hosts' side conversations failed");
+                return Vec::new();
+            }
+        };
+        let reads = remote.into_iter().map(|(key, owner)| async move {
+            let uri = format!("/v1/rooms/{}/sessions/{}", key.room_id, key.session_id);
+            let req = Request::builder().method(Method::GET).uri(uri).body(Body::empty()).ok()?;
+            let resp = self.forward(&owner, req).await;
+            if resp.status() != StatusCode::OK {
+                tracing::debug!(session = %key, owner, status = %resp.status(), "a side's snapshot was not read");
+                return None;
+            }
+            let body = axum::body::to_bytes(resp.into_body(), self.max_body_bytes).await.ok()?;
+            serde_json::from_slice::<ensemble_runtime::model::Session>(&body).ok()
+        });
+        let mut sides: Vec<_> = futures::future::join_all(reads)
+            .await
+            .into_iter()
+            .flatten()
+            .filter(|s| s.status != ensemble_runtime::model::SessionStatus::Completed)
+            .collect();
+        sides.sort_by(|a, b| (a.created_at_ms, &a.session_id).cmp(&(b.created_at_ms, &b.session_id)));
+        sides
+    }
+}
+
 /// The owner's answer as this host's response.
 fn answer_response(msg: &async_nats::Message) -> Response {
     let headers = msg.headers.as_ref();

@@ -224,6 +224,59 @@ async fn rest_on_one_host_drives_a_session_another_host_owns() {
     assert_gap_free(&log);
 }
 
+/// Side frames of every side event, in arrival order.
+fn side_events(frames: &[Value], side: &str) -> Vec<Value> {
+    frames
+        .iter()
+        .filter(|f| f["type"] == "side_event" && f["event"]["sessionId"] == side)
+        .map(|f| f["event"].clone())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_side_conversation_on_one_host_streams_to_every_hosts_sockets_with_its_own_seq() {
+    let e = engines().await;
+    let (a, b) = (host(&e, "a").await, host(&e, "b").await);
+    a.session("r", "src").await;
+    let (mut on_a, mut on_b) = (a.ws("r", None).await, b.ws("r", None).await);
+    on_a.hello().await;
+    on_b.hello().await;
+    // Opened and driven through B; the side lives with its source on A.
+    let (status, side) =
+        b.post("/v1/rooms/r/sessions/src/sides", json!({"requestId": "q", "sideSessionId": "side"})).await;
+    assert_eq!(status, StatusCode::CREATED, "{side}");
+    let (status, body) = submit(&b, "r", "side", "a side question").await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    let done = |f: &Value| f["type"] == "side_event" && f["event"]["type"] == "turn.completed";
+    let seen_b = side_events(&on_b.frames_until(done).await, "side");
+    let seen_a = side_events(&on_a.frames_until(done).await, "side");
+    assert_eq!(seen_b[0]["type"], "session.started", "{seen_b:?}");
+    for (i, ev) in seen_b.iter().enumerate() {
+        assert_eq!(ev["seq"].as_u64(), Some(i as u64 + 1), "the side's own gap-free seq on B: {seen_b:?}");
+    }
+    assert_eq!(seen_a, seen_b, "both hosts' sockets carry the same side events");
+    // Replay through B (forwarded to A, which holds the side) matches what the sockets carried.
+    let (status, page) = b.get("/v1/rooms/r/sessions/side/events?after=0").await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    assert_eq!(page["data"].as_array().unwrap()[..seen_b.len()], seen_b[..]);
+    let (status, sides) = b.get("/v1/rooms/r/sessions/src/sides").await;
+    assert_eq!(status, StatusCode::OK, "{sides}");
+    assert_eq!(sides["data"][0]["sessionId"], "side", "{sides}");
+    // A socket opened on B later learns of the side from its hello, as on A.
+    let hello_b = b.ws("r", None).await.hello().await;
+    let hello_a = a.ws("r", None).await.hello().await;
+    assert_eq!(hello_b["sides"][0]["sessionId"], "side", "{hello_b}");
+    assert_eq!(hello_b["sides"], hello_a["sides"]);
+    // Once closed it is gone from the hello everywhere.
+    let (status, body) = b.delete("/v1/rooms/r/sessions/side").await;
+    assert!(status.is_success(), "{status} {body}");
+    on_b.frames_until(|f| f["type"] == "side_event" && f["event"]["type"] == "session.completed").await;
+    let hello_b = b.ws("r", None).await.hello().await;
+    assert_eq!(hello_b["sides"], json!([]), "{hello_b}");
+    // Nothing of the side reached the room's log.
+    assert!(b.events("r").await.iter().all(|e| e["sessionId"] != "side"));
+}
+
 #[tokio::test]
 async fn two_hosts_racing_to_resume_yield_one_live_process() {
     let e = engines().await;

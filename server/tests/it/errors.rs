@@ -141,7 +141,7 @@ async fn a_started_id_is_never_started_again_even_closed_and_after_a_restart() {
     assert!(st.is_success(), "close: {st}");
     let (st, b) = s.post("/v1/rooms/r/sessions", json!({"sessionId": "done"})).await;
     assert_eq!(error_code(st, &b, StatusCode::CONFLICT), "session_exists");
-    drop(s.stop().await);
+    s.stop().await;
 
     let s = Server::start_in(tmp.path(), &[]).await;
     let (st, b) = s.post("/v1/rooms/r/sessions", json!({"sessionId": "done"})).await;

@@ -274,6 +274,21 @@ impl Leases {
     }
 
     /// The stored records of a room's sessions.
+    /// The side conversations of a room whose owner's lease is current, with that owner.
+    pub async fn room_sides(&self, room: &str) -> Result<Vec<(String, String)>, StoreError> {
+        let c = self.db.client().await?;
+        let r = c
+            .query(
+                "SELECT o.session_id, o.host_id FROM session_owners o JOIN hosts h ON h.host_id = o.host_id
+                 WHERE o.room_id = $1 AND o.side AND h.expires_at > now() ORDER BY 1",
+                &[&room],
+            )
+            .await
+            .map_err(classify);
+        self.db.give_back(c);
+        Ok(r?.into_iter().map(|row| (row.get(0), row.get(1))).collect())
+    }
+
     pub async fn room_records(&self, room: &str) -> Result<Vec<SessionRecord>, StoreError> {
         let c = self.db.client().await?;
         let r = c
