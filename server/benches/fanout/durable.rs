@@ -25,12 +25,9 @@ use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
 use crate::baseline::{BaseRoom, Baseline, base_ws};
+use crate::group_commit::{self, QUEUE};
 use crate::measure::now_ns;
 use crate::publish::{ITEM, Pace, SESSION, stamp_text};
-
-/// As Ensemble's defaults (`--commit-max-batch`, `--store-queue`).
-const MAX_BATCH: usize = 512;
-const QUEUE: usize = 4096;
 
 /// As Ensemble's `--commit-linger-ms`: `ENSEMBLE_COMMIT_LINGER_MS` if set (it reaches the spawned
 /// server too), else Ensemble's default, 0.
@@ -75,10 +72,8 @@ pub async fn start_durable(capacity: usize, nodelay: bool) -> DurableServer {
 }
 
 fn open(path: &Path) -> Connection {
-    let conn = Connection::open(path).unwrap();
-    conn.pragma_update(None, "journal_mode", "WAL").unwrap();
-    conn.pragma_update(None, "synchronous", "NORMAL").unwrap();
-    conn.execute_batch(
+    group_commit::open(
+        path,
         "CREATE TABLE events (
             room_id TEXT NOT NULL,
             seq INTEGER NOT NULL,
@@ -87,50 +82,27 @@ fn open(path: &Path) -> Connection {
             PRIMARY KEY (room_id, seq)
          ) WITHOUT ROWID;",
     )
-    .unwrap();
-    conn
 }
 
-fn writer(mut conn: Connection, mut rx: mpsc::Receiver<Pending>, commits: &AtomicU64, events: &AtomicU64) {
-    let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
-    rt.block_on(async {
-        let mut batch = Vec::with_capacity(MAX_BATCH);
-        while let Some(first) = rx.recv().await {
-            batch.push(first);
-            // As Ensemble's writer: linger only when more work is already queued.
-            let linger = if rx.is_empty() { Duration::ZERO } else { linger() };
-            let deadline = tokio::time::Instant::now() + linger;
-            while batch.len() < MAX_BATCH {
-                let next = match rx.try_recv() {
-                    Ok(p) => Some(p),
-                    Err(mpsc::error::TryRecvError::Empty) => {
-                        tokio::time::timeout_at(deadline, rx.recv()).await.ok().flatten()
-                    }
-                    Err(_) => None,
-                };
-                match next {
-                    Some(p) => batch.push(p),
-                    None => break,
-                }
+fn writer(mut conn: Connection, rx: mpsc::Receiver<Pending>, commits: &AtomicU64, events: &AtomicU64) {
+    group_commit::run(rx, linger(), |batch| {
+        let tx = conn.transaction().unwrap();
+        {
+            let mut insert = tx
+                .prepare_cached("INSERT INTO events (room_id, seq, occurred_at_ms, json) VALUES (?1, ?2, ?3, ?4)")
+                .unwrap();
+            for p in batch.iter() {
+                // The log keeps the `event` part of the frame.
+                let json = &p.frame[FRAME_PREFIX.len()..p.frame.len() - 1];
+                insert.execute(params![p.room_id, p.seq as i64, p.occurred_at_ms, json]).unwrap();
             }
-            let tx = conn.transaction().unwrap();
-            {
-                let mut insert = tx
-                    .prepare_cached("INSERT INTO events (room_id, seq, occurred_at_ms, json) VALUES (?1, ?2, ?3, ?4)")
-                    .unwrap();
-                for p in &batch {
-                    // The log keeps the `event` part of the frame.
-                    let json = &p.frame[FRAME_PREFIX.len()..p.frame.len() - 1];
-                    insert.execute(params![p.room_id, p.seq as i64, p.occurred_at_ms, json]).unwrap();
-                }
-            }
-            tx.commit().unwrap();
-            commits.fetch_add(1, Ordering::Relaxed);
-            events.fetch_add(batch.len() as u64, Ordering::Relaxed);
-            for p in batch.drain(..) {
-                p.room.head.store(p.seq, Ordering::Relaxed);
-                let _ = p.room.tx.send(Utf8Bytes::from(p.frame));
-            }
+        }
+        tx.commit().unwrap();
+        commits.fetch_add(1, Ordering::Relaxed);
+        events.fetch_add(batch.len() as u64, Ordering::Relaxed);
+        for p in batch.drain(..) {
+            p.room.head.store(p.seq, Ordering::Relaxed);
+            let _ = p.room.tx.send(Utf8Bytes::from(p.frame));
         }
     });
 }

@@ -65,6 +65,8 @@ mod baseline;
 mod clients;
 mod durable;
 mod ensemble;
+#[path = "../common/group_commit.rs"]
+mod group_commit;
 mod measure;
 mod options;
 mod publish;

@@ -18,9 +18,7 @@ use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, oneshot};
 
-/// As Ensemble's defaults (`--commit-max-batch`, `--store-queue`).
-const MAX_BATCH: usize = 512;
-const QUEUE: usize = 4096;
+use crate::group_commit::{self, QUEUE};
 
 struct Row {
     room: String,
@@ -92,10 +90,8 @@ async fn submit_turn(
 }
 
 fn open(path: &Path) -> Connection {
-    let conn = Connection::open(path).unwrap();
-    conn.pragma_update(None, "journal_mode", "WAL").unwrap();
-    conn.pragma_update(None, "synchronous", "NORMAL").unwrap();
-    conn.execute_batch(
+    group_commit::open(
+        path,
         "CREATE TABLE requests (
             id INTEGER PRIMARY KEY,
             room_id TEXT NOT NULL,
@@ -103,44 +99,21 @@ fn open(path: &Path) -> Connection {
             json TEXT NOT NULL
          );",
     )
-    .unwrap();
-    conn
 }
 
-fn writer(mut conn: Connection, mut rx: mpsc::Receiver<Row>, linger: Duration) {
-    let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
-    rt.block_on(async {
-        let mut batch = Vec::with_capacity(MAX_BATCH);
-        while let Some(first) = rx.recv().await {
-            batch.push(first);
-            // As Ensemble's writer: linger only when more work is already queued.
-            let linger = if rx.is_empty() { Duration::ZERO } else { linger };
-            let deadline = tokio::time::Instant::now() + linger;
-            while batch.len() < MAX_BATCH {
-                let next = match rx.try_recv() {
-                    Ok(r) => Some(r),
-                    Err(mpsc::error::TryRecvError::Empty) if !linger.is_zero() => {
-                        tokio::time::timeout_at(deadline, rx.recv()).await.ok().flatten()
-                    }
-                    Err(_) => None,
-                };
-                match next {
-                    Some(r) => batch.push(r),
-                    None => break,
-                }
+fn writer(mut conn: Connection, rx: mpsc::Receiver<Row>, linger: Duration) {
+    group_commit::run(rx, linger, |batch| {
+        let tx = conn.transaction().unwrap();
+        {
+            let mut insert =
+                tx.prepare_cached("INSERT INTO requests (room_id, key, json) VALUES (?1, ?2, ?3)").unwrap();
+            for r in batch.iter() {
+                insert.execute(params![r.room, r.key, r.json]).unwrap();
             }
-            let tx = conn.transaction().unwrap();
-            {
-                let mut insert =
-                    tx.prepare_cached("INSERT INTO requests (room_id, key, json) VALUES (?1, ?2, ?3)").unwrap();
-                for r in &batch {
-                    insert.execute(params![r.room, r.key, r.json]).unwrap();
-                }
-            }
-            tx.commit().unwrap();
-            for r in batch.drain(..) {
-                let _ = r.done.send(());
-            }
+        }
+        tx.commit().unwrap();
+        for r in batch.drain(..) {
+            let _ = r.done.send(());
         }
     });
 }

@@ -41,6 +41,8 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod baseline;
 #[path = "../common/server.rs"]
 mod common;
+#[path = "../common/group_commit.rs"]
+mod group_commit;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
