@@ -49,25 +49,21 @@ async fn host_with(e: &Engines, id: &str, lease_secs: &str, extra: &[&str]) -> S
 }
 
 impl Engines {
-    /// Stops PostgreSQL (its helpers block: off the test's runtime).
     async fn stop_pg(&mut self) {
-        let mut pg = self.pg.take().expect("postgres running");
-        self.pg = Some(
-            tokio::task::spawn_blocking(move || {
-                pg.stop().unwrap();
-                pg
-            })
-            .await
-            .unwrap(),
-        );
+        self.on_pg(Postgres::stop).await;
     }
 
     /// Starts it again on the same port and data.
     async fn start_pg(&mut self) {
-        let mut pg = self.pg.take().expect("postgres stopped");
+        self.on_pg(Postgres::start_again).await;
+    }
+
+    /// Runs one of PostgreSQL's helpers, which block: off the test's runtime.
+    async fn on_pg(&mut self, op: fn(&mut Postgres) -> anyhow::Result<()>) {
+        let mut pg = self.pg.take().expect("postgres");
         self.pg = Some(
             tokio::task::spawn_blocking(move || {
-                pg.start_again().unwrap();
+                op(&mut pg).unwrap();
                 pg
             })
             .await
@@ -76,23 +72,19 @@ impl Engines {
     }
 }
 
-/// Waits until `/readyz` is 200. No event says the database is back: a bounded poll.
+/// Waits until `/readyz` is 200. Nothing is published while the database is away, and its return
+/// announces itself nowhere a test can listen: a bounded poll.
 async fn wait_ready(s: &Server) {
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while s.get("/readyz").await.0 != StatusCode::OK {
-        assert!(tokio::time::Instant::now() < deadline, "the host never became ready again");
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
+    poll_until("the host is ready again", || async { s.get("/readyz").await.0 == StatusCode::OK }).await;
 }
 
-/// Waits until a host has lost its lease at least once. Nothing on any room says so (and while the
-/// database is down nothing can): a bounded poll of its counter.
+/// Waits until a host has given its sessions up at least once. It forgets them without publishing
+/// anything (the database may be gone): a bounded poll of its counter.
 async fn wait_lease_lost(s: &Server) {
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while metric(s, "ensemble_cluster_lease_lost_total").await < 1.0 {
-        assert!(tokio::time::Instant::now() < deadline, "the host kept its sessions without a lease");
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
+    poll_until("the host gave its sessions up", || async {
+        metric(s, "ensemble_cluster_lease_lost_total").await >= 1.0
+    })
+    .await;
 }
 
 /// `(seq, type)` of events, to compare what several sockets saw.

@@ -471,6 +471,16 @@ pub fn processes_with_env(kv: &str) -> Vec<i32> {
         .collect()
 }
 
+/// Waits, at most [`WAIT`], until `check` holds, asking it every 100 ms. Only for a state no event
+/// announces (each caller says why): anything a socket or a response can tell is waited on instead.
+pub async fn poll_until<F: std::future::Future<Output = bool>>(what: &str, mut check: impl FnMut() -> F) {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while !check().await {
+        assert!(tokio::time::Instant::now() < deadline, "timed out waiting until {what}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 /// Waits until no codex process of `home` is left.
 pub async fn no_codex_left(home: &Path) {
     no_process_left(&format!("CODEX_HOME={}", home.display())).await;
