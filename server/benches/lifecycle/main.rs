@@ -12,23 +12,26 @@
 //! the same linger as Ensemble's (`--commit-linger-ms`). Both are driven by the same client code:
 //! reqwest over HTTP/1.1 keep-alive on 127.0.0.1, from the bench's main runtime (2 workers).
 //!
-//! A run, per client count C: C clients each start `ops / C` sessions one after the other (client
-//! `c` in room `r{c}`, ids `s{c}-{n}`); then each submits one turn (input `x`: the scripted agent
-//! echoes it in a few events) to each of its own sessions, one after the other. Each session gets
-//! exactly one turn, so no submit can meet a running turn (409 `turn_active`) and a submit's cost is
-//! only the accept path (the turns themselves run on in the background, as they would for users).
-//! Every answer is checked (201 / 202). Rate = requests / wall time of the phase; medians of
-//! `--runs` runs; sides alternate which goes first.
+//! A run, per client count C, has three phases (`Phase`): C clients each start `ops / C` sessions
+//! one after the other (client `c` in room `r{c}`, ids `s{c}-{n}`); then each submits one turn to
+//! each of the first half of its own sessions with input `/hang` (the scripted agent accepts the
+//! turn and then waits for a cancel: the phase is the accept path alone, what a submit costs); then
+//! one turn with input `x` to each of the second half (each turn streams its reply, seven events
+//! and a transcript write, at full speed while the next submits arrive: accepting turns while
+//! earlier ones stream). Each session gets at most one turn, so no submit meets a running turn
+//! (409 `turn_active`). Every answer is checked (201 / 202). Rate = requests / wall time of the
+//! phase; medians of `--runs` runs; sides alternate which goes first.
 //!
 //! With `--alt-linger MS` (default 2; 0: off) a third side runs Ensemble with `--commit-linger-ms MS`,
 //! to show what lingering for company costs requests that wait for their own commit.
 //!
 //! Options (also as `LIFECYCLE_*` environment variables):
 //!   --clients 1,32   client counts
-//!   --ops1 N         requests per phase with 1 client (default 600)
-//!   --ops N          requests per phase with more clients (default 8000)
+//!   --ops1 N         sessions started with 1 client (default 600; each submit phase half)
+//!   --ops N          sessions started with more clients (default 12000; each submit phase half)
 //!   --runs K         runs per client count (default 3)
 //!   --alt-linger MS  also run Ensemble with `--commit-linger-ms MS` (default 2; 0: no third side)
+//!   --only ensemble  run one side alone (`ensemble` or `baseline`; for profiling, prints no ratios)
 //! The linger of both main sides is `ENSEMBLE_COMMIT_LINGER_MS` (default 0, Ensemble's default).
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "a benchmark fails loudly")]
 
@@ -58,46 +61,90 @@ enum Side {
     EnsembleAltLinger,
 }
 
-/// One run of one side: (starts/s, submits/s).
-type Rates = (f64, f64);
+/// The phases of a run, in order.
+const PHASES: [Phase; 3] = [Phase::Starts, Phase::Submits, Phase::SubmitsStreaming];
+
+#[derive(Clone, Copy, PartialEq)]
+enum Phase {
+    /// `POST …/sessions` (201): each client starts its sessions.
+    Starts,
+    /// `POST …/turns` (202) with input `/hang`: the scripted agent accepts the turn and then waits
+    /// for a cancel, so the phase measures the accept path alone (what a submit costs).
+    Submits,
+    /// `POST …/turns` (202) with input `x`: each turn streams its reply (turn.started, three
+    /// deltas, the message, usage, turn.completed and a transcript write) at full speed while the
+    /// next submits arrive, so the phase measures accepting turns while earlier ones stream.
+    SubmitsStreaming,
+}
+
+impl Phase {
+    fn name(self) -> &'static str {
+        match self {
+            Phase::Starts => "session starts",
+            Phase::Submits => "turn submits (accept path)",
+            Phase::SubmitsStreaming => "turn submits, replies streaming",
+        }
+    }
+}
+
+/// One run of one side: requests per second, per phase (in the order of [`PHASES`]).
+type Rates = [f64; 3];
 
 async fn drive(http: &reqwest::Client, base: &str, clients: usize, ops: usize) -> Rates {
-    let per = (ops / clients).max(1);
-    let phase = |turns: bool| {
+    let per = (ops / clients).max(2);
+    // The submit phases share the sessions: each turns the first or the second half of them,
+    // so no submit meets a running turn (409 `turn_active`).
+    let half = per / 2;
+    let phase = |phase: Phase| {
         let tasks: Vec<_> = (0..clients)
             .map(|c| {
                 let (http, base) = (http.clone(), base.to_owned());
                 tokio::spawn(async move {
-                    for n in 0..per {
-                        let (url, body, want) = if turns {
+                    let ids = match phase {
+                        Phase::Starts => 0..per,
+                        Phase::Submits => 0..half,
+                        Phase::SubmitsStreaming => half..per,
+                    };
+                    let n_ops = ids.len();
+                    for n in ids {
+                        let turn = |text: &str| {
                             (
                                 format!("{base}/v1/rooms/r{c}/sessions/s{c}-{n}/turns"),
-                                json!({"input": [{"type": "text", "text": "x"}]}),
+                                json!({"input": [{"type": "text", "text": text}]}),
                                 202,
                             )
-                        } else {
-                            (format!("{base}/v1/rooms/r{c}/sessions"), json!({"sessionId": format!("s{c}-{n}")}), 201)
+                        };
+                        let (url, body, want) = match phase {
+                            Phase::Starts => (
+                                format!("{base}/v1/rooms/r{c}/sessions"),
+                                json!({"sessionId": format!("s{c}-{n}")}),
+                                201,
+                            ),
+                            Phase::Submits => turn("/hang"),
+                            Phase::SubmitsStreaming => turn("x"),
                         };
                         let r = http.post(url).json(&body).send().await.unwrap();
                         let status = r.status();
                         assert_eq!(status, want, "{}", r.text().await.unwrap_or_default());
                     }
+                    n_ops
                 })
             })
             .collect();
         async move {
             let t0 = Instant::now();
+            let mut n = 0;
             for t in tasks {
-                t.await.unwrap();
+                n += t.await.unwrap();
             }
-            (per * clients) as f64 / t0.elapsed().as_secs_f64()
+            n as f64 / t0.elapsed().as_secs_f64()
         }
     };
-    let starts = phase(false).await;
-    // Let the starts' trailing events (the scripted agent's `commands.updated`, …) settle.
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let turns = phase(true).await;
-    (starts, turns)
+    let mut rates = [0.0; 3];
+    for (i, p) in PHASES.into_iter().enumerate() {
+        rates[i] = phase(p).await;
+    }
+    rates
 }
 
 async fn run_side(
@@ -155,7 +202,7 @@ async fn main() {
         .map(|s| s.trim().parse().expect("--clients"))
         .collect();
     let ops1: usize = arg("--ops1", "LIFECYCLE_OPS1", "600").parse().unwrap();
-    let ops: usize = arg("--ops", "LIFECYCLE_OPS", "8000").parse().unwrap();
+    let ops: usize = arg("--ops", "LIFECYCLE_OPS", "12000").parse().unwrap();
     let runs: usize = arg("--runs", "LIFECYCLE_RUNS", "3").parse::<usize>().unwrap().max(1);
     let alt_ms: u64 = arg("--alt-linger", "LIFECYCLE_ALT_LINGER", "2").parse().unwrap();
     let alt = alt_ms > 0;
@@ -167,9 +214,19 @@ async fn main() {
         .enable_all()
         .build()
         .unwrap();
+    let only = arg("--only", "LIFECYCLE_ONLY", "");
     let mut sides = vec![Side::Ensemble, Side::Baseline];
     if alt {
         sides.push(Side::EnsembleAltLinger);
+    }
+    if !only.is_empty() {
+        // Profiling one side: the report below needs both, so it stops after the runs.
+        let keep = match only.as_str() {
+            "ensemble" => Side::Ensemble,
+            "baseline" => Side::Baseline,
+            other => panic!("--only: `ensemble` or `baseline`, not `{other}`"),
+        };
+        sides.retain(|s| *s == keep);
     }
     let started = Instant::now();
     // results[client count][side] = per-run rates
@@ -183,11 +240,12 @@ async fn main() {
             for i in order {
                 let r = run_side(sides[i], &base_rt, (linger_ms, alt_ms), c, ops).await;
                 eprintln!(
-                    "lifecycle: {c} client(s), run {}, {}: {:.0} starts/s, {:.0} submits/s",
+                    "lifecycle: {c} client(s), run {}, {}: {:.0} starts/s, {:.0} submits/s (accept path), {:.0} submits/s (replies streaming)",
                     run + 1,
                     ["Ensemble", "baseline", "Ensemble, alternative linger"][sides[i] as usize],
-                    r.0,
-                    r.1
+                    r[0],
+                    r[1],
+                    r[2]
                 );
                 per_side[i].push(r);
             }
@@ -195,11 +253,14 @@ async fn main() {
         results.push(per_side);
     }
     base_rt.shutdown_background();
+    if !only.is_empty() {
+        return;
+    }
 
     println!(
         "\nSession lifecycle: the real `ensemble` binary (scripted, durable) vs a minimal axum handler group-committing one row per request \
          (SQLite WAL, synchronous=NORMAL, <= 512 rows, {linger_ms} ms linger as Ensemble's)\n\
-         (reqwest clients on 127.0.0.1, each on its own sessions; {ops1} requests per phase with 1 client, {ops} with more; \
+         (reqwest clients on 127.0.0.1, each on its own sessions; {ops1} starts with 1 client, {ops} with more, half as many submits per submit phase; \
          medians of {runs} run(s); {:.0} s total)\n",
         started.elapsed().as_secs_f64()
     );
@@ -212,8 +273,9 @@ async fn main() {
     println!("{head}\n{rule}");
     let mut targets = Vec::new();
     for (ci, &c) in clients.iter().enumerate() {
-        for (op, name) in [(0, "session starts"), (1, "turn submits")] {
-            let m = |s: usize| median(results[ci][s].iter().map(|r| if op == 0 { r.0 } else { r.1 }).collect());
+        for (op, phase) in PHASES.into_iter().enumerate() {
+            let name = phase.name();
+            let m = |s: usize| median(results[ci][s].iter().map(|r| r[op]).collect());
             let (e, b) = (m(0), m(1));
             let mut line = format!("| {c} | {name} | {} | {} | {:.2}x |", k(e), k(b), e / b);
             if alt {
