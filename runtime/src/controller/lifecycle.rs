@@ -165,7 +165,7 @@ impl Controller {
                 b.transition(Phase::Live)?;
                 let session = b.session();
                 b.emit(None, EventBody::SessionStarted(SessionStartedPayload { session, ephemeral: false }));
-                for ev in outcome.events.iter().cloned() {
+                for ev in outcome.events {
                     b.emit(None, ev);
                 }
                 let buffered = b.entry.buffer.take().unwrap_or_default();
@@ -252,7 +252,7 @@ impl Controller {
                     b.fail_active_turn("provider_exited", "the provider process was gone");
                     b.transition(Phase::Live)?;
                     b.updated("resumed");
-                    for ev in outcome.events.iter().cloned() {
+                    for ev in outcome.events {
                         b.emit(None, ev);
                     }
                     let buffered = b.entry.buffer.take().unwrap_or_default();
