@@ -10,11 +10,9 @@ use std::fmt;
 use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
-use axum::extract::{MatchedPath, Request, State};
+use axum::extract::{MatchedPath, Request};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
@@ -567,11 +565,16 @@ pub struct Forwarded {
     pub from: String,
 }
 
-/// The middleware: Host, Origin, token (see the module documentation).
-pub async fn guard(State(access): State<Arc<Access>>, mut req: Request, next: Next) -> Response {
+/// The guard: Host, Origin, token (see the module documentation), around `next` (the server's
+/// edge middleware runs it; see `router::edge`).
+pub async fn guarded<F, Fut>(access: &Access, mut req: Request, next: F) -> Response
+where
+    F: FnOnce(Request) -> Fut,
+    Fut: Future<Output = Response>,
+{
     let path = req.uri().path();
     if PUBLIC_PATHS.contains(&path) || req.extensions().get::<Forwarded>().is_some() {
-        return next.run(req).await;
+        return next(req).await;
     }
     let refusal = access.policy.check(req.headers()).and_then(|()| {
         let host = single(req.headers(), header::HOST).ok().flatten();
@@ -647,12 +650,12 @@ pub async fn guard(State(access): State<Arc<Access>>, mut req: Request, next: Ne
             .into_response();
     }
     let mut res = if access.token_free(path) {
-        next.run(req).await
+        next(req).await
     } else {
         match authenticate(&access.token, req.headers(), room_ws) {
             Some(how) => {
                 req.extensions_mut().insert(how);
-                next.run(req).await
+                next(req).await
             }
             None => {
                 let mut res =

@@ -5,7 +5,6 @@ use std::time::Instant;
 
 use axum::extract::{MatchedPath, Request};
 use axum::http::{HeaderValue, Method, StatusCode, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use ensemble_runtime::controller::Controller;
 use ensemble_runtime::model::SessionStatus;
@@ -98,12 +97,16 @@ pub fn method_label(method: &Method) -> &'static str {
 /// from a fixed set: the route is the matched route template (`unmatched` when none matched), the
 /// method one of [`method_label`]'s, the status a three-digit code. The log names the same, never
 /// the raw URI, so query strings stay out of logs.
-pub async fn track_http(req: Request, next: Next) -> Response {
+pub async fn track_http<F, Fut>(req: Request, next: F) -> Response
+where
+    F: FnOnce(Request) -> Fut,
+    Fut: Future<Output = Response>,
+{
     let route =
         req.extensions().get::<MatchedPath>().map(|p| p.as_str().to_owned()).unwrap_or_else(|| "unmatched".into());
     let method = method_label(req.method());
     let started = Instant::now();
-    let res = next.run(req).await;
+    let res = next(req).await;
     let status = res.status().as_u16();
     let elapsed = started.elapsed();
     metrics::counter!("ensemble_http_requests_total", "route" => route.clone(), "method" => method, "status" => status.to_string())
