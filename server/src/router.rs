@@ -80,9 +80,8 @@ pub fn router(state: AppState) -> Router {
 /// (413, before any of it is read), and while draining the refusal of changes (503).
 ///
 /// One middleware rather than five: `Router::layer` wraps every route in the whole stack, and each
-/// `from_fn` layer clones the boxed services below it per request, so five of them cost a request
-/// more allocations and copies than its handler's own work (a fifth of the request path's CPU in
-/// a profile of session starts).
+/// `from_fn` layer clones the boxed services below it per request (allocations, copies of large
+/// futures). Merged, the server's CPU for a run of 24,000 starts and submits fell by about 4%.
 async fn edge(State(state): State<AppState>, req: Request, next: Next) -> Response {
     let work = telemetry::track_http(req, |req| {
         security::guarded(&state.access, req, |req| async {

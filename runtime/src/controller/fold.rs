@@ -109,8 +109,8 @@ pub(super) struct State {
     /// entry's phase call [`State::recount`], so the counts stay true.
     ///
     /// Entries are boxed: an `Entry` is over a kilobyte, and each time the map grew it moved every
-    /// one of them (a tenth of the server's CPU in a profile of 40,000 session starts); it also
-    /// keeps the map's spare capacity at a pointer per slot.
+    /// one of them (a tenth of the request threads' CPU in a profile of 40,000 session starts);
+    /// boxed, the map's spare capacity costs a pointer per slot.
     pub(super) sessions: HashMap<SessionKey, Box<Entry>>,
     counts: Counts,
 }
