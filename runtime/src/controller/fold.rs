@@ -108,7 +108,7 @@ pub(super) struct State {
     /// Add and remove entries with [`State::insert`] / [`State::remove`], and after changing an
     /// entry's phase call [`State::recount`], so the counts stay true.
     ///
-    /// Entries are boxed: an `Entry` is over a kilobyte, and each time the map grew it moved every
+    /// Entries are boxed: an `Entry` is 912 bytes, and each time the map grew it moved every
     /// one of them (a tenth of the request threads' CPU in a profile of 40,000 session starts);
     /// boxed, the map's spare capacity costs a pointer per slot.
     pub(super) sessions: HashMap<SessionKey, Box<Entry>>,
