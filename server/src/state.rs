@@ -27,8 +27,8 @@ pub struct App {
     pub ws_rooms: Mutex<HashMap<String, usize>>,
     pub max_body_bytes: usize,
     pub request_timeout: Duration,
-    /// Shared with the access guard, which needs nothing else of the state.
-    pub access: Arc<Access>,
+    /// What the access guard checks (Host, Origin, token).
+    pub access: Access,
     pub workspace: WorkspaceRoots,
     /// Enables test-only routes (a handler that panics).
     pub test_hooks: bool,
@@ -68,7 +68,7 @@ impl AppState {
             ws_rooms: Mutex::new(HashMap::new()),
             max_body_bytes: config.max_body_bytes,
             request_timeout: config.request_timeout,
-            access: Arc::new(config.access),
+            access: config.access,
             workspace: config.workspace,
             test_hooks: config.test_hooks,
             cluster: config.cluster,
