@@ -79,8 +79,12 @@ async fn user_goal_operations_reach_codex_and_its_continuations_are_credited() {
 #[tokio::test]
 async fn a_goal_codex_creates_is_adopted_and_the_ledger_resolves_it_after_a_restart() {
     let c = Codex::new(CodexProvider::default(), Some(MOCK_KEY)).await;
+    // The continuation after the restart is credited once codex reports its goal on resume. With the
+    // whole suite running, that report once came later than the default 250 ms grace (the turn was
+    // then reported as the provider's own): this test is about the crediting, not its speed.
+    let args: Vec<&str> = c.args().into_iter().chain(["--goal-grace-ms", "5000"]).collect();
     let tmp = tempfile::tempdir().unwrap();
-    let s = Server::start_in(tmp.path(), &c.args()).await;
+    let s = Server::start_in(tmp.path(), &args).await;
     let mut ws = s.ws("r", None).await;
     ws.hello().await;
     codex_session(&s, &c, "c").await;
@@ -101,7 +105,7 @@ async fn a_goal_codex_creates_is_adopted_and_the_ledger_resolves_it_after_a_rest
     // Restart Ensemble (codex goes down with it), then resume the thread.
     drop(ws);
     assert!(s.stop().await.success());
-    let s = Server::start_in(tmp.path(), &c.args()).await;
+    let s = Server::start_in(tmp.path(), &args).await;
     let (_, goal) = s.get("/v1/rooms/r/sessions/c/goal").await;
     assert_eq!(goal["operationId"], op.as_str());
     let mut ws = s.ws("r", None).await;
