@@ -221,6 +221,9 @@ describe("RoomStream with pruned history and an idle timeout", () => {
     assert.equal(sessions.data[0]?.status, "ready");
     const next = new Collector(server.roomStream(room, { after: err.headSeq! }).stream);
     try {
+      // Subscribed before the next turn: with 5 events of retention, a turn that finished before
+      // this socket connected would have pruned its starting point (history_expired again).
+      await next.waitFor("hello", (f) => f.type === "hello");
       const t = await submit(server, room, "again");
       const done: EventOf<"turn.completed"> = await next.event("turn.completed", (e) => e.payload.turnId === t);
       assert.equal(next.events()[0]?.seq, err.headSeq! + 1);
