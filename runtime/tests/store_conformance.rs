@@ -13,7 +13,9 @@ use ensemble_runtime::event::{EventBody, NewEvent, TextDeltaPayload};
 use ensemble_runtime::goal::GoalIdentity;
 use ensemble_runtime::model::{Scope, Session};
 use ensemble_runtime::session::{Phase, SessionRecord};
-use ensemble_runtime::store::{AppendBatch, CommitListener, CommittedEvent, LedgerKey, Store, StoreConfig, WriteOp};
+use ensemble_runtime::store::{
+    AppendBatch, CommitListener, CommittedEvent, LedgerKey, RecordRow, Store, StoreConfig, WriteOp,
+};
 use ensemble_test_engines::Postgres;
 use tokio::sync::oneshot;
 
@@ -97,6 +99,7 @@ fn append_op(
     let (ack, rx) = oneshot::channel();
     let records = session
         .map(|s| SessionRecord::new(Session::new_canonical(room, s, "scripted", "/", 0), Phase::Live))
+        .map(|rec| RecordRow::of(&rec).expect("a record serialises"))
         .into_iter()
         .collect();
     let op = WriteOp::Append(AppendBatch {

@@ -19,7 +19,7 @@ use crate::event::NewEvent;
 use crate::locks::{LifecycleGuard, LockTable};
 use crate::model::{Session, SessionKey};
 use crate::session::Phase;
-use crate::store::{AppendBatch, Store, WriteOp};
+use crate::store::{AppendBatch, RecordRow, Store, WriteOp};
 
 /// Whether a new session would hold a provider process of its own (a side shares its source's),
 /// and so counts against the live-session limit.
@@ -211,7 +211,9 @@ impl Controller {
             self.publish_side(entry, events);
             return Ok(Published(None));
         };
-        let records = if persist && entry.announced { vec![entry.rec.clone()] } else { Vec::new() };
+        // Serialised here rather than cloned for the writer: the writer is one thread for every
+        // room, and the clone cost as much as the serialisation.
+        let records = if persist && entry.announced { vec![RecordRow::of(&entry.rec)?] } else { Vec::new() };
         if events.is_empty() && records.is_empty() {
             return Ok(Published(None));
         }

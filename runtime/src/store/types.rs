@@ -122,11 +122,29 @@ pub trait CommitListener: Send + Sync {
     fn committed(&self, room_id: &str, events: &[CommittedEvent]);
 }
 
-/// Events of one room to append, with the session records they change.
+/// A session's durable record as the writer stores it: serialised where it was folded, so the
+/// writer (one thread for every room) neither copies nor serialises it.
+pub struct RecordRow {
+    pub session_id: String,
+    pub updated_at_ms: i64,
+    pub json: String,
+}
+
+impl RecordRow {
+    pub fn of(rec: &SessionRecord) -> Result<Self, StoreError> {
+        Ok(Self {
+            session_id: rec.session.session_id.clone(),
+            updated_at_ms: rec.session.updated_at_ms,
+            json: serde_json::to_string(rec)?,
+        })
+    }
+}
+
+/// Events of one room to append, with the session records (of that room) they change.
 pub struct AppendBatch {
     pub room_id: String,
     pub events: Vec<NewEvent>,
-    pub records: Vec<SessionRecord>,
+    pub records: Vec<RecordRow>,
     /// Answered with the last assigned seq once committed.
     pub ack: Option<oneshot::Sender<Result<u64, StoreError>>>,
 }

@@ -301,12 +301,9 @@ async fn append(
         super::heads(tx, &batch.room_id).await?.0
     };
     for rec in &batch.records {
-        tx.execute(
-            &stmts.upsert_session,
-            &[&rec.session.room_id, &rec.session.session_id, &serde_json::to_string(rec)?, &rec.session.updated_at_ms],
-        )
-        .await
-        .map_err(classify)?;
+        tx.execute(&stmts.upsert_session, &[&batch.room_id, &rec.session_id, &rec.json, &rec.updated_at_ms])
+            .await
+            .map_err(classify)?;
     }
     Ok(Done::Appended(committed, last))
 }

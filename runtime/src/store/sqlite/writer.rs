@@ -356,8 +356,7 @@ fn append(
             "INSERT INTO sessions (room_id, session_id, record, updated_at_ms) VALUES (?1, ?2, ?3, ?4)
              ON CONFLICT (room_id, session_id) DO UPDATE SET record = excluded.record, updated_at_ms = excluded.updated_at_ms",
         )?
-        .execute(params![rec.session.room_id, rec.session.session_id, serde_json::to_string(rec)?, rec.session.updated_at_ms],
-        )?;
+        .execute(params![batch.room_id, rec.session_id, rec.json, rec.updated_at_ms])?;
     }
     let last = committed.last().map(|c| c.seq).unwrap_or(h.head);
     Ok((committed, last))
