@@ -33,21 +33,24 @@ impl Controller {
             check_id("clientSubmitId", c).map_err(FieldError::in_body)?;
         }
         let _guard = self.lock(key).await?;
-        let current = self.snapshot(key)?;
-        let adapter = self.adapter(&current.provider)?;
-        {
+        // What decides the route, read in one look (the whole session is copied only where an
+        // adapter needs it: a copy per submit was a sixteenth of the request threads' time).
+        let (provider, active) = {
             let st = self.state();
-            if let Some(e) = st.sessions.get(key)
-                && let Some(csid) = &client_submit_id
+            let e = st.announced(key)?;
+            if let Some(csid) = &client_submit_id
                 && let Some(turn) = e.rec.submitted_turn(csid)
             {
                 return Ok(TurnAccepted { turn_id: turn.to_owned(), duplicate: true, steered: false });
             }
-        }
-        if let Some(active) = current.active_turn_id.clone() {
+            (e.rec.session.provider.clone(), e.rec.session.active_turn_id.clone())
+        };
+        let adapter = self.adapter(&provider)?;
+        if let Some(active) = active {
             if !(req.steer && adapter.capabilities().steer) {
                 return Err(ControllerError::TurnActive(active));
             }
+            let current = self.snapshot(key)?;
             adapter.steer(&current, &active, req.input.clone()).await?;
             let input = req.input.clone();
             self.publish_with(key, Persist::Always, |b| {
