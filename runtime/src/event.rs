@@ -3,6 +3,8 @@
 //! An event is serialised exactly once, by the store's writer, when it gets its room `seq`; every
 //! subscriber then shares those bytes.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -601,7 +603,10 @@ pub struct CommandInfo {
 #[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct CommandsUpdatedPayload {
-    pub commands: Vec<CommandInfo>,
+    // Shared: a provider announces the same list to every session it starts (the scripted
+    // agent's fifteen commands were built and freed per start, a thirtieth of a start's CPU).
+    #[cfg_attr(feature = "schema", schema(value_type = Vec<CommandInfo>))]
+    pub commands: Arc<[CommandInfo]>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -36,7 +36,7 @@ pub use options::CodexOptions;
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, LazyLock, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -60,7 +60,12 @@ use live::Live;
 const FAILURE_COOLDOWN: Duration = Duration::from_secs(10);
 
 /// The slash commands codex understands (`commands.updated`).
-pub fn commands() -> Vec<CommandInfo> {
+pub fn commands() -> Arc<[CommandInfo]> {
+    static COMMANDS: LazyLock<Arc<[CommandInfo]>> = LazyLock::new(|| list().into());
+    COMMANDS.clone()
+}
+
+fn list() -> Vec<CommandInfo> {
     let c = |name: &str, description: &str| CommandInfo {
         name: name.into(),
         description: description.into(),

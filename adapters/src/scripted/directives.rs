@@ -1,6 +1,8 @@
 //! The scripted agent's input language: a turn's lines as directives, the commands it
 //! advertises, and the keywords of goal objectives.
 
+use std::sync::{Arc, LazyLock};
+
 use ensemble_runtime::event::CommandInfo;
 
 /// Most continuation turns one goal may ask for.
@@ -92,7 +94,12 @@ pub fn parse(input: &str) -> Vec<Directive> {
 }
 
 /// The commands the scripted agent advertises (`commands.updated`).
-pub fn commands() -> Vec<CommandInfo> {
+pub fn commands() -> Arc<[CommandInfo]> {
+    static COMMANDS: LazyLock<Arc<[CommandInfo]>> = LazyLock::new(|| list().into());
+    COMMANDS.clone()
+}
+
+fn list() -> Vec<CommandInfo> {
     let c = |name: &str, description: &str, hint: Option<&str>| CommandInfo {
         name: name.into(),
         description: description.into(),
