@@ -237,11 +237,11 @@ impl SessionRecord {
         }
     }
 
-    /// Applies provider-owned metadata.
-    pub fn apply_patch(&mut self, patch: &crate::model::SessionPatch, now_ms: i64) {
+    /// Applies provider-owned metadata; the patch's lists (modes, options) move in, not copied.
+    pub fn apply_patch(&mut self, patch: crate::model::SessionPatch, now_ms: i64) {
         let s = &mut self.session;
-        if let Some(id) = &patch.provider_session_id {
-            s.provider_session_id = Some(id.clone());
+        if let Some(id) = patch.provider_session_id {
+            s.provider_session_id = Some(id);
         }
         if let Some(a) = patch.auth_state {
             s.auth_state = Some(a);
@@ -255,11 +255,11 @@ impl SessionRecord {
         if let Some(t) = &patch.title {
             s.title = crate::limits::clip(t);
         }
-        if let Some(m) = &patch.modes {
-            s.modes = Some(m.clone());
+        if let Some(m) = patch.modes {
+            s.modes = Some(m);
         }
-        if let Some(o) = &patch.config_options {
-            s.config_options = o.clone();
+        if let Some(o) = patch.config_options {
+            s.config_options = o;
         }
         if let Some(reason) = &patch.not_resumable {
             s.resumable = false;

@@ -40,7 +40,7 @@ impl Controller {
         let live = self.ensure_live_locked(key, &adapter).await?;
         let patch = adapter.set_config(&live, change).await?;
         self.publish_with(key, Persist::Always, |b| {
-            b.entry.rec.apply_patch(&patch, b.now);
+            b.entry.rec.apply_patch(patch, b.now);
             b.updated("config");
             Ok(())
         })

@@ -329,7 +329,7 @@ impl Batch<'_> {
                 // Already clamped to `max_event_bytes` in `on_facts`, the only way facts arrive.
                 Fact::Event { turn_id, body } => self.emit(turn_id, body),
                 Fact::Update(patch) => {
-                    self.entry.rec.apply_patch(&patch, self.now);
+                    self.entry.rec.apply_patch(patch, self.now);
                     self.persist = true;
                     self.updated("provider_update");
                 }

@@ -161,7 +161,7 @@ impl Controller {
         let published = self
             .publish_with(&key, Persist::Always, |b| {
                 b.entry.announced = true;
-                b.entry.rec.apply_patch(&outcome.patch, b.now);
+                b.entry.rec.apply_patch(outcome.patch, b.now);
                 b.transition(Phase::Live)?;
                 let session = b.session();
                 b.emit(None, EventBody::SessionStarted(SessionStartedPayload { session, ephemeral: false }));
@@ -246,7 +246,7 @@ impl Controller {
             Ok(outcome) => {
                 let next = &self.inner.generations;
                 self.publish_with(key, Persist::Always, |b| {
-                    b.entry.rec.apply_patch(&outcome.patch, b.now);
+                    b.entry.rec.apply_patch(outcome.patch, b.now);
                     b.entry.rec.session.last_error = None;
                     // A turn cannot survive the loss of its process.
                     b.fail_active_turn("provider_exited", "the provider process was gone");
