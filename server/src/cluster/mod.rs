@@ -241,6 +241,7 @@ impl Node {
     async fn give_up(&self, controller: &Controller) -> LeaseState {
         controller.abandon_all().await;
         metrics::counter!("ensemble_cluster_lease_lost_total").increment(1);
+        tracing::warn!(host = %self.host_id, "this host gave its sessions up: its agents are stopped until it registers again");
         LeaseState::Lost
     }
 

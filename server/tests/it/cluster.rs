@@ -45,7 +45,7 @@ async fn host_with(e: &Engines, id: &str, lease_secs: &str, extra: &[&str]) -> S
         vec!["--database-url", &e.url, "--nats-url", &e.nats_url, "--host-id", id, "--lease-secs", lease_secs];
     args.extend_from_slice(&["--gap-sweep-ms", "100"]);
     args.extend_from_slice(extra);
-    Server::start(&args).await
+    Server::start_relaying_log(&args).await
 }
 
 impl Engines {
@@ -72,19 +72,17 @@ impl Engines {
     }
 }
 
-/// Waits until `/readyz` is 200. Nothing is published while the database is away, and its return
-/// announces itself nowhere a test can listen: a bounded poll.
-async fn wait_ready(s: &Server) {
-    poll_until("the host is ready again", || async { s.get("/readyz").await.0 == StatusCode::OK }).await;
+/// The database accepts queries again when `start_pg` returns: the host is ready at once.
+async fn assert_ready(s: &Server) {
+    let (status, body) = s.get("/readyz").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
 }
 
-/// Waits until a host has given its sessions up at least once. It forgets them without publishing
-/// anything (the database may be gone): a bounded poll of its counter.
+/// Waits until a host has given its sessions up (it forgets them without publishing anything,
+/// the database may be gone; it says so in its log).
 async fn wait_lease_lost(s: &Server) {
-    poll_until("the host gave its sessions up", || async {
-        metric(s, "ensemble_cluster_lease_lost_total").await >= 1.0
-    })
-    .await;
+    s.logged("gave its sessions up").await;
+    assert!(metric(s, "ensemble_cluster_lease_lost_total").await >= 1.0);
 }
 
 /// `(seq, type)` of events, to compare what several sockets saw.
@@ -415,8 +413,8 @@ async fn a_database_restart_answers_503_on_every_host_then_service_resumes() {
         assert_eq!((status, body["status"].as_str()), (StatusCode::SERVICE_UNAVAILABLE, Some("database_unavailable")));
     }
     e.start_pg().await;
-    wait_ready(&a).await;
-    wait_ready(&b).await;
+    assert_ready(&a).await;
+    assert_ready(&b).await;
     // Service resumes: B drives A's session again, and B starts the id that failed.
     let mut ws = b.ws("r", None).await;
     ws.hello().await;
@@ -464,8 +462,8 @@ async fn a_host_that_cannot_renew_its_lease_stops_its_agents_before_the_lease_en
     wait_lease_lost(&a).await;
     assert_eq!(metric(&a, r#"ensemble_sessions{status="ready"}"#).await, 0.0, "A's agent is stopped");
     e.start_pg().await;
-    wait_ready(&a).await;
-    wait_ready(&b).await;
+    assert_ready(&a).await;
+    assert_ready(&b).await;
     // Whoever claims it next reports the lost process once; it resumes.
     let mut ws = b.ws("r", Some(0)).await;
     ws.hello().await;

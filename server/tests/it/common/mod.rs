@@ -29,6 +29,17 @@ pub struct Server {
     /// The token the harness gave the server (None when the test chose its own).
     pub token: Option<String>,
     http: reqwest::Client,
+    /// Everything logged so far, for a server whose log is relayed ([`Server::start_relaying_log`]).
+    log_lines: Option<tokio::sync::watch::Receiver<String>>,
+}
+
+/// Where a server's log (its stderr) goes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Log {
+    /// Straight into `server.log`.
+    File,
+    /// Through the harness, line by line, into `server.log` and to [`Server::logged`]'s waiters.
+    Relayed,
 }
 
 impl Server {
@@ -55,27 +66,43 @@ impl Server {
         Self::launch(dir, args, &[]).await
     }
 
+    /// A fresh server whose log lines tests can wait for ([`Server::logged`]): for a state the
+    /// server announces only in its log.
+    pub async fn start_relaying_log(args: &[&str]) -> Server {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = tmp.path().to_path_buf();
+        let mut s = Self::launch_with(&dir, args, &[], None, Log::Relayed).await;
+        s._tmp = Some(tmp);
+        s
+    }
+
     /// A fresh server whose open-file limit (soft and hard) is `nofile` from its start (set by
     /// `sh`'s `ulimit` before it execs the server, so the tests need no unsafe code).
     pub async fn start_with_file_limit(args: &[&str], nofile: u64) -> Server {
         let tmp = tempfile::tempdir().expect("tempdir");
         let dir = tmp.path().to_path_buf();
-        let mut s = Self::launch_with(&dir, args, &[], Some(format!("ulimit -n {nofile}"))).await;
+        let mut s = Self::launch_with(&dir, args, &[], Some(format!("ulimit -n {nofile}")), Log::File).await;
         s._tmp = Some(tmp);
         s
     }
 
     /// A server in `dir` started by `sh` after `shell` (e.g. `umask 022 && ulimit -S -n 256`).
     pub async fn start_after_shell(dir: &Path, args: &[&str], shell: &str) -> Server {
-        Self::launch_with(dir, args, &[], Some(shell.to_owned())).await
+        Self::launch_with(dir, args, &[], Some(shell.to_owned()), Log::File).await
     }
 
     async fn launch(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Server {
-        Self::launch_with(dir, args, env, None).await
+        Self::launch_with(dir, args, env, None, Log::File).await
     }
 
     /// `shell_prefix`: a shell command run before the server is exec'd in its place (same pid).
-    async fn launch_with(dir: &Path, args: &[&str], env: &[(&str, &str)], shell_prefix: Option<String>) -> Server {
+    async fn launch_with(
+        dir: &Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+        shell_prefix: Option<String>,
+        log_to: Log,
+    ) -> Server {
         let log = std::fs::OpenOptions::new().create(true).append(true).open(dir.join("server.log")).expect("log file");
         let mut cmd = match shell_prefix {
             None => Command::new(env!("CARGO_BIN_EXE_ensemble")),
@@ -107,9 +134,13 @@ impl Server {
             .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::from(log))
+            .stderr(match log_to {
+                Log::File => Stdio::from(log.try_clone().expect("log file")),
+                Log::Relayed => Stdio::piped(),
+            })
             .kill_on_drop(true);
         let mut child = cmd.spawn().expect("spawn ensemble");
+        let log_lines = child.stderr.take().map(|stderr| relay_log(stderr, log));
         let stdout = child.stdout.take().expect("stdout");
         let mut lines = BufReader::new(stdout).lines();
         let addr = tokio::time::timeout(WAIT, async {
@@ -139,7 +170,18 @@ impl Server {
             _tmp: None,
             token: token.map(str::to_owned),
             http: reqwest::Client::builder().timeout(WAIT).default_headers(headers).build().expect("client"),
+            log_lines,
         }
+    }
+
+    /// Waits until the server has logged a line containing `text` (a server started with
+    /// [`Server::start_relaying_log`]).
+    pub async fn logged(&self, text: &str) {
+        let mut lines = self.log_lines.clone().expect("a server started with start_relaying_log");
+        tokio::time::timeout(WAIT, lines.wait_for(|log| log.contains(text)))
+            .await
+            .unwrap_or_else(|_| panic!("timed out waiting for `{text}` in the log:\n{}", self.log()))
+            .expect("the server's log ended first");
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -251,6 +293,23 @@ impl Server {
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.dir.join("server.log")).unwrap_or_default()
     }
+}
+
+/// Copies a server's stderr line by line into `file` and into the returned log, which waiters watch.
+fn relay_log(stderr: tokio::process::ChildStderr, mut file: std::fs::File) -> tokio::sync::watch::Receiver<String> {
+    use std::io::Write;
+    let (tx, rx) = tokio::sync::watch::channel(String::new());
+    tokio::spawn(async move {
+        let mut lines = BufReader::new(stderr).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            let _ = writeln!(file, "{line}");
+            tx.send_modify(|log| {
+                log.push_str(&line);
+                log.push('\n');
+            });
+        }
+    });
+    rx
 }
 
 /// Writes a file only its owner may read (mode 0600), as token files must be.
@@ -469,16 +528,6 @@ pub fn processes_with_env(kv: &str) -> Vec<i32> {
             !zombie && env.split(|b| *b == 0).any(|kv| kv == needle.as_bytes())
         })
         .collect()
-}
-
-/// Waits, at most [`WAIT`], until `check` holds, asking it every 100 ms. Only for a state no event
-/// announces (each caller says why): anything a socket or a response can tell is waited on instead.
-pub async fn poll_until<F: std::future::Future<Output = bool>>(what: &str, mut check: impl FnMut() -> F) {
-    let deadline = tokio::time::Instant::now() + WAIT;
-    while !check().await {
-        assert!(tokio::time::Instant::now() < deadline, "timed out waiting until {what}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
 }
 
 /// Waits until no codex process of `home` is left.
