@@ -258,14 +258,20 @@ impl Connection {
         let limits = self.state.ws.clone();
         let shutdown = self.state.shutdown.clone();
         let mut ping = tokio::time::interval_at(Instant::now() + limits.ping_interval, limits.ping_interval);
-        let mut last_heard = Instant::now();
+        // Both made once and kept across the loop: made per iteration, each batch registered and
+        // cleared a timer entry and a cancellation waiter (fan-out bench, 100 subscribers: +17%
+        // deliveries/s, -12% server CPU per delivery). The idle deadline moves only when the
+        // client is heard.
+        let idle = tokio::time::sleep(limits.idle_timeout);
+        tokio::pin!(idle);
+        let stopping = shutdown.cancelled();
+        tokio::pin!(stopping);
         // Looked up once: a registry lookup per batch showed in the fan-out profile.
         let frames_sent = metrics::counter!("ensemble_ws_frames_sent_total");
         loop {
-            let idle_deadline = last_heard + limits.idle_timeout;
             tokio::select! {
                 biased;
-                _ = shutdown.cancelled() => return End::Shutdown,
+                _ = &mut stopping => return End::Shutdown,
                 batch = cursor.next_batch(FLUSH_BATCH) => {
                     let items = match batch {
                         Ok(items) => items,
@@ -285,7 +291,7 @@ impl Connection {
                     frames_sent.increment(n);
                 }
                 msg = self.socket.next() => {
-                    last_heard = Instant::now();
+                    idle.as_mut().reset(Instant::now() + limits.idle_timeout);
                     let reply = match msg {
                         None | Some(Ok(Message::Close(_))) => return End::ClientClosed,
                         Some(Err(e)) => {
@@ -314,7 +320,7 @@ impl Connection {
                         return end;
                     }
                 }
-                _ = tokio::time::sleep_until(idle_deadline) => return End::Idle,
+                _ = &mut idle => return End::Idle,
             }
         }
     }
