@@ -81,7 +81,8 @@ impl Server {
     pub async fn start_with_file_limit(args: &[&str], nofile: u64) -> Server {
         let tmp = tempfile::tempdir().expect("tempdir");
         let dir = tmp.path().to_path_buf();
-        let mut s = Self::launch_with(&dir, args, &[], Some(format!("ulimit -n {nofile}")), Log::File).await;
+        // Relayed: what a server short of descriptors logs is what these tests wait for.
+        let mut s = Self::launch_with(&dir, args, &[], Some(format!("ulimit -n {nofile}")), Log::Relayed).await;
         s._tmp = Some(tmp);
         s
     }
