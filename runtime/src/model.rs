@@ -4,6 +4,8 @@
 //! are *derived* from the session's lifecycle phase, its active turn and its pending interactions
 //! (see [`crate::session`]), never set from two places.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 /// Where a session sits: an ordinary (canonical) session, or an ephemeral side conversation.
@@ -168,7 +170,10 @@ impl CollaborationMode {
 #[serde(rename_all = "camelCase")]
 pub struct SessionModes {
     pub current: String,
-    pub available: Vec<ModeInfo>,
+    // Shared: a provider offers the same modes to each session, and a session is copied several
+    // times per request (the record, the snapshot, the events).
+    #[cfg_attr(feature = "schema", schema(value_type = Vec<ModeInfo>))]
+    pub available: Arc<[ModeInfo]>,
 }
 
 /// One mode of an agent.
@@ -197,7 +202,9 @@ pub struct ConfigOption {
     pub category: Option<String>,
     /// The current value (one of the choices' values).
     pub current: String,
-    pub choices: Vec<ConfigChoice>,
+    // Shared, as the modes above.
+    #[cfg_attr(feature = "schema", schema(value_type = Vec<ConfigChoice>))]
+    pub choices: Arc<[ConfigChoice]>,
 }
 
 /// One value a config option may take.

@@ -7,6 +7,7 @@
 //! without the agent closing it.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use ensemble_runtime::clock::new_id;
 use ensemble_runtime::event::{
@@ -532,7 +533,7 @@ pub fn config_options(options: &[acp::SessionConfigOption]) -> Vec<ConfigOption>
     options
         .iter()
         .filter_map(|o| {
-            let (current, choices) = match &o.kind {
+            let (current, choices): (String, Arc<[ConfigChoice]>) = match &o.kind {
                 acp::SessionConfigKind::Select(s) => {
                     let flat: Vec<&acp::SessionConfigSelectOption> = match &s.options {
                         acp::SessionConfigSelectOptions::Ungrouped(v) => v.iter().collect(),
@@ -553,7 +554,7 @@ pub fn config_options(options: &[acp::SessionConfigOption]) -> Vec<ConfigOption>
                 }
                 acp::SessionConfigKind::Boolean(b) => {
                     let c = |v: &str| ConfigChoice { value: v.into(), name: v.into(), description: None };
-                    (b.current_value.to_string(), vec![c("true"), c("false")])
+                    (b.current_value.to_string(), [c("true"), c("false")].into())
                 }
                 _ => return None,
             };

@@ -3,6 +3,8 @@
 //! (the controller folds the patch into it) and applied on the next `turn/start` — so it needs no
 //! state here and survives a restart.
 
+use std::sync::{Arc, LazyLock};
+
 use ensemble_runtime::model::{
     CollaborationMode, ConfigChange, ConfigChoice, ConfigOption, ModeInfo, Session, SessionModes, SessionPatch,
 };
@@ -77,17 +79,19 @@ pub(super) fn offered(models: &[Model], session: &Session, thread_model: Option<
             _ => DEFAULT_MODE.into(),
         }
     });
-    let modes = SessionModes {
-        current: current_mode,
-        available: vec![
+    // Built once: every session offers the same two (shared, not copied).
+    static MODES: LazyLock<Arc<[ModeInfo]>> = LazyLock::new(|| {
+        [
             ModeInfo { id: DEFAULT_MODE.into(), name: "Default".into(), description: None },
             ModeInfo {
                 id: PLAN_MODE.into(),
                 name: "Plan".into(),
                 description: Some("plans first and may ask you questions before it acts".into()),
             },
-        ],
-    };
+        ]
+        .into()
+    });
+    let modes = SessionModes { current: current_mode, available: MODES.clone() };
     SessionPatch { modes: Some(modes), config_options: Some(options), ..SessionPatch::default() }
 }
 

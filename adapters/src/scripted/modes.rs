@@ -3,6 +3,8 @@
 //! `default` and `plan` (replies start with `(plan)`). A change applies from the next turn; like
 //! most agents, the scripted one refuses to switch while a turn runs (409).
 
+use std::sync::{Arc, LazyLock};
+
 use ensemble_runtime::model::{
     ConfigChange, ConfigChoice, ConfigOption, ModeInfo, Session, SessionModes, SessionPatch,
 };
@@ -36,19 +38,27 @@ pub(super) fn offered(session: &Session) -> SessionPatch {
         .find(|o| o.id == VOICE)
         .map(|o| o.current.clone())
         .unwrap_or_else(|| "plain".into());
-    let choice = |value: &str, name: &str| ConfigChoice { value: value.into(), name: name.into(), description: None };
+    // Built once: every session offers the same choices and modes (shared, not copied).
+    static CHOICES: LazyLock<Arc<[ConfigChoice]>> = LazyLock::new(|| {
+        let choice =
+            |value: &str, name: &str| ConfigChoice { value: value.into(), name: name.into(), description: None };
+        [choice("plain", "Plain"), choice("upper", "Capitals")].into()
+    });
+    static MODES: LazyLock<Arc<[ModeInfo]>> = LazyLock::new(|| {
+        let mode = |id: &str, name: &str| ModeInfo { id: id.into(), name: name.into(), description: None };
+        [mode("default", "Default"), mode("plan", "Plan")].into()
+    });
     let voice = ConfigOption {
         id: VOICE.into(),
         name: "Voice".into(),
         description: Some("how the scripted agent writes its replies".into()),
         category: Some("model".into()),
         current: current_voice,
-        choices: vec![choice("plain", "Plain"), choice("upper", "Capitals")],
+        choices: CHOICES.clone(),
     };
-    let mode = |id: &str, name: &str| ModeInfo { id: id.into(), name: name.into(), description: None };
     let modes = SessionModes {
         current: session.modes.as_ref().map(|m| m.current.clone()).unwrap_or_else(|| "default".into()),
-        available: vec![mode("default", "Default"), mode("plan", "Plan")],
+        available: MODES.clone(),
     };
     SessionPatch { modes: Some(modes), config_options: Some(vec![voice]), ..SessionPatch::default() }
 }
