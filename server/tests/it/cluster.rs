@@ -72,12 +72,6 @@ impl Engines {
     }
 }
 
-/// The database accepts queries again when `start_pg` returns: the host is ready at once.
-async fn assert_ready(s: &Server) {
-    let (status, body) = s.get("/readyz").await;
-    assert_eq!(status, StatusCode::OK, "{body}");
-}
-
 /// Waits until a host has given its sessions up (it forgets them without publishing anything,
 /// the database may be gone; it says so in its log).
 async fn wait_lease_lost(s: &Server) {
@@ -412,9 +406,10 @@ async fn a_database_restart_answers_503_on_every_host_then_service_resumes() {
         let (status, body) = s.get("/readyz").await;
         assert_eq!((status, body["status"].as_str()), (StatusCode::SERVICE_UNAVAILABLE, Some("database_unavailable")));
     }
+    // The database accepts queries again when `start_pg` returns: the hosts are ready at once.
     e.start_pg().await;
-    assert_ready(&a).await;
-    assert_ready(&b).await;
+    a.assert_ready().await;
+    b.assert_ready().await;
     // Service resumes: B drives A's session again, and B starts the id that failed.
     let mut ws = b.ws("r", None).await;
     ws.hello().await;
@@ -461,9 +456,10 @@ async fn a_host_that_cannot_renew_its_lease_stops_its_agents_before_the_lease_en
     // Renewals fail: A gives its sessions up at its last attempt before the 2 s lease ends.
     wait_lease_lost(&a).await;
     assert_eq!(metric(&a, r#"ensemble_sessions{status="ready"}"#).await, 0.0, "A's agent is stopped");
+    // The database accepts queries again when `start_pg` returns: the hosts are ready at once.
     e.start_pg().await;
-    assert_ready(&a).await;
-    assert_ready(&b).await;
+    a.assert_ready().await;
+    b.assert_ready().await;
     // Whoever claims it next reports the lost process once; it resumes.
     let mut ws = b.ws("r", Some(0)).await;
     ws.hello().await;

@@ -96,8 +96,7 @@ async fn a_database_restart_answers_503_then_service_resumes_by_itself() {
     .await
     .unwrap();
     // `start_again` returns once the database answers queries: the server is ready at once.
-    let (status, body) = s.get("/readyz").await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    s.assert_ready().await;
     // The failed start left nothing behind: the same id starts now.
     let (status, body) = s.post("/v1/rooms/r/sessions", json!({"sessionId": "during"})).await;
     assert_eq!(status, StatusCode::CREATED, "{body}");

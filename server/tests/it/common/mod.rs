@@ -45,46 +45,30 @@ enum Log {
 impl Server {
     /// A fresh server with a fresh data dir.
     pub async fn start(args: &[&str]) -> Server {
-        let tmp = tempfile::tempdir().expect("tempdir");
-        let dir = tmp.path().to_path_buf();
-        let mut s = Self::start_in(&dir, args).await;
-        s._tmp = Some(tmp);
-        s
+        Self::fresh(args, &[], None, Log::File).await
     }
 
     /// A fresh server with extra environment variables.
     pub async fn start_with_env(args: &[&str], env: &[(&str, &str)]) -> Server {
-        let tmp = tempfile::tempdir().expect("tempdir");
-        let dir = tmp.path().to_path_buf();
-        let mut s = Self::launch(&dir, args, env).await;
-        s._tmp = Some(tmp);
-        s
+        Self::fresh(args, env, None, Log::File).await
     }
 
     /// A server on an existing data dir (restarts).
     pub async fn start_in(dir: &Path, args: &[&str]) -> Server {
-        Self::launch(dir, args, &[]).await
+        Self::launch_with(dir, args, &[], None, Log::File).await
     }
 
     /// A fresh server whose log lines tests can wait for ([`Server::logged`]): for a state the
     /// server announces only in its log.
     pub async fn start_relaying_log(args: &[&str]) -> Server {
-        let tmp = tempfile::tempdir().expect("tempdir");
-        let dir = tmp.path().to_path_buf();
-        let mut s = Self::launch_with(&dir, args, &[], None, Log::Relayed).await;
-        s._tmp = Some(tmp);
-        s
+        Self::fresh(args, &[], None, Log::Relayed).await
     }
 
     /// A fresh server whose open-file limit (soft and hard) is `nofile` from its start (set by
     /// `sh`'s `ulimit` before it execs the server, so the tests need no unsafe code).
     pub async fn start_with_file_limit(args: &[&str], nofile: u64) -> Server {
-        let tmp = tempfile::tempdir().expect("tempdir");
-        let dir = tmp.path().to_path_buf();
         // Relayed: what a server short of descriptors logs is what these tests wait for.
-        let mut s = Self::launch_with(&dir, args, &[], Some(format!("ulimit -n {nofile}")), Log::Relayed).await;
-        s._tmp = Some(tmp);
-        s
+        Self::fresh(args, &[], Some(format!("ulimit -n {nofile}")), Log::Relayed).await
     }
 
     /// A server in `dir` started by `sh` after `shell` (e.g. `umask 022 && ulimit -S -n 256`).
@@ -92,8 +76,12 @@ impl Server {
         Self::launch_with(dir, args, &[], Some(shell.to_owned()), Log::File).await
     }
 
-    async fn launch(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Server {
-        Self::launch_with(dir, args, env, None, Log::File).await
+    /// A server on a fresh data dir, removed when the server is dropped.
+    async fn fresh(args: &[&str], env: &[(&str, &str)], shell_prefix: Option<String>, log_to: Log) -> Server {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let mut s = Self::launch_with(tmp.path(), args, env, shell_prefix, log_to).await;
+        s._tmp = Some(tmp);
+        s
     }
 
     /// `shell_prefix`: a shell command run before the server is exec'd in its place (same pid).
@@ -183,6 +171,12 @@ impl Server {
             .await
             .unwrap_or_else(|_| panic!("timed out waiting for `{text}` in the log:\n{}", self.log()))
             .expect("the server's log ended first");
+    }
+
+    /// `/readyz` answers 200 now (after a dependency returned: the caller knows it is back).
+    pub async fn assert_ready(&self) {
+        let (status, body) = self.get("/readyz").await;
+        assert_eq!(status, StatusCode::OK, "{body}");
     }
 
     pub fn url(&self, path: &str) -> String {
