@@ -274,6 +274,13 @@ async fn a_failed_append_inside_a_run_of_appends_rolls_back_only_itself(engine: 
     assert_eq!(store.room_heads("bad").await.unwrap(), (1, 0));
     assert_eq!(store.room_heads("a").await.unwrap(), (2, 0));
     assert_eq!(store.room_heads("b").await.unwrap(), (2, 0));
+    // The failed append's record row went with it: that session's record is written anew.
+    let (op, rx) = append_op("bad", 0, Some("sbad"));
+    store.send(op).await.unwrap();
+    assert_eq!(rx.await.unwrap().unwrap(), 1, "{engine:?}");
+    let rooms: Vec<(String, u64, u64)> =
+        store.rooms().await.unwrap().into_iter().map(|r| (r.room_id, r.head_seq, r.session_count)).collect();
+    assert_eq!(rooms, vec![("a".into(), 2, 1), ("b".into(), 2, 1), ("bad".into(), 1, 1)], "{engine:?}");
     store.close().await;
     drop(store);
 
@@ -361,6 +368,11 @@ async fn sessions_and_rooms_are_listed_and_deleted(engine: Engine) {
     let rooms: Vec<(String, u64, u64)> =
         store.rooms().await.unwrap().into_iter().map(|r| (r.room_id, r.head_seq, r.session_count)).collect();
     assert_eq!(rooms, vec![("r1".into(), 2, 1), ("r2".into(), 0, 1)], "{engine:?}");
+    let (op, rx) = append_op("r1", 0, Some("s1"));
+    store.send(op).await.unwrap();
+    rx.await.unwrap().unwrap();
+    let counts: Vec<u64> = store.rooms().await.unwrap().into_iter().map(|r| r.session_count).collect();
+    assert_eq!(counts, vec![1, 1], "{engine:?}: a record written again is still one session");
     let mut turn = ev("r1", 9);
     turn.turn_id = Some("t1".into());
     store
@@ -374,7 +386,64 @@ async fn sessions_and_rooms_are_listed_and_deleted(engine: Engine) {
     let ids: Vec<String> = store.load_sessions().await.unwrap().into_iter().map(|r| r.session.session_id).collect();
     assert_eq!(ids, vec!["s1"]);
     assert_eq!(store.provider_state("r2", "s2", "k").await.unwrap(), None, "its provider state goes too");
+    let rooms: Vec<(String, u64, u64)> =
+        store.rooms().await.unwrap().into_iter().map(|r| (r.room_id, r.head_seq, r.session_count)).collect();
+    assert_eq!(rooms, vec![("r1".into(), 3, 1)], "{engine:?}: a room with neither events nor sessions is not listed");
+    store.close().await;
+    drop(store);
+    let store = place.open(place.config(), Arc::new(Collect::default())).await;
+    let (op, rx) = append_op("r2", 0, Some("s2"));
+    store.send(op).await.unwrap();
+    rx.await.unwrap().unwrap();
+    let rooms: Vec<(String, u64, u64)> =
+        store.rooms().await.unwrap().into_iter().map(|r| (r.room_id, r.head_seq, r.session_count)).collect();
+    assert_eq!(rooms, vec![("r1".into(), 3, 1), ("r2".into(), 0, 1)], "{engine:?}: after a restart");
+    let ids: Vec<String> = store.load_sessions().await.unwrap().into_iter().map(|r| r.session.session_id).collect();
+    assert_eq!(ids, vec!["s1", "s2"]);
     store.ping().await.unwrap();
+}
+
+/// SQLite's writer keeps each record's row id in memory (the records have no index by room and
+/// session): a record written and then rolled back with its failing operation must leave no trace
+/// there, or that session's next write would land on whichever record took the row id.
+#[tokio::test]
+async fn sqlite_a_record_rolled_back_with_its_operation_is_written_anew() {
+    let place = Place::new(Engine::Sqlite).await;
+    let mut cfg = place.config();
+    cfg.linger = Duration::from_millis(200);
+    cfg.linger_when_idle = true;
+    let store = place.open(cfg, Arc::new(Collect::default())).await;
+    store
+        .exec("CREATE TRIGGER no_sy BEFORE INSERT ON sessions WHEN NEW.session_id = 'sy' BEGIN SELECT RAISE(ABORT, 'no sy'); END")
+        .await
+        .unwrap();
+    let record = |s: &str| {
+        RecordRow::of(&SessionRecord::new(Session::new_canonical("r", s, "scripted", "/", 0), Phase::Live)).unwrap()
+    };
+    // One group: the append writing sx and then sy fails on sy (sx's row goes with it) and is
+    // replayed in a savepoint of its own; sz, after it, may take sx's row id.
+    let (ok, r_ok) = append_op("r", 1, Some("s0"));
+    let (ack, r_bad) = oneshot::channel();
+    let bad = WriteOp::Append(AppendBatch {
+        room_id: "r".into(),
+        events: vec![],
+        records: vec![record("sx"), record("sy")],
+        ack: Some(ack),
+    });
+    let (next, r_next) = append_op("r", 0, Some("sz"));
+    for op in [ok, bad, next] {
+        store.send(op).await.unwrap();
+    }
+    r_ok.await.unwrap().unwrap();
+    assert!(r_bad.await.unwrap().is_err());
+    r_next.await.unwrap().unwrap();
+    let (again, r_again) = append_op("r", 0, Some("sx"));
+    store.send(again).await.unwrap();
+    r_again.await.unwrap().unwrap();
+    let ids: Vec<String> = store.load_sessions().await.unwrap().into_iter().map(|r| r.session.session_id).collect();
+    assert_eq!(ids, vec!["s0", "sx", "sz"], "sx written anew, sz untouched");
+    let counts: Vec<u64> = store.rooms().await.unwrap().into_iter().map(|r| r.session_count).collect();
+    assert_eq!(counts, vec![3]);
 }
 
 /// By default a PostgreSQL store holds its database's writer lock: a second one is refused with a

@@ -50,14 +50,6 @@ trait Engine: Send + Sync {
     async fn goal_lookup(&self, key: LedgerKey) -> Result<Option<Binding>, StoreError>;
 }
 
-/// The rooms with their heads and session counts (rooms with sessions but no events included).
-const ROOMS_SQL: &str = "SELECT r.room_id, r.head_seq, (SELECT COUNT(*) FROM sessions s WHERE s.room_id = r.room_id)
-     FROM rooms r
-     UNION
-     SELECT s.room_id, 0, COUNT(*) FROM sessions s
-     WHERE NOT EXISTS (SELECT 1 FROM rooms r WHERE r.room_id = s.room_id) GROUP BY s.room_id
-     ORDER BY 1";
-
 /// Refuses a database whose schema is newer than this build's migrations (a downgrade).
 fn check_schema_version(version: usize, known: usize) -> Result<(), StoreError> {
     if version > known {

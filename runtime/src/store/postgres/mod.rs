@@ -22,6 +22,14 @@ use super::types::{CommitListener, EventPage, LedgerKey, RoomInfo, StoreConfig, 
 use crate::goal::{Binding, GoalIdentity};
 use crate::session::SessionRecord;
 
+/// The rooms with their heads and session counts (rooms with sessions but no events included).
+const ROOMS_SQL: &str = "SELECT r.room_id, r.head_seq, (SELECT COUNT(*) FROM sessions s WHERE s.room_id = r.room_id)
+     FROM rooms r
+     UNION
+     SELECT s.room_id, 0, COUNT(*) FROM sessions s
+     WHERE NOT EXISTS (SELECT 1 FROM rooms r WHERE r.room_id = s.room_id) GROUP BY s.room_id
+     ORDER BY 1";
+
 /// How long a connection attempt may take before the database counts as unavailable.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -198,7 +206,7 @@ impl Engine for Postgres {
 
     async fn rooms(&self) -> Result<Vec<RoomInfo>, StoreError> {
         let c = self.client().await?;
-        let rows = c.query(super::ROOMS_SQL, &[]).await.map_err(classify);
+        let rows = c.query(ROOMS_SQL, &[]).await.map_err(classify);
         self.give_back(c);
         Ok(rows?
             .into_iter()

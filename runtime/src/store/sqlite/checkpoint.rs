@@ -2,9 +2,11 @@
 //!
 //! SQLite's automatic checkpoint runs inside the commit that crosses its threshold, on the writer
 //! thread: a profile of session starts found it (copying pages back and an fsync) in a twelfth of
-//! the writer's time, during which no commit could happen. The writer turns it off and nudges this
-//! thread instead; a PASSIVE checkpoint never blocks the writer, and durability is unchanged (a
-//! commit is in the WAL either way; the checkpoint only moves pages to the database file).
+//! the writer's time, during which no commit could happen. The writer nudges this thread instead,
+//! which copies most frames first; SQLite's own stays on at a high threshold (see `schema.rs`: only
+//! it lets the WAL restart). A PASSIVE checkpoint never blocks the writer, and durability is
+//! unchanged (a commit is in the WAL either way; the checkpoint only moves pages to the database
+//! file).
 
 use std::path::PathBuf;
 use std::sync::mpsc;

@@ -38,9 +38,13 @@ pub(super) fn open(
     migrate(&mut conn)?;
     let readers = Arc::new(ReaderPool::new(config.path.clone(), config.readers.max(1)));
     let checkpointer = checkpoint::Checkpointer::start(config.path.clone())?;
-    let handle = std::thread::Builder::new()
-        .name("ensemble-store-writer".into())
-        .spawn(move || Writer::new(conn, checkpointer, config, listener, stats).run(rx))?;
+    let handle = std::thread::Builder::new().name("ensemble-store-writer".into()).spawn(move || {
+        match Writer::new(conn, checkpointer, config, listener, stats) {
+            Ok(w) => w.run(rx),
+            // The queue closes with it: every operation then fails with `StoreError::Closed`.
+            Err(e) => tracing::error!(error = %e, "store writer could not start"),
+        }
+    })?;
     Ok((Sqlite { readers }, handle))
 }
 
@@ -108,20 +112,22 @@ impl Engine for Sqlite {
 
     async fn load_sessions(&self) -> Result<Vec<SessionRecord>, StoreError> {
         self.read(|conn| {
-            let mut stmt = conn.prepare("SELECT record FROM sessions ORDER BY room_id, session_id")?;
-            let rows = stmt.query_map([], |row| row.get::<_, String>(0))?;
-            let mut out = Vec::new();
-            for row in rows {
-                out.push(row?);
-            }
-            Ok(super::parse_records(out))
+            // No index by room and session (migration 4): sorted here, not by SQLite.
+            let mut stmt = conn.prepare("SELECT room_id, session_id, record FROM sessions")?;
+            let rows =
+                stmt.query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get(2)?)))?;
+            let mut out: Vec<(String, String, String)> = rows.collect::<Result<_, _>>()?;
+            out.sort_unstable_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+            Ok(super::parse_records(out.into_iter().map(|r| r.2).collect()))
         })
         .await
     }
 
     async fn rooms(&self) -> Result<Vec<RoomInfo>, StoreError> {
         self.read(|conn| {
-            let mut stmt = conn.prepare(super::ROOMS_SQL)?;
+            let mut stmt = conn.prepare(
+                "SELECT room_id, head_seq, sessions FROM rooms WHERE head_seq > 0 OR sessions > 0 ORDER BY room_id",
+            )?;
             let rows = stmt.query_map([], |row| {
                 Ok(RoomInfo {
                     room_id: row.get(0)?,

@@ -116,6 +116,15 @@ const MIGRATIONS: &[&str] = &[
      DROP TABLE sessions;
      ALTER TABLE sessions_v3 RENAME TO sessions;
      CREATE UNIQUE INDEX sessions_room_session ON sessions (room_id, session_id);",
+    // 4: session records without an index by room. Kept with each insert, it put each room's
+    // entries on a page of their own: a group of starts across 32 rooms rewrote 32 of its pages.
+    // The writer finds a record by its row id (it loads them all when it starts), and each room's
+    // row counts its records for `GET /v1/rooms`.
+    "ALTER TABLE rooms ADD COLUMN sessions INTEGER NOT NULL DEFAULT 0;
+     UPDATE rooms SET sessions = (SELECT COUNT(*) FROM sessions s WHERE s.room_id = rooms.room_id);
+     INSERT INTO rooms (room_id, head_seq, sessions)
+        SELECT room_id, 0, COUNT(*) FROM sessions WHERE room_id NOT IN (SELECT room_id FROM rooms) GROUP BY room_id;
+     DROP INDEX sessions_room_session;",
 ];
 
 pub(super) fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
@@ -170,10 +179,11 @@ impl ReaderPool {
 mod tests {
     use super::*;
 
-    /// A database written by a build with schema version 2 keeps every row through migration 3,
-    /// and the new unique indexes still refuse a duplicate seq or session.
+    /// A database written by a build with schema version 2 keeps every row through migrations 3
+    /// and 4, a duplicate seq is still refused, and each room's row counts its session records
+    /// (one room had events, the other only a record).
     #[test]
-    fn migration_3_keeps_the_rows_of_a_version_2_database() -> Result<(), StoreError> {
+    fn migrations_keep_the_rows_of_a_version_2_database() -> Result<(), StoreError> {
         let dir = tempfile::tempdir()?;
         let mut conn = Connection::open(dir.path().join("db.sqlite"))?;
         for sql in &MIGRATIONS[..2] {
@@ -182,7 +192,8 @@ mod tests {
         conn.pragma_update(None, "user_version", 2)?;
         conn.execute_batch(
             "INSERT INTO events VALUES ('b', 1, 5, '{\"seq\":1}'), ('a', 2, 6, '{\"seq\":2}'), ('a', 1, 7, '{\"seq\":1}');
-             INSERT INTO sessions VALUES ('a', 's1', '{}', 1), ('b', 's2', '{}', 2);",
+             INSERT INTO sessions VALUES ('a', 's1', '{}', 1), ('b', 's2', '{}', 2), ('a', 's3', '{}', 3);
+             INSERT INTO rooms VALUES ('a', 2, 0);",
         )?;
         migrate(&mut conn)?;
         let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
@@ -193,18 +204,16 @@ mod tests {
             .collect::<Result<_, _>>()?;
         assert_eq!(rows, vec![("a".into(), 1, 7), ("a".into(), 2, 6), ("b".into(), 1, 5)]);
         let sessions: i64 = conn.query_row("SELECT COUNT(*) FROM sessions", [], |r| r.get(0))?;
-        assert_eq!(sessions, 2);
+        assert_eq!(sessions, 3);
         assert!(
             conn.execute("INSERT INTO events (room_id, seq, occurred_at_ms, json) VALUES ('a', 2, 0, '{}')", [])
                 .is_err()
         );
-        assert!(
-            conn.execute(
-                "INSERT INTO sessions (room_id, session_id, record, updated_at_ms) VALUES ('a', 's1', '{}', 0)",
-                []
-            )
-            .is_err()
-        );
+        let rooms: Vec<(String, i64, i64)> = conn
+            .prepare("SELECT room_id, head_seq, sessions FROM rooms ORDER BY room_id")?
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+            .collect::<Result<_, _>>()?;
+        assert_eq!(rooms, vec![("a".into(), 2, 2), ("b".into(), 0, 1)]);
         Ok(())
     }
 }

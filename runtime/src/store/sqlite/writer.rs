@@ -6,12 +6,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 use tokio::sync::mpsc;
 
 use super::checkpoint::Checkpointer;
 use super::ledger::bind_goal;
-use super::schema::room_heads;
 use crate::store::group::{Outcome, Reply, Value, deliver, event_json, frame, next_group, reply_of};
 use crate::store::types::{
     AppendBatch, CommitListener, CommittedEvent, Retention, StoreConfig, StoreError, StoreStats, WriteOp,
@@ -21,6 +20,36 @@ use crate::store::types::{
 struct Heads {
     head: u64,
     pruned_through: u64,
+    /// Session records in the room: `GET /v1/rooms` reads it from the `rooms` row, since the
+    /// records have no index by room (migration 4).
+    sessions: u64,
+}
+
+/// Each session record's row (`sessions.id`), by room and session. The table has no index on
+/// them (migration 4): kept with each insert, it put every room's entries on a page of their own,
+/// and a group of starts across 32 rooms rewrote one such page per room.
+type Records = HashMap<String, HashMap<String, i64>>;
+
+/// What the writer keeps of the database in memory: touched rooms' heads, every record's row.
+#[derive(Default)]
+struct Books {
+    heads: HashMap<String, Heads>,
+    records: Records,
+}
+
+/// A record row as it was before a change: (room, session, row).
+type RecordChange = (String, String, Option<i64>);
+
+fn load_records(conn: &Connection) -> Result<Records, StoreError> {
+    let mut records = Records::new();
+    let mut stmt = conn.prepare("SELECT id, room_id, session_id FROM sessions")?;
+    let rows =
+        stmt.query_map([], |row| Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?, row.get::<_, String>(2)?)))?;
+    for row in rows {
+        let (id, room, session) = row?;
+        records.entry(room).or_default().insert(session, id);
+    }
+    Ok(records)
 }
 
 pub(super) struct Writer {
@@ -30,7 +59,7 @@ pub(super) struct Writer {
     conn: Connection,
     config: StoreConfig,
     listener: Arc<dyn CommitListener>,
-    heads: HashMap<String, Heads>,
+    books: Books,
     last_age_prune: Instant,
     stats: Arc<StoreStats>,
 }
@@ -42,8 +71,9 @@ impl Writer {
         config: StoreConfig,
         listener: Arc<dyn CommitListener>,
         stats: Arc<StoreStats>,
-    ) -> Self {
-        Self { checkpointer, conn, config, listener, heads: HashMap::new(), last_age_prune: Instant::now(), stats }
+    ) -> Result<Self, StoreError> {
+        let books = Books { heads: HashMap::new(), records: load_records(&conn)? };
+        Ok(Self { checkpointer, conn, config, listener, books, last_age_prune: Instant::now(), stats })
     }
 
     pub(super) fn run(mut self, mut rx: mpsc::Receiver<WriteOp>) {
@@ -84,7 +114,7 @@ impl Writer {
                 _ => 1024,
             })
             .sum();
-        let Self { conn, config, heads, last_age_prune, .. } = self;
+        let Self { conn, config, books, last_age_prune, .. } = self;
         let tx_result = (|| -> Result<(), StoreError> {
             let mut tx = conn.transaction()?;
             let mut ops = batch.into_iter().peekable();
@@ -101,27 +131,24 @@ impl Writer {
                             }
                         }
                         if !at_start {
-                            append_run(&tx, heads, &mut undo, &config.retention, run, &mut outcomes)?;
+                            append_run(&tx, books, &mut undo, &config.retention, run, &mut outcomes)?;
                             continue;
                         }
                         // The run that opens the transaction needs no savepoint: if it fails, the
                         // whole transaction holds nothing else and is rolled back instead. A
                         // savepoint would copy every page the run touches into the statement
                         // journal (a tenth of the writer's time in a profile of session starts).
-                        match try_run(&tx, heads, &mut undo, &config.retention, &run) {
+                        match try_run(&tx, books, &mut undo, &config.retention, &run) {
                             Some(done) => push_appended(run, done, &mut outcomes),
                             None => {
                                 tx.rollback()?;
                                 tx = conn.transaction()?;
-                                replay_each(&tx, heads, &mut undo, &config.retention, run, &mut outcomes)?;
+                                replay_each(&tx, books, &mut undo, &config.retention, run, &mut outcomes)?;
                             }
                         }
                     }
                     WriteOp::DeleteSession { room_id, session_id } => {
-                        tx.prepare_cached("DELETE FROM sessions WHERE room_id = ?1 AND session_id = ?2")?
-                            .execute(params![room_id, session_id])?;
-                        tx.prepare_cached("DELETE FROM provider_state WHERE room_id = ?1 AND session_id = ?2")?
-                            .execute(params![room_id, session_id])?;
+                        delete_session(&tx, books, &mut undo, &room_id, &session_id)?;
                     }
                     WriteOp::Shutdown => {}
                     WriteOp::Flush { ack } => {
@@ -139,20 +166,20 @@ impl Writer {
             }
             if last_age_prune.elapsed() > Duration::from_secs(30) {
                 *last_age_prune = Instant::now();
-                prune_by_age(&tx, heads, &mut undo, &config.retention)?;
+                prune_by_age(&tx, &mut books.heads, &mut undo, &config.retention)?;
             }
             // One `rooms` row write per room and group (not per append): the head the group moved.
             {
                 let mut upsert = tx.prepare_cached(
-                    "INSERT INTO rooms (room_id, head_seq, pruned_through) VALUES (?1, ?2, ?3)
-                     ON CONFLICT (room_id) DO UPDATE
-                     SET head_seq = excluded.head_seq, pruned_through = excluded.pruned_through",
+                    "INSERT INTO rooms (room_id, head_seq, pruned_through, sessions) VALUES (?1, ?2, ?3, ?4)
+                     ON CONFLICT (room_id) DO UPDATE SET head_seq = excluded.head_seq,
+                         pruned_through = excluded.pruned_through, sessions = excluded.sessions",
                 )?;
-                for (room, before) in &undo.0 {
-                    if let Some(h) = heads.get(room)
+                for (room, before) in &undo.heads {
+                    if let Some(h) = books.heads.get(room)
                         && Some(*h) != *before
                     {
-                        upsert.execute(params![room, h.head as i64, h.pruned_through as i64])?;
+                        upsert.execute(params![room, h.head as i64, h.pruned_through as i64, h.sessions as i64])?;
                     }
                 }
             }
@@ -163,8 +190,9 @@ impl Writer {
         if tx_result.is_ok() {
             self.checkpointer.committed(written);
         } else {
-            // Nothing of this group is durable: its seqs are handed out again.
-            undo.restore(&mut self.heads);
+            // Nothing of this group is durable: its seqs are handed out again, its records' rows
+            // are not there.
+            undo.restore(&mut self.books);
         }
         deliver(&self.listener, &self.stats, outcomes, tx_result);
     }
@@ -190,22 +218,45 @@ fn run_op(conn: &Connection, op: &WriteOp) -> Result<Value, StoreError> {
     }
 }
 
-/// The heads rooms had before a group (or a run) first moved them; `None`: not loaded then.
+/// What a group (or a run, or an operation) changed in the [`Books`], to put back if its writes are
+/// rolled back: the heads rooms had before it first moved them (`None`: not loaded then), and each
+/// record row change in order.
 #[derive(Default)]
-struct Undo(HashMap<String, Option<Heads>>);
+struct Undo {
+    heads: HashMap<String, Option<Heads>>,
+    records: Vec<RecordChange>,
+}
 
 impl Undo {
     fn note(&mut self, heads: &HashMap<String, Heads>, room: &str) {
-        if !self.0.contains_key(room) {
-            self.0.insert(room.to_owned(), heads.get(room).copied());
+        if !self.heads.contains_key(room) {
+            self.heads.insert(room.to_owned(), heads.get(room).copied());
         }
     }
 
-    fn restore(self, heads: &mut HashMap<String, Heads>) {
-        for (room, before) in self.0 {
+    /// Puts back the record rows changed since `mark` (a length of `records`), newest first.
+    fn unwind_records(&mut self, mark: usize, records: &mut Records) {
+        while self.records.len() > mark {
+            let Some((room, session, before)) = self.records.pop() else { break };
             match before {
-                Some(h) => heads.insert(room, h),
-                None => heads.remove(&room),
+                Some(id) => {
+                    records.entry(room).or_default().insert(session, id);
+                }
+                None => {
+                    if let Some(m) = records.get_mut(&room) {
+                        m.remove(&session);
+                    }
+                }
+            }
+        }
+    }
+
+    fn restore(mut self, books: &mut Books) {
+        self.unwind_records(0, &mut books.records);
+        for (room, before) in self.heads {
+            match before {
+                Some(h) => books.heads.insert(room, h),
+                None => books.heads.remove(&room),
             };
         }
     }
@@ -231,40 +282,42 @@ fn finish_savepoint(conn: &Connection, name: &str, keep: bool) -> Result<(), Sto
 /// savepoint, so only the failing operation's writes are undone, as if each had had its own.
 fn append_run(
     conn: &Connection,
-    heads: &mut HashMap<String, Heads>,
+    books: &mut Books,
     undo: &mut Undo,
     retention: &Retention,
     run: Vec<AppendBatch>,
     outcomes: &mut Vec<Outcome>,
 ) -> Result<(), StoreError> {
     savepoint(conn, "run")?;
-    let done = try_run(conn, heads, undo, retention, &run);
+    let done = try_run(conn, books, undo, retention, &run);
     finish_savepoint(conn, "run", done.is_some())?;
     match done {
         Some(done) => push_appended(run, done, outcomes),
-        None => replay_each(conn, heads, undo, retention, run, outcomes)?,
+        None => replay_each(conn, books, undo, retention, run, outcomes)?,
     }
     Ok(())
 }
 
-/// Appends every operation of a run, or none: on the first failure the heads are restored and
-/// `None` returned; the caller undoes the writes (its savepoint or its transaction).
+/// Appends every operation of a run, or none: on the first failure the heads and record rows are
+/// restored and `None` returned; the caller undoes the writes (its savepoint or its transaction).
 fn try_run(
     conn: &Connection,
-    heads: &mut HashMap<String, Heads>,
+    books: &mut Books,
     undo: &mut Undo,
     retention: &Retention,
     run: &[AppendBatch],
 ) -> Option<Vec<(Vec<CommittedEvent>, u64)>> {
     let mut run_undo = Undo::default();
+    let mark = undo.records.len();
     let mut done = Vec::with_capacity(run.len());
     for b in run {
-        undo.note(heads, &b.room_id);
-        run_undo.note(heads, &b.room_id);
-        match append(conn, heads, retention, b) {
+        undo.note(&books.heads, &b.room_id);
+        run_undo.note(&books.heads, &b.room_id);
+        match append(conn, books, &mut undo.records, retention, b) {
             Ok(r) => done.push(r),
             Err(_) => {
-                run_undo.restore(heads);
+                undo.unwind_records(mark, &mut books.records);
+                run_undo.restore(books);
                 return None;
             }
         }
@@ -281,26 +334,28 @@ fn push_appended(run: Vec<AppendBatch>, done: Vec<(Vec<CommittedEvent>, u64)>, o
 /// Appends a run one operation per savepoint, so a failing one is undone alone.
 fn replay_each(
     conn: &Connection,
-    heads: &mut HashMap<String, Heads>,
+    books: &mut Books,
     undo: &mut Undo,
     retention: &Retention,
     run: Vec<AppendBatch>,
     outcomes: &mut Vec<Outcome>,
 ) -> Result<(), StoreError> {
     for b in run {
-        undo.note(heads, &b.room_id);
+        undo.note(&books.heads, &b.room_id);
         let mut op_undo = Undo::default();
-        op_undo.note(heads, &b.room_id);
+        op_undo.note(&books.heads, &b.room_id);
+        let mark = undo.records.len();
         savepoint(conn, "op")?;
-        match append(conn, heads, retention, &b) {
+        match append(conn, books, &mut undo.records, retention, &b) {
             Ok((events, last)) => {
                 finish_savepoint(conn, "op", true)?;
                 outcomes.push(Outcome::Appended { room_id: b.room_id, events, ack: b.ack, last });
             }
             Err(error) => {
                 finish_savepoint(conn, "op", false)?;
-                // The savepoint rolled back: so must the heads.
-                op_undo.restore(heads);
+                // The savepoint rolled back: so must the heads and the record rows.
+                undo.unwind_records(mark, &mut books.records);
+                op_undo.restore(books);
                 tracing::error!(room = %b.room_id, error = %error, "append failed");
                 outcomes.push(Outcome::Failed { ack: b.ack, error });
             }
@@ -315,18 +370,32 @@ fn load_heads<'a>(
     room: &str,
 ) -> Result<&'a mut Heads, StoreError> {
     if !heads.contains_key(room) {
-        let (head, pruned_through) = room_heads(conn, room)?;
-        heads.insert(room.to_owned(), Heads { head, pruned_through });
+        let h = conn
+            .prepare_cached("SELECT head_seq, pruned_through, sessions FROM rooms WHERE room_id = ?1")?
+            .query_row(params![room], |row| {
+                Ok(Heads {
+                    head: row.get::<_, i64>(0)? as u64,
+                    pruned_through: row.get::<_, i64>(1)? as u64,
+                    sessions: row.get::<_, i64>(2)? as u64,
+                })
+            })
+            .optional()?
+            .unwrap_or(Heads { head: 0, pruned_through: 0, sessions: 0 });
+        heads.insert(room.to_owned(), h);
     }
     heads.get_mut(room).ok_or_else(|| StoreError::Other("room heads vanished".into()))
 }
 
+/// Appends one operation's events and writes its records, logging each record row it adds to `log`
+/// (even when it then fails: the caller unwinds the log with its writes).
 fn append(
     conn: &Connection,
-    heads: &mut HashMap<String, Heads>,
+    books: &mut Books,
+    log: &mut Vec<RecordChange>,
     retention: &Retention,
     batch: &AppendBatch,
 ) -> Result<(Vec<CommittedEvent>, u64), StoreError> {
+    let Books { heads, records } = books;
     let h = load_heads(conn, heads, &batch.room_id)?;
     let mut committed = Vec::with_capacity(batch.events.len());
     if !batch.events.is_empty() {
@@ -352,14 +421,53 @@ fn append(
         }
     }
     for rec in &batch.records {
-        conn.prepare_cached(
-            "INSERT INTO sessions (room_id, session_id, record, updated_at_ms) VALUES (?1, ?2, ?3, ?4)
-             ON CONFLICT (room_id, session_id) DO UPDATE SET record = excluded.record, updated_at_ms = excluded.updated_at_ms",
-        )?
-        .execute(params![batch.room_id, rec.session_id, rec.json, rec.updated_at_ms])?;
+        match records.get(&batch.room_id).and_then(|m| m.get(&rec.session_id)) {
+            Some(&id) => {
+                let n = conn
+                    .prepare_cached("UPDATE sessions SET record = ?2, updated_at_ms = ?3 WHERE id = ?1")?
+                    .execute(params![id, rec.json, rec.updated_at_ms])?;
+                if n != 1 {
+                    // The books disagree with the table: fail this operation, never drop a record.
+                    return Err(StoreError::Other(format!(
+                        "the record of session {}/{} has no row {id}",
+                        batch.room_id, rec.session_id
+                    )));
+                }
+            }
+            None => {
+                conn.prepare_cached(
+                    "INSERT INTO sessions (room_id, session_id, record, updated_at_ms) VALUES (?1, ?2, ?3, ?4)",
+                )?
+                .execute(params![batch.room_id, rec.session_id, rec.json, rec.updated_at_ms])?;
+                let id = conn.last_insert_rowid();
+                log.push((batch.room_id.clone(), rec.session_id.clone(), None));
+                records.entry(batch.room_id.clone()).or_default().insert(rec.session_id.clone(), id);
+                h.sessions += 1;
+            }
+        }
     }
     let last = committed.last().map(|c| c.seq).unwrap_or(h.head);
     Ok((committed, last))
+}
+
+/// Deletes a session's record and provider state.
+fn delete_session(
+    conn: &Connection,
+    books: &mut Books,
+    undo: &mut Undo,
+    room: &str,
+    session: &str,
+) -> Result<(), StoreError> {
+    if let Some(id) = books.records.get_mut(room).and_then(|m| m.remove(session)) {
+        undo.records.push((room.to_owned(), session.to_owned(), Some(id)));
+        undo.note(&books.heads, room);
+        let h = load_heads(conn, &mut books.heads, room)?;
+        h.sessions = h.sessions.saturating_sub(1);
+        conn.prepare_cached("DELETE FROM sessions WHERE id = ?1")?.execute(params![id])?;
+    }
+    conn.prepare_cached("DELETE FROM provider_state WHERE room_id = ?1 AND session_id = ?2")?
+        .execute(params![room, session])?;
+    Ok(())
 }
 
 fn prune_by_age(
