@@ -38,13 +38,9 @@ pub(super) fn open(
     migrate(&mut conn)?;
     let readers = Arc::new(ReaderPool::new(config.path.clone(), config.readers.max(1)));
     let checkpointer = checkpoint::Checkpointer::start(config.path.clone())?;
-    let handle = std::thread::Builder::new().name("ensemble-store-writer".into()).spawn(move || {
-        match Writer::new(conn, checkpointer, config, listener, stats) {
-            Ok(w) => w.run(rx),
-            // The queue closes with it: every operation then fails with `StoreError::Closed`.
-            Err(e) => tracing::error!(error = %e, "store writer could not start"),
-        }
-    })?;
+    // Built here, not on its thread: a database it cannot read fails the open, with its error.
+    let writer = Writer::new(conn, checkpointer, config, listener, stats)?;
+    let handle = std::thread::Builder::new().name("ensemble-store-writer".into()).spawn(move || writer.run(rx))?;
     Ok((Sqlite { readers }, handle))
 }
 
