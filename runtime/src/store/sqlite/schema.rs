@@ -179,6 +179,23 @@ impl ReaderPool {
 mod tests {
     use super::*;
 
+    /// A database a newer build migrated further is refused, with both versions named, and left
+    /// as it was.
+    #[test]
+    fn a_database_from_a_newer_build_is_refused() -> Result<(), StoreError> {
+        let dir = tempfile::tempdir()?;
+        let mut conn = Connection::open(dir.path().join("db.sqlite"))?;
+        migrate(&mut conn)?;
+        let newer = MIGRATIONS.len() as i64 + 1;
+        conn.pragma_update(None, "user_version", newer)?;
+        let err = migrate(&mut conn).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(err.contains(&format!("schema version {newer}")), "{err}");
+        assert!(err.contains(&format!("({})", MIGRATIONS.len())), "{err}");
+        let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+        assert_eq!(version, newer);
+        Ok(())
+    }
+
     /// A database written by a build with schema version 2 keeps every row through migrations 3
     /// and 4, a duplicate seq is still refused, and each room's row counts its session records
     /// (one room had events, the other only a record).

@@ -168,7 +168,8 @@ impl Writer {
                 *last_age_prune = Instant::now();
                 prune_by_age(&tx, &mut books.heads, &mut undo, &config.retention)?;
             }
-            // One `rooms` row write per room and group (not per append): the head the group moved.
+            // One `rooms` row write per room and group (not per append): the head and the record
+            // count the group moved.
             {
                 let mut upsert = tx.prepare_cached(
                     "INSERT INTO rooms (room_id, head_seq, pruned_through, sessions) VALUES (?1, ?2, ?3, ?4)
