@@ -17,7 +17,7 @@ use super::types::{CommitListener, EventPage, LedgerKey, RoomInfo, StoreConfig, 
 use crate::goal::Binding;
 use crate::session::SessionRecord;
 use ledger::read_binding;
-use schema::{ReaderPool, migrate, open_write_connection, room_heads};
+use schema::{ReaderPool, RoomRow, migrate, open_write_connection, room_row};
 use writer::Writer;
 
 pub(super) struct Sqlite {
@@ -71,7 +71,7 @@ impl Engine for Sqlite {
         let room = room_id.to_owned();
         self.read(move |conn| {
             let tx = conn.unchecked_transaction()?;
-            let (head_seq, pruned_through) = room_heads(&tx, &room)?;
+            let RoomRow { head: head_seq, pruned_through, .. } = room_row(&tx, &room)?;
             let mut stmt = tx
                 .prepare_cached("SELECT seq, json FROM events WHERE room_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3")?;
             let rows = stmt
@@ -138,7 +138,7 @@ impl Engine for Sqlite {
 
     async fn room_heads(&self, room_id: &str) -> Result<(u64, u64), StoreError> {
         let room = room_id.to_owned();
-        self.read(move |conn| room_heads(conn, &room)).await
+        self.read(move |conn| room_row(conn, &room).map(|r| (r.head, r.pruned_through))).await
     }
 
     async fn provider_state(&self, room_id: &str, session_id: &str, key: &str) -> Result<Option<String>, StoreError> {

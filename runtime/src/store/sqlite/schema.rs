@@ -9,12 +9,27 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 
 use crate::store::types::{StoreError, Synchronous};
 
-pub(super) fn room_heads(conn: &Connection, room: &str) -> Result<(u64, u64), StoreError> {
+/// A room's row: its head, how far its log is pruned, and how many session records it holds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct RoomRow {
+    pub(super) head: u64,
+    pub(super) pruned_through: u64,
+    pub(super) sessions: u64,
+}
+
+/// A room's row, zeros for a room without one.
+pub(super) fn room_row(conn: &Connection, room: &str) -> Result<RoomRow, StoreError> {
     Ok(conn
-        .prepare_cached("SELECT head_seq, pruned_through FROM rooms WHERE room_id = ?1")?
-        .query_row(params![room], |row| Ok((row.get::<_, i64>(0)? as u64, row.get::<_, i64>(1)? as u64)))
+        .prepare_cached("SELECT head_seq, pruned_through, sessions FROM rooms WHERE room_id = ?1")?
+        .query_row(params![room], |row| {
+            Ok(RoomRow {
+                head: row.get::<_, i64>(0)? as u64,
+                pruned_through: row.get::<_, i64>(1)? as u64,
+                sessions: row.get::<_, i64>(2)? as u64,
+            })
+        })
         .optional()?
-        .unwrap_or((0, 0)))
+        .unwrap_or_default())
 }
 
 pub(super) fn open_write_connection(path: &Path, sync: Synchronous) -> Result<Connection, StoreError> {

@@ -6,24 +6,20 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, params};
 use tokio::sync::mpsc;
 
 use super::checkpoint::Checkpointer;
 use super::ledger::bind_goal;
+use super::schema::{RoomRow, room_row};
 use crate::store::group::{Outcome, Reply, Value, deliver, event_json, frame, next_group, reply_of};
 use crate::store::types::{
     AppendBatch, CommitListener, CommittedEvent, Retention, StoreConfig, StoreError, StoreStats, WriteOp,
 };
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-struct Heads {
-    head: u64,
-    pruned_through: u64,
-    /// Session records in the room: `GET /v1/rooms` reads it from the `rooms` row, since the
-    /// records have no index by room (migration 4).
-    sessions: u64,
-}
+/// What the writer keeps of a room: its `rooms` row (the record count is what `GET /v1/rooms`
+/// reads, since the records have no index by room: migration 4).
+type Heads = RoomRow;
 
 /// Each session record's row (`sessions.id`), by room and session. The table has no index on
 /// them (migration 4): kept with each insert, it put every room's entries on a page of their own,
@@ -36,9 +32,6 @@ struct Books {
     heads: HashMap<String, Heads>,
     records: Records,
 }
-
-/// A record row as it was before a change: (room, session, row).
-type RecordChange = (String, String, Option<i64>);
 
 fn load_records(conn: &Connection) -> Result<Records, StoreError> {
     let mut records = Records::new();
@@ -176,9 +169,9 @@ impl Writer {
                      ON CONFLICT (room_id) DO UPDATE SET head_seq = excluded.head_seq,
                          pruned_through = excluded.pruned_through, sessions = excluded.sessions",
                 )?;
-                for (room, before) in &undo.heads {
+                for (room, before) in undo.rooms_before() {
                     if let Some(h) = books.heads.get(room)
-                        && Some(*h) != *before
+                        && Some(*h) != before
                     {
                         upsert.execute(params![room, h.head as i64, h.pruned_through as i64, h.sessions as i64])?;
                     }
@@ -193,7 +186,7 @@ impl Writer {
         } else {
             // Nothing of this group is durable: its seqs are handed out again, its records' rows
             // are not there.
-            undo.restore(&mut self.books);
+            undo.rollback_to(0, &mut self.books);
         }
         deliver(&self.listener, &self.stats, outcomes, tx_result);
     }
@@ -219,47 +212,66 @@ fn run_op(conn: &Connection, op: &WriteOp) -> Result<Value, StoreError> {
     }
 }
 
-/// What a group (or a run, or an operation) changed in the [`Books`], to put back if its writes are
-/// rolled back: the heads rooms had before it first moved them (`None`: not loaded then), and each
-/// record row change in order.
-#[derive(Default)]
-struct Undo {
-    heads: HashMap<String, Option<Heads>>,
-    records: Vec<RecordChange>,
+/// A change to the [`Books`], as they were before it: put back if its writes are rolled back.
+enum Change {
+    /// A room's heads (`None`: not loaded then).
+    Heads(String, Option<Heads>),
+    /// A session's record row (`None`: it had none).
+    Record(String, String, Option<i64>),
 }
 
+/// What a group changed in the [`Books`], in order. A run or an operation rolled back to its
+/// savepoint unwinds the log to where it began ([`Undo::mark`]); a failed group unwinds all of it.
+#[derive(Default)]
+struct Undo(Vec<Change>);
+
 impl Undo {
-    fn note(&mut self, heads: &HashMap<String, Heads>, room: &str) {
-        if !self.heads.contains_key(room) {
-            self.heads.insert(room.to_owned(), heads.get(room).copied());
-        }
+    fn mark(&self) -> usize {
+        self.0.len()
     }
 
-    /// Puts back the record rows changed since `mark` (a length of `records`), newest first.
-    fn unwind_records(&mut self, mark: usize, records: &mut Records) {
-        while self.records.len() > mark {
-            let Some((room, session, before)) = self.records.pop() else { break };
-            match before {
-                Some(id) => {
-                    records.entry(room).or_default().insert(session, id);
+    /// Before a room's heads change.
+    fn note(&mut self, heads: &HashMap<String, Heads>, room: &str) {
+        self.0.push(Change::Heads(room.to_owned(), heads.get(room).copied()));
+    }
+
+    /// Before a session's record row changes (`before`: its row until now).
+    fn note_record(&mut self, room: &str, session: &str, before: Option<i64>) {
+        self.0.push(Change::Record(room.to_owned(), session.to_owned(), before));
+    }
+
+    /// Puts back what changed since `mark`, newest first.
+    fn rollback_to(&mut self, mark: usize, books: &mut Books) {
+        while self.0.len() > mark {
+            match self.0.pop() {
+                Some(Change::Heads(room, Some(h))) => {
+                    books.heads.insert(room, h);
                 }
-                None => {
-                    if let Some(m) = records.get_mut(&room) {
+                Some(Change::Heads(room, None)) => {
+                    books.heads.remove(&room);
+                }
+                Some(Change::Record(room, session, Some(id))) => {
+                    books.records.entry(room).or_default().insert(session, id);
+                }
+                Some(Change::Record(room, session, None)) => {
+                    if let Some(m) = books.records.get_mut(&room) {
                         m.remove(&session);
                     }
                 }
+                None => break,
             }
         }
     }
 
-    fn restore(mut self, books: &mut Books) {
-        self.unwind_records(0, &mut books.records);
-        for (room, before) in self.heads {
-            match before {
-                Some(h) => books.heads.insert(room, h),
-                None => books.heads.remove(&room),
-            };
+    /// The rooms whose heads the group changed, each with its heads before the group.
+    fn rooms_before(&self) -> HashMap<&str, Option<Heads>> {
+        let mut out = HashMap::new();
+        for change in &self.0 {
+            if let Change::Heads(room, before) = change {
+                out.entry(room.as_str()).or_insert(*before);
+            }
         }
+        out
     }
 }
 
@@ -299,8 +311,9 @@ fn append_run(
     Ok(())
 }
 
-/// Appends every operation of a run, or none: on the first failure the heads and record rows are
-/// restored and `None` returned; the caller undoes the writes (its savepoint or its transaction).
+/// Appends every operation of a run, or none: on the first failure the books are put back as they
+/// were before the run and `None` returned; the caller undoes the writes (its savepoint or its
+/// transaction).
 fn try_run(
     conn: &Connection,
     books: &mut Books,
@@ -308,17 +321,13 @@ fn try_run(
     retention: &Retention,
     run: &[AppendBatch],
 ) -> Option<Vec<(Vec<CommittedEvent>, u64)>> {
-    let mut run_undo = Undo::default();
-    let mark = undo.records.len();
+    let mark = undo.mark();
     let mut done = Vec::with_capacity(run.len());
     for b in run {
-        undo.note(&books.heads, &b.room_id);
-        run_undo.note(&books.heads, &b.room_id);
-        match append(conn, books, &mut undo.records, retention, b) {
+        match append(conn, books, undo, retention, b) {
             Ok(r) => done.push(r),
             Err(_) => {
-                undo.unwind_records(mark, &mut books.records);
-                run_undo.restore(books);
+                undo.rollback_to(mark, books);
                 return None;
             }
         }
@@ -342,12 +351,9 @@ fn replay_each(
     outcomes: &mut Vec<Outcome>,
 ) -> Result<(), StoreError> {
     for b in run {
-        undo.note(&books.heads, &b.room_id);
-        let mut op_undo = Undo::default();
-        op_undo.note(&books.heads, &b.room_id);
-        let mark = undo.records.len();
+        let mark = undo.mark();
         savepoint(conn, "op")?;
-        match append(conn, books, &mut undo.records, retention, &b) {
+        match append(conn, books, undo, retention, &b) {
             Ok((events, last)) => {
                 finish_savepoint(conn, "op", true)?;
                 outcomes.push(Outcome::Appended { room_id: b.room_id, events, ack: b.ack, last });
@@ -355,8 +361,7 @@ fn replay_each(
             Err(error) => {
                 finish_savepoint(conn, "op", false)?;
                 // The savepoint rolled back: so must the heads and the record rows.
-                undo.unwind_records(mark, &mut books.records);
-                op_undo.restore(books);
+                undo.rollback_to(mark, books);
                 tracing::error!(room = %b.room_id, error = %error, "append failed");
                 outcomes.push(Outcome::Failed { ack: b.ack, error });
             }
@@ -371,31 +376,22 @@ fn load_heads<'a>(
     room: &str,
 ) -> Result<&'a mut Heads, StoreError> {
     if !heads.contains_key(room) {
-        let h = conn
-            .prepare_cached("SELECT head_seq, pruned_through, sessions FROM rooms WHERE room_id = ?1")?
-            .query_row(params![room], |row| {
-                Ok(Heads {
-                    head: row.get::<_, i64>(0)? as u64,
-                    pruned_through: row.get::<_, i64>(1)? as u64,
-                    sessions: row.get::<_, i64>(2)? as u64,
-                })
-            })
-            .optional()?
-            .unwrap_or(Heads { head: 0, pruned_through: 0, sessions: 0 });
+        let h = room_row(conn, room)?;
         heads.insert(room.to_owned(), h);
     }
     heads.get_mut(room).ok_or_else(|| StoreError::Other("room heads vanished".into()))
 }
 
-/// Appends one operation's events and writes its records, logging each record row it adds to `log`
-/// (even when it then fails: the caller unwinds the log with its writes).
+/// Appends one operation's events and writes its records, noting in `undo` what it changes in the
+/// books as it goes (even when it then fails: the caller unwinds `undo` with its writes).
 fn append(
     conn: &Connection,
     books: &mut Books,
-    log: &mut Vec<RecordChange>,
+    undo: &mut Undo,
     retention: &Retention,
     batch: &AppendBatch,
 ) -> Result<(Vec<CommittedEvent>, u64), StoreError> {
+    undo.note(&books.heads, &batch.room_id);
     let Books { heads, records } = books;
     let h = load_heads(conn, heads, &batch.room_id)?;
     let mut committed = Vec::with_capacity(batch.events.len());
@@ -441,7 +437,7 @@ fn append(
                 )?
                 .execute(params![batch.room_id, rec.session_id, rec.json, rec.updated_at_ms])?;
                 let id = conn.last_insert_rowid();
-                log.push((batch.room_id.clone(), rec.session_id.clone(), None));
+                undo.note_record(&batch.room_id, &rec.session_id, None);
                 records.entry(batch.room_id.clone()).or_default().insert(rec.session_id.clone(), id);
                 h.sessions += 1;
             }
@@ -460,7 +456,7 @@ fn delete_session(
     session: &str,
 ) -> Result<(), StoreError> {
     if let Some(id) = books.records.get_mut(room).and_then(|m| m.remove(session)) {
-        undo.records.push((room.to_owned(), session.to_owned(), Some(id)));
+        undo.note_record(room, session, Some(id));
         undo.note(&books.heads, room);
         let h = load_heads(conn, &mut books.heads, room)?;
         h.sessions = h.sessions.saturating_sub(1);
