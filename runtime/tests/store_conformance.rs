@@ -36,6 +36,27 @@ enum Engine {
     Postgres,
 }
 
+impl Engine {
+    /// SQL that makes inserting event `seq` of `room` fail, and SQL that lets it through again:
+    /// PostgreSQL's unique key by room and seq refuses it while a stray row holds the seq; SQLite's
+    /// events have no key by room (migration 5), so a trigger refuses it.
+    fn refuse_event(self, room: &str, seq: u64) -> (String, String) {
+        match self {
+            Engine::Postgres => (
+                format!("INSERT INTO events (room_id, seq, occurred_at_ms, json) VALUES ('{room}', {seq}, 0, '{{}}')"),
+                format!("DELETE FROM events WHERE room_id = '{room}' AND seq = {seq}"),
+            ),
+            Engine::Sqlite => (
+                format!(
+                    "CREATE TRIGGER refuse_{room}_{seq} BEFORE INSERT ON events WHEN NEW.room_id = '{room}' \
+                     AND NEW.seq = {seq} BEGIN SELECT RAISE(ABORT, 'refused'); END"
+                ),
+                format!("DROP TRIGGER refuse_{room}_{seq}"),
+            ),
+        }
+    }
+}
+
 /// Where one case's stores live: a SQLite file, or a database on this process's PostgreSQL.
 struct Place {
     dir: tempfile::TempDir,
@@ -143,6 +164,7 @@ conformance!(
     a_failed_operation_rolls_back_alone_and_the_others_commit,
     a_lone_operation_after_an_idle_spell_does_not_wait_for_the_linger,
     sessions_and_rooms_are_listed_and_deleted,
+    pages_of_interleaved_pruned_logs_hold_every_seq_once,
 );
 
 async fn seqs_are_gap_free_per_room_and_continue_after_reopen(engine: Engine) {
@@ -185,6 +207,65 @@ async fn retention_prunes_but_seq_continues(engine: Engine) {
     assert_eq!(page.pruned_through, pruned);
 }
 
+/// Every room's events from its first unpruned seq to its head, read in pages of `limit`; each
+/// event's JSON is checked against its seq and room.
+async fn read_all(store: &Store, room: &str, limit: usize) -> Vec<u64> {
+    let mut got = Vec::new();
+    loop {
+        let page = store.events_after(room, got.last().copied().unwrap_or(0), limit).await.unwrap();
+        assert!(page.events.len() <= limit);
+        if page.events.is_empty() {
+            return got;
+        }
+        for (seq, json) in &page.events {
+            let v: serde_json::Value = serde_json::from_str(json.get()).unwrap();
+            assert_eq!((&v["seq"], &v["roomId"]), (&serde_json::json!(seq), &serde_json::json!(room)));
+            got.push(*seq);
+        }
+    }
+}
+
+/// Long logs of three rooms written in turns (their rows interleave), pruned by retention, read
+/// in pages of many sizes, before and after a restart and after more appends: each read holds
+/// exactly the seqs asked for (SQLite walks each room's chain of rows from a mark: migration 5).
+async fn pages_of_interleaved_pruned_logs_hold_every_seq_once(engine: Engine) {
+    let place = Place::new(engine).await;
+    let mut cfg = place.config();
+    cfg.retention.max_events_per_room = Some(150);
+    let rooms = ["a", "b", "c"];
+    let check = async |store: &Store| {
+        for room in rooms {
+            let (head, pruned) = store.room_heads(room).await.unwrap();
+            assert!(pruned > 64 && head > pruned + 130, "{engine:?} {room}: {pruned} {head}");
+            let want: Vec<u64> = (pruned + 1..=head).collect();
+            for limit in [1, 7, 64, 100, 1000] {
+                assert_eq!(read_all(store, room, limit).await, want, "{engine:?} {room}, pages of {limit}");
+            }
+            for after in [0, pruned - 1, pruned + 63, pruned + 64, head - 65, head - 1, head, head + 5] {
+                let page = store.events_after(room, after, 10).await.unwrap();
+                let from = after.max(pruned) + 1;
+                let want: Vec<u64> = (from..=head.min(from + 9)).collect();
+                assert_eq!(seqs(&page), want, "{engine:?} {room}, 10 after {after}");
+            }
+        }
+    };
+    let store = place.open(cfg.clone(), Arc::new(Collect::default())).await;
+    for round in 0..100 {
+        for (k, room) in rooms.iter().enumerate() {
+            append_n(&store, room, 1 + (round + k) % 5).await;
+        }
+    }
+    check(&store).await;
+    store.close().await;
+    drop(store);
+    let store = place.open(cfg, Arc::new(Collect::default())).await;
+    check(&store).await;
+    for room in rooms {
+        append_n(&store, room, 70).await;
+    }
+    check(&store).await;
+}
+
 async fn a_group_commits_many_events_in_few_transactions(engine: Engine) {
     let place = Place::new(engine).await;
     let mut cfg = place.config();
@@ -215,17 +296,18 @@ async fn a_failed_append_rolls_back_only_itself_within_a_group(engine: Engine) {
     cfg.linger = Duration::from_millis(200);
     cfg.linger_when_idle = true;
     let store = place.open(cfg, Arc::new(Collect::default())).await;
-    let exec = |sql: &'static str| {
+    let exec = |sql: String| {
         let (ack, rx) = oneshot::channel();
-        (WriteOp::Exec { sql: sql.into(), ack }, rx)
+        (WriteOp::Exec { sql, ack }, rx)
     };
     assert_eq!(append_n(&store, "r", 1).await, 1);
-    // One group: seq 2 lands; a stray row at seq 4 makes the next 2-event append fail on its
-    // second event; the stray row goes; the last append must get seq 3, not clash with seq 2.
+    // One group: seq 2 lands; seq 4 refused makes the next 2-event append fail on its second
+    // event; seq 4 is let through again; the last append must get seq 3, not clash with seq 2.
+    let (refuse, allow) = engine.refuse_event("r", 4);
     let (a1, r1) = append_op("r", 1, None);
-    let (j1, _) = exec("INSERT INTO events (room_id, seq, occurred_at_ms, json) VALUES ('r', 4, 0, '{}')");
+    let (j1, _) = exec(refuse);
     let (a2, r2) = append_op("r", 2, None);
-    let (j2, _) = exec("DELETE FROM events WHERE room_id = 'r' AND seq = 4");
+    let (j2, _) = exec(allow);
     let (a3, r3) = append_op("r", 1, None);
     for op in [a1, j1, a2, j2, a3] {
         store.send(op).await.unwrap();
@@ -246,9 +328,9 @@ async fn a_failed_append_inside_a_run_of_appends_rolls_back_only_itself(engine: 
     cfg.linger_when_idle = true;
     let listener = Arc::new(Collect::default());
     let store = place.open(cfg, listener.clone()).await;
-    // Room `bad` gets seq 1, then a stray row at seq 2 that its next append will clash with.
+    // Room `bad` gets seq 1, then seq 2 is refused to its next append.
     assert_eq!(append_n(&store, "bad", 1).await, 1);
-    store.exec("INSERT INTO events (room_id, seq, occurred_at_ms, json) VALUES ('bad', 2, 0, '{}')").await.unwrap();
+    store.exec(&engine.refuse_event("bad", 2).0).await.unwrap();
     listener.0.lock().unwrap().clear();
 
     // One group, appends only: a, bad (fails), b, a.
@@ -289,7 +371,7 @@ async fn a_failed_append_inside_a_run_of_appends_rolls_back_only_itself(engine: 
     assert_eq!(append_n(&store, "a", 1).await, 3);
     assert_eq!(append_n(&store, "b", 1).await, 3);
     let page = store.events_after("bad", 0, 10).await.unwrap();
-    assert_eq!(seqs(&page), vec![1, 2], "its own row and the stray one");
+    assert_eq!((seqs(&page).first(), page.head_seq), (Some(&1), 1), "{engine:?}: its own row");
 }
 
 async fn the_goal_ledger_keeps_the_first_bind_and_marks_conflicts_ambiguous(engine: Engine) {
@@ -444,6 +526,34 @@ async fn sqlite_a_record_rolled_back_with_its_operation_is_written_anew() {
     assert_eq!(ids, vec!["s0", "sx", "sz"], "sx written anew, sz untouched");
     let counts: Vec<u64> = store.rooms().await.unwrap().into_iter().map(|r| r.session_count).collect();
     assert_eq!(counts, vec![3]);
+}
+
+/// SQLite reads a room's events by walking its chain of rows (migration 5): a row missing from
+/// the middle makes the read fail, never return a page with a gap.
+#[tokio::test]
+async fn sqlite_a_broken_chain_of_events_is_an_error_not_a_gap() {
+    let place = Place::new(Engine::Sqlite).await;
+    let store = place.open(place.config(), Arc::new(Collect::default())).await;
+    assert_eq!(append_n(&store, "r", 200).await, 200);
+    assert_eq!(seqs(&store.events_after("r", 100, 3).await.unwrap()), vec![101, 102, 103]);
+    store.exec("DELETE FROM events WHERE room_id = 'r' AND seq = 150").await.unwrap();
+    assert_eq!(seqs(&store.events_after("r", 100, 3).await.unwrap()), vec![101, 102, 103], "below the hole");
+    assert_eq!(seqs(&store.events_after("r", 150, 3).await.unwrap()), vec![151, 152, 153], "above it");
+    for after in [60, 140, 149] {
+        let err = store.events_after("r", after, 100).await.err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(err.contains("event log breaks"), "after {after}: {err}");
+    }
+    // A link to the wrong row (seq 180's to seq 178's, skipping 179) is caught by its seq.
+    store
+        .exec(
+            "UPDATE events SET prev_id = (SELECT id FROM events WHERE room_id = 'r' AND seq = 178)
+             WHERE room_id = 'r' AND seq = 180",
+        )
+        .await
+        .unwrap();
+    let err = store.events_after("r", 175, 10).await.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(err.contains("event log breaks"), "{err}");
+    assert_eq!(seqs(&store.events_after("r", 180, 2).await.unwrap()), vec![181, 182]);
 }
 
 /// By default a PostgreSQL store holds its database's writer lock: a second one is refused with a

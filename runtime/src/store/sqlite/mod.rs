@@ -1,5 +1,6 @@
 //! The SQLite engine (the default): one writer thread, a small pool of read-only connections.
 
+mod chain;
 mod checkpoint;
 mod ledger;
 mod schema;
@@ -16,8 +17,9 @@ use super::Engine;
 use super::types::{CommitListener, EventPage, LedgerKey, RoomInfo, StoreConfig, StoreError, StoreStats, WriteOp};
 use crate::goal::Binding;
 use crate::session::SessionRecord;
+use chain::Step;
 use ledger::read_binding;
-use schema::{ReaderPool, RoomRow, migrate, open_write_connection, room_row};
+use schema::{ReaderPool, migrate, open_write_connection, room_row};
 use writer::Writer;
 
 pub(super) struct Sqlite {
@@ -70,22 +72,23 @@ impl Engine for Sqlite {
     async fn events_after(&self, room_id: &str, after: u64, limit: usize) -> Result<EventPage, StoreError> {
         let room = room_id.to_owned();
         self.read(move |conn| {
+            // One read transaction: the room's row and the chain it starts agree.
             let tx = conn.unchecked_transaction()?;
-            let RoomRow { head: head_seq, pruned_through, .. } = room_row(&tx, &room)?;
-            let mut stmt = tx
-                .prepare_cached("SELECT seq, json FROM events WHERE room_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3")?;
-            let rows = stmt
-                .query_map(params![room, i64::try_from(after).unwrap_or(i64::MAX), limit as i64], |row| {
-                    Ok((row.get::<_, i64>(0)? as u64, row.get::<_, String>(1)?))
-                })?;
-            let mut events = Vec::new();
-            for row in rows {
-                let (seq, json) = row?;
+            let row = room_row(&tx, &room)?;
+            let lo = after.max(row.pruned_through).saturating_add(1);
+            let hi = row.head.min(lo.saturating_add(limit as u64).saturating_sub(1));
+            let mut found = Vec::new();
+            let hi_sql = hi as i64;
+            chain::walk(&tx, &room, &row, (lo, hi), Step::json_through(&hi_sql), |seq, _, json| {
+                found.push((seq, json))
+            })?;
+            tx.finish()?;
+            let mut events = Vec::with_capacity(found.len());
+            for (seq, json) in found.into_iter().rev() {
+                let json = json.ok_or_else(|| StoreError::Other(format!("room {room}: event {seq} has no JSON")))?;
                 events.push((seq, RawValue::from_string(json)?));
             }
-            drop(stmt);
-            tx.finish()?;
-            Ok(EventPage { events, head_seq, pruned_through })
+            Ok(EventPage { events, head_seq: row.head, pruned_through: row.pruned_through })
         })
         .await
     }
@@ -93,15 +96,13 @@ impl Engine for Sqlite {
     async fn turn_events(&self, room_id: &str, turn_id: &str) -> Result<Vec<Box<RawValue>>, StoreError> {
         let (room, turn) = (room_id.to_owned(), turn_id.to_owned());
         self.read(move |conn| {
-            let mut stmt = conn.prepare(
-                "SELECT json FROM events WHERE room_id = ?1 AND json_extract(json, '$.turnId') = ?2 ORDER BY seq",
-            )?;
-            let rows = stmt.query_map(params![room, turn], |row| row.get::<_, String>(0))?;
-            let mut out = Vec::new();
-            for json in rows {
-                out.push(RawValue::from_string(json?)?);
-            }
-            Ok(out)
+            let tx = conn.unchecked_transaction()?;
+            let row = room_row(&tx, &room)?;
+            let mut found = Vec::new();
+            let step = Step { column: "CASE WHEN json_extract(e.json, '$.turnId') = ?3 THEN e.json END", arg: &turn };
+            chain::walk(&tx, &room, &row, (row.pruned_through + 1, row.head), step, |_, _, json| found.extend(json))?;
+            tx.finish()?;
+            found.into_iter().rev().map(|json| Ok(RawValue::from_string(json)?)).collect()
         })
         .await
     }

@@ -9,16 +9,18 @@ use bytes::Bytes;
 use rusqlite::{Connection, params};
 use tokio::sync::mpsc;
 
+use super::chain::{self, Step};
 use super::checkpoint::Checkpointer;
 use super::ledger::bind_goal;
-use super::schema::{RoomRow, room_row};
+use super::schema::{MARK_EVERY, RoomRow, room_row};
 use crate::store::group::{Outcome, Reply, Value, deliver, event_json, frame, next_group, reply_of};
 use crate::store::types::{
     AppendBatch, CommitListener, CommittedEvent, Retention, StoreConfig, StoreError, StoreStats, WriteOp,
 };
 
 /// What the writer keeps of a room: its `rooms` row (the record count is what `GET /v1/rooms`
-/// reads, since the records have no index by room: migration 4).
+/// reads, since the records have no index by room: migration 4; the newest event's row id is where
+/// the room's chain of events starts, since the events have none either: migration 5).
 type Heads = RoomRow;
 
 /// Each session record's row (`sessions.id`), by room and session. The table has no index on
@@ -161,19 +163,26 @@ impl Writer {
                 *last_age_prune = Instant::now();
                 prune_by_age(&tx, &mut books.heads, &mut undo, &config.retention)?;
             }
-            // One `rooms` row write per room and group (not per append): the head and the record
-            // count the group moved.
+            // One `rooms` row write per room and group (not per append): the head, the record
+            // count and the newest event the group moved.
             {
                 let mut upsert = tx.prepare_cached(
-                    "INSERT INTO rooms (room_id, head_seq, pruned_through, sessions) VALUES (?1, ?2, ?3, ?4)
+                    "INSERT INTO rooms (room_id, head_seq, pruned_through, sessions, last_id) VALUES (?1, ?2, ?3, ?4, ?5)
                      ON CONFLICT (room_id) DO UPDATE SET head_seq = excluded.head_seq,
-                         pruned_through = excluded.pruned_through, sessions = excluded.sessions",
+                         pruned_through = excluded.pruned_through, sessions = excluded.sessions,
+                         last_id = excluded.last_id",
                 )?;
                 for (room, before) in undo.rooms_before() {
                     if let Some(h) = books.heads.get(room)
                         && Some(*h) != before
                     {
-                        upsert.execute(params![room, h.head as i64, h.pruned_through as i64, h.sessions as i64])?;
+                        upsert.execute(params![
+                            room,
+                            h.head as i64,
+                            h.pruned_through as i64,
+                            h.sessions as i64,
+                            h.last_id
+                        ])?;
                     }
                 }
             }
@@ -396,13 +405,20 @@ fn append(
     let h = load_heads(conn, heads, &batch.room_id)?;
     let mut committed = Vec::with_capacity(batch.events.len());
     if !batch.events.is_empty() {
-        let mut insert =
-            conn.prepare_cached("INSERT INTO events (room_id, seq, occurred_at_ms, json) VALUES (?1, ?2, ?3, ?4)")?;
+        let mut insert = conn.prepare_cached(
+            "INSERT INTO events (room_id, seq, occurred_at_ms, json, prev_id) VALUES (?1, ?2, ?3, ?4, ?5)",
+        )?;
         for ev in &batch.events {
             let seq = h.head + 1;
             let frame = frame(ev, seq)?;
-            insert.execute(params![batch.room_id, seq as i64, ev.occurred_at_ms, event_json(&frame)?])?;
+            let prev = (h.last_id != 0).then_some(h.last_id);
+            insert.execute(params![batch.room_id, seq as i64, ev.occurred_at_ms, event_json(&frame)?, prev])?;
+            h.last_id = conn.last_insert_rowid();
             h.head = seq;
+            if seq % MARK_EVERY == 0 {
+                conn.prepare_cached("INSERT INTO event_marks (room_id, seq, id) VALUES (?1, ?2, ?3)")?
+                    .execute(params![batch.room_id, seq as i64, h.last_id])?;
+            }
             committed.push(CommittedEvent { seq, session_id: ev.session_id.clone(), frame: Bytes::from(frame) });
         }
         // The `rooms` row is written once per group, by `commit_group`.
@@ -410,10 +426,7 @@ fn append(
             // Prune in steps of 1/8 of the budget so deletes are amortised.
             let slack = (max / 8).max(1);
             if h.head > h.pruned_through + max + slack {
-                let through = h.head - max;
-                conn.prepare_cached("DELETE FROM events WHERE room_id = ?1 AND seq <= ?2")?
-                    .execute(params![batch.room_id, through as i64])?;
-                h.pruned_through = through;
+                prune_through(conn, &batch.room_id, h, h.head - max)?;
             }
         }
     }
@@ -467,6 +480,25 @@ fn delete_session(
     Ok(())
 }
 
+/// Deletes the room's events through seq `through` (and their marks), walking its chain down from
+/// there; the caller's heads then say so.
+fn prune_through(conn: &Connection, room: &str, h: &mut Heads, through: u64) -> Result<(), StoreError> {
+    let through = through.min(h.head);
+    if through <= h.pruned_through {
+        return Ok(());
+    }
+    let mut ids = Vec::new();
+    chain::walk(conn, room, h, (h.pruned_through + 1, through), Step::links(), |_, id, _| ids.push(id))?;
+    let mut delete = conn.prepare_cached("DELETE FROM events WHERE id = ?1")?;
+    for id in ids {
+        delete.execute(params![id])?;
+    }
+    conn.prepare_cached("DELETE FROM event_marks WHERE room_id = ?1 AND seq <= ?2")?
+        .execute(params![room, through as i64])?;
+    h.pruned_through = through;
+    Ok(())
+}
+
 fn prune_by_age(
     conn: &Connection,
     heads: &mut HashMap<String, Heads>,
@@ -483,15 +515,9 @@ fn prune_by_age(
         stmt.query_map(params![cutoff], |row| Ok((row.get(0)?, row.get(1)?)))?.collect::<Result<_, _>>()?
     };
     for (room, through) in rooms {
-        conn.execute("DELETE FROM events WHERE room_id = ?1 AND seq <= ?2", params![room, through])?;
-        conn.execute(
-            "UPDATE rooms SET pruned_through = MAX(pruned_through, ?2) WHERE room_id = ?1",
-            params![room, through],
-        )?;
         undo.note(heads, &room);
-        if let Some(h) = heads.get_mut(&room) {
-            h.pruned_through = h.pruned_through.max(through as u64);
-        }
+        let h = load_heads(conn, heads, &room)?;
+        prune_through(conn, &room, h, through as u64)?;
     }
     Ok(())
 }
