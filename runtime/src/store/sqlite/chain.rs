@@ -7,27 +7,27 @@
 use rusqlite::types::Null;
 use rusqlite::{Connection, OptionalExtension, ToSql, params};
 
-use super::schema::{MARK_EVERY, RoomRow};
+use super::schema::{MARK_EVERY, RoomRow, room_row};
 use crate::store::types::StoreError;
 
-/// What a walk reads of each row besides its links: `column`, an expression over the row `e` of
-/// `events` (a text or NULL, which may use `?3` = `arg`), handed to the visitor.
-pub(super) struct Step<'a> {
-    pub(super) column: &'static str,
-    pub(super) arg: &'a dyn ToSql,
+/// What a walk reads of each row besides its links, handed to its visitor.
+pub(super) enum Step<'a> {
+    /// Nothing (retention).
+    Links,
+    /// The event's JSON (not read for the rows skipped above the range).
+    Json,
+    /// The event's JSON if it belongs to this turn.
+    TurnJson(&'a str),
 }
 
-impl<'a> Step<'a> {
-    /// The events' JSON, for seqs up to `hi` (not read for the rows skipped above it).
-    pub(super) fn json_through(hi: &'a i64) -> Self {
-        Step { column: "CASE WHEN e.seq <= ?3 THEN e.json END", arg: hi }
-    }
-}
-
-impl Step<'static> {
-    /// Just the links, for walks that need no column (retention): `?3`, a NULL.
-    pub(super) fn links() -> Self {
-        Step { column: "?3", arg: &Null }
+impl Step<'_> {
+    /// The column's SQL over the row `e` of `events`, and what `?3` is bound to.
+    fn column<'s>(&'s self, hi: &'s i64) -> (&'static str, &'s dyn ToSql) {
+        match self {
+            Step::Links => ("?3", &Null),
+            Step::Json => ("CASE WHEN e.seq <= ?3 THEN e.json END", hi),
+            Step::TurnJson(turn) => ("CASE WHEN json_extract(e.json, '$.turnId') = ?3 THEN e.json END", turn),
+        }
     }
 }
 
@@ -61,6 +61,8 @@ pub(super) fn walk(
         return Ok(());
     }
     let start = entry(conn, room, row, hi)?;
+    let hi_sql = hi as i64;
+    let (x, arg) = step.column(&hi_sql);
     let sql = format!(
         "WITH RECURSIVE walk(id, seq, prev, x) AS (
             SELECT e.id, e.seq, e.prev_id, {x} FROM events e WHERE e.id = ?1
@@ -69,10 +71,9 @@ pub(super) fn walk(
                 WHERE w.seq > ?2 AND e.seq = w.seq - 1
          )
          SELECT seq, id, x FROM walk",
-        x = step.column
     );
     let mut stmt = conn.prepare_cached(&sql)?;
-    let mut rows = stmt.query(params![start, lo as i64, step.arg])?;
+    let mut rows = stmt.query(params![start, lo as i64, arg])?;
     // Each row's seq is one less than the one before (the query's join); the first is at or
     // above `hi` (a mark, or the newest event) and the walk ends at `lo`.
     let mut first = true;
@@ -89,4 +90,20 @@ pub(super) fn walk(
         }
     }
     Err(StoreError::Other(format!("room {room}: its event log breaks above seq {lo}")))
+}
+
+/// Reads a room's row and walks the range `range` picks from it, in one read transaction (the
+/// row and the chain it starts agree); returns the row.
+pub(super) fn read(
+    conn: &Connection,
+    room: &str,
+    range: impl FnOnce(&RoomRow) -> (u64, u64),
+    step: Step<'_>,
+    visit: impl FnMut(u64, i64, Option<String>),
+) -> Result<RoomRow, StoreError> {
+    let tx = conn.unchecked_transaction()?;
+    let row = room_row(&tx, room)?;
+    walk(&tx, room, &row, range(&row), step, visit)?;
+    tx.finish()?;
+    Ok(row)
 }

@@ -72,17 +72,18 @@ impl Engine for Sqlite {
     async fn events_after(&self, room_id: &str, after: u64, limit: usize) -> Result<EventPage, StoreError> {
         let room = room_id.to_owned();
         self.read(move |conn| {
-            // One read transaction: the room's row and the chain it starts agree.
-            let tx = conn.unchecked_transaction()?;
-            let row = room_row(&tx, &room)?;
-            let lo = after.max(row.pruned_through).saturating_add(1);
-            let hi = row.head.min(lo.saturating_add(limit as u64).saturating_sub(1));
             let mut found = Vec::new();
-            let hi_sql = hi as i64;
-            chain::walk(&tx, &room, &row, (lo, hi), Step::json_through(&hi_sql), |seq, _, json| {
-                found.push((seq, json))
-            })?;
-            tx.finish()?;
+            let limit = limit as u64;
+            let row = chain::read(
+                conn,
+                &room,
+                |row| {
+                    let lo = after.max(row.pruned_through).saturating_add(1);
+                    (lo, row.head.min(lo.saturating_add(limit).saturating_sub(1)))
+                },
+                Step::Json,
+                |seq, _, json| found.push((seq, json)),
+            )?;
             let mut events = Vec::with_capacity(found.len());
             for (seq, json) in found.into_iter().rev() {
                 let json = json.ok_or_else(|| StoreError::Other(format!("room {room}: event {seq} has no JSON")))?;
@@ -96,12 +97,9 @@ impl Engine for Sqlite {
     async fn turn_events(&self, room_id: &str, turn_id: &str) -> Result<Vec<Box<RawValue>>, StoreError> {
         let (room, turn) = (room_id.to_owned(), turn_id.to_owned());
         self.read(move |conn| {
-            let tx = conn.unchecked_transaction()?;
-            let row = room_row(&tx, &room)?;
             let mut found = Vec::new();
-            let step = Step { column: "CASE WHEN json_extract(e.json, '$.turnId') = ?3 THEN e.json END", arg: &turn };
-            chain::walk(&tx, &room, &row, (row.pruned_through + 1, row.head), step, |_, _, json| found.extend(json))?;
-            tx.finish()?;
+            let whole = |row: &schema::RoomRow| (row.pruned_through + 1, row.head);
+            chain::read(conn, &room, whole, Step::TurnJson(&turn), |_, _, json| found.extend(json))?;
             found.into_iter().rev().map(|json| Ok(RawValue::from_string(json)?)).collect()
         })
         .await

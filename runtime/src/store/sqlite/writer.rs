@@ -488,7 +488,7 @@ fn prune_through(conn: &Connection, room: &str, h: &mut Heads, through: u64) -> 
         return Ok(());
     }
     let mut ids = Vec::new();
-    chain::walk(conn, room, h, (h.pruned_through + 1, through), Step::links(), |_, id, _| ids.push(id))?;
+    chain::walk(conn, room, h, (h.pruned_through + 1, through), Step::Links, |_, id, _| ids.push(id))?;
     let mut delete = conn.prepare_cached("DELETE FROM events WHERE id = ?1")?;
     for id in ids {
         delete.execute(params![id])?;
