@@ -3,12 +3,11 @@
 //! An event is serialised exactly once, by the store's writer, when it gets its room `seq`; every
 //! subscriber then shares those bytes.
 
-use std::sync::Arc;
-
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::model::{Goal, InputItem, Scope, Session};
+use crate::shared_list::SharedList;
 
 /// A durable (or, for side conversations, ephemeral) event as clients receive it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -604,9 +603,10 @@ pub struct CommandInfo {
 #[serde(rename_all = "camelCase")]
 pub struct CommandsUpdatedPayload {
     // Shared: a provider announces the same list to every session it starts (the scripted
-    // agent's fifteen commands were built and freed per start, a thirtieth of a start's CPU).
+    // agent's fifteen commands were built and freed per start, a thirtieth of a start's CPU),
+    // and its JSON is made once (see `SharedList`).
     #[cfg_attr(feature = "schema", schema(value_type = Vec<CommandInfo>))]
-    pub commands: Arc<[CommandInfo]>,
+    pub commands: SharedList<CommandInfo>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -19,6 +19,7 @@ pub mod model;
 #[cfg(feature = "schema")]
 pub mod schema;
 pub mod session;
+pub mod shared_list;
 pub mod store;
 #[cfg(any(test, feature = "test-util"))]
 pub mod test_util;

@@ -4,9 +4,9 @@
 //! are *derived* from the session's lifecycle phase, its active turn and its pending interactions
 //! (see [`crate::session`]), never set from two places.
 
-use std::sync::Arc;
-
 use serde::{Deserialize, Serialize};
+
+use crate::shared_list::SharedList;
 
 /// Where a session sits: an ordinary (canonical) session, or an ephemeral side conversation.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -170,10 +170,10 @@ impl CollaborationMode {
 #[serde(rename_all = "camelCase")]
 pub struct SessionModes {
     pub current: String,
-    // Shared: a provider offers the same modes to each session, and a session is copied several
-    // times per request (the record, the snapshot, the events).
+    // Shared: a provider offers the same modes to each session, and a session is copied and
+    // serialised several times per request (the record, the snapshot, the events).
     #[cfg_attr(feature = "schema", schema(value_type = Vec<ModeInfo>))]
-    pub available: Arc<[ModeInfo]>,
+    pub available: SharedList<ModeInfo>,
 }
 
 /// One mode of an agent.
@@ -204,7 +204,7 @@ pub struct ConfigOption {
     pub current: String,
     // Shared, as the modes above.
     #[cfg_attr(feature = "schema", schema(value_type = Vec<ConfigChoice>))]
-    pub choices: Arc<[ConfigChoice]>,
+    pub choices: SharedList<ConfigChoice>,
 }
 
 /// One value a config option may take.

@@ -6,8 +6,8 @@
 //! tool calls started) so every item it opened is closed exactly once, also when the turn ends
 //! without the agent closing it.
 
+use ensemble_runtime::shared_list::SharedList;
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use ensemble_runtime::clock::new_id;
 use ensemble_runtime::event::{
@@ -533,7 +533,7 @@ pub fn config_options(options: &[acp::SessionConfigOption]) -> Vec<ConfigOption>
     options
         .iter()
         .filter_map(|o| {
-            let (current, choices): (String, Arc<[ConfigChoice]>) = match &o.kind {
+            let (current, choices): (String, SharedList<ConfigChoice>) = match &o.kind {
                 acp::SessionConfigKind::Select(s) => {
                     let flat: Vec<&acp::SessionConfigSelectOption> = match &s.options {
                         acp::SessionConfigSelectOptions::Ungrouped(v) => v.iter().collect(),

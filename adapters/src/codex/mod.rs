@@ -49,6 +49,7 @@ use ensemble_runtime::goal::{GoalCommand, ProviderGoal};
 use ensemble_runtime::model::{
     AuthState, ConfigChange, InputItem, Session, SessionKey, SessionPatch, SideCapabilities,
 };
+use ensemble_runtime::shared_list::SharedList;
 use serde_json::Value;
 
 use crate::kit::availability::{Availability, AvailabilityCell};
@@ -60,8 +61,8 @@ use live::Live;
 const FAILURE_COOLDOWN: Duration = Duration::from_secs(10);
 
 /// The slash commands codex understands (`commands.updated`).
-pub fn commands() -> Arc<[CommandInfo]> {
-    static COMMANDS: LazyLock<Arc<[CommandInfo]>> = LazyLock::new(|| list().into());
+pub fn commands() -> SharedList<CommandInfo> {
+    static COMMANDS: LazyLock<SharedList<CommandInfo>> = LazyLock::new(|| list().into());
     COMMANDS.clone()
 }
 

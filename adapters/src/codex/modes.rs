@@ -3,7 +3,9 @@
 //! (the controller folds the patch into it) and applied on the next `turn/start` — so it needs no
 //! state here and survives a restart.
 
-use std::sync::{Arc, LazyLock};
+use std::sync::LazyLock;
+
+use ensemble_runtime::shared_list::SharedList;
 
 use ensemble_runtime::model::{
     CollaborationMode, ConfigChange, ConfigChoice, ConfigOption, ModeInfo, Session, SessionModes, SessionPatch,
@@ -80,7 +82,7 @@ pub(super) fn offered(models: &[Model], session: &Session, thread_model: Option<
         }
     });
     // Built once: every session offers the same two (shared, not copied).
-    static MODES: LazyLock<Arc<[ModeInfo]>> = LazyLock::new(|| {
+    static MODES: LazyLock<SharedList<ModeInfo>> = LazyLock::new(|| {
         [
             ModeInfo { id: DEFAULT_MODE.into(), name: "Default".into(), description: None },
             ModeInfo {

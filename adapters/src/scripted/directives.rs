@@ -1,7 +1,9 @@
 //! The scripted agent's input language: a turn's lines as directives, the commands it
 //! advertises, and the keywords of goal objectives.
 
-use std::sync::{Arc, LazyLock};
+use std::sync::LazyLock;
+
+use ensemble_runtime::shared_list::SharedList;
 
 use ensemble_runtime::event::CommandInfo;
 
@@ -94,8 +96,8 @@ pub fn parse(input: &str) -> Vec<Directive> {
 }
 
 /// The commands the scripted agent advertises (`commands.updated`).
-pub fn commands() -> Arc<[CommandInfo]> {
-    static COMMANDS: LazyLock<Arc<[CommandInfo]>> = LazyLock::new(|| list().into());
+pub fn commands() -> SharedList<CommandInfo> {
+    static COMMANDS: LazyLock<SharedList<CommandInfo>> = LazyLock::new(|| list().into());
     COMMANDS.clone()
 }
 

@@ -3,7 +3,9 @@
 //! `default` and `plan` (replies start with `(plan)`). A change applies from the next turn; like
 //! most agents, the scripted one refuses to switch while a turn runs (409).
 
-use std::sync::{Arc, LazyLock};
+use std::sync::LazyLock;
+
+use ensemble_runtime::shared_list::SharedList;
 
 use ensemble_runtime::model::{
     ConfigChange, ConfigChoice, ConfigOption, ModeInfo, Session, SessionModes, SessionPatch,
@@ -39,12 +41,12 @@ pub(super) fn offered(session: &Session) -> SessionPatch {
         .map(|o| o.current.clone())
         .unwrap_or_else(|| "plain".into());
     // Built once: every session offers the same choices and modes (shared, not copied).
-    static CHOICES: LazyLock<Arc<[ConfigChoice]>> = LazyLock::new(|| {
+    static CHOICES: LazyLock<SharedList<ConfigChoice>> = LazyLock::new(|| {
         let choice =
             |value: &str, name: &str| ConfigChoice { value: value.into(), name: name.into(), description: None };
         [choice("plain", "Plain"), choice("upper", "Capitals")].into()
     });
-    static MODES: LazyLock<Arc<[ModeInfo]>> = LazyLock::new(|| {
+    static MODES: LazyLock<SharedList<ModeInfo>> = LazyLock::new(|| {
         let mode = |id: &str, name: &str| ModeInfo { id: id.into(), name: name.into(), description: None };
         [mode("default", "Default"), mode("plan", "Plan")].into()
     });
