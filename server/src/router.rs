@@ -8,6 +8,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use tower::ServiceBuilder;
 use tower_http::catch_panic::CatchPanicLayer;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -67,12 +68,17 @@ pub fn router(state: AppState) -> Router {
         let forwarding = forward::Forwarding { controller: state.controller.clone(), node };
         router = router.layer(middleware::from_fn_with_state(forwarding, forward::route));
     }
-    router
-        .layer(Extension(OpenApiJson::new(&doc)))
-        .layer(DefaultBodyLimit::max(state.max_body_bytes))
-        .layer(middleware::from_fn_with_state(state.clone(), edge))
+    let max_body_bytes = state.max_body_bytes;
+    // `edge` reads the matched route (metrics labels, the WebSocket's token rule), so it wraps
+    // each route; the layers that need no route wrap the router once. `Router::layer` wraps every
+    // route in every layer, and each wrapping clones a boxed service per request.
+    let routed = router.layer(middleware::from_fn_with_state(state.clone(), edge)).with_state(state);
+    let outer = ServiceBuilder::new()
         .layer(CatchPanicLayer::custom(error::panic_response))
-        .with_state(state)
+        .layer(DefaultBodyLimit::max(max_body_bytes))
+        .layer(Extension(OpenApiJson::new(&doc)))
+        .service(routed);
+    Router::new().fallback_service(outer)
 }
 
 /// What every request passes before its handler, outermost first: the time limit (408), the
