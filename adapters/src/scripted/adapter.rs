@@ -13,7 +13,6 @@ use ensemble_runtime::event::{CommandsUpdatedPayload, Decision, EventBody};
 use ensemble_runtime::goal::{GoalAction, GoalCommand, ProviderGoal};
 use ensemble_runtime::model::{ConfigChange, InputItem, Session, SessionKey, SessionPatch, SideCapabilities};
 use serde_json::Value;
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::config::{ScriptedConfig, SideBehavior};
@@ -162,7 +161,6 @@ impl Adapter for ScriptedAdapter {
     async fn start_turn(&self, session: &Session, turn: TurnRequest) -> Result<(), AdapterError> {
         let live = self.live(&session.key()).ok_or(AdapterError::NotLive)?;
         let cancel = CancellationToken::new();
-        let (steer_tx, steer_rx) = mpsc::unbounded_channel();
         {
             let mut slot = live.turn();
             if let Some(t) = slot.as_ref() {
@@ -172,11 +170,11 @@ impl Adapter for ScriptedAdapter {
                 turn_id: turn.turn_id.clone(),
                 cancel: cancel.clone(),
                 pending: HashMap::new(),
-                steer: steer_tx,
+                steered: Vec::new(),
             });
         }
         let text: String = turn.input.iter().map(InputItem::text).collect::<Vec<_>>().join("\n");
-        spawn_turn(live, turn.turn_id, Body::User(text, Voice::of(session)), cancel, steer_rx, self.config.clone());
+        spawn_turn(live, turn.turn_id, Body::User(text, Voice::of(session)), cancel, self.config.clone());
         Ok(())
     }
 
@@ -329,13 +327,13 @@ impl Adapter for ScriptedAdapter {
 
     async fn steer(&self, session: &Session, turn_id: &str, input: Vec<InputItem>) -> Result<(), AdapterError> {
         let live = self.live(&session.key()).ok_or(AdapterError::NotLive)?;
-        let slot = live.turn();
+        let mut slot = live.turn();
         let t = slot
-            .as_ref()
+            .as_mut()
             .filter(|t| t.turn_id == turn_id)
             .ok_or_else(|| AdapterError::Invalid("no such running turn".into()))?;
-        let text = input.iter().map(InputItem::text).collect::<Vec<_>>().join("\n");
-        t.steer.send(text).map_err(|_| AdapterError::Invalid("the turn is ending".into()))
+        t.steered.push(input.iter().map(InputItem::text).collect::<Vec<_>>().join("\n"));
+        Ok(())
     }
 
     async fn release(&self, session: &Session) -> Result<(), AdapterError> {

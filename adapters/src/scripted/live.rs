@@ -14,7 +14,7 @@ use ensemble_runtime::adapter::SessionHandle;
 use ensemble_runtime::event::Decision;
 use ensemble_runtime::goal::ProviderGoal;
 use serde_json::Value;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use super::config::ScriptedConfig;
@@ -27,7 +27,8 @@ pub(super) struct RunningTurn {
     pub(super) turn_id: String,
     pub(super) cancel: CancellationToken,
     pub(super) pending: HashMap<String, oneshot::Sender<Answer>>,
-    pub(super) steer: mpsc::UnboundedSender<String>,
+    /// Steering input the turn has not read yet (it reads it between words).
+    pub(super) steered: Vec<String>,
 }
 
 pub(super) struct Live {
