@@ -9,7 +9,10 @@
 //! while measured); a warm-up of 32 sessions in room `warm`; RSS; `--sessions` scripted sessions
 //! started by 32 concurrent clients over `--rooms` rooms (each answered 201, so live and idle); 1 s
 //! of rest; RSS → KiB per session. Then `--ws` room WebSockets spread over the same rooms, each read
-//! to its `hello`; 1 s; RSS → KiB per WebSocket. Then SIGTERM (timed until the exit), and the server
+//! to its `hello`; 1 s; RSS → KiB per WebSocket. Between the two, a turn with the input `/hang`
+//! submitted to each session (202; the scripted agent accepts it and waits for a cancel, as an
+//! agent waits on its model); 1 s; RSS → KiB per waiting turn (the turns are canceled once the
+//! WebSockets are closed: a waiting turn sends nothing they would buffer). Then SIGTERM (timed until the exit), and the server
 //! spawned again on the same data dir: the time from spawn to its `listening on` line (the store
 //! opened and every session recovered) and to `/readyz` 200; the restarted server must list every
 //! session. Baseline of the restart: the same stop and restart of a server whose store is empty, in
@@ -44,8 +47,10 @@ struct Run {
     rss_before: u64,
     rss_sessions: u64,
     rss_ws: u64,
+    rss_turns: u64,
     kib_per_session: f64,
     kib_per_ws: f64,
+    kib_per_turn: f64,
     stop: Duration,
     to_listening: Duration,
     to_ready: Duration,
@@ -105,6 +110,50 @@ async fn start_sessions(server: &Server, count: usize, room: impl Fn(usize) -> S
     }
 }
 
+/// With [`CLIENTS`] concurrent clients, to each session of [`start_sessions`] (room `r{i % rooms}`):
+/// without `submitted`, submits a turn with the input `/hang` (202) and returns the turn ids in
+/// session order; with them, cancels each (202, naming that turn).
+async fn each_session(server: &Server, count: usize, rooms: usize, submitted: Option<Arc<Vec<String>>>) -> Vec<String> {
+    let next = Arc::new(AtomicUsize::new(0));
+    let tasks: Vec<_> = (0..CLIENTS)
+        .map(|_| {
+            let (http, base, next, submitted) =
+                (server.http.clone(), server.base.clone(), next.clone(), submitted.clone());
+            tokio::spawn(async move {
+                let mut ids = Vec::new();
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= count {
+                        return ids;
+                    }
+                    let session = format!("{base}/v1/rooms/r{}/sessions/s{i}", i % rooms);
+                    let r = match &submitted {
+                        None => {
+                            let body = json!({"input": [{"type": "text", "text": "/hang"}]});
+                            http.post(format!("{session}/turns")).json(&body).send().await.unwrap()
+                        }
+                        Some(_) => http.post(format!("{session}/cancel")).send().await.unwrap(),
+                    };
+                    let status = r.status();
+                    let body: Value = r.json().await.unwrap_or_default();
+                    assert_eq!(status, 202, "{body}");
+                    let turn = body["turnId"].as_str().expect("turnId").to_owned();
+                    if let Some(t) = &submitted {
+                        assert_eq!(turn, t[i], "the cancel names the waiting turn");
+                    }
+                    ids.push((i, turn));
+                }
+            })
+        })
+        .collect();
+    let mut all = Vec::new();
+    for t in tasks {
+        all.extend(t.await.unwrap());
+    }
+    all.sort();
+    all.into_iter().map(|(_, id)| id).collect()
+}
+
 type Ws = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 async fn open_ws(addr: &str, room: &str) -> Ws {
@@ -160,6 +209,10 @@ async fn run(sessions: usize, rooms: usize, ws_count: usize) -> Run {
     tokio::time::sleep(Duration::from_secs(1)).await;
     let rss_sessions = server.rss_kib();
 
+    let turns = each_session(&server, sessions, rooms, None).await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let rss_turns = server.rss_kib();
+
     let mut sockets = Vec::with_capacity(ws_count);
     for i in 0..ws_count {
         sockets.push(open_ws(&server.addr, &format!("r{}", i % rooms)).await);
@@ -167,6 +220,7 @@ async fn run(sessions: usize, rooms: usize, ws_count: usize) -> Run {
     tokio::time::sleep(Duration::from_secs(1)).await;
     let rss_ws = server.rss_kib();
     drop(sockets);
+    each_session(&server, sessions, rooms, Some(Arc::new(turns))).await;
 
     let (stop, to_listening, to_ready, again) = restart(server, &dir, &flags).await;
     let listed = session_count(&again).await;
@@ -176,8 +230,10 @@ async fn run(sessions: usize, rooms: usize, ws_count: usize) -> Run {
         rss_before,
         rss_sessions,
         rss_ws,
+        rss_turns,
         kib_per_session: (rss_sessions as f64 - rss_before as f64) / sessions as f64,
-        kib_per_ws: (rss_ws as f64 - rss_sessions as f64) / ws_count.max(1) as f64,
+        kib_per_turn: (rss_turns as f64 - rss_sessions as f64) / sessions as f64,
+        kib_per_ws: (rss_ws as f64 - rss_turns as f64) / ws_count.max(1) as f64,
         stop,
         to_listening,
         to_ready,
@@ -185,12 +241,14 @@ async fn run(sessions: usize, rooms: usize, ws_count: usize) -> Run {
         empty_to_ready,
     };
     eprintln!(
-        "memory: RSS {} → {} → {} KiB: {:.2} KiB/session, {:.2} KiB/WebSocket; stop {:.2} s, restart {:.3} s to listening, \
+        "memory: RSS {} → {} → {} → {} KiB: {:.2} KiB/session, {:.2} KiB/waiting turn, {:.2} KiB/WebSocket; stop {:.2} s, restart {:.3} s to listening, \
          {:.3} s to ready (empty store {:.3} / {:.3} s)",
         r.rss_before,
         r.rss_sessions,
+        r.rss_turns,
         r.rss_ws,
         r.kib_per_session,
+        r.kib_per_turn,
         r.kib_per_ws,
         r.stop.as_secs_f64(),
         r.to_listening.as_secs_f64(),
@@ -223,11 +281,13 @@ async fn main() {
     println!("| --- | --: | --: | --: |");
     let per_session = m(|r| r.kib_per_session);
     println!("| RSS per idle live session | {per_session:.2} KiB | 8 KiB (target) | {:.2}x |", per_session / 8.0);
+    println!("| RSS per waiting turn (`/hang`) | {:.2} KiB | — | — |", m(|r| r.kib_per_turn));
     println!("| RSS per open WebSocket | {:.2} KiB | — | — |", m(|r| r.kib_per_ws));
     println!(
-        "| server RSS: idle / with sessions / with WebSockets | {:.1} / {:.1} / {:.1} MiB | — | — |",
+        "| server RSS: idle / with sessions / with turns / with WebSockets | {:.1} / {:.1} / {:.1} / {:.1} MiB | — | — |",
         m(|r| r.rss_before as f64) / 1024.0,
         m(|r| r.rss_sessions as f64) / 1024.0,
+        m(|r| r.rss_turns as f64) / 1024.0,
         m(|r| r.rss_ws as f64) / 1024.0
     );
     let (l, el) = (m(|r| r.to_listening.as_secs_f64()), m(|r| r.empty_to_listening.as_secs_f64()));
