@@ -6,7 +6,6 @@
 //! tool calls started) so every item it opened is closed exactly once, also when the turn ends
 //! without the agent closing it.
 
-use ensemble_runtime::shared_list::SharedList;
 use std::collections::HashMap;
 
 use ensemble_runtime::clock::new_id;
@@ -17,6 +16,7 @@ use ensemble_runtime::event::{
     TextDeltaPayload, TurnCanceledPayload, TurnCompletedPayload, TurnFailedPayload, UsagePayload,
 };
 use ensemble_runtime::model::{ConfigChoice, ConfigOption, ModeInfo, SessionModes, SessionPatch};
+use ensemble_runtime::shared_list::SharedList;
 use serde_json::Value;
 
 use super::diff::unified;

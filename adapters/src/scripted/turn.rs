@@ -144,7 +144,7 @@ impl TurnRun {
     }
 
     /// Steering input given since the last call (kept in the turn's slot: a channel per turn cost
-    /// a kilobyte for every running turn, and nothing waits on steers).
+    /// 1.6 KB for every running turn, and nothing waits on steers).
     fn take_steered(&self) -> Vec<String> {
         match self.live.turn().as_mut() {
             Some(t) if t.turn_id == self.turn_id => std::mem::take(&mut t.steered),
