@@ -93,3 +93,31 @@ fn deltas_kept_unserialised_by_the_size_check_are_within_the_limit() {
     let (cut, was) = clamp_body(big, max);
     assert!(was.is_some() && body_size(&cut) <= max, "a delta over the limit is still cut");
 }
+
+#[test]
+fn the_size_hint_covers_a_started_session_and_a_command_list() {
+    let session = Session::new_canonical("room-1", "session-1", "scripted", "/work/a/fairly/long/path", 1);
+    let started = EventBody::SessionStarted(SessionStartedPayload { session, ephemeral: false });
+    let command = |i: usize| CommandInfo {
+        name: format!("command-{i}"),
+        description: "what the command does, in a sentence of usual length".into(),
+        input_hint: Some("an argument".into()),
+    };
+    let commands = EventBody::CommandsUpdated(CommandsUpdatedPayload {
+        commands: crate::shared_list::SharedList::new((0..40).map(command).collect()),
+    });
+    for body in [started, commands] {
+        let event = NewEvent {
+            room_id: "room-1".into(),
+            event_id: "0197a0c2-0000-7000-8000-000000000000".into(),
+            session_id: "session-1".into(),
+            scope: Scope::Canonical,
+            turn_id: None,
+            occurred_at_ms: 1_750_000_000_000,
+            body,
+        };
+        let json = serde_json::to_vec(&event.with_seq_ref(1_000_000)).unwrap();
+        // The frame adds its prefix and a brace around the event.
+        assert!(json.len() + 64 <= event.body.json_size_hint(), "{} > {}", json.len(), event.body.json_size_hint());
+    }
+}

@@ -40,6 +40,11 @@ impl<T> SharedList<T> {
         SharedList(Arc::new(Inner { items: items.into_boxed_slice(), json: None }))
     }
 
+    /// The length of its JSON, when it carries it.
+    pub fn json_len(&self) -> Option<usize> {
+        self.0.json.as_ref().map(|j| j.get().len())
+    }
+
     /// Whether both are the same shared list (not just equal).
     pub fn ptr_eq(a: &Self, b: &Self) -> bool {
         Arc::ptr_eq(&a.0, &b.0)

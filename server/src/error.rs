@@ -211,7 +211,13 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Json<T> {
 
 impl<T: Serialize> IntoResponse for Json<T> {
     fn into_response(self) -> Response {
-        axum::Json(self.0).into_response()
+        // Sized for a session snapshot (~700 bytes): axum's `Json` starts at 128 and grew a
+        // session's answer three times, copying it each time.
+        let mut body = Vec::with_capacity(1024);
+        match serde_json::to_writer(&mut body, &self.0) {
+            Ok(()) => ([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], body).into_response(),
+            Err(e) => ApiError::internal("an answer could not be serialised", e).into_response(),
+        }
     }
 }
 

@@ -192,7 +192,7 @@ pub(super) const FRAME_PREFIX: &str = "{\"type\":\"event\",\"event\":";
 /// An event serialised once, from the borrowed event, straight into its wire frame; the log stores
 /// the `event` part of it ([`event_json`]).
 pub(super) fn frame(ev: &crate::event::NewEvent, seq: u64) -> Result<Vec<u8>, StoreError> {
-    let mut frame = Vec::with_capacity(512);
+    let mut frame = Vec::with_capacity(ev.body.json_size_hint());
     frame.extend_from_slice(FRAME_PREFIX.as_bytes());
     serde_json::to_writer(&mut frame, &ev.with_seq_ref(seq))?;
     frame.push(b'}');
