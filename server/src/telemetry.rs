@@ -1,7 +1,7 @@
 //! Logs (`tracing`, `RUST_LOG`, text or JSON) and metrics (Prometheus text at `/metrics`).
 
 use std::collections::HashMap;
-use std::sync::{OnceLock, RwLock};
+use std::sync::{LazyLock, OnceLock, RwLock};
 use std::time::Instant;
 
 use axum::extract::{MatchedPath, Request};
@@ -125,10 +125,10 @@ const UNMATCHED: &str = "unmatched";
 /// the key's labels (three allocations) and looked it up in the recorder's registry: about a
 /// fiftieth of the server's CPU per session start. Every label comes from a fixed set (see
 /// [`track_http`]), so this map stays as small as the recorder's own.
-static HTTP_METRICS: HttpMetrics = HttpMetrics { routes: RwLock::new(None) };
+static HTTP_METRICS: LazyLock<HttpMetrics> = LazyLock::new(|| HttpMetrics { routes: RwLock::default() });
 
 struct HttpMetrics {
-    routes: RwLock<Option<HashMap<String, RouteMetrics>>>,
+    routes: RwLock<HashMap<String, RouteMetrics>>,
 }
 
 struct RouteMetrics {
@@ -138,8 +138,8 @@ struct RouteMetrics {
 
 impl HttpMetrics {
     fn handles(&self, route: &str, method: &'static str, status: u16) -> (Counter, Histogram) {
-        let found = |routes: &Option<HashMap<String, RouteMetrics>>| {
-            let r = routes.as_ref()?.get(route)?;
+        let found = |routes: &HashMap<String, RouteMetrics>| {
+            let r = routes.get(route)?;
             let (_, _, count) = r.counts.iter().find(|(m, s, _)| *m == method && *s == status)?;
             Some((count.clone(), r.time.clone()))
         };
@@ -150,7 +150,7 @@ impl HttpMetrics {
         if let Some(h) = found(&routes) {
             return h;
         }
-        let r = routes.get_or_insert_with(HashMap::new).entry(route.to_owned()).or_insert_with(|| RouteMetrics {
+        let r = routes.entry(route.to_owned()).or_insert_with(|| RouteMetrics {
             time: metrics::histogram!("ensemble_http_request_seconds", "route" => route.to_owned()),
             counts: Vec::new(),
         });

@@ -79,69 +79,26 @@ fn flags(sessions: usize, ws: usize) -> Vec<String> {
     .collect()
 }
 
-/// Starts `ids` sessions with [`CLIENTS`] concurrent clients, each session in room `room(i)`.
-async fn start_sessions(server: &Server, count: usize, room: impl Fn(usize) -> String, prefix: &str) {
-    let next = Arc::new(AtomicUsize::new(0));
-    let rooms: Arc<Vec<String>> = Arc::new((0..count).map(room).collect());
+/// Runs `op(i)` for every `i` in `0..count`, [`CLIENTS`] at a time; returns the results in `i`
+/// order.
+async fn concurrently<T, F, Fut>(count: usize, op: F) -> Vec<T>
+where
+    F: Fn(usize) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = T> + Send,
+    T: Send + 'static,
+{
+    let (next, op) = (Arc::new(AtomicUsize::new(0)), Arc::new(op));
     let tasks: Vec<_> = (0..CLIENTS)
         .map(|_| {
-            let (http, base, next, rooms, prefix) =
-                (server.http.clone(), server.base.clone(), next.clone(), rooms.clone(), prefix.to_owned());
+            let (next, op) = (next.clone(), op.clone());
             tokio::spawn(async move {
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= rooms.len() {
-                        return;
-                    }
-                    let r = http
-                        .post(format!("{base}/v1/rooms/{}/sessions", rooms[i]))
-                        .json(&json!({"sessionId": format!("{prefix}{i}")}))
-                        .send()
-                        .await
-                        .unwrap();
-                    let status = r.status();
-                    assert_eq!(status, 201, "{}", r.text().await.unwrap_or_default());
-                }
-            })
-        })
-        .collect();
-    for t in tasks {
-        t.await.unwrap();
-    }
-}
-
-/// With [`CLIENTS`] concurrent clients, to each session of [`start_sessions`] (room `r{i % rooms}`):
-/// without `submitted`, submits a turn with the input `/hang` (202) and returns the turn ids in
-/// session order; with them, cancels each (202, naming that turn).
-async fn each_session(server: &Server, count: usize, rooms: usize, submitted: Option<Arc<Vec<String>>>) -> Vec<String> {
-    let next = Arc::new(AtomicUsize::new(0));
-    let tasks: Vec<_> = (0..CLIENTS)
-        .map(|_| {
-            let (http, base, next, submitted) =
-                (server.http.clone(), server.base.clone(), next.clone(), submitted.clone());
-            tokio::spawn(async move {
-                let mut ids = Vec::new();
+                let mut done = Vec::new();
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     if i >= count {
-                        return ids;
+                        return done;
                     }
-                    let session = format!("{base}/v1/rooms/r{}/sessions/s{i}", i % rooms);
-                    let r = match &submitted {
-                        None => {
-                            let body = json!({"input": [{"type": "text", "text": "/hang"}]});
-                            http.post(format!("{session}/turns")).json(&body).send().await.unwrap()
-                        }
-                        Some(_) => http.post(format!("{session}/cancel")).send().await.unwrap(),
-                    };
-                    let status = r.status();
-                    let body: Value = r.json().await.unwrap_or_default();
-                    assert_eq!(status, 202, "{body}");
-                    let turn = body["turnId"].as_str().expect("turnId").to_owned();
-                    if let Some(t) = &submitted {
-                        assert_eq!(turn, t[i], "the cancel names the waiting turn");
-                    }
-                    ids.push((i, turn));
+                    done.push((i, op(i).await));
                 }
             })
         })
@@ -150,8 +107,42 @@ async fn each_session(server: &Server, count: usize, rooms: usize, submitted: Op
     for t in tasks {
         all.extend(t.await.unwrap());
     }
-    all.sort();
-    all.into_iter().map(|(_, id)| id).collect()
+    all.sort_by_key(|(i, _)| *i);
+    all.into_iter().map(|(_, v)| v).collect()
+}
+
+/// Starts `count` sessions (`{prefix}{i}`, in room `room(i)`) with [`CLIENTS`] concurrent clients.
+async fn start_sessions(server: &Server, count: usize, room: impl Fn(usize) -> String, prefix: &str) {
+    let rooms: Arc<Vec<String>> = Arc::new((0..count).map(room).collect());
+    let (http, base, prefix) = (server.http.clone(), server.base.clone(), prefix.to_owned());
+    concurrently(count, move |i| {
+        let (http, url) = (http.clone(), format!("{base}/v1/rooms/{}/sessions", rooms[i]));
+        let body = json!({"sessionId": format!("{prefix}{i}")});
+        async move {
+            let r = http.post(url).json(&body).send().await.unwrap();
+            let status = r.status();
+            assert_eq!(status, 201, "{}", r.text().await.unwrap_or_default());
+        }
+    })
+    .await;
+}
+
+/// `POST` to `…/sessions/s{i}{path}` in room `r{i % rooms}` (the sessions [`run`] starts) for every
+/// `i` below `count`, [`CLIENTS`] at a time, each answered 202 with a `turnId`; returns the ids.
+async fn to_each_session(server: &Server, count: usize, rooms: usize, path: &'static str, body: Value) -> Vec<String> {
+    let (http, base) = (server.http.clone(), server.base.clone());
+    concurrently(count, move |i| {
+        let (http, url) = (http.clone(), format!("{base}/v1/rooms/r{}/sessions/s{i}{path}", i % rooms));
+        let body = body.clone();
+        async move {
+            let r = http.post(url).json(&body).send().await.unwrap();
+            let status = r.status();
+            let answer: Value = r.json().await.unwrap_or_default();
+            assert_eq!(status, 202, "{answer}");
+            answer["turnId"].as_str().expect("turnId").to_owned()
+        }
+    })
+    .await
 }
 
 type Ws = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
@@ -209,7 +200,8 @@ async fn run(sessions: usize, rooms: usize, ws_count: usize) -> Run {
     tokio::time::sleep(Duration::from_secs(1)).await;
     let rss_sessions = server.rss_kib();
 
-    let turns = each_session(&server, sessions, rooms, None).await;
+    let hang = json!({"input": [{"type": "text", "text": "/hang"}]});
+    let turns = to_each_session(&server, sessions, rooms, "/turns", hang).await;
     tokio::time::sleep(Duration::from_secs(1)).await;
     let rss_turns = server.rss_kib();
 
@@ -220,7 +212,8 @@ async fn run(sessions: usize, rooms: usize, ws_count: usize) -> Run {
     tokio::time::sleep(Duration::from_secs(1)).await;
     let rss_ws = server.rss_kib();
     drop(sockets);
-    each_session(&server, sessions, rooms, Some(Arc::new(turns))).await;
+    let canceled = to_each_session(&server, sessions, rooms, "/cancel", json!({})).await;
+    assert_eq!(canceled, turns, "each cancel names the waiting turn");
 
     let (stop, to_listening, to_ready, again) = restart(server, &dir, &flags).await;
     let listed = session_count(&again).await;
