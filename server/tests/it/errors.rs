@@ -38,6 +38,18 @@ async fn every_error_case_returns_the_json_error_shape() {
     }
     let (st, b) = s.post("/v1/rooms/r/sessions/s/turns", json!({"input": [["text", "hi"]]})).await;
     assert_eq!(error_code(st, &b, StatusCode::BAD_REQUEST), "invalid_body");
+    // An object field's refusal names the field, down to the item or the nested key.
+    for (path, body, named) in [
+        ("/v1/rooms/r/sessions/s/turns", json!({"input": [{"type": "text", "text": "hi"}, 5]}), "input[1]"),
+        ("/v1/rooms/r/sessions/s/turns", json!({"input": [{"text": "hi"}]}), "input[0]"),
+        ("/v1/rooms/r/sessions", json!({"settings": "fast"}), "settings"),
+        ("/v1/rooms/r/sessions", json!({"settings": {"model": "m", "bogus": 1}}), "settings.bogus"),
+    ] {
+        let (st, b) = s.post(path, body.clone()).await;
+        assert_eq!(error_code(st, &b, StatusCode::BAD_REQUEST), "invalid_body", "{body}");
+        let message = b["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains(&format!("{named}:")), "{body} -> {message}");
+    }
     let (st, b) = s.get("/v1/rooms/r/events?after=18446744073709551615").await;
     assert_eq!(error_code(st, &b, StatusCode::BAD_REQUEST), "invalid_query");
     let (st, b) = s.post("/v1/rooms/r/sessions", json!({"bogus": 1})).await;
