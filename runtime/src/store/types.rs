@@ -135,9 +135,17 @@ impl RecordRow {
         Ok(Self {
             session_id: rec.session.session_id.clone(),
             updated_at_ms: rec.session.updated_at_ms,
-            json: serde_json::to_string(rec)?,
+            json: record_json(rec)?,
         })
     }
+}
+
+/// A record's JSON in a buffer of about its size: a live session's is ~850 bytes, and
+/// `serde_json::to_string` starts at 128 and copied it three times while growing.
+fn record_json(rec: &SessionRecord) -> Result<String, StoreError> {
+    let mut buf = Vec::with_capacity(1536);
+    serde_json::to_writer(&mut buf, rec)?;
+    String::from_utf8(buf).map_err(|e| StoreError::Other(format!("a session record serialised to invalid UTF-8: {e}")))
 }
 
 /// Events of one room to append, with the session records (of that room) they change.
