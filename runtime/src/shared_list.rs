@@ -46,7 +46,8 @@ impl<T> SharedList<T> {
     }
 
     /// Whether both are the same shared list (not just equal).
-    pub fn ptr_eq(a: &Self, b: &Self) -> bool {
+    #[cfg(test)]
+    fn ptr_eq(a: &Self, b: &Self) -> bool {
         Arc::ptr_eq(&a.0, &b.0)
     }
 }

@@ -258,90 +258,9 @@ impl TurnRun {
         let mut said = Vec::new();
         for d in directives {
             match d {
-                Directive::Slow(ms) => self.delay = Duration::from_millis(*ms),
-                Directive::Say(text) => said.push(self.voice.say(format!("You said: {text}"))),
-                Directive::Tool { name, args } => Box::pin(self.tool(name, args)).await?,
-                Directive::Edit { path, text } => Box::pin(self.edit(path, text)).await?,
-                Directive::Run(cmd) => {
-                    let line = Box::pin(self.run_command(cmd)).await?;
-                    said.push(line);
-                }
-                Directive::Ask(q) => {
-                    let line = Box::pin(self.ask(q)).await?;
-                    said.push(line);
-                }
-                Directive::Chunks(n) => {
-                    let text: String = (1..=*n).map(|i| format!("chunk {i} ")).collect();
-                    Box::pin(self.stream_message(text.trim_end(), reply)).await?;
-                }
-                Directive::Reason(text) => Box::pin(self.stream_reasoning(text)).await?,
-                Directive::Plan(steps) => {
-                    Box::pin(self.emit(EventBody::PlanUpdated(PlanUpdatedPayload {
-                        explanation: None,
-                        steps: steps.iter().map(|s| PlanStep { step: s.clone(), status: "pending".into() }).collect(),
-                    })))
-                    .await;
-                }
-                Directive::Fail(message) => {
-                    let turn_id = self.turn_id.clone();
-                    Box::pin(self.emit(EventBody::TurnFailed(TurnFailedPayload {
-                        turn_id,
-                        error: ErrorInfo::new("scripted_failure", message.clone()),
-                    })))
-                    .await;
-                    return Err(Stop::Reported);
-                }
-                Directive::History => {
-                    let t = self.live.transcript.lock().await;
-                    if t.turns.is_empty() {
-                        said.push("No earlier turns.".into());
-                    } else {
-                        for (i, turn) in t.turns.iter().enumerate() {
-                            let mark = if i < self.live.inherited { " (inherited)" } else { "" };
-                            said.push(format!("{}. {}{mark}", i + 1, turn.input.replace('\n', " ")));
-                        }
-                    }
-                }
-                Directive::Goal(objective) => {
-                    let now = self.live.goal_time();
-                    let goal = ProviderGoal {
-                        thread_id: self.live.thread.clone(),
-                        objective: objective.clone(),
-                        status: "active".into(),
-                        token_budget: None,
-                        tokens_used: Some(0),
-                        created_at: now,
-                        updated_at: now,
-                    };
-                    *self.live.goal() = Some(goal.clone());
-                    self.live.goal_steps.store(0, Ordering::SeqCst);
-                    Box::pin(self.live.save_goal()).await;
-                    // Reported like codex's create_goal: turn-scoped, then adopted by the host.
-                    Box::pin(self.live.goals.observed(goal, Some(&self.turn_id))).await;
-                    said.push(format!("I set myself a goal: {objective}"));
-                }
-                Directive::Progress => {
-                    let progress =
-                        Box::pin(self.live.update_goal(|g| g.tokens_used = Some(g.tokens_used.unwrap_or(0) + 10)))
-                            .await;
-                    match progress {
-                        Some(p) => {
-                            Box::pin(self.live.goals.observed(p, Some(&self.turn_id))).await;
-                            said.push("I made progress on the goal.".into());
-                        }
-                        None => said.push("I have no goal.".into()),
-                    }
-                }
-                Directive::Hang => {
-                    self.cancel.cancelled().await;
-                    return Err(Stop::Canceled);
-                }
-                Directive::Exit => {
-                    Box::pin(self.sink().lost("the scripted agent exited mid-turn")).await;
-                    return Err(Stop::Reported);
-                }
-                Directive::Panic => panic_now(),
-                Directive::Unknown(line) => said.push(format!("Unknown directive: {line}")),
+                // Unboxed: a waiting `/hang` turn keeps only this small state.
+                Directive::Hang => self.hang().await?,
+                d => Box::pin(self.directive(d, &mut said, reply)).await?,
             }
         }
         if said.is_empty() && reply.is_empty() {
@@ -349,6 +268,98 @@ impl TurnRun {
         }
         if !said.is_empty() {
             Box::pin(self.stream_message(&said.join("\n"), reply)).await?;
+        }
+        Ok(())
+    }
+
+    /// Waits for the turn's cancel (`/hang`).
+    async fn hang(&self) -> Result<(), Stop> {
+        self.cancel.cancelled().await;
+        Err(Stop::Canceled)
+    }
+
+    /// One directive's work; what it says goes to `said`, streamed as one message at the end.
+    async fn directive(&mut self, d: &Directive, said: &mut Vec<String>, reply: &mut String) -> Result<(), Stop> {
+        match d {
+            Directive::Slow(ms) => self.delay = Duration::from_millis(*ms),
+            Directive::Say(text) => said.push(self.voice.say(format!("You said: {text}"))),
+            Directive::Tool { name, args } => self.tool(name, args).await?,
+            Directive::Edit { path, text } => self.edit(path, text).await?,
+            Directive::Run(cmd) => {
+                let line = self.run_command(cmd).await?;
+                said.push(line);
+            }
+            Directive::Ask(q) => {
+                let line = self.ask(q).await?;
+                said.push(line);
+            }
+            Directive::Chunks(n) => {
+                let text: String = (1..=*n).map(|i| format!("chunk {i} ")).collect();
+                self.stream_message(text.trim_end(), reply).await?;
+            }
+            Directive::Reason(text) => self.stream_reasoning(text).await?,
+            Directive::Plan(steps) => {
+                self.emit(EventBody::PlanUpdated(PlanUpdatedPayload {
+                    explanation: None,
+                    steps: steps.iter().map(|s| PlanStep { step: s.clone(), status: "pending".into() }).collect(),
+                }))
+                .await;
+            }
+            Directive::Fail(message) => {
+                let turn_id = self.turn_id.clone();
+                self.emit(EventBody::TurnFailed(TurnFailedPayload {
+                    turn_id,
+                    error: ErrorInfo::new("scripted_failure", message.clone()),
+                }))
+                .await;
+                return Err(Stop::Reported);
+            }
+            Directive::History => {
+                let t = self.live.transcript.lock().await;
+                if t.turns.is_empty() {
+                    said.push("No earlier turns.".into());
+                } else {
+                    for (i, turn) in t.turns.iter().enumerate() {
+                        let mark = if i < self.live.inherited { " (inherited)" } else { "" };
+                        said.push(format!("{}. {}{mark}", i + 1, turn.input.replace('\n', " ")));
+                    }
+                }
+            }
+            Directive::Goal(objective) => {
+                let now = self.live.goal_time();
+                let goal = ProviderGoal {
+                    thread_id: self.live.thread.clone(),
+                    objective: objective.clone(),
+                    status: "active".into(),
+                    token_budget: None,
+                    tokens_used: Some(0),
+                    created_at: now,
+                    updated_at: now,
+                };
+                *self.live.goal() = Some(goal.clone());
+                self.live.goal_steps.store(0, Ordering::SeqCst);
+                self.live.save_goal().await;
+                // Reported like codex's create_goal: turn-scoped, then adopted by the host.
+                self.live.goals.observed(goal, Some(&self.turn_id)).await;
+                said.push(format!("I set myself a goal: {objective}"));
+            }
+            Directive::Progress => {
+                let progress = self.live.update_goal(|g| g.tokens_used = Some(g.tokens_used.unwrap_or(0) + 10)).await;
+                match progress {
+                    Some(p) => {
+                        self.live.goals.observed(p, Some(&self.turn_id)).await;
+                        said.push("I made progress on the goal.".into());
+                    }
+                    None => said.push("I have no goal.".into()),
+                }
+            }
+            Directive::Hang => self.hang().await?,
+            Directive::Exit => {
+                self.sink().lost("the scripted agent exited mid-turn").await;
+                return Err(Stop::Reported);
+            }
+            Directive::Panic => panic_now(),
+            Directive::Unknown(line) => said.push(format!("Unknown directive: {line}")),
         }
         Ok(())
     }

@@ -202,6 +202,8 @@ async fn run(sessions: usize, rooms: usize, ws_count: usize) -> Run {
 
     let hang = json!({"input": [{"type": "text", "text": "/hang"}]});
     let turns = to_each_session(&server, sessions, rooms, "/turns", hang).await;
+    // The same settling rest as before the other readings (every submit was answered first, so it
+    // orders nothing): the turns' tasks take their first poll, the allocator settles.
     tokio::time::sleep(Duration::from_secs(1)).await;
     let rss_turns = server.rss_kib();
 
