@@ -90,14 +90,16 @@ impl Folded {
 pub struct SessionRecord {
     pub session: Session,
     pub phase: Phase,
-    #[serde(default)]
+    // Empty members are left out of the stored JSON (a tenth of a fresh record's bytes, written at
+    // every start and again at each change) and read back as empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pending: Vec<PendingInteraction>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "VecDeque::is_empty")]
     pub resolved: VecDeque<String>,
     /// `(clientSubmitId, turnId)`, oldest first.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "VecDeque::is_empty")]
     pub submits: VecDeque<(String, String)>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "GoalRecord::is_empty")]
     pub goal: GoalRecord,
 }
 
@@ -145,6 +147,11 @@ pub enum OperationPhase {
 }
 
 impl GoalRecord {
+    /// No goal, no lineage, no revision handed out and no operation remembered: as the default.
+    pub fn is_empty(&self) -> bool {
+        self.goal.is_none() && self.lineage.is_none() && self.revision == 0 && self.operations.is_empty()
+    }
+
     pub fn operation(&self, operation_id: &str) -> Option<&GoalOperation> {
         self.operations.iter().find(|o| o.operation_id == operation_id)
     }

@@ -121,3 +121,35 @@ fn submit_memory_is_bounded() {
     assert!(r.submitted_turn("c0").is_none());
     assert!(r.submitted_turn(&format!("c{}", SUBMIT_MEMORY + 9)).is_some());
 }
+
+#[test]
+fn stored_json_leaves_out_empty_members_and_reads_them_back() {
+    let fresh = SessionRecord::new(session(), Phase::Live);
+    let json = serde_json::to_value(&fresh).unwrap();
+    for member in ["pending", "resolved", "submits", "goal"] {
+        assert!(json.get(member).is_none(), "{member} written while empty: {json}");
+    }
+    assert_eq!(serde_json::from_value::<SessionRecord>(json).unwrap(), fresh);
+
+    // A record written before (every member present, empty) still reads.
+    let mut old = serde_json::to_value(&fresh).unwrap();
+    let members = old.as_object_mut().unwrap();
+    members.insert("pending".into(), serde_json::json!([]));
+    members.insert("resolved".into(), serde_json::json!([]));
+    members.insert("submits".into(), serde_json::json!([]));
+    members.insert("goal".into(), serde_json::json!({"goal": null, "lineage": null, "revision": 0, "operations": []}));
+    assert_eq!(serde_json::from_value::<SessionRecord>(old).unwrap(), fresh);
+
+    // Members that hold something are written and read back.
+    let mut busy = SessionRecord::new(session(), Phase::Live);
+    busy.begin_turn("t1", Some("c1"), 1);
+    assert!(busy.apply(Some("t1"), &request("q1"), 2).publish);
+    assert!(busy.apply(Some("t1"), &request("q2"), 2).publish);
+    assert!(busy.apply(Some("t1"), &resolved("q1"), 3).publish);
+    busy.goal.revision = 3;
+    let json = serde_json::to_value(&busy).unwrap();
+    for member in ["pending", "resolved", "submits", "goal"] {
+        assert!(json.get(member).is_some(), "{member} left out while it holds something: {json}");
+    }
+    assert_eq!(serde_json::from_value::<SessionRecord>(json).unwrap(), busy);
+}
