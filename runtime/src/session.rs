@@ -186,6 +186,26 @@ impl SessionRecord {
         rec
     }
 
+    /// Whether this record is `SessionRecord::new(session, Phase::Live)`: that session, live and
+    /// without a turn, with nothing else (no pending interaction, resolved id, remembered submit or
+    /// goal) — what a start writes, so the store can keep it as a reference to the
+    /// `session.started` event carrying `session`. Compared field by field, without building the
+    /// other record.
+    pub fn is_as_started(&self, session: &Session) -> bool {
+        // `new` derives the status fields again (`refresh`): a live session without a turn is
+        // ready, live and available, so a session that says so reads back unchanged.
+        self.phase == Phase::Live
+            && self.pending.is_empty()
+            && self.resolved.is_empty()
+            && self.submits.is_empty()
+            && self.goal.is_empty()
+            && session.active_turn_id.is_none()
+            && session.status == SessionStatus::Ready
+            && session.live
+            && session.submit_availability == SubmitAvailability::available()
+            && self.session == *session
+    }
+
     /// Recomputes the derived fields of the wire session.
     pub fn refresh(&mut self) {
         let s = &mut self.session;

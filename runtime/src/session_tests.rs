@@ -153,3 +153,24 @@ fn stored_json_leaves_out_empty_members_and_reads_them_back() {
     }
     assert_eq!(serde_json::from_value::<SessionRecord>(json).unwrap(), busy);
 }
+
+#[test]
+fn a_record_is_as_started_only_when_it_is_that_session_live_with_nothing_else() {
+    let rec = SessionRecord::new(session(), Phase::Live);
+    assert!(rec.is_as_started(&rec.session));
+    assert_eq!(SessionRecord::new(rec.session.clone(), Phase::Live), rec, "it reads back as itself");
+    let mut other = rec.session.clone();
+    other.title = "other".into();
+    assert!(!rec.is_as_started(&other), "another session");
+    let mut turn = rec.clone();
+    turn.begin_turn("t1", None, 1);
+    assert!(!turn.is_as_started(&turn.session), "a turn");
+    let mut goal = rec.clone();
+    goal.goal.revision = 1;
+    assert!(!goal.is_as_started(&goal.session), "goal state");
+    let starting = SessionRecord::new(session(), Phase::Starting);
+    assert!(!starting.is_as_started(&starting.session), "not live");
+    let mut submitted = rec;
+    submitted.submits.push_back(("c".into(), "t".into()));
+    assert!(!submitted.is_as_started(&submitted.session), "a remembered submit");
+}

@@ -193,3 +193,38 @@ async fn an_invalid_side_identity_is_only_closed_when_it_is_exactly_the_side() {
         assert_eq!(f.controller.session(&SessionKey::new("r", "src")).unwrap().status.as_str(), "ready", "{case}");
     }
 }
+
+/// A start writes its session once: its record row refers to the `session.started` event (SQLite,
+/// migration 6) and reads back as the started session, after a restart too; the session's first
+/// change writes the record out.
+#[tokio::test]
+async fn a_start_stores_its_record_as_its_session_started_event() {
+    let f =
+        Fixture::new(vec![Arc::new(Puppet { early_fact: false, ..Puppet::default() })], ControllerConfig::default());
+    let started = f.controller.start(start("puppet", "p")).await.unwrap();
+    f.store.flush().await.unwrap();
+    let row = || -> (String, Option<i64>) {
+        let conn = rusqlite::Connection::open(f.dir.path().join("db.sqlite")).unwrap();
+        conn.query_row("SELECT record, started_id FROM sessions WHERE session_id = 'p'", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap()
+    };
+    let (record, started_id) = row();
+    assert_eq!(record, "", "no second copy of the session");
+    assert!(started_id.is_some(), "a reference to the session.started event");
+    let loaded = f.store.load_sessions().await.unwrap();
+    assert_eq!(loaded.iter().map(|r| &r.session).collect::<Vec<_>>(), [&started]);
+
+    let key = SessionKey::new("r", "p");
+    f.controller
+        .submit_turn(&key, SubmitTurn { input: vec![InputItem::Text { text: "hi".into() }], ..Default::default() })
+        .await
+        .unwrap();
+    f.store.flush().await.unwrap();
+    let (record, _) = row();
+    let written: serde_json::Value = serde_json::from_str(&record).unwrap();
+    assert_eq!(written["session"]["status"], "working", "the changed record, written out");
+    let loaded = f.store.load_sessions().await.unwrap();
+    assert_eq!(loaded[0].session, f.controller.session(&key).unwrap());
+}

@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ensemble_runtime::event::{EventBody, NewEvent, TextDeltaPayload};
+use ensemble_runtime::event::{EventBody, NewEvent, SessionStartedPayload, TextDeltaPayload};
 use ensemble_runtime::goal::GoalIdentity;
 use ensemble_runtime::model::{Scope, Session};
 use ensemble_runtime::session::{Phase, SessionRecord};
@@ -165,6 +165,7 @@ conformance!(
     a_lone_operation_after_an_idle_spell_does_not_wait_for_the_linger,
     sessions_and_rooms_are_listed_and_deleted,
     pages_of_interleaved_pruned_logs_hold_every_seq_once,
+    a_record_as_started_reads_back_also_after_its_event_is_pruned,
 );
 
 async fn seqs_are_gap_free_per_room_and_continue_after_reopen(engine: Engine) {
@@ -605,4 +606,84 @@ async fn two_postgres_stores_share_one_gap_free_order_per_room() {
     let mut all: Vec<u64> = la.0.lock().unwrap().iter().chain(lb.0.lock().unwrap().iter()).map(|e| e.1).collect();
     all.sort_unstable();
     assert_eq!(all, (1..=total as u64).collect::<Vec<_>>(), "every seq used exactly once, by one host");
+}
+
+/// A start's record as its `session.started` (`RecordRow::as_started`: SQLite keeps a reference to
+/// the event, PostgreSQL the record made from it) reads back as the record it stands for: at once,
+/// after a restart, after it changed, and after retention pruned the event it referred to. A
+/// record as started without its event in the batch fails its operation alone.
+async fn a_record_as_started_reads_back_also_after_its_event_is_pruned(engine: Engine) {
+    let place = Place::new(engine).await;
+    let mut cfg = place.config();
+    cfg.retention.max_events_per_room = Some(8);
+    let store = place.open(cfg.clone(), Arc::new(Collect::default())).await;
+    let start = |room: &str, session: &str, with_event: bool| {
+        let mut s = Session::new_canonical(room, session, "scripted", "/w", 7);
+        s.title = format!("title of {session}");
+        let rec = SessionRecord::new(s, Phase::Live);
+        assert!(rec.is_as_started(&rec.session));
+        let started = NewEvent {
+            room_id: room.into(),
+            event_id: format!("started-{session}"),
+            session_id: session.into(),
+            scope: Scope::Canonical,
+            turn_id: None,
+            occurred_at_ms: 7,
+            body: EventBody::SessionStarted(SessionStartedPayload { session: rec.session.clone(), ephemeral: false }),
+        };
+        // Twelve deltas after it, more than the retention budget: with them the append prunes
+        // its own session.started at once.
+        let deltas = (0..12).map(|i| NewEvent { session_id: session.into(), ..ev(room, i) });
+        let events: Vec<NewEvent> =
+            if with_event { std::iter::once(started).chain(deltas).collect() } else { deltas.collect() };
+        let (ack, rx) = oneshot::channel();
+        let op = WriteOp::Append(AppendBatch {
+            room_id: room.into(),
+            events,
+            records: vec![RecordRow::as_started(&rec)],
+            ack: Some(ack),
+        });
+        (rec, op, rx)
+    };
+    let (s1, op, rx) = start("r", "s1", true);
+    store.send(op).await.unwrap();
+    rx.await.unwrap().unwrap();
+    let (s2, op, rx) = start("r", "s2", true);
+    store.send(op).await.unwrap();
+    rx.await.unwrap().unwrap();
+    let (_, op, rx) = start("r", "s3", false);
+    store.send(op).await.unwrap();
+    assert!(rx.await.unwrap().is_err(), "{engine:?}: a record as started needs its session.started");
+    let (_, pruned) = store.room_heads("r").await.unwrap();
+    assert!(pruned >= 14, "{engine:?}: s2's session.started pruned by its own append (through {pruned})");
+    assert_eq!(store.load_sessions().await.unwrap(), vec![s1.clone(), s2.clone()], "{engine:?}");
+
+    // s1 changes; then s2's session.started (and s1's) are pruned.
+    let mut s1_changed = s1.clone();
+    s1_changed.session.title = "changed".into();
+    let (ack, rx) = oneshot::channel();
+    store
+        .send(WriteOp::Append(AppendBatch {
+            room_id: "r".into(),
+            events: vec![],
+            records: vec![RecordRow::of(&s1_changed).unwrap()],
+            ack: Some(ack),
+        }))
+        .await
+        .unwrap();
+    rx.await.unwrap().unwrap();
+    store.close().await;
+    drop(store);
+    let store = place.open(cfg, Arc::new(Collect::default())).await;
+    assert_eq!(store.load_sessions().await.unwrap(), vec![s1_changed.clone(), s2.clone()], "{engine:?}: reopened");
+    for _ in 0..4 {
+        append_n(&store, "r", 8).await;
+    }
+    let (_, pruned) = store.room_heads("r").await.unwrap();
+    assert!(pruned >= 14, "{engine:?}: both session.started events pruned (through {pruned})");
+    assert_eq!(
+        store.load_sessions().await.unwrap(),
+        vec![s1_changed, s2],
+        "{engine:?}: the records outlive the events they referred to"
+    );
 }

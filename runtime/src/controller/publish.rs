@@ -15,10 +15,10 @@ use super::fold::{Batch, Entry, Published, State};
 use crate::adapter::{Adapter, Fact, FactReceiver};
 use crate::bus::{Frame, RoomHub};
 use crate::clock::Clock;
-use crate::event::NewEvent;
+use crate::event::{EventBody, NewEvent};
 use crate::locks::{LifecycleGuard, LockTable};
 use crate::model::{Session, SessionKey};
-use crate::session::Phase;
+use crate::session::{Phase, SessionRecord};
 use crate::store::{AppendBatch, RecordRow, Store, WriteOp};
 
 /// Whether a new session would hold a provider process of its own (a side shares its source's),
@@ -213,7 +213,14 @@ impl Controller {
         };
         // Serialised here rather than cloned for the writer: the writer is one thread for every
         // room, and the clone cost as much as the serialisation.
-        let records = if persist && entry.announced { vec![RecordRow::of(&entry.rec)?] } else { Vec::new() };
+        let records = if !(persist && entry.announced) {
+            Vec::new()
+        } else if started_here(&events, &entry.rec) {
+            // A start: the record is the session its `session.started` carries, written once.
+            vec![RecordRow::as_started(&entry.rec)]
+        } else {
+            vec![RecordRow::of(&entry.rec)?]
+        };
         if events.is_empty() && records.is_empty() {
             return Ok(Published(None));
         }
@@ -296,4 +303,15 @@ impl std::fmt::Debug for Controller {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Controller").finish_non_exhaustive()
     }
+}
+
+/// Whether `rec` is what a durable `session.started` among `events` carries (see
+/// [`SessionRecord::is_as_started`]).
+fn started_here(events: &[NewEvent], rec: &SessionRecord) -> bool {
+    events.iter().any(|e| match &e.body {
+        EventBody::SessionStarted(p) => {
+            !p.ephemeral && e.session_id == rec.session.session_id && rec.is_as_started(&p.session)
+        }
+        _ => false,
+    })
 }

@@ -7,9 +7,9 @@ use bytes::Bytes;
 use serde_json::value::RawValue;
 use tokio::sync::{mpsc, oneshot};
 
-use crate::event::NewEvent;
+use crate::event::{EventBody, NewEvent, SessionStartedPayload};
 use crate::goal::{Binding, GoalIdentity};
-use crate::session::SessionRecord;
+use crate::session::{Phase, SessionRecord};
 
 /// Where a goal generation is bound: the session (and its incarnation) and the provider's thread.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -122,12 +122,23 @@ pub trait CommitListener: Send + Sync {
     fn committed(&self, room_id: &str, events: &[CommittedEvent]);
 }
 
-/// A session's durable record as the writer stores it: serialised where it was folded, so the
-/// writer (one thread for every room) neither copies nor serialises it.
+/// A session's durable record as the writer stores it.
 pub struct RecordRow {
     pub session_id: String,
     pub updated_at_ms: i64,
-    pub json: String,
+    pub body: RecordBody,
+}
+
+/// What a record row carries.
+pub enum RecordBody {
+    /// The record's JSON, serialised where it was folded, so the writer (one thread for every
+    /// room) neither copies nor serialises it.
+    Json(String),
+    /// The record is what the `session.started` event of the same batch carries: its session,
+    /// live, with nothing else (see [`SessionRecord::is_as_started`]). A start's record and its
+    /// event would hold the same session twice; SQLite keeps a reference to the event instead,
+    /// PostgreSQL the record made from it.
+    AsStarted,
 }
 
 impl RecordRow {
@@ -135,14 +146,65 @@ impl RecordRow {
         Ok(Self {
             session_id: rec.session.session_id.clone(),
             updated_at_ms: rec.session.updated_at_ms,
-            json: record_json(rec)?,
+            body: RecordBody::Json(record_json(rec)?),
         })
+    }
+
+    /// The record of a session as its `session.started` event in the same batch carries it.
+    pub fn as_started(rec: &SessionRecord) -> Self {
+        Self {
+            session_id: rec.session.session_id.clone(),
+            updated_at_ms: rec.session.updated_at_ms,
+            body: RecordBody::AsStarted,
+        }
+    }
+
+    /// The record's JSON: an [`RecordBody::AsStarted`] record's made from the `session.started`
+    /// event of its session among `events` (the batch's).
+    pub fn json(&self, events: &[NewEvent]) -> Result<std::borrow::Cow<'_, str>, StoreError> {
+        match &self.body {
+            RecordBody::Json(json) => Ok(std::borrow::Cow::Borrowed(json)),
+            RecordBody::AsStarted => {
+                let session = events
+                    .iter()
+                    .find_map(|e| match &e.body {
+                        EventBody::SessionStarted(p) if e.session_id == self.session_id => Some(&p.session),
+                        _ => None,
+                    })
+                    .ok_or_else(|| {
+                        StoreError::Other(format!(
+                            "the record of session {} refers to a session.started event its batch does not have",
+                            self.session_id
+                        ))
+                    })?;
+                Ok(std::borrow::Cow::Owned(record_json(&SessionRecord::new(session.clone(), Phase::Live))?))
+            }
+        }
     }
 }
 
-/// A record's JSON in a buffer of about its size: a live session's is ~850 bytes, and
+/// The record a stored `session.started` event stands for (a record stored as a reference to it:
+/// [`RecordBody::AsStarted`]).
+pub(crate) fn record_of_started_event(event_json: &str) -> Result<SessionRecord, StoreError> {
+    #[derive(serde::Deserialize)]
+    struct Started {
+        #[serde(rename = "type")]
+        kind: String,
+        payload: SessionStartedPayload,
+    }
+    let started: Started = serde_json::from_str(event_json)?;
+    if started.kind != "session.started" {
+        return Err(StoreError::Other(format!(
+            "a session record refers to a {} event, not session.started",
+            started.kind
+        )));
+    }
+    Ok(SessionRecord::new(started.payload.session, Phase::Live))
+}
+
+/// A record's JSON in a buffer of about its size: a live session's is ~700 bytes, and
 /// `serde_json::to_string` starts at 128 and copied it three times while growing.
-fn record_json(rec: &SessionRecord) -> Result<String, StoreError> {
+pub(crate) fn record_json(rec: &SessionRecord) -> Result<String, StoreError> {
     let mut buf = Vec::with_capacity(1536);
     serde_json::to_writer(&mut buf, rec)?;
     String::from_utf8(buf).map_err(|e| StoreError::Other(format!("a session record serialised to invalid UTF-8: {e}")))

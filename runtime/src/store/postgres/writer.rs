@@ -301,7 +301,9 @@ async fn append(
         super::heads(tx, &batch.room_id).await?.0
     };
     for rec in &batch.records {
-        tx.execute(&stmts.upsert_session, &[&batch.room_id, &rec.session_id, &rec.json, &rec.updated_at_ms])
+        // A record the start left as its `session.started` is written out here.
+        let json = rec.json(&batch.events)?;
+        tx.execute(&stmts.upsert_session, &[&batch.room_id, &rec.session_id, &json.as_ref(), &rec.updated_at_ms])
             .await
             .map_err(classify)?;
     }

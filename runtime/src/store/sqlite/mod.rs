@@ -14,7 +14,10 @@ use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 
 use super::Engine;
-use super::types::{CommitListener, EventPage, LedgerKey, RoomInfo, StoreConfig, StoreError, StoreStats, WriteOp};
+use super::types::{
+    CommitListener, EventPage, LedgerKey, RoomInfo, StoreConfig, StoreError, StoreStats, WriteOp,
+    record_of_started_event,
+};
 use crate::goal::Binding;
 use crate::session::SessionRecord;
 use chain::Step;
@@ -107,13 +110,31 @@ impl Engine for Sqlite {
 
     async fn load_sessions(&self) -> Result<Vec<SessionRecord>, StoreError> {
         self.read(|conn| {
-            // No index by room and session (migration 4): sorted here, not by SQLite.
-            let mut stmt = conn.prepare("SELECT room_id, session_id, record FROM sessions")?;
-            let rows =
-                stmt.query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get(2)?)))?;
-            let mut out: Vec<(String, String, String)> = rows.collect::<Result<_, _>>()?;
+            // No index by room and session (migration 4): sorted here, not by SQLite. A record
+            // still empty is its `session.started` event's (migration 6).
+            let mut stmt = conn.prepare(
+                "SELECT s.room_id, s.session_id, CASE WHEN s.record = '' THEN e.json ELSE s.record END, s.record = ''
+                 FROM sessions s LEFT JOIN events e ON s.record = '' AND e.id = s.started_id",
+            )?;
+            let rows = stmt.query_map([], |row| {
+                Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get::<_, Option<String>>(2)?, row.get(3)?))
+            })?;
+            let mut out: Vec<(String, String, Option<String>, bool)> = rows.collect::<Result<_, _>>()?;
             out.sort_unstable_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
-            Ok(super::parse_records(out.into_iter().map(|r| r.2).collect()))
+            let mut records = Vec::with_capacity(out.len());
+            for (room, session, json, as_started) in out {
+                let rec = match (json, as_started) {
+                    (Some(event), true) => record_of_started_event(&event),
+                    (Some(json), false) => serde_json::from_str(&json).map_err(StoreError::from),
+                    (None, _) => Err(StoreError::Other("its session.started event is gone".into())),
+                };
+                match rec {
+                    Ok(rec) => records.push(rec),
+                    // A record this version cannot read is kept in the database, not dropped.
+                    Err(e) => tracing::error!(error = %e, room, session, "skipping unreadable session record"),
+                }
+            }
+            Ok(records)
         })
         .await
     }

@@ -169,6 +169,11 @@ const MIGRATIONS: &[&str] = &[
      ) WITHOUT ROWID;
      INSERT INTO event_marks SELECT room_id, seq, id FROM events WHERE seq % 32 = 0;
      DROP INDEX events_room_seq;",
+    // 6: a start's record kept as a reference to its `session.started` event (`started_id`, with
+    // `record` empty until the record first changes), not as a second copy of the same session: a
+    // record was a quarter of the pages a start wrote to the WAL. No index: the writer knows which
+    // records still refer to an event (it gives them their JSON before retention prunes it).
+    "ALTER TABLE sessions ADD COLUMN started_id INTEGER;",
 ];
 
 /// Every how many seqs a room's event chain has an entry in `event_marks` (migration 5 writes the
@@ -276,6 +281,9 @@ mod tests {
         assert_eq!(rows, vec![("a".into(), 1, 7), ("a".into(), 2, 6), ("b".into(), 1, 5)]);
         let sessions: i64 = conn.query_row("SELECT COUNT(*) FROM sessions", [], |r| r.get(0))?;
         assert_eq!(sessions, 3);
+        let referring: i64 =
+            conn.query_row("SELECT COUNT(*) FROM sessions WHERE started_id IS NOT NULL", [], |r| r.get(0))?;
+        assert_eq!(referring, 0, "a record written before migration 6 is its JSON");
         let rooms: Vec<(String, i64, i64)> = conn
             .prepare("SELECT room_id, head_seq, sessions FROM rooms ORDER BY room_id")?
             .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?

@@ -13,9 +13,11 @@ use super::chain::{self, Step};
 use super::checkpoint::Checkpointer;
 use super::ledger::bind_goal;
 use super::schema::{MARK_EVERY, RoomRow, room_row};
+use crate::event::EventBody;
 use crate::store::group::{Outcome, Reply, Value, deliver, event_json, frame, next_group, reply_of};
 use crate::store::types::{
-    AppendBatch, CommitListener, CommittedEvent, Retention, StoreConfig, StoreError, StoreStats, WriteOp,
+    AppendBatch, CommitListener, CommittedEvent, RecordBody, Retention, StoreConfig, StoreError, StoreStats, WriteOp,
+    record_json, record_of_started_event,
 };
 
 /// What the writer keeps of a room: its `rooms` row (the record count is what `GET /v1/rooms`
@@ -26,7 +28,17 @@ type Heads = RoomRow;
 /// Each session record's row (`sessions.id`), by room and session. The table has no index on
 /// them (migration 4): kept with each insert, it put every room's entries on a page of their own,
 /// and a group of starts across 32 rooms rewrote one such page per room.
-type Records = HashMap<String, HashMap<String, i64>>;
+type Records = HashMap<String, HashMap<String, RecordAt>>;
+
+/// Where a session's record is: its row, and the row of the `session.started` event it was written
+/// as (migration 6), which retention must not prune before the record has its JSON. The record's
+/// first change moves it to a row of its own (`started` then `None`); retention writing it out
+/// where it is leaves `started` (the row then says it needs the event no longer).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct RecordAt {
+    row: i64,
+    started: Option<i64>,
+}
 
 /// What the writer keeps of the database in memory: touched rooms' heads, every record's row.
 #[derive(Default)]
@@ -37,12 +49,14 @@ struct Books {
 
 fn load_records(conn: &Connection) -> Result<Records, StoreError> {
     let mut records = Records::new();
-    let mut stmt = conn.prepare("SELECT id, room_id, session_id FROM sessions")?;
-    let rows =
-        stmt.query_map([], |row| Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?, row.get::<_, String>(2)?)))?;
+    let mut stmt =
+        conn.prepare("SELECT id, room_id, session_id, CASE WHEN record = '' THEN started_id END FROM sessions")?;
+    let rows = stmt.query_map([], |row| {
+        Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?, row.get::<_, String>(2)?, row.get(3)?))
+    })?;
     for row in rows {
-        let (id, room, session) = row?;
-        records.entry(room).or_default().insert(session, id);
+        let (id, room, session, started) = row?;
+        records.entry(room).or_default().insert(session, RecordAt { row: id, started });
     }
     Ok(records)
 }
@@ -161,7 +175,7 @@ impl Writer {
             }
             if last_age_prune.elapsed() > Duration::from_secs(30) {
                 *last_age_prune = Instant::now();
-                prune_by_age(&tx, &mut books.heads, &mut undo, &config.retention)?;
+                prune_by_age(&tx, &mut books.heads, &books.records, &mut undo, &config.retention)?;
             }
             // One `rooms` row write per room and group (not per append): the head, the record
             // count and the newest event the group moved.
@@ -226,7 +240,7 @@ enum Change {
     /// A room's heads (`None`: not loaded then).
     Heads(String, Option<Heads>),
     /// A session's record row (`None`: it had none).
-    Record(String, String, Option<i64>),
+    Record(String, String, Option<RecordAt>),
 }
 
 /// What a group changed in the [`Books`], in order. A run or an operation rolled back to its
@@ -245,7 +259,7 @@ impl Undo {
     }
 
     /// Before a session's record row changes (`before`: its row until now).
-    fn note_record(&mut self, room: &str, session: &str, before: Option<i64>) {
+    fn note_record(&mut self, room: &str, session: &str, before: Option<RecordAt>) {
         self.0.push(Change::Record(room.to_owned(), session.to_owned(), before));
     }
 
@@ -259,8 +273,8 @@ impl Undo {
                 Some(Change::Heads(room, None)) => {
                     books.heads.remove(&room);
                 }
-                Some(Change::Record(room, session, Some(id))) => {
-                    books.records.entry(room).or_default().insert(session, id);
+                Some(Change::Record(room, session, Some(at))) => {
+                    books.records.entry(room).or_default().insert(session, at);
                 }
                 Some(Change::Record(room, session, None)) => {
                     if let Some(m) = books.records.get_mut(&room) {
@@ -404,6 +418,8 @@ fn append(
     let Books { heads, records } = books;
     let h = load_heads(conn, heads, &batch.room_id)?;
     let mut committed = Vec::with_capacity(batch.events.len());
+    // The row of each `session.started` of this batch, for the records that refer to theirs.
+    let mut started: Vec<(&str, i64)> = Vec::new();
     if !batch.events.is_empty() {
         let mut insert = conn.prepare_cached(
             "INSERT INTO events (room_id, seq, occurred_at_ms, json, prev_id) VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -415,6 +431,9 @@ fn append(
             insert.execute(params![batch.room_id, seq as i64, ev.occurred_at_ms, event_json(&frame)?, prev])?;
             h.last_id = conn.last_insert_rowid();
             h.head = seq;
+            if matches!(ev.body, EventBody::SessionStarted(_)) {
+                started.push((&ev.session_id, h.last_id));
+            }
             if seq % MARK_EVERY == 0 {
                 conn.prepare_cached("INSERT INTO event_marks (room_id, seq, id) VALUES (?1, ?2, ?3)")?
                     .execute(params![batch.room_id, seq as i64, h.last_id])?;
@@ -422,20 +441,44 @@ fn append(
             committed.push(CommittedEvent { seq, session_id: ev.session_id.clone(), frame: Bytes::from(frame) });
         }
         // The `rooms` row is written once per group, by `commit_group`.
-        if let Some(max) = retention.max_events_per_room {
-            // Prune in steps of 1/8 of the budget so deletes are amortised.
-            let slack = (max / 8).max(1);
-            if h.head > h.pruned_through + max + slack {
-                prune_through(conn, &batch.room_id, h, h.head - max)?;
-            }
-        }
     }
     for rec in &batch.records {
+        // A start's record refers to the row of its `session.started` (nothing else is stored for
+        // it); any other record is its JSON.
+        let started_id = match rec.body {
+            RecordBody::AsStarted => started.iter().find(|(s, _)| *s == rec.session_id).map(|(_, id)| *id),
+            RecordBody::Json(_) => None,
+        };
         match records.get(&batch.room_id).and_then(|m| m.get(&rec.session_id)) {
-            Some(&id) => {
+            Some(&at @ RecordAt { started: Some(_), .. }) => {
+                // The row holds only a reference: its record, ~700 bytes, would not fit where the
+                // row is (the page splits, a profile's `balance`), so it moves to the table's end.
+                let n = conn.prepare_cached("DELETE FROM sessions WHERE id = ?1")?.execute(params![at.row])?;
+                if n != 1 {
+                    return Err(StoreError::Other(format!(
+                        "the record of session {}/{} has no row {}",
+                        batch.room_id, rec.session_id, at.row
+                    )));
+                }
+                conn.prepare_cached(
+                    "INSERT INTO sessions (room_id, session_id, record, updated_at_ms) VALUES (?1, ?2, ?3, ?4)",
+                )?
+                .execute(params![
+                    batch.room_id,
+                    rec.session_id,
+                    rec.json(&batch.events)?,
+                    rec.updated_at_ms
+                ])?;
+                let row = conn.last_insert_rowid();
+                undo.note_record(&batch.room_id, &rec.session_id, Some(at));
+                if let Some(m) = records.get_mut(&batch.room_id) {
+                    m.insert(rec.session_id.clone(), RecordAt { row, started: None });
+                }
+            }
+            Some(&RecordAt { row: id, .. }) => {
                 let n = conn
                     .prepare_cached("UPDATE sessions SET record = ?2, updated_at_ms = ?3 WHERE id = ?1")?
-                    .execute(params![id, rec.json, rec.updated_at_ms])?;
+                    .execute(params![id, rec.json(&batch.events)?, rec.updated_at_ms])?;
                 if n != 1 {
                     // The books disagree with the table: fail this operation, never drop a record.
                     return Err(StoreError::Other(format!(
@@ -445,15 +488,33 @@ fn append(
                 }
             }
             None => {
+                let json = match started_id {
+                    Some(_) => std::borrow::Cow::Borrowed(""),
+                    None => rec.json(&batch.events)?,
+                };
                 conn.prepare_cached(
-                    "INSERT INTO sessions (room_id, session_id, record, updated_at_ms) VALUES (?1, ?2, ?3, ?4)",
+                    "INSERT INTO sessions (room_id, session_id, record, updated_at_ms, started_id) VALUES (?1, ?2, ?3, ?4, ?5)",
                 )?
-                .execute(params![batch.room_id, rec.session_id, rec.json, rec.updated_at_ms])?;
+                .execute(params![batch.room_id, rec.session_id, json, rec.updated_at_ms, started_id])?;
                 let id = conn.last_insert_rowid();
                 undo.note_record(&batch.room_id, &rec.session_id, None);
-                records.entry(batch.room_id.clone()).or_default().insert(rec.session_id.clone(), id);
+                records
+                    .entry(batch.room_id.clone())
+                    .or_default()
+                    .insert(rec.session_id.clone(), RecordAt { row: id, started: started_id });
                 h.sessions += 1;
             }
+        }
+    }
+    // After the records: a record this batch wrote as its `session.started` gets its JSON if
+    // that event is pruned at once (a budget smaller than the batch).
+    if let Some(max) = retention.max_events_per_room
+        && !batch.events.is_empty()
+    {
+        // Prune in steps of 1/8 of the budget so deletes are amortised.
+        let slack = (max / 8).max(1);
+        if h.head > h.pruned_through + max + slack {
+            prune_through(conn, records, &batch.room_id, h, h.head - max)?;
         }
     }
     let last = committed.last().map(|c| c.seq).unwrap_or(h.head);
@@ -468,8 +529,9 @@ fn delete_session(
     room: &str,
     session: &str,
 ) -> Result<(), StoreError> {
-    if let Some(id) = books.records.get_mut(room).and_then(|m| m.remove(session)) {
-        undo.note_record(room, session, Some(id));
+    if let Some(at) = books.records.get_mut(room).and_then(|m| m.remove(session)) {
+        let id = at.row;
+        undo.note_record(room, session, Some(at));
         undo.note(&books.heads, room);
         let h = load_heads(conn, &mut books.heads, room)?;
         h.sessions = h.sessions.saturating_sub(1);
@@ -482,13 +544,22 @@ fn delete_session(
 
 /// Deletes the room's events through seq `through` (and their marks), walking its chain down from
 /// there; the caller's heads then say so.
-fn prune_through(conn: &Connection, room: &str, h: &mut Heads, through: u64) -> Result<(), StoreError> {
+fn prune_through(
+    conn: &Connection,
+    records: &Records,
+    room: &str,
+    h: &mut Heads,
+    through: u64,
+) -> Result<(), StoreError> {
     let through = through.min(h.head);
     if through <= h.pruned_through {
         return Ok(());
     }
     let mut ids = Vec::new();
     chain::walk(conn, room, h, (h.pruned_through + 1, through), Step::Links, |_, id, _| ids.push(id))?;
+    if let (Some(&lo), Some(&hi), Some(room_records)) = (ids.iter().min(), ids.iter().max(), records.get(room)) {
+        write_out_started(conn, room_records, lo, hi)?;
+    }
     let mut delete = conn.prepare_cached("DELETE FROM events WHERE id = ?1")?;
     for id in ids {
         delete.execute(params![id])?;
@@ -499,9 +570,38 @@ fn prune_through(conn: &Connection, room: &str, h: &mut Heads, through: u64) -> 
     Ok(())
 }
 
+/// Before the room's events `lo..=hi` (row ids; a room's rows grow with its seqs, so these are the
+/// ones about to be pruned) go: the records that are still the `session.started` among them get
+/// their JSON.
+fn write_out_started(
+    conn: &Connection,
+    room_records: &HashMap<String, RecordAt>,
+    lo: i64,
+    hi: i64,
+) -> Result<(), StoreError> {
+    for at in room_records.values() {
+        let Some(started) = at.started.filter(|id| (lo..=hi).contains(id)) else { continue };
+        let (unwritten, event): (bool, Option<String>) = conn
+            .prepare_cached(
+                "SELECT s.record = '', e.json FROM sessions s LEFT JOIN events e ON e.id = ?2 WHERE s.id = ?1",
+            )?
+            .query_row(params![at.row, started], |row| Ok((row.get(0)?, row.get(1)?)))?;
+        if !unwritten {
+            continue;
+        }
+        let event = event.ok_or_else(|| {
+            StoreError::Other(format!("the session record in row {} refers to an event that is gone", at.row))
+        })?;
+        let json = record_json(&record_of_started_event(&event)?)?;
+        conn.prepare_cached("UPDATE sessions SET record = ?2 WHERE id = ?1")?.execute(params![at.row, json])?;
+    }
+    Ok(())
+}
+
 fn prune_by_age(
     conn: &Connection,
     heads: &mut HashMap<String, Heads>,
+    records: &Records,
     undo: &mut Undo,
     retention: &Retention,
 ) -> Result<(), StoreError> {
@@ -517,7 +617,7 @@ fn prune_by_age(
     for (room, through) in rooms {
         undo.note(heads, &room);
         let h = load_heads(conn, heads, &room)?;
-        prune_through(conn, &room, h, through as u64)?;
+        prune_through(conn, records, &room, h, through as u64)?;
     }
     Ok(())
 }
