@@ -149,7 +149,10 @@ pub enum OperationPhase {
 impl GoalRecord {
     /// No goal, no lineage, no revision handed out and no operation remembered: as the default.
     pub fn is_empty(&self) -> bool {
-        self.goal.is_none() && self.lineage.is_none() && self.revision == 0 && self.operations.is_empty()
+        // Every member named (no `..`): one added must be considered here, or a record leaving
+        // out an "empty" goal would lose it.
+        let Self { goal, lineage, revision, operations } = self;
+        goal.is_none() && lineage.is_none() && *revision == 0 && operations.is_empty()
     }
 
     pub fn operation(&self, operation_id: &str) -> Option<&GoalOperation> {
@@ -192,18 +195,21 @@ impl SessionRecord {
     /// `session.started` event carrying `session`. Compared field by field, without building the
     /// other record.
     pub fn is_as_started(&self, session: &Session) -> bool {
+        // Every member named (no `..`): one added to the record must be considered here, or a
+        // start would lose it.
+        let Self { session: own, phase, pending, resolved, submits, goal } = self;
         // `new` derives the status fields again (`refresh`): a live session without a turn is
         // ready, live and available, so a session that says so reads back unchanged.
-        self.phase == Phase::Live
-            && self.pending.is_empty()
-            && self.resolved.is_empty()
-            && self.submits.is_empty()
-            && self.goal.is_empty()
+        *phase == Phase::Live
+            && pending.is_empty()
+            && resolved.is_empty()
+            && submits.is_empty()
+            && goal.is_empty()
             && session.active_turn_id.is_none()
             && session.status == SessionStatus::Ready
             && session.live
             && session.submit_availability == SubmitAvailability::available()
-            && self.session == *session
+            && own == session
     }
 
     /// Recomputes the derived fields of the wire session.
