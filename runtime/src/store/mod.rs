@@ -61,9 +61,14 @@ fn check_schema_version(version: usize, known: usize) -> Result<(), StoreError> 
 }
 
 fn parse_records(texts: Vec<String>) -> Vec<SessionRecord> {
-    let mut out = Vec::with_capacity(texts.len());
-    for json in texts {
-        match serde_json::from_str::<SessionRecord>(&json) {
+    readable_records(texts.into_iter().map(|json| serde_json::from_str(&json).map_err(StoreError::from)))
+}
+
+/// The records that could be read; each that could not is logged and skipped.
+fn readable_records(records: impl ExactSizeIterator<Item = Result<SessionRecord, StoreError>>) -> Vec<SessionRecord> {
+    let mut out = Vec::with_capacity(records.len());
+    for rec in records {
+        match rec {
             Ok(rec) => out.push(rec),
             // A record this version cannot read is kept in the database, not dropped.
             Err(e) => tracing::error!(error = %e, "skipping unreadable session record"),

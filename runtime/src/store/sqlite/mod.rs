@@ -121,20 +121,13 @@ impl Engine for Sqlite {
             })?;
             let mut out: Vec<(String, String, Option<String>, bool)> = rows.collect::<Result<_, _>>()?;
             out.sort_unstable_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
-            let mut records = Vec::with_capacity(out.len());
-            for (room, session, json, as_started) in out {
-                let rec = match (json, as_started) {
+            Ok(super::readable_records(out.into_iter().map(|(room, session, json, as_started)| {
+                match (json, as_started) {
                     (Some(event), true) => record_of_started_event(&event),
                     (Some(json), false) => serde_json::from_str(&json).map_err(StoreError::from),
-                    (None, _) => Err(StoreError::Other("its session.started event is gone".into())),
-                };
-                match rec {
-                    Ok(rec) => records.push(rec),
-                    // A record this version cannot read is kept in the database, not dropped.
-                    Err(e) => tracing::error!(error = %e, room, session, "skipping unreadable session record"),
+                    (None, _) => Err(StoreError::Other(format!("{room}/{session}: its session.started event is gone"))),
                 }
-            }
-            Ok(records)
+            })))
         })
         .await
     }

@@ -449,61 +449,44 @@ fn append(
             RecordBody::AsStarted => started.iter().find(|(s, _)| *s == rec.session_id).map(|(_, id)| *id),
             RecordBody::Json(_) => None,
         };
-        match records.get(&batch.room_id).and_then(|m| m.get(&rec.session_id)) {
-            Some(&at @ RecordAt { started: Some(_), .. }) => {
-                // The row holds only a reference: its record, ~700 bytes, would not fit where the
-                // row is (the page splits, a profile's `balance`), so it moves to the table's end.
-                let n = conn.prepare_cached("DELETE FROM sessions WHERE id = ?1")?.execute(params![at.row])?;
-                if n != 1 {
-                    return Err(StoreError::Other(format!(
-                        "the record of session {}/{} has no row {}",
-                        batch.room_id, rec.session_id, at.row
-                    )));
-                }
-                conn.prepare_cached(
-                    "INSERT INTO sessions (room_id, session_id, record, updated_at_ms) VALUES (?1, ?2, ?3, ?4)",
-                )?
-                .execute(params![
-                    batch.room_id,
-                    rec.session_id,
-                    rec.json(&batch.events)?,
-                    rec.updated_at_ms
-                ])?;
-                let row = conn.last_insert_rowid();
-                undo.note_record(&batch.room_id, &rec.session_id, Some(at));
-                if let Some(m) = records.get_mut(&batch.room_id) {
-                    m.insert(rec.session_id.clone(), RecordAt { row, started: None });
-                }
+        let existing = records.get(&batch.room_id).and_then(|m| m.get(&rec.session_id)).copied();
+        let no_row = |row: i64| {
+            // The books disagree with the table: fail this operation, never drop a record.
+            StoreError::Other(format!("the record of session {}/{} has no row {row}", batch.room_id, rec.session_id))
+        };
+        if let Some(RecordAt { row, started: None }) = existing {
+            let n = conn
+                .prepare_cached("UPDATE sessions SET record = ?2, updated_at_ms = ?3 WHERE id = ?1")?
+                .execute(params![row, rec.json(&batch.events)?, rec.updated_at_ms])?;
+            if n != 1 {
+                return Err(no_row(row));
             }
-            Some(&RecordAt { row: id, .. }) => {
-                let n = conn
-                    .prepare_cached("UPDATE sessions SET record = ?2, updated_at_ms = ?3 WHERE id = ?1")?
-                    .execute(params![id, rec.json(&batch.events)?, rec.updated_at_ms])?;
-                if n != 1 {
-                    // The books disagree with the table: fail this operation, never drop a record.
-                    return Err(StoreError::Other(format!(
-                        "the record of session {}/{} has no row {id}",
-                        batch.room_id, rec.session_id
-                    )));
-                }
+            continue;
+        }
+        if let Some(at) = existing {
+            // The row holds only a reference: the record, ~700 bytes, would not fit where the row
+            // is (its page splits, a profile's `balance`), so it moves to the table's end.
+            let n = conn.prepare_cached("DELETE FROM sessions WHERE id = ?1")?.execute(params![at.row])?;
+            if n != 1 {
+                return Err(no_row(at.row));
             }
-            None => {
-                let json = match started_id {
-                    Some(_) => std::borrow::Cow::Borrowed(""),
-                    None => rec.json(&batch.events)?,
-                };
-                conn.prepare_cached(
-                    "INSERT INTO sessions (room_id, session_id, record, updated_at_ms, started_id) VALUES (?1, ?2, ?3, ?4, ?5)",
-                )?
-                .execute(params![batch.room_id, rec.session_id, json, rec.updated_at_ms, started_id])?;
-                let id = conn.last_insert_rowid();
-                undo.note_record(&batch.room_id, &rec.session_id, None);
-                records
-                    .entry(batch.room_id.clone())
-                    .or_default()
-                    .insert(rec.session_id.clone(), RecordAt { row: id, started: started_id });
-                h.sessions += 1;
-            }
+        }
+        let json = match started_id {
+            Some(_) => std::borrow::Cow::Borrowed(""),
+            None => rec.json(&batch.events)?,
+        };
+        conn.prepare_cached(
+            "INSERT INTO sessions (room_id, session_id, record, updated_at_ms, started_id) VALUES (?1, ?2, ?3, ?4, ?5)",
+        )?
+        .execute(params![batch.room_id, rec.session_id, json, rec.updated_at_ms, started_id])?;
+        let row = conn.last_insert_rowid();
+        undo.note_record(&batch.room_id, &rec.session_id, existing);
+        records
+            .entry(batch.room_id.clone())
+            .or_default()
+            .insert(rec.session_id.clone(), RecordAt { row, started: started_id });
+        if existing.is_none() {
+            h.sessions += 1;
         }
     }
     // After the records: a record this batch wrote as its `session.started` gets its JSON if
