@@ -259,8 +259,11 @@ pub struct Session {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub modes: Option<SessionModes>,
     /// The settings a client may change for the next turn (`PATCH …/config`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub config_options: Vec<ConfigOption>,
+    // Shared, as the modes: a session is copied and serialised several times per request, and
+    // the sessions of one provider mostly offer the same options with the same picks.
+    #[serde(default, skip_serializing_if = "SharedList::is_empty")]
+    #[cfg_attr(feature = "schema", schema(value_type = Vec<ConfigOption>))]
+    pub config_options: SharedList<ConfigOption>,
     pub created_at_ms: i64,
     pub updated_at_ms: i64,
 }
@@ -291,7 +294,7 @@ impl Session {
             cwd: cwd.to_owned(),
             settings: SessionSettings::default(),
             modes: None,
-            config_options: Vec::new(),
+            config_options: SharedList::default(),
             created_at_ms: now_ms,
             updated_at_ms: now_ms,
         }
@@ -314,7 +317,7 @@ pub struct SessionPatch {
     pub auth_message: Option<String>,
     pub title: Option<String>,
     pub modes: Option<SessionModes>,
-    pub config_options: Option<Vec<ConfigOption>>,
+    pub config_options: Option<SharedList<ConfigOption>>,
     /// The provider cannot resume this session, and why.
     pub not_resumable: Option<String>,
 }
@@ -327,6 +330,20 @@ pub struct ConfigChange {
 }
 
 impl ConfigChange {
+    /// `options` with this change's values made current (a new list: the old one may be shared).
+    pub fn picked(&self, options: &[ConfigOption]) -> SharedList<ConfigOption> {
+        options
+            .iter()
+            .map(|o| {
+                let mut o = o.clone();
+                if let Some(v) = self.options.get(&o.id) {
+                    o.current = v.clone();
+                }
+                o
+            })
+            .collect()
+    }
+
     /// Checks a change against what a session offers: `Err(message)` names the unknown mode,
     /// option or value (answered 422). Every provider checks the same way.
     pub fn check_against(&self, session: &Session) -> Result<(), String> {

@@ -40,6 +40,11 @@ impl<T> SharedList<T> {
         SharedList(Arc::new(Inner { items: items.into_boxed_slice(), json: None }))
     }
 
+    /// Whether it has no items (for `skip_serializing_if`, which cannot reach the slice's).
+    pub fn is_empty(&self) -> bool {
+        self.0.items.is_empty()
+    }
+
     /// The length of its JSON, when it carries it.
     pub fn json_len(&self) -> Option<usize> {
         self.0.json.as_ref().map(|j| j.get().len())
@@ -84,8 +89,9 @@ impl<T: Serialize> FromIterator<T> for SharedList<T> {
 }
 
 impl<T: Serialize> Default for SharedList<T> {
+    /// Empty, without JSON: every new session starts with one, so it costs no serialising.
     fn default() -> Self {
-        SharedList::new(Vec::new())
+        SharedList::plain(Vec::new())
     }
 }
 

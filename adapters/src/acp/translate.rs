@@ -529,7 +529,7 @@ pub fn session_modes(m: &acp::SessionModeState) -> SessionModes {
 
 /// The agent's config options as the session's (a boolean option has the choices `true` and
 /// `false`).
-pub fn config_options(options: &[acp::SessionConfigOption]) -> Vec<ConfigOption> {
+pub fn config_options(options: &[acp::SessionConfigOption]) -> SharedList<ConfigOption> {
     options
         .iter()
         .filter_map(|o| {

@@ -93,18 +93,14 @@ pub(super) fn offered(models: &[Model], session: &Session, thread_model: Option<
         .into()
     });
     let modes = SessionModes { current: current_mode, available: MODES.clone() };
-    SessionPatch { modes: Some(modes), config_options: Some(options), ..SessionPatch::default() }
+    SessionPatch { modes: Some(modes), config_options: Some(options.into()), ..SessionPatch::default() }
 }
 
 /// The session after a change (already checked against what it offers): the picks become current,
 /// and a new model brings its own efforts.
 pub(super) fn changed(models: &[Model], session: &Session, change: &ConfigChange) -> SessionPatch {
     let mut next = session.clone();
-    for option in &mut next.config_options {
-        if let Some(v) = change.options.get(&option.id) {
-            option.current = v.clone();
-        }
-    }
+    next.config_options = change.picked(&session.config_options);
     if let (Some(mode), Some(modes)) = (&change.mode, next.modes.as_mut()) {
         modes.current = mode.clone();
     }
