@@ -112,6 +112,6 @@ mod tests {
         s.config_options = after.config_options.unwrap();
         let back = changed(&s, &ConfigChange { mode: None, options: [(VOICE.into(), "plain".into())].into() });
         assert_eq!(back.config_options.unwrap(), first, "back to the shared plain offer");
-        assert_eq!(Voice::of(&s), Voice { upper: true, plan: false }, "the session's own mode was not changed here");
+        assert_eq!(Voice::of(&s), Voice { upper: true, plan: false }, "a turn reads the voice from the options");
     }
 }
