@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use async_trait::async_trait;
 use ensemble_runtime::adapter::{
@@ -21,7 +21,6 @@ use super::live::{GOAL_KEY, GOAL_STEPS_KEY, Live, RunningTurn, stop_turn};
 use super::modes::{self, Voice};
 use super::transcript::Transcript;
 use super::turn::{Body, maybe_continue, notice, spawn_turn};
-use crate::kit::goals::GoalEngine;
 
 /// Where a session being opened comes from.
 #[derive(Clone, Copy)]
@@ -72,8 +71,6 @@ impl ScriptedAdapter {
             }
         };
         let thread = format!("scripted-thread-{}", session.session_id);
-        let goals = GoalEngine::new(handle.goals.clone(), handle.sink.clone(), handle.goal.clone());
-        goals.set_thread(&thread);
         let live = Arc::new(Live {
             handle,
             cwd: session.cwd.clone(),
@@ -83,7 +80,7 @@ impl ScriptedAdapter {
             turn: Mutex::new(None),
             approved_for_session: AtomicBool::new(false),
             ids: AtomicU64::new(0),
-            goals,
+            goals: OnceLock::new(),
             goal: Mutex::new(goal.clone()),
             thread,
             goal_clock: AtomicU64::new(ensemble_runtime::clock::unix_ms().max(1) as u64),
@@ -98,7 +95,7 @@ impl ScriptedAdapter {
         }
         if let Some(g) = goal {
             // Like codex on resume: report the goal, so the durable ledger resolves its generation.
-            let engine = live.goals.clone();
+            let engine = live.goals().clone();
             tokio::spawn(async move {
                 engine.observed(g, None).await;
                 maybe_continue(live);
@@ -201,7 +198,7 @@ impl Adapter for ScriptedAdapter {
 
     async fn apply_goal(&self, session: &Session, command: GoalCommand) -> Result<Option<ProviderGoal>, AdapterError> {
         let live = self.live(&session.key()).ok_or(AdapterError::NotLive)?;
-        let engine = live.goals.clone();
+        let engine = live.goals().clone();
         let call = async {
             if let GoalAction::Set { objective, .. } = &command.action
                 && objective.contains("FAILONCE")
@@ -283,7 +280,7 @@ impl Adapter for ScriptedAdapter {
             turn: Mutex::new(None),
             approved_for_session: AtomicBool::new(false),
             ids: AtomicU64::new(0),
-            goals: GoalEngine::new(open.handle.goals.clone(), open.handle.sink.clone(), Default::default()),
+            goals: OnceLock::new(),
             goal: Mutex::new(None),
             thread: format!("scripted-thread-{}", open.side.session_id),
             goal_clock: AtomicU64::new(1),

@@ -8,7 +8,7 @@ pub(super) const GOAL_STEPS_KEY: &str = "goal_steps";
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use ensemble_runtime::adapter::SessionHandle;
 use ensemble_runtime::event::Decision;
@@ -43,8 +43,10 @@ pub(super) struct Live {
     /// `acceptForSession` was given: later `/run`s need no approval.
     pub(super) approved_for_session: AtomicBool,
     pub(super) ids: AtomicU64,
-    /// The agent's goal machinery (the same state machine codex sessions use).
-    pub(super) goals: Arc<GoalEngine>,
+    /// The agent's goal machinery (the same state machine codex sessions use), made at its first
+    /// use ([`Live::goals`]): most sessions never have a goal, and it was a sixth of a session's
+    /// memory.
+    pub(super) goals: OnceLock<Arc<GoalEngine>>,
     /// The agent's own goal, as a provider reports it (kept in provider state).
     pub(super) goal: Mutex<Option<ProviderGoal>>,
     /// The "thread" goals are bound to: stable across resumes, so the ledger still resolves them.
@@ -59,6 +61,20 @@ pub(super) struct Live {
 }
 
 impl Live {
+    /// The goal engine, made as it would have been at the start: bound to the session's goal
+    /// identity and thread (a side's to neither: it has no goal of its own).
+    pub(super) fn goals(&self) -> &Arc<GoalEngine> {
+        self.goals.get_or_init(|| {
+            let h = &self.handle;
+            let identity = if self.ephemeral { Default::default() } else { h.goal.clone() };
+            let engine = GoalEngine::new(h.goals.clone(), h.sink.clone(), identity);
+            if !self.ephemeral {
+                engine.set_thread(&self.thread);
+            }
+            engine
+        })
+    }
+
     pub(super) fn next_id(&self, prefix: &str) -> String {
         format!("{prefix}-{}", self.ids.fetch_add(1, Ordering::Relaxed) + 1)
     }

@@ -210,10 +210,10 @@ impl TurnRun {
             let progress =
                 live.update_goal_of(Some(&goal), |g| g.tokens_used = Some(g.tokens_used.unwrap_or(0) + 10)).await;
             if let Some(p) = progress {
-                live.goals.observed(p, Some(&provider_turn)).await;
+                live.goals().observed(p, Some(&provider_turn)).await;
             }
         }
-        let attributed = live.goals.attribute(&provider_turn, live.config.goal_grace).await;
+        let attributed = live.goals().attribute(&provider_turn, live.config.goal_grace).await;
         let turn_id = self.turn_id.clone();
         let started = ensemble_runtime::goal::provider_turn_started(&turn_id, attributed.as_ref());
         self.emit(EventBody::TurnStarted(started)).await;
@@ -237,7 +237,7 @@ impl TurnRun {
         if step >= steps
             && let Some(done) = live.update_goal_of(Some(&goal), |g| g.status = "complete".into()).await
         {
-            live.goals.observed(done, Some(&provider_turn)).await;
+            live.goals().observed(done, Some(&provider_turn)).await;
         }
         Some(EventBody::TurnCompleted(TurnCompletedPayload { turn_id }))
     }
@@ -340,14 +340,14 @@ impl TurnRun {
                 self.live.goal_steps.store(0, Ordering::SeqCst);
                 self.live.save_goal().await;
                 // Reported like codex's create_goal: turn-scoped, then adopted by the host.
-                self.live.goals.observed(goal, Some(&self.turn_id)).await;
+                self.live.goals().observed(goal, Some(&self.turn_id)).await;
                 said.push(format!("I set myself a goal: {objective}"));
             }
             Directive::Progress => {
                 let progress = self.live.update_goal(|g| g.tokens_used = Some(g.tokens_used.unwrap_or(0) + 10)).await;
                 match progress {
                     Some(p) => {
-                        self.live.goals.observed(p, Some(&self.turn_id)).await;
+                        self.live.goals().observed(p, Some(&self.turn_id)).await;
                         said.push("I made progress on the goal.".into());
                     }
                     None => said.push("I have no goal.".into()),
