@@ -97,7 +97,7 @@ fn deltas_kept_unserialised_by_the_size_check_are_within_the_limit() {
 #[test]
 fn the_size_hint_covers_a_started_session_and_a_command_list() {
     let session = Session::new_canonical("room-1", "session-1", "scripted", "/work/a/fairly/long/path", 1);
-    let started = EventBody::SessionStarted(SessionStartedPayload { session, ephemeral: false });
+    let started = EventBody::SessionStarted(SessionStartedPayload { session: session.into(), ephemeral: false });
     let command = |i: usize| CommandInfo {
         name: format!("command-{i}"),
         description: "what the command does, in a sentence of usual length".into(),

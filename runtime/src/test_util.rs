@@ -12,14 +12,14 @@ use async_trait::async_trait;
 use tokio::sync::Notify;
 
 use crate::adapter::{
-    Adapter, AdapterError, Capabilities, ProviderDescriptor, SessionHandle, StartOutcome, StateBackend, StateError,
-    TurnRequest,
+    Adapter, AdapterError, Capabilities, Fact, ProviderDescriptor, SessionHandle, StartOutcome, StateBackend,
+    StateError, TurnRequest,
 };
 use crate::bus::RoomHub;
 use crate::clock::SystemClock;
 use crate::controller::{Controller, ControllerConfig, StartSession};
 use crate::event::{EventBody, TextDeltaPayload};
-use crate::model::{Session, SessionKey};
+use crate::model::{Session, SessionKey, SessionPatch};
 use crate::store::{Store, StoreConfig};
 
 /// An adapter that does what the test says: it starts (or fails to), accepts turns and never ends
@@ -32,6 +32,9 @@ pub struct Puppet {
     pub gate: Option<Arc<Notify>>,
     /// `start` emits a `message.delta` before it returns (a fact racing the announcement).
     pub early_fact: bool,
+    /// `start` reports this change of the session before it returns (metadata racing the
+    /// announcement).
+    pub early_update: Option<SessionPatch>,
     /// The handles of every start and resume, oldest first.
     pub handles: Mutex<Vec<SessionHandle>>,
     pub starts: AtomicUsize,
@@ -51,6 +54,7 @@ impl Puppet {
             fail_start: false,
             gate: None,
             early_fact: true,
+            early_update: None,
             handles: Mutex::new(Vec::new()),
             starts: AtomicUsize::new(0),
             closes: AtomicUsize::new(0),
@@ -83,6 +87,9 @@ impl Adapter for Puppet {
             // Facts emitted while starting must wait for session.started (or vanish with a failure).
             let delta = TextDeltaPayload { item_id: "early".into(), text: "hi".into() };
             handle.sink.emit(None, EventBody::MessageDelta(delta)).await;
+        }
+        if let Some(patch) = &self.early_update {
+            handle.sink.send(vec![Fact::Update(patch.clone())]).await;
         }
         if let Some(g) = &self.gate {
             g.notified().await;

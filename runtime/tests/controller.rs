@@ -14,7 +14,7 @@ use ensemble_runtime::adapter::{
 };
 use ensemble_runtime::controller::{ControllerConfig, ControllerError, SubmitTurn};
 use ensemble_runtime::event::{EventBody, TextDeltaPayload};
-use ensemble_runtime::model::{InputItem, Session, SessionKey, SideCapabilities};
+use ensemble_runtime::model::{InputItem, Session, SessionKey, SessionPatch, SideCapabilities};
 use ensemble_runtime::test_util::{Fixture, Puppet, start_request as start};
 use tokio::sync::Notify;
 
@@ -47,6 +47,37 @@ async fn facts_emitted_during_start_follow_session_started() {
     let f = Fixture::new(vec![Arc::new(Puppet::default())], ControllerConfig::default());
     f.controller.start(start("puppet", "p")).await.unwrap();
     assert_eq!(f.event_types("r").await, ["session.started", "message.delta"]);
+}
+
+#[tokio::test]
+async fn a_start_answers_with_the_session_as_it_is_when_it_answers() {
+    // Without a change after the announcement, the answer is the session `session.started` carries.
+    let plain = Arc::new(Puppet { early_fact: false, ..Puppet::new("plain") });
+    // With one (the agent names the session while starting), the answer has it too.
+    let renaming = Arc::new(Puppet {
+        early_fact: false,
+        early_update: Some(SessionPatch { title: Some("renamed".into()), ..SessionPatch::default() }),
+        ..Puppet::new("renaming")
+    });
+    let f = Fixture::new(vec![plain, renaming], ControllerConfig::default());
+    let a = f.controller.start(start("plain", "a")).await.unwrap();
+    let b = f.controller.start(start("renaming", "b")).await.unwrap();
+    assert_eq!(b.title, "renamed");
+    assert_eq!(b, f.controller.session(&SessionKey::new("r", "b")).unwrap());
+    f.store.flush().await.unwrap();
+    let page = f.store.events_after("r", 0, 100).await.unwrap();
+    let events: Vec<serde_json::Value> =
+        page.events.iter().map(|(_, raw)| serde_json::from_str(raw.get()).unwrap()).collect();
+    let started = |id: &str| {
+        events
+            .iter()
+            .find(|e| e["type"] == "session.started" && e["sessionId"] == id)
+            .map(|e| serde_json::from_value::<Session>(e["payload"]["session"].clone()).unwrap())
+            .unwrap()
+    };
+    assert_eq!(a, started("a"));
+    assert_eq!(started("b").title, "New session", "announced before the agent's change");
+    assert!(events.iter().any(|e| e["type"] == "session.updated" && e["sessionId"] == "b"));
 }
 
 #[tokio::test]

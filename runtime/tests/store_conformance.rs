@@ -629,7 +629,10 @@ async fn a_record_as_started_reads_back_also_after_its_event_is_pruned(engine: E
             scope: Scope::Canonical,
             turn_id: None,
             occurred_at_ms: 7,
-            body: EventBody::SessionStarted(SessionStartedPayload { session: rec.session.clone(), ephemeral: false }),
+            body: EventBody::SessionStarted(SessionStartedPayload {
+                session: rec.session.clone().into(),
+                ephemeral: false,
+            }),
         };
         // Twelve deltas after it, more than the retention budget: with them the append prunes
         // its own session.started at once.

@@ -158,12 +158,14 @@ impl Controller {
             }
         };
         let next = &self.inner.generations;
+        let mut started = None;
         let published = self
             .publish_with(&key, Persist::Always, |b| {
                 b.entry.announced = true;
                 b.entry.rec.apply_patch(outcome.patch, b.now);
                 b.transition(Phase::Live)?;
-                let session = b.session();
+                let session = Arc::new(b.session());
+                started = Some(session.clone());
                 b.emit(None, EventBody::SessionStarted(SessionStartedPayload { session, ephemeral: false }));
                 for ev in outcome.events {
                     b.emit(None, ev);
@@ -190,7 +192,17 @@ impl Controller {
             self.unclaim(&key).await;
             return Err(e);
         }
-        self.snapshot(&key)
+        // The answer is the session as `session.started` carries it, not a third copy, unless
+        // something changed it since (the agent's first facts).
+        let same = {
+            let st = self.state();
+            let now = &st.announced(&key)?.rec.session;
+            match started {
+                Some(s) if *s == *now => Ok(s),
+                _ => Err(now.clone()),
+            }
+        };
+        Ok(same.map_or_else(|changed| changed, Arc::unwrap_or_clone))
     }
 
     /// Reconnects a session whose live side is gone.

@@ -177,7 +177,7 @@ impl RecordRow {
                             self.session_id
                         ))
                     })?;
-                Ok(std::borrow::Cow::Owned(record_json(&SessionRecord::new(session.clone(), Phase::Live))?))
+                Ok(std::borrow::Cow::Owned(record_json(&SessionRecord::new((**session).clone(), Phase::Live))?))
             }
         }
     }
@@ -199,7 +199,7 @@ pub(crate) fn record_of_started_event(event_json: &str) -> Result<SessionRecord,
             started.kind
         )));
     }
-    Ok(SessionRecord::new(started.payload.session, Phase::Live))
+    Ok(SessionRecord::new(std::sync::Arc::unwrap_or_clone(started.payload.session), Phase::Live))
 }
 
 /// A record's JSON in a buffer of about its size: a live session's is ~700 bytes, and
