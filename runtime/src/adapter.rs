@@ -47,7 +47,8 @@ pub trait FactReceiver: Send + Sync {
 #[derive(Clone)]
 pub struct EventSink {
     target: Arc<dyn FactReceiver>,
-    key: SessionKey,
+    // Shared with the session's other handles: a sink is cloned for every turn and task.
+    key: Arc<SessionKey>,
     generation: u64,
 }
 
@@ -58,8 +59,8 @@ impl std::fmt::Debug for EventSink {
 }
 
 impl EventSink {
-    pub fn new(target: Arc<dyn FactReceiver>, key: SessionKey, generation: u64) -> Self {
-        Self { target, key, generation }
+    pub fn new(target: Arc<dyn FactReceiver>, key: impl Into<Arc<SessionKey>>, generation: u64) -> Self {
+        Self { target, key: key.into(), generation }
     }
 
     pub fn key(&self) -> &SessionKey {
@@ -111,12 +112,12 @@ pub trait StateBackend: Send + Sync {
 #[derive(Clone)]
 pub struct ProviderState {
     backend: Arc<dyn StateBackend>,
-    key: SessionKey,
+    key: Arc<SessionKey>,
 }
 
 impl ProviderState {
-    pub fn new(backend: Arc<dyn StateBackend>, key: SessionKey) -> Self {
-        Self { backend, key }
+    pub fn new(backend: Arc<dyn StateBackend>, key: impl Into<Arc<SessionKey>>) -> Self {
+        Self { backend, key: key.into() }
     }
 
     pub async fn get(&self, name: &str) -> Result<Option<String>, StateError> {

@@ -1,7 +1,7 @@
 //! Goals: user operations (durable before the provider hears of them), provider adoption, the
 //! fold of what the provider reports, and the durable goal services handed to adapters.
 
-use std::sync::Weak;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -253,7 +253,7 @@ pub fn provider_goal_status(status: &str) -> GoalStatus {
 /// The durable goal services of one session, handed to its adapter.
 pub(super) struct SessionGoalHost {
     pub(super) inner: Weak<Inner>,
-    pub(super) key: SessionKey,
+    pub(super) key: Arc<SessionKey>,
     pub(super) created_at_ms: i64,
 }
 

@@ -41,7 +41,7 @@ impl Interruption {
 }
 
 /// Provider state kept in the store (the backend of every session's [`ProviderState`]).
-struct StoreState(Store);
+pub(super) struct StoreState(pub(super) Store);
 
 #[async_trait]
 impl StateBackend for StoreState {
@@ -74,10 +74,12 @@ impl Controller {
                 (e.rec.session.created_at_ms, identity.unwrap_or_default())
             })
             .unwrap_or_default();
+        // One copy of the key for the three (a live session holds them as long as it lives).
+        let key = Arc::new(key.clone());
         SessionHandle {
             sink: EventSink::new(self.inner.receiver.clone(), key.clone(), generation),
-            state: ProviderState::new(Arc::new(StoreState(self.inner.store.clone())), key.clone()),
-            goals: Arc::new(SessionGoalHost { inner: Arc::downgrade(&self.inner), key: key.clone(), created_at_ms }),
+            state: ProviderState::new(self.inner.provider_state.clone(), key.clone()),
+            goals: Arc::new(SessionGoalHost { inner: Arc::downgrade(&self.inner), key, created_at_ms }),
             goal,
         }
     }

@@ -12,7 +12,7 @@ use tokio::sync::oneshot;
 use super::config::ControllerConfig;
 use super::error::{ControllerError, Result};
 use super::fold::{Batch, Entry, Published, State};
-use crate::adapter::{Adapter, Fact, FactReceiver};
+use crate::adapter::{Adapter, Fact, FactReceiver, StateBackend};
 use crate::bus::{Frame, RoomHub};
 use crate::clock::Clock;
 use crate::event::{EventBody, NewEvent};
@@ -49,6 +49,8 @@ pub(super) struct Inner {
     pub(super) generations: AtomicU64,
     pub(super) accepting: AtomicBool,
     pub(super) receiver: Arc<dyn FactReceiver>,
+    /// Every live session's provider state is this store's (one backend shared by all).
+    pub(super) provider_state: Arc<dyn StateBackend>,
 }
 
 /// The shared handle the server holds.
@@ -80,6 +82,7 @@ impl Controller {
         let adapters = adapters.into_iter().map(|a| (a.id().to_owned(), a)).collect();
         let inner = Arc::new_cyclic(|weak: &Weak<Inner>| Inner {
             config,
+            provider_state: Arc::new(super::lifecycle::StoreState(store.clone())),
             store,
             hub,
             adapters,
