@@ -22,13 +22,14 @@ pub struct LockTimeout {
 
 #[derive(Default)]
 pub struct LockTable {
-    locks: Mutex<HashMap<SessionKey, Arc<tokio::sync::Mutex<()>>>>,
+    // The key is shared with the guards (one copy per locked session, not one per guard).
+    locks: Mutex<HashMap<Arc<SessionKey>, Arc<tokio::sync::Mutex<()>>>>,
 }
 
 /// Holds one session's lifecycle lock.
 pub struct LifecycleGuard {
     guard: Option<OwnedMutexGuard<()>>,
-    key: SessionKey,
+    key: Arc<SessionKey>,
     table: Arc<LockTable>,
 }
 
@@ -42,17 +43,30 @@ impl LockTable {
         key: &SessionKey,
         deadline: Duration,
     ) -> Result<LifecycleGuard, LockTimeout> {
-        let lock = {
+        let (key, lock) = {
             let mut locks = self.locks.lock().unwrap_or_else(|e| e.into_inner());
-            locks.entry(key.clone()).or_default().clone()
-        };
-        match tokio::time::timeout(deadline, lock.lock_owned()).await {
-            Ok(guard) => Ok(LifecycleGuard { guard: Some(guard), key: key.clone(), table: self.clone() }),
-            Err(_) => {
-                self.forget_if_unused(key);
-                Err(LockTimeout { key: key.to_string(), waited: deadline })
+            match locks.get_key_value(key) {
+                Some((k, l)) => (k.clone(), l.clone()),
+                None => {
+                    let (k, l) = (Arc::new(key.clone()), Arc::default());
+                    locks.insert(k.clone(), Arc::clone(&l));
+                    (k, l)
+                }
             }
-        }
+        };
+        // Uncontended, the usual case, it needs no deadline (and no timer). A lock with waiters is
+        // handed to the first of them, so this never overtakes one.
+        let guard = match lock.clone().try_lock_owned() {
+            Ok(guard) => guard,
+            Err(_) => match tokio::time::timeout(deadline, lock.lock_owned()).await {
+                Ok(guard) => guard,
+                Err(_) => {
+                    self.forget_if_unused(&key);
+                    return Err(LockTimeout { key: key.to_string(), waited: deadline });
+                }
+            },
+        };
+        Ok(LifecycleGuard { guard: Some(guard), key, table: self.clone() })
     }
 
     /// Locks two sessions in sorted key order. The guards come back in argument order.
