@@ -196,15 +196,15 @@ impl Controller {
         }
         // The answer is the session as `session.started` carries it, not a third copy, unless
         // something changed it since (the agent's first facts).
-        let same = {
+        let announced = {
             let st = self.state();
             let now = &st.announced(&key)?.rec.session;
             match started {
-                Some(s) if *s == *now => Ok(s),
-                _ => Err(now.clone()),
+                Some(s) if *s == *now => s,
+                _ => return Ok(now.clone()),
             }
         };
-        Ok(same.map_or_else(|changed| changed, Arc::unwrap_or_clone))
+        Ok(Arc::unwrap_or_clone(announced))
     }
 
     /// Reconnects a session whose live side is gone.
