@@ -104,6 +104,32 @@ async fn a_restart_keeps_sessions_and_seq_and_resume_restores_the_conversation()
     assert!(s.stop().await.success());
 }
 
+/// An accepted submit survives SIGKILL with its `clientSubmitId`: after the restart the turn is
+/// reported interrupted, and a retry with the same `clientSubmitId` is recognised as the same
+/// submit, not started a second time.
+#[tokio::test]
+async fn kill_9_keeps_an_accepted_submit_and_its_client_submit_id() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = Server::start_in(tmp.path(), &[]).await;
+    s.session("r", "s").await;
+    let submit = json!({"input": [{"type": "text", "text": "/hang"}], "clientSubmitId": "c-1"});
+    let (status, first) = s.post("/v1/rooms/r/sessions/s/turns", submit.clone()).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{first}");
+    assert_eq!(first["duplicate"], false);
+    s.kill9().await;
+
+    let s = Server::start_in(tmp.path(), &[]).await;
+    let events = s.events("r").await;
+    let failed: Vec<_> = events.iter().filter(|e| e["type"] == "turn.failed").collect();
+    assert_eq!(failed.len(), 1, "the accepted turn is reported interrupted: {events:?}");
+    assert_eq!(failed[0]["payload"]["turnId"], first["turnId"]);
+    let (status, again) = s.post("/v1/rooms/r/sessions/s/turns", submit).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{again}");
+    assert_eq!(again["duplicate"], true, "the retry is the same submit: {again}");
+    assert_eq!(again["turnId"], first["turnId"]);
+    assert!(s.stop().await.success());
+}
+
 #[tokio::test]
 async fn kill_9_loses_nothing_acknowledged_and_reports_interruptions() {
     let tmp = tempfile::tempdir().unwrap();
