@@ -41,7 +41,12 @@ impl Interruption {
 }
 
 /// Provider state kept in the store (the backend of every session's [`ProviderState`]).
-pub(super) struct StoreState(pub(super) Store);
+struct StoreState(Store);
+
+/// The one provider-state backend every live session of `store` shares.
+pub(super) fn provider_state_in(store: Store) -> Arc<dyn StateBackend> {
+    Arc::new(StoreState(store))
+}
 
 #[async_trait]
 impl StateBackend for StoreState {

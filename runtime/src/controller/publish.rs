@@ -82,7 +82,7 @@ impl Controller {
         let adapters = adapters.into_iter().map(|a| (a.id().to_owned(), a)).collect();
         let inner = Arc::new_cyclic(|weak: &Weak<Inner>| Inner {
             config,
-            provider_state: Arc::new(super::lifecycle::StoreState(store.clone())),
+            provider_state: super::lifecycle::provider_state_in(store.clone()),
             store,
             hub,
             adapters,
