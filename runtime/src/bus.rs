@@ -2,10 +2,13 @@
 //!
 //! Each room with at least one subscriber has a bounded broadcast ring; a room without subscribers
 //! has nothing at all (idle rooms cost nothing). Frames are serialised once and shared. A subscriber
-//! that falls more than the ring's capacity behind is told so (`Lagged`) and must resync; it never
-//! slows the room or the other subscribers.
+//! that falls more than the ring's capacity behind — in frames, or in bytes — is told so (`Lagged`)
+//! and must resync; it never slows the room or the other subscribers. The ring keeps every frame a
+//! subscriber has not read yet, so the byte budget is what bounds a lagging subscriber's memory
+//! when frames are large (up to `--max-event-bytes` each).
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use bytes::Bytes;
@@ -22,10 +25,41 @@ pub enum Frame {
     Side { bytes: Bytes },
 }
 
+impl Frame {
+    fn len(&self) -> usize {
+        match self {
+            Frame::Event { bytes, .. } | Frame::Side { bytes } => bytes.len(),
+        }
+    }
+}
+
+/// A frame in a room's ring, with the room's byte count up to and including it.
+#[derive(Clone, Debug)]
+struct Stamped {
+    through: u64,
+    frame: Frame,
+}
+
 struct RoomBus {
-    tx: broadcast::Sender<Frame>,
+    tx: broadcast::Sender<Stamped>,
+    /// Bytes of every frame sent on this bus (written under the hub's lock, read by subscribers).
+    sent: Arc<AtomicU64>,
     /// The highest room seq sent on this bus (the gap sweep compares it with the log's head).
     last_seq: u64,
+}
+
+impl RoomBus {
+    /// Sends frames in order. The room's byte count is published once per call: subscribers read it
+    /// on every batch they take, and a count rewritten per frame cost each of them a cache miss per
+    /// frame (fan-out bench, one subscriber).
+    fn push(&mut self, frames: impl IntoIterator<Item = Frame>) {
+        let mut through = self.sent.load(Ordering::Relaxed);
+        for frame in frames {
+            through += frame.len() as u64;
+            let _ = self.tx.send(Stamped { through, frame });
+        }
+        self.sent.store(through, Ordering::Relaxed);
+    }
 }
 
 /// Where this host's own frames go besides its local subscribers: the other hosts sharing the
@@ -39,13 +73,20 @@ pub trait Relay: Send + Sync {
 pub struct RoomHub {
     rooms: Mutex<HashMap<String, RoomBus>>,
     capacity: usize,
+    max_lag_bytes: u64,
     relay: OnceLock<Arc<dyn Relay>>,
 }
 
 impl RoomHub {
-    /// `capacity`: frames a subscriber may fall behind before it must resync.
-    pub fn new(capacity: usize) -> Arc<Self> {
-        Arc::new(Self { rooms: Mutex::new(HashMap::new()), capacity: capacity.max(1), relay: OnceLock::new() })
+    /// `capacity`: frames a subscriber may fall behind before it must resync; `max_lag_bytes`: the
+    /// bytes of those frames it may fall behind.
+    pub fn new(capacity: usize, max_lag_bytes: usize) -> Arc<Self> {
+        Arc::new(Self {
+            rooms: Mutex::new(HashMap::new()),
+            capacity: capacity.max(1),
+            max_lag_bytes: max_lag_bytes.max(1) as u64,
+            relay: OnceLock::new(),
+        })
     }
 
     /// Sends this host's frames on to other hosts too (set once, before the store opens).
@@ -55,15 +96,23 @@ impl RoomHub {
 
     /// Subscribes to a room's live frames. Everything committed after this call is delivered.
     pub fn subscribe(self: &Arc<Self>, room_id: &str) -> Subscription {
-        let rx = {
+        let (rx, sent) = {
             let mut rooms = self.rooms.lock().unwrap_or_else(|e| e.into_inner());
-            let bus = rooms
-                .entry(room_id.to_owned())
-                .or_insert_with(|| RoomBus { tx: broadcast::channel(self.capacity).0, last_seq: 0 });
-            bus.tx.subscribe()
+            let bus = rooms.entry(room_id.to_owned()).or_insert_with(|| RoomBus {
+                tx: broadcast::channel(self.capacity).0,
+                sent: Arc::new(AtomicU64::new(0)),
+                last_seq: 0,
+            });
+            (bus.tx.subscribe(), bus.sent.clone())
         };
         metrics::gauge!("ensemble_room_subscribers").increment(1.0);
-        Subscription { rx: Some(rx), room_id: room_id.to_owned(), hub: self.clone() }
+        Subscription {
+            rx: Some(rx),
+            sent,
+            max_lag_bytes: self.max_lag_bytes,
+            room_id: room_id.to_owned(),
+            hub: self.clone(),
+        }
     }
 
     /// Rooms that currently have a bus (i.e. subscribers).
@@ -86,7 +135,7 @@ impl RoomHub {
             if let Frame::Event { seq, .. } = &frame {
                 bus.last_seq = bus.last_seq.max(*seq);
             }
-            let _ = bus.tx.send(frame);
+            bus.push([frame]);
         }
     }
 
@@ -122,9 +171,7 @@ impl CommitListener for RoomHub {
         }
         let mut rooms = self.rooms.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(bus) = rooms.get_mut(room_id) {
-            for e in events {
-                let _ = bus.tx.send(Frame::Event { seq: e.seq, bytes: e.frame.clone() });
-            }
+            bus.push(events.iter().map(|e| Frame::Event { seq: e.seq, bytes: e.frame.clone() }));
             if let Some(last) = events.last() {
                 bus.last_seq = bus.last_seq.max(last.seq);
             }
@@ -135,7 +182,10 @@ impl CommitListener for RoomHub {
 
 /// A live subscription; dropping it unsubscribes (and frees the room's bus if it was the last).
 pub struct Subscription {
-    rx: Option<broadcast::Receiver<Frame>>,
+    rx: Option<broadcast::Receiver<Stamped>>,
+    /// The room's byte count ([`RoomBus::sent`]).
+    sent: Arc<AtomicU64>,
+    max_lag_bytes: u64,
     room_id: String,
     hub: Arc<RoomHub>,
 }
@@ -143,7 +193,8 @@ pub struct Subscription {
 /// Why a subscription stopped yielding frames.
 #[derive(Debug, PartialEq, Eq)]
 pub enum RecvError {
-    /// The subscriber fell this many frames behind; it must resync.
+    /// The subscriber fell this many frames behind (more than the ring holds, or more bytes than
+    /// its budget); it must resync.
     Lagged(u64),
     Closed,
 }
@@ -153,21 +204,35 @@ impl Subscription {
         let Some(rx) = self.rx.as_mut() else {
             return Err(RecvError::Closed);
         };
-        rx.recv().await.map_err(|e| match e {
-            broadcast::error::RecvError::Lagged(n) => RecvError::Lagged(n),
-            broadcast::error::RecvError::Closed => RecvError::Closed,
-        })
+        match rx.recv().await {
+            Ok(s) => self.within_budget(s),
+            Err(broadcast::error::RecvError::Lagged(n)) => Err(RecvError::Lagged(n)),
+            Err(broadcast::error::RecvError::Closed) => Err(RecvError::Closed),
+        }
     }
 
-    /// A frame already queued, without waiting.
+    /// A frame already queued, without waiting. The byte budget is checked by [`Self::recv`] only:
+    /// a reader takes a batch with one `recv` and then `try_recv`s, and reading the room's byte
+    /// count for every frame of a batch cost every subscriber a shared cache line per frame.
     pub fn try_recv(&mut self) -> Option<Result<Frame, RecvError>> {
         let rx = self.rx.as_mut()?;
         match rx.try_recv() {
-            Ok(f) => Some(Ok(f)),
+            Ok(s) => Some(Ok(s.frame)),
             Err(broadcast::error::TryRecvError::Empty) => None,
             Err(broadcast::error::TryRecvError::Lagged(n)) => Some(Err(RecvError::Lagged(n))),
             Err(broadcast::error::TryRecvError::Closed) => Some(Err(RecvError::Closed)),
         }
+    }
+
+    /// The frame, unless the room has sent more than the byte budget since it: then this
+    /// subscriber is lagging (the ring holds all of that for it).
+    fn within_budget(&self, s: Stamped) -> Result<Frame, RecvError> {
+        let behind = self.sent.load(Ordering::Relaxed).saturating_sub(s.through);
+        if behind > self.max_lag_bytes {
+            let frames = self.rx.as_ref().map_or(0, |rx| rx.len() as u64);
+            return Err(RecvError::Lagged(frames + 1));
+        }
+        Ok(s.frame)
     }
 
     pub fn room_id(&self) -> &str {
@@ -193,7 +258,7 @@ mod tests {
 
     #[tokio::test]
     async fn idle_rooms_have_no_bus() {
-        let hub = RoomHub::new(8);
+        let hub = RoomHub::new(8, 1 << 20);
         hub.committed("r", &[committed(1)]);
         assert_eq!(hub.active_rooms(), 0);
         let mut sub = hub.subscribe("r");
@@ -209,7 +274,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_slow_subscriber_lags_without_holding_back_others() {
-        let hub = RoomHub::new(4);
+        let hub = RoomHub::new(4, 1 << 20);
         let mut slow = hub.subscribe("r");
         let mut fast = hub.subscribe("r");
         for seq in 1..=10 {
@@ -220,5 +285,30 @@ mod tests {
             }
         }
         assert_eq!(slow.recv().await.unwrap_err(), RecvError::Lagged(6));
+    }
+
+    #[tokio::test]
+    async fn a_subscriber_further_behind_than_the_byte_budget_lags_within_the_frame_capacity() {
+        // Room for 100 frames but only 100 bytes: frames of 30 bytes.
+        let hub = RoomHub::new(100, 100);
+        let frame = |seq: u64| CommittedEvent { seq, session_id: "s".into(), frame: Bytes::from(vec![b'x'; 30]) };
+        let mut slow = hub.subscribe("r");
+        let mut fast = hub.subscribe("r");
+        for seq in 1..=10 {
+            hub.committed("r", &[frame(seq)]);
+            match fast.recv().await.unwrap() {
+                Frame::Event { seq: got, .. } => assert_eq!(got, seq),
+                Frame::Side { .. } => panic!(),
+            }
+        }
+        // 270 bytes were sent after the slow one's next frame: past its budget, though its ring
+        // still holds every frame.
+        assert_eq!(slow.recv().await.unwrap_err(), RecvError::Lagged(10));
+        // At the budget exactly it is not lagging.
+        let mut edge = hub.subscribe("r");
+        for seq in 11..=14 {
+            hub.committed("r", &[frame(seq)]);
+        }
+        assert!(edge.recv().await.is_ok(), "90 bytes behind, within 100");
     }
 }

@@ -153,7 +153,7 @@ impl Fixture {
 
 /// A controller over the store at `dir` (reopen the same directory to test a restart).
 pub fn controller_at(dir: &Path, adapters: Vec<Arc<dyn Adapter>>, config: ControllerConfig) -> (Controller, Store) {
-    let hub = RoomHub::new(1024);
+    let hub = RoomHub::new(1024, usize::MAX);
     let store = Store::open(StoreConfig::new(dir.join("db.sqlite")), hub.clone()).unwrap();
     let controller = Controller::new(config, store.clone(), hub, adapters, Arc::new(SystemClock::default()));
     (controller, store)

@@ -98,7 +98,7 @@ async fn publish(store: &Store, n: usize, counter: &mut usize) {
 
 async fn scenario(ops: Vec<Op>, capacity: usize, linger_ms: u64) {
     let dir = tempfile::tempdir().expect("tempdir");
-    let hub = RoomHub::new(capacity);
+    let hub = RoomHub::new(capacity, usize::MAX);
     let mut cfg = StoreConfig::new(dir.path().join("db.sqlite"));
     cfg.linger = Duration::from_millis(linger_ms);
     cfg.max_batch = 16;
@@ -146,7 +146,7 @@ proptest! {
 async fn readers_joining_during_a_burst_miss_nothing() {
     // A concurrent publisher while readers connect at random points (the subscribe/replay race).
     let dir = tempfile::tempdir().expect("tempdir");
-    let hub = RoomHub::new(1 << 16);
+    let hub = RoomHub::new(1 << 16, usize::MAX);
     let store = Store::open(StoreConfig::new(dir.path().join("db.sqlite")), hub.clone()).expect("store");
     let publisher = {
         let store = store.clone();

@@ -196,6 +196,12 @@ pub struct ServeArgs {
     #[arg(long, env = "ENSEMBLE_WS_QUEUE", default_value_t = 4096)]
     pub ws_queue: usize,
 
+    /// Bytes of frames a WebSocket client may fall behind before it gets `resync` and is closed
+    /// (what its room's ring keeps for it: with large events the frame count alone would let one
+    /// slow client hold up to `--ws-queue` × `--max-event-bytes`).
+    #[arg(long, env = "ENSEMBLE_WS_QUEUE_BYTES", default_value_t = 16 * 1024 * 1024)]
+    pub ws_queue_bytes: usize,
+
     /// Bytes buffered for a WebSocket peer that does not read before the connection is dropped.
     #[arg(long, env = "ENSEMBLE_WS_WRITE_BUFFER_BYTES", default_value_t = 4 * 1024 * 1024)]
     pub ws_write_buffer_bytes: usize,

@@ -91,7 +91,7 @@ pub fn cluster_settings(args: &ServeArgs) -> Option<cluster::Settings> {
 pub async fn build_controller(args: &ServeArgs) -> anyhow::Result<(Controller, Option<Arc<cluster::Node>>)> {
     let data_dir = args.data_dir();
     std::fs::create_dir_all(&data_dir).with_context(|| format!("creating the data dir {}", data_dir.display()))?;
-    let hub = RoomHub::new(args.ws_queue);
+    let hub = RoomHub::new(args.ws_queue, args.ws_queue_bytes);
     // NATS before the store: the relay must see every frame the store commits.
     let node = match cluster_settings(args) {
         Some(settings) => {

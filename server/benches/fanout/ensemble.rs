@@ -128,7 +128,7 @@ pub async fn start_ensemble(nodelay: bool) -> EnsembleServer {
     .expect("default server args");
     let args: ServeArgs = cli.serve;
     std::fs::create_dir_all(&data).unwrap();
-    let hub = RoomHub::new(args.ws_queue);
+    let hub = RoomHub::new(args.ws_queue, args.ws_queue_bytes);
     let cfg = ensemble_server::server::store_config(&args);
     let store = Store::open(cfg, hub.clone()).expect("store");
     let adapter = Arc::new(BenchAdapter::default());

@@ -130,7 +130,20 @@ async fn an_oversized_event_is_cut_not_stored_whole() {
 
 #[tokio::test]
 async fn a_slow_reader_gets_resync_and_misses_nothing_after_reconnecting() {
-    let s = Server::start(&["--ws-queue", "1024", "--scripted-chunk-delay-ms", "0"]).await;
+    slow_reader_resyncs(&["--ws-queue", "1024", "--scripted-chunk-delay-ms", "0"]).await;
+}
+
+/// The same by bytes: room for every frame of the turn, but not for their bytes.
+#[tokio::test]
+async fn a_reader_further_behind_than_its_byte_budget_gets_resync_too() {
+    slow_reader_resyncs(&["--ws-queue", "65536", "--ws-queue-bytes", "65536", "--scripted-chunk-delay-ms", "0"]).await;
+}
+
+/// A reader that reads nothing while a turn of 30,000 chunks streams is told to resync (`lagged`),
+/// closed with 4000, and reconnecting after its last seq gets exactly the rest; another reader
+/// follows the room meanwhile.
+async fn slow_reader_resyncs(flags: &[&str]) {
+    let s = Server::start(flags).await;
     s.session("r", "s").await;
     // The slow reader: a small receive buffer, and it reads nothing while the room streams.
     let socket = tokio::net::TcpSocket::new_v4().unwrap();
