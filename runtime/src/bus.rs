@@ -256,6 +256,16 @@ mod tests {
         CommittedEvent { seq, session_id: "s".into(), frame: Bytes::from(format!("{seq}")) }
     }
 
+    /// Commits `event` to room `r` and checks that `fast`, keeping up, receives it next.
+    async fn commit_followed(hub: &RoomHub, fast: &mut Subscription, event: CommittedEvent) {
+        let seq = event.seq;
+        hub.committed("r", &[event]);
+        match fast.recv().await.unwrap() {
+            Frame::Event { seq: got, .. } => assert_eq!(got, seq),
+            Frame::Side { .. } => panic!("unexpected side frame"),
+        }
+    }
+
     #[tokio::test]
     async fn idle_rooms_have_no_bus() {
         let hub = RoomHub::new(8, 1 << 20);
@@ -278,11 +288,7 @@ mod tests {
         let mut slow = hub.subscribe("r");
         let mut fast = hub.subscribe("r");
         for seq in 1..=10 {
-            hub.committed("r", &[committed(seq)]);
-            match fast.recv().await.unwrap() {
-                Frame::Event { seq: got, .. } => assert_eq!(got, seq),
-                Frame::Side { .. } => panic!(),
-            }
+            commit_followed(&hub, &mut fast, committed(seq)).await;
         }
         assert_eq!(slow.recv().await.unwrap_err(), RecvError::Lagged(6));
     }
@@ -295,11 +301,7 @@ mod tests {
         let mut slow = hub.subscribe("r");
         let mut fast = hub.subscribe("r");
         for seq in 1..=10 {
-            hub.committed("r", &[frame(seq)]);
-            match fast.recv().await.unwrap() {
-                Frame::Event { seq: got, .. } => assert_eq!(got, seq),
-                Frame::Side { .. } => panic!(),
-            }
+            commit_followed(&hub, &mut fast, frame(seq)).await;
         }
         // 270 bytes were sent after the slow one's next frame: past its budget, though its ring
         // still holds every frame.
