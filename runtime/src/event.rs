@@ -720,16 +720,24 @@ pub const TRUNCATED_MARK: &str = "…[truncated]";
 /// make it fit, it becomes a `notice` saying what was dropped. Returns the original size when it
 /// changed anything. An agent can therefore never put an unbounded event into the room log.
 pub fn clamp_body(body: EventBody, max: usize) -> (EventBody, Option<usize>) {
+    let (body, cut, _) = clamp_body_sized(body, max);
+    (body, cut)
+}
+
+/// As [`clamp_body`], and about how many bytes the kept event's payload takes (what the store
+/// queue charges for it): a delta's text, else its serialised size, which the clamp measures anyway.
+pub fn clamp_body_sized(body: EventBody, max: usize) -> (EventBody, Option<usize>, usize) {
     // A delta (most of a turn's events) is bounded without serialising it: JSON escapes a byte
     // into at most 6.
     if let EventBody::MessageDelta(p) | EventBody::ReasoningDelta(p) = &body
         && (p.item_id.len() + p.text.len()) * 6 + 64 <= max
     {
-        return (body, None);
+        let size = p.item_id.len() + p.text.len() + 64;
+        return (body, None, size);
     }
     let size = body_size(&body);
     if size <= max {
-        return (body, None);
+        return (body, None, size);
     }
     let type_name = body.type_name();
     let dropped = |size: usize| {
@@ -740,7 +748,9 @@ pub fn clamp_body(body: EventBody, max: usize) -> (EventBody, Option<usize>) {
             ),
         })
     };
-    let Ok(mut v) = serde_json::to_value(&body) else { return (dropped(size), Some(size)) };
+    // A notice of a sentence.
+    const NOTICE: usize = 256;
+    let Ok(mut v) = serde_json::to_value(&body) else { return (dropped(size), Some(size), NOTICE) };
     let mut current = size;
     // Each round cuts the longest string by what is still too much (at least half of it).
     for _ in 0..64 {
@@ -756,12 +766,12 @@ pub fn clamp_body(body: EventBody, max: usize) -> (EventBody, Option<usize>) {
         current = serde_json::to_vec(&v).map(|b| b.len()).unwrap_or(usize::MAX);
         if current <= max {
             return match serde_json::from_value::<EventBody>(v) {
-                Ok(b) => (b, Some(size)),
-                Err(_) => (dropped(size), Some(size)),
+                Ok(b) => (b, Some(size), current),
+                Err(_) => (dropped(size), Some(size), NOTICE),
             };
         }
     }
-    (dropped(size), Some(size))
+    (dropped(size), Some(size), NOTICE)
 }
 
 fn longest_string(v: &mut Value) -> Option<&mut String> {

@@ -121,3 +121,17 @@ fn the_size_hint_covers_a_started_session_and_a_command_list() {
         assert!(json.len() + 64 <= event.body.json_size_hint(), "{} > {}", json.len(), event.body.json_size_hint());
     }
 }
+
+#[test]
+fn the_size_a_clamp_reports_is_what_the_kept_event_carries() {
+    let delta = EventBody::MessageDelta(TextDeltaPayload { item_id: "i".into(), text: "x".repeat(32 * 1024) });
+    let (_, cut, size) = clamp_body_sized(delta, 1 << 20);
+    assert_eq!(cut, None);
+    assert!((32 * 1024..33 * 1024).contains(&size), "a delta weighs its text: {size}");
+    let notice = EventBody::Notice(NoticePayload { level: NoticeLevel::Warning, message: "y".repeat(10_000) });
+    let whole = body_size(&notice);
+    assert_eq!(clamp_body_sized(notice.clone(), 1 << 20).2, whole, "others weigh their serialised size");
+    let (kept, cut, size) = clamp_body_sized(notice, 4096);
+    assert_eq!(cut, Some(whole));
+    assert_eq!(size, body_size(&kept), "a cut event weighs what is left of it");
+}

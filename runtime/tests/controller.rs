@@ -15,6 +15,7 @@ use ensemble_runtime::adapter::{
 use ensemble_runtime::controller::{ControllerConfig, ControllerError, SubmitTurn};
 use ensemble_runtime::event::{EventBody, TextDeltaPayload};
 use ensemble_runtime::model::{InputItem, Session, SessionKey, SessionPatch, SideCapabilities};
+use ensemble_runtime::store::{CommitListener, CommittedEvent, Store, StoreConfig};
 use ensemble_runtime::test_util::{Fixture, Puppet, start_request as start};
 use tokio::sync::Notify;
 
@@ -258,4 +259,78 @@ async fn a_start_stores_its_record_as_its_session_started_event() {
     assert_eq!(written["session"]["status"], "working", "the changed record, written out");
     let loaded = f.store.load_sessions().await.unwrap();
     assert_eq!(loaded[0].session, f.controller.session(&key).unwrap());
+}
+
+/// Holds the store's writer in the first commit after it is armed, then passes every commit on to
+/// the room hub: a writer that has fallen behind.
+struct StalledWriter {
+    hub: Arc<ensemble_runtime::bus::RoomHub>,
+    armed: std::sync::atomic::AtomicBool,
+    entered: tokio::sync::mpsc::UnboundedSender<()>,
+    release: Mutex<std::sync::mpsc::Receiver<()>>,
+}
+
+impl CommitListener for StalledWriter {
+    fn committed(&self, room_id: &str, events: &[CommittedEvent]) {
+        if self.armed.swap(false, Ordering::AcqRel) {
+            let _ = self.entered.send(());
+            let _ = self.release.lock().unwrap().recv();
+        }
+        self.hub.committed(room_id, events);
+    }
+}
+
+/// An agent's output does not wait for its commit, so while the writer is behind it is the store
+/// queue's byte budget (`--store-queue-bytes`) that holds a streaming session back, by what its
+/// events carry; nothing is lost, and it goes on once the writer catches up.
+#[tokio::test]
+async fn a_streaming_session_waits_for_a_writer_behind_by_the_bytes_it_has_queued() {
+    let dir = tempfile::tempdir().unwrap();
+    let hub = ensemble_runtime::bus::RoomHub::new(1024, usize::MAX);
+    let (entered, mut entered_rx) = tokio::sync::mpsc::unbounded_channel();
+    let (open, release) = std::sync::mpsc::channel();
+    let stall =
+        Arc::new(StalledWriter { hub: hub.clone(), armed: false.into(), entered, release: Mutex::new(release) });
+    let mut cfg = StoreConfig::new(dir.path().join("db.sqlite"));
+    cfg.queue_bytes = 64 * 1024;
+    let store = Store::open(cfg, stall.clone()).unwrap();
+    let puppet = Arc::new(Puppet { early_fact: false, ..Puppet::new("puppet") });
+    let controller = ensemble_runtime::controller::Controller::new(
+        ControllerConfig::default(),
+        store.clone(),
+        hub,
+        vec![puppet.clone()],
+        Arc::new(ensemble_runtime::clock::SystemClock::default()),
+    );
+    controller.start(start("puppet", "p")).await.unwrap();
+    let sink = puppet.last_handle().sink;
+    let delta = |text: String| EventBody::MessageDelta(TextDeltaPayload { item_id: "m".into(), text });
+    let wait = Duration::from_secs(10);
+
+    stall.armed.store(true, Ordering::Release);
+    sink.emit(None, delta("first".into())).await;
+    tokio::time::timeout(wait, entered_rx.recv()).await.expect("the writer is held in a commit");
+    // 40 KiB is queued below the budget of 64, so is the next 40; then the queue is over it.
+    for _ in 0..2 {
+        tokio::time::timeout(wait, sink.emit(None, delta("x".repeat(40 * 1024)))).await.expect("queued");
+    }
+    assert!(store.queued_bytes() >= 80 * 1024, "each delta is charged its text: {}", store.queued_bytes());
+    let mut third = std::pin::pin!(sink.emit(None, delta("last".into())));
+    let poll = third.as_mut().poll(&mut std::task::Context::from_waker(std::task::Waker::noop()));
+    assert!(poll.is_pending(), "a session whose output is over the budget waits");
+
+    drop(open);
+    tokio::time::timeout(wait, third).await.expect("it goes on once the writer catches up");
+    store.flush().await.unwrap();
+    let page = store.events_after("r", 0, 100).await.unwrap();
+    let texts: Vec<usize> = page
+        .events
+        .iter()
+        .filter_map(|(_, raw)| {
+            let v: serde_json::Value = serde_json::from_str(raw.get()).unwrap();
+            (v["type"] == "message.delta").then(|| v["payload"]["text"].as_str().unwrap().len())
+        })
+        .collect();
+    assert_eq!(texts, [5, 40 * 1024, 40 * 1024, 4], "every delta committed, in order");
+    assert_eq!(store.queued_bytes(), 0);
 }

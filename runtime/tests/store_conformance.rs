@@ -557,6 +557,80 @@ async fn sqlite_a_broken_chain_of_events_is_an_error_not_a_gap() {
     assert_eq!(seqs(&store.events_after("r", 180, 2).await.unwrap()), vec![181, 182]);
 }
 
+/// Holds the writer in its first `committed` call until opened: a writer that has fallen behind
+/// (SQLite only: its writer is a thread of its own, PostgreSQL's a task of the test's runtime).
+struct Gate {
+    entered: tokio::sync::mpsc::UnboundedSender<()>,
+    release: Mutex<std::sync::mpsc::Receiver<()>>,
+}
+
+impl CommitListener for Gate {
+    fn committed(&self, _room: &str, _events: &[CommittedEvent]) {
+        let _ = self.entered.send(());
+        // Returns once the test drops its sender: every later commit passes at once.
+        let _ = self.release.lock().unwrap().recv();
+    }
+}
+
+fn poll_once<F: std::future::Future>(f: std::pin::Pin<&mut F>) -> std::task::Poll<F::Output> {
+    f.poll(&mut std::task::Context::from_waker(std::task::Waker::noop()))
+}
+
+/// Publishers wait while the writer is behind by `queue_capacity` operations or by `queue_bytes`
+/// of appends (`--store-queue`, `--store-queue-bytes`), and go on once it catches up.
+#[tokio::test]
+async fn sqlite_a_writer_behind_holds_publishers_back_by_count_and_by_bytes() {
+    let place = Place::new(Engine::Sqlite).await;
+    let mut cfg = place.config();
+    cfg.queue_capacity = 4;
+    cfg.queue_bytes = 64 * 1024;
+    let (entered, mut entered_rx) = tokio::sync::mpsc::unbounded_channel();
+    let (open, release) = std::sync::mpsc::channel();
+    let store = place.open(cfg, Arc::new(Gate { entered, release: Mutex::new(release) })).await;
+    let wait = Duration::from_secs(10);
+    let mut acks = Vec::new();
+    let (op, ack) = append_op("r", 1, None);
+    store.send(op).await.unwrap();
+    acks.push(ack);
+    tokio::time::timeout(wait, entered_rx.recv()).await.expect("the writer committed the first append");
+
+    // By bytes: two appends of 40 KiB are admitted (the first below the budget, the second too,
+    // taking the queue over it); the next publisher waits, whatever its size.
+    for _ in 0..2 {
+        let permit = store.reserve(40 * 1024).await.unwrap();
+        let (op, ack) = append_op("r", 1, None);
+        permit.send(op);
+        acks.push(ack);
+    }
+    assert_eq!(store.queued_bytes(), 80 * 1024);
+    let mut by_bytes = std::pin::pin!(store.reserve(1));
+    assert!(poll_once(by_bytes.as_mut()).is_pending(), "a queue over its byte budget admits nobody");
+
+    // By count: operations whose senders await them are not charged, but fill the queue.
+    for _ in 0..2 {
+        let (op, ack) = append_op("r", 1, None);
+        store.send(op).await.unwrap();
+        acks.push(ack);
+    }
+    assert_eq!(store.queue_len(), 4);
+    let (op, ack) = append_op("r", 1, None);
+    let mut by_count = std::pin::pin!(store.send(op));
+    assert!(poll_once(by_count.as_mut()).is_pending(), "a full queue takes nothing more");
+
+    drop(open);
+    tokio::time::timeout(wait, by_count).await.expect("a place once the writer catches up").unwrap();
+    acks.push(ack);
+    let permit = tokio::time::timeout(wait, by_bytes).await.expect("admitted once the writer catches up").unwrap();
+    for (i, ack) in acks.into_iter().enumerate() {
+        let seq = tokio::time::timeout(wait, ack).await.expect("acked").unwrap().unwrap();
+        assert_eq!(seq, i as u64 + 1, "every queued append committed, in order");
+    }
+    assert_eq!(store.queue_len(), 1, "the permit holds its place");
+    assert_eq!(store.queued_bytes(), 1, "the writer gave back what it took; the permit holds its charge");
+    drop(permit);
+    assert_eq!((store.queue_len(), store.queued_bytes()), (0, 0), "a permit dropped unused gives both back");
+}
+
 /// By default a PostgreSQL store holds its database's writer lock: a second one is refused with a
 /// clear error, and a graceful stop of the first releases it.
 #[tokio::test]

@@ -106,6 +106,11 @@ pub struct ServeArgs {
     #[arg(long, env = "ENSEMBLE_STORE_QUEUE", default_value_t = 4096)]
     pub store_queue: usize,
 
+    /// Bytes of agent output queued for the store before its sessions wait (the count alone would
+    /// let large events pile up in memory while the writer is behind).
+    #[arg(long, env = "ENSEMBLE_STORE_QUEUE_BYTES", default_value_t = 16 << 20)]
+    pub store_queue_bytes: usize,
+
     /// `postgres://user:password@host:port/db`: keep sessions, room logs, goals and provider state in
     /// PostgreSQL instead of the SQLite file in the data dir (migrations are applied at start).
     /// Without `--nats-url`, one server per database (README "PostgreSQL instead of SQLite"). The

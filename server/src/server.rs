@@ -36,6 +36,7 @@ pub fn store_config(args: &ServeArgs) -> StoreConfig {
     cfg.linger_when_idle = args.commit_linger_when_idle;
     cfg.max_batch = args.commit_max_batch.max(1);
     cfg.queue_capacity = args.store_queue.max(1);
+    cfg.queue_bytes = args.store_queue_bytes.max(1);
     cfg.synchronous = match args.sqlite_sync {
         SqliteSync::Normal => Synchronous::Normal,
         SqliteSync::Full => Synchronous::Full,

@@ -73,6 +73,7 @@ pub fn render_metrics(controller: &Controller) -> Response {
     }
     metrics::gauge!("ensemble_live_provider_processes").set(controller.live_processes() as f64);
     metrics::gauge!("ensemble_store_queue_length").set(controller.store().queue_len() as f64);
+    metrics::gauge!("ensemble_store_queue_bytes").set(controller.store().queued_bytes() as f64);
     metrics::gauge!("ensemble_active_rooms").set(controller.hub().active_rooms() as f64);
     ([(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"))], handle.render())
         .into_response()

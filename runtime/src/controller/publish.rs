@@ -182,6 +182,23 @@ impl Controller {
     where
         F: FnOnce(&mut Batch<'_>) -> Result<()>,
     {
+        // What a request folds is bounded by its body; the store queue's count bounds these.
+        self.publish_sized(key, persist, 0, f).await
+    }
+
+    /// As [`Self::publish_with`], charging `bytes` (about what `f` will emit) against the store
+    /// queue's byte budget: an agent's output does not wait for its commit, so this is what holds
+    /// a streaming session back while the writer is behind.
+    pub(super) async fn publish_sized<F>(
+        &self,
+        key: &SessionKey,
+        persist: Persist,
+        bytes: usize,
+        f: F,
+    ) -> Result<Published>
+    where
+        F: FnOnce(&mut Batch<'_>) -> Result<()>,
+    {
         // A session's scope never changes, so this peek decides the route for good: side events
         // never touch the store.
         let side = self
@@ -190,7 +207,7 @@ impl Controller {
             .get(key)
             .map(|e| e.side_log.is_some())
             .ok_or_else(|| ControllerError::SessionNotFound(key.session_id.clone()))?;
-        let permit = if side { None } else { Some(self.inner.store.reserve().await?) };
+        let permit = if side { None } else { Some(self.inner.store.reserve(bytes).await?) };
         let now = self.inner.clock.now_ms();
         let mut st = self.state();
         let entry = st.sessions.get_mut(key).ok_or_else(|| ControllerError::SessionNotFound(key.session_id.clone()))?;
@@ -261,15 +278,17 @@ impl Controller {
         // Oversized events are cut here, before the state lock: cutting a huge payload is slow,
         // and under the lock it would stall every session and every REST call.
         let max = self.inner.config.max_event_bytes;
+        let mut bytes = 0;
         let facts: Vec<Fact> = facts
             .into_iter()
             .map(|f| match f {
                 Fact::Event { turn_id, body } => {
-                    let (body, cut) = crate::event::clamp_body(body, max);
+                    let (body, cut, size) = crate::event::clamp_body_sized(body, max);
                     if let Some(size) = cut {
                         metrics::counter!("ensemble_events_clamped_total").increment(1);
                         tracing::warn!(session = %key, size, "an oversized event was cut");
                     }
+                    bytes += size;
                     Fact::Event { turn_id, body }
                 }
                 other => other,
@@ -278,7 +297,7 @@ impl Controller {
         let next = &self.inner.generations;
         let lost = facts.iter().any(|f| matches!(f, Fact::Lost { .. }));
         let result = self
-            .publish_with(key, Persist::IfChanged, |b| {
+            .publish_sized(key, Persist::IfChanged, bytes, |b| {
                 if b.entry.generation != generation {
                     return Ok(());
                 }

@@ -7,17 +7,40 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot};
 
+use super::budget::ByteBudget;
 use super::types::{CommitListener, CommittedEvent, StoreConfig, StoreError, StoreStats, WriteOp};
 use crate::goal::Binding;
 
+/// An operation in the writer's queue, with the bytes it was charged against the budget.
+pub(super) struct Queued {
+    pub(super) op: WriteOp,
+    pub(super) bytes: usize,
+}
+
+/// The writer's end of the queue: the operations, and the budget it gives their bytes back to.
+pub(super) struct Inbox {
+    pub(super) rx: mpsc::Receiver<Queued>,
+    pub(super) budget: Arc<ByteBudget>,
+}
+
 /// The next group: the first operation queued and whatever follows it (see the linger rule), and
 /// whether a `Shutdown` ended it. `None` once the queue is closed or a `Shutdown` comes first.
-pub(super) async fn next_group(rx: &mut mpsc::Receiver<WriteOp>, config: &StoreConfig) -> Option<(Vec<WriteOp>, bool)> {
+/// The group's bytes leave the queue's budget as it is taken.
+pub(super) async fn next_group(inbox: &mut Inbox, config: &StoreConfig) -> Option<(Vec<WriteOp>, bool)> {
+    let mut bytes = 0;
+    let group = gather(inbox, config, &mut bytes).await;
+    inbox.budget.release(bytes);
+    group
+}
+
+async fn gather(inbox: &mut Inbox, config: &StoreConfig, bytes: &mut usize) -> Option<(Vec<WriteOp>, bool)> {
+    let rx = &mut inbox.rx;
     let first = rx.recv().await?;
-    if matches!(first, WriteOp::Shutdown) {
+    *bytes += first.bytes;
+    if matches!(first.op, WriteOp::Shutdown) {
         return None;
     }
-    let mut batch = vec![first];
+    let mut batch = vec![first.op];
     let mut events = batch_events(&batch);
     // Linger only under load: when more work was already queued behind this operation (it piled
     // up during the last commit), waiting `linger` for more keeps commits few. A lone operation
@@ -38,6 +61,10 @@ pub(super) async fn next_group(rx: &mut mpsc::Receiver<WriteOp>, config: &StoreC
             }
             Err(_) => None,
         };
+        let next = next.map(|q| {
+            *bytes += q.bytes;
+            q.op
+        });
         match next {
             Some(WriteOp::Shutdown) => return Some((batch, true)),
             Some(op) => {

@@ -15,6 +15,7 @@
 //!
 //! The same conformance suite (`tests/store_conformance.rs`) runs against both engines.
 
+mod budget;
 mod group;
 mod postgres;
 mod sqlite;
@@ -32,6 +33,10 @@ pub use types::{
     StoreConfig, StoreError, StoreStats, Synchronous, WriteOp, WritePermit,
 };
 
+use budget::ByteBudget;
+use group::{Inbox, Queued};
+use types::Charge;
+
 use crate::goal::{Binding, GoalIdentity};
 use crate::session::SessionRecord;
 
@@ -48,6 +53,12 @@ trait Engine: Send + Sync {
     async fn room_heads(&self, room_id: &str) -> Result<(u64, u64), StoreError>;
     async fn provider_state(&self, room_id: &str, session_id: &str, key: &str) -> Result<Option<String>, StoreError>;
     async fn goal_lookup(&self, key: LedgerKey) -> Result<Option<Binding>, StoreError>;
+}
+
+/// The writer's queue: bounded by count (`queue_capacity`) and by bytes (`queue_bytes`).
+fn queue(config: &StoreConfig) -> (mpsc::Sender<Queued>, Inbox) {
+    let (tx, rx) = mpsc::channel(config.queue_capacity.max(1));
+    (tx, Inbox { rx, budget: Arc::new(ByteBudget::new(config.queue_bytes)) })
 }
 
 /// Refuses a database whose schema is newer than this build's migrations (a downgrade).
@@ -84,7 +95,8 @@ enum WriterHandle {
 
 #[derive(Clone)]
 pub struct Store {
-    tx: mpsc::Sender<WriteOp>,
+    tx: mpsc::Sender<Queued>,
+    budget: Arc<ByteBudget>,
     engine: Arc<dyn Engine>,
     writer: Arc<Mutex<Option<WriterHandle>>>,
     stats: Arc<StoreStats>,
@@ -94,10 +106,11 @@ pub struct Store {
 impl Store {
     /// Opens (creating and migrating) the SQLite database at `config.path` and starts the writer.
     pub fn open(config: StoreConfig, listener: Arc<dyn CommitListener>) -> Result<Self, StoreError> {
-        let (tx, rx) = mpsc::channel(config.queue_capacity.max(1));
+        let (tx, inbox) = queue(&config);
+        let budget = inbox.budget.clone();
         let stats = Arc::new(StoreStats::default());
-        let (engine, handle) = sqlite::open(config, listener, stats.clone(), rx)?;
-        Ok(Self::assemble(tx, Arc::new(engine), WriterHandle::Thread(handle), stats))
+        let (engine, handle) = sqlite::open(config, listener, stats.clone(), inbox)?;
+        Ok(Self::assemble(tx, budget, Arc::new(engine), WriterHandle::Thread(handle), stats))
     }
 
     /// Opens the engine `config` names: PostgreSQL with `database_url`, else SQLite.
@@ -105,17 +118,24 @@ impl Store {
         if config.database_url.is_none() {
             return Self::open(config, listener);
         }
-        let (tx, rx) = mpsc::channel(config.queue_capacity.max(1));
+        let (tx, inbox) = queue(&config);
+        let budget = inbox.budget.clone();
         let stats = Arc::new(StoreStats::default());
-        let (engine, handle) = postgres::open(config, listener, stats.clone(), rx).await?;
+        let (engine, handle) = postgres::open(config, listener, stats.clone(), inbox).await?;
         let leases = Leases::new(engine.clone());
-        let mut store = Self::assemble(tx, engine, WriterHandle::Task(handle), stats);
+        let mut store = Self::assemble(tx, budget, engine, WriterHandle::Task(handle), stats);
         store.leases = Some(leases);
         Ok(store)
     }
 
-    fn assemble(tx: mpsc::Sender<WriteOp>, engine: Arc<dyn Engine>, w: WriterHandle, stats: Arc<StoreStats>) -> Self {
-        Self { tx, engine, writer: Arc::new(Mutex::new(Some(w))), stats, leases: None }
+    fn assemble(
+        tx: mpsc::Sender<Queued>,
+        budget: Arc<ByteBudget>,
+        engine: Arc<dyn Engine>,
+        w: WriterHandle,
+        stats: Arc<StoreStats>,
+    ) -> Self {
+        Self { tx, budget, engine, writer: Arc::new(Mutex::new(Some(w))), stats, leases: None }
     }
 
     /// Host leases and session owners, shared by the hosts of one database (PostgreSQL only).
@@ -137,18 +157,30 @@ impl Store {
         &self.stats
     }
 
-    /// Waits for a place in the writer queue.
-    pub async fn reserve(&self) -> Result<WritePermit<'_>, StoreError> {
-        self.tx.reserve().await.map(WritePermit).map_err(|_| StoreError::Closed)
+    /// Waits for a place in the writer queue for an append of about `bytes`: until the queue holds
+    /// fewer than its byte budget and fewer operations than its capacity. The charge goes back to
+    /// the budget when the writer takes the append (or if the permit is dropped unused).
+    pub async fn reserve(&self, bytes: usize) -> Result<WritePermit<'_>, StoreError> {
+        self.budget.admit(bytes).await;
+        let charge = Charge::new(&self.budget, bytes);
+        let slot = self.tx.reserve().await.map_err(|_| StoreError::Closed)?;
+        Ok(WritePermit { slot, charge })
     }
 
+    /// Queues an operation, waiting only for a place by count: these are operations whose sender
+    /// awaits their commit (or tests), so each sender has at most one in the queue.
     pub async fn send(&self, op: WriteOp) -> Result<(), StoreError> {
-        self.tx.send(op).await.map_err(|_| StoreError::Closed)
+        self.tx.send(Queued { op, bytes: 0 }).await.map_err(|_| StoreError::Closed)
     }
 
     /// Operations queued for the writer (a gauge for `/metrics`).
     pub fn queue_len(&self) -> usize {
         self.tx.max_capacity() - self.tx.capacity()
+    }
+
+    /// Bytes of appends queued for the writer (a gauge for `/metrics`).
+    pub fn queued_bytes(&self) -> usize {
+        self.budget.queued()
     }
 
     async fn ask<T>(
@@ -175,7 +207,7 @@ impl Store {
 
     /// Stops the writer after it has committed everything queued, and waits for it.
     pub async fn close(&self) {
-        let _ = self.tx.send(WriteOp::Shutdown).await;
+        let _ = self.send(WriteOp::Shutdown).await;
         let handle = self.writer.lock().ok().and_then(|mut h| h.take());
         match handle {
             Some(WriterHandle::Thread(h)) => {

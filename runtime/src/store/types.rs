@@ -7,6 +7,8 @@ use bytes::Bytes;
 use serde_json::value::RawValue;
 use tokio::sync::{mpsc, oneshot};
 
+use super::budget::ByteBudget;
+use super::group::Queued;
 use crate::event::{EventBody, NewEvent, SessionStartedPayload};
 use crate::goal::{Binding, GoalIdentity};
 use crate::session::{Phase, SessionRecord};
@@ -78,6 +80,9 @@ pub struct StoreConfig {
     pub linger_when_idle: bool,
     /// Write operations that may wait for the writer before publishers are held back.
     pub queue_capacity: usize,
+    /// Bytes of appends that may wait for the writer before publishers are held back (the count
+    /// alone would let large events pile up).
+    pub queue_bytes: usize,
     pub retention: Retention,
     pub synchronous: Synchronous,
     /// Read connections kept open.
@@ -94,6 +99,7 @@ impl StoreConfig {
             linger: Duration::ZERO,
             linger_when_idle: false,
             queue_capacity: 4096,
+            queue_bytes: 16 << 20,
             retention: Retention::default(),
             synchronous: Synchronous::Normal,
             readers: 4,
@@ -260,11 +266,34 @@ pub enum WriteOp {
 
 /// A reserved place in the writer's queue. Taking it first and sending synchronously lets the
 /// controller fold state and enqueue the event under one lock, so the log order is the fold order.
-pub struct WritePermit<'a>(pub(super) mpsc::Permit<'a, WriteOp>);
+pub struct WritePermit<'a> {
+    pub(super) slot: mpsc::Permit<'a, Queued>,
+    pub(super) charge: Charge<'a>,
+}
 
 impl WritePermit<'_> {
-    pub fn send(self, op: WriteOp) {
-        self.0.send(op);
+    pub fn send(mut self, op: WriteOp) {
+        // The bytes travel with the operation; the writer gives them back when it takes it.
+        let bytes = std::mem::take(&mut self.charge.bytes);
+        self.slot.send(Queued { op, bytes });
+    }
+}
+
+/// Bytes charged against the queue's budget, given back if they never reach the queue.
+pub(super) struct Charge<'a> {
+    budget: &'a ByteBudget,
+    bytes: usize,
+}
+
+impl<'a> Charge<'a> {
+    pub(super) fn new(budget: &'a ByteBudget, bytes: usize) -> Self {
+        Self { budget, bytes }
+    }
+}
+
+impl Drop for Charge<'_> {
+    fn drop(&mut self) {
+        self.budget.release(self.bytes);
     }
 }
 

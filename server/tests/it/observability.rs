@@ -6,7 +6,9 @@ use crate::common::*;
 
 #[tokio::test]
 async fn metrics_count_what_happened() {
-    let s = Server::start(&[]).await;
+    // A store queue budget of one byte: each reply's output waits until the writer has taken the
+    // last, and still nothing waits forever.
+    let s = Server::start(&["--store-queue-bytes", "1"]).await;
     s.session("r", "s").await;
     let mut ws = s.ws("r", Some(0)).await;
     ws.hello().await;
@@ -47,6 +49,7 @@ async fn metrics_count_what_happened() {
         1.0
     );
     assert!(text.contains("ensemble_live_provider_processes"));
+    assert!(text.contains("ensemble_store_queue_bytes"));
 }
 
 #[tokio::test]

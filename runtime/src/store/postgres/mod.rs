@@ -12,13 +12,13 @@ pub use leases::{Claim, Leases, NewClaim};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::store::group::Inbox;
 use async_trait::async_trait;
 use serde_json::value::RawValue;
-use tokio::sync::mpsc;
 use tokio_postgres::{Client, IsolationLevel, NoTls};
 
 use super::Engine;
-use super::types::{CommitListener, EventPage, LedgerKey, RoomInfo, StoreConfig, StoreError, StoreStats, WriteOp};
+use super::types::{CommitListener, EventPage, LedgerKey, RoomInfo, StoreConfig, StoreError, StoreStats};
 use crate::goal::{Binding, GoalIdentity};
 use crate::session::SessionRecord;
 
@@ -87,12 +87,12 @@ pub(super) struct Postgres {
     max_idle: usize,
 }
 
-/// Connects, applies the migrations and starts the writer task on `rx`.
+/// Connects, applies the migrations and starts the writer task on `inbox`.
 pub(super) async fn open(
     config: StoreConfig,
     listener: Arc<dyn CommitListener>,
     stats: Arc<StoreStats>,
-    rx: mpsc::Receiver<WriteOp>,
+    inbox: Inbox,
 ) -> Result<(Arc<Postgres>, tokio::task::JoinHandle<()>), StoreError> {
     let url = config.database_url.clone().ok_or_else(|| StoreError::Other("no database url".into()))?;
     let mut client = connect(&url).await?;
@@ -102,7 +102,7 @@ pub(super) async fn open(
     schema::migrate(&mut client).await?;
     let engine = Arc::new(Postgres { url: url.clone(), idle: Mutex::new(Vec::new()), max_idle: config.readers.max(1) });
     let writer = writer::Writer::new(url, client, config, listener, stats).await?;
-    let handle = tokio::spawn(writer.run(rx));
+    let handle = tokio::spawn(writer.run(inbox));
     Ok((engine, handle))
 }
 

@@ -8,12 +8,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use tokio::sync::mpsc;
+
 use tokio_postgres::{Client, GenericClient, Statement};
 
 use super::{WRITER_LOCK, classify, connect, read_binding, take_writer_lock};
 use crate::goal::{Binding, GoalIdentity};
-use crate::store::group::{Outcome, Value, deliver, event_json, frame, next_group, reply_of};
+use crate::store::group::{Inbox, Outcome, Value, deliver, event_json, frame, next_group, reply_of};
 use crate::store::types::{
     AppendBatch, CommitListener, CommittedEvent, LedgerKey, StoreConfig, StoreError, StoreStats, WriteOp,
 };
@@ -84,8 +84,8 @@ impl Writer {
         Ok(Self { url, conn: Some((client, stmts)), config, listener, stats, last_age_prune: Instant::now() })
     }
 
-    pub(super) async fn run(mut self, mut rx: mpsc::Receiver<WriteOp>) {
-        while let Some((batch, stop)) = next_group(&mut rx, &self.config).await {
+    pub(super) async fn run(mut self, mut inbox: Inbox) {
+        while let Some((batch, stop)) = next_group(&mut inbox, &self.config).await {
             self.commit_group(batch).await;
             if stop {
                 break;

@@ -8,15 +8,14 @@ mod writer;
 
 use std::sync::Arc;
 
+use crate::store::group::Inbox;
 use async_trait::async_trait;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::value::RawValue;
-use tokio::sync::mpsc;
 
 use super::Engine;
 use super::types::{
-    CommitListener, EventPage, LedgerKey, RoomInfo, StoreConfig, StoreError, StoreStats, WriteOp,
-    record_of_started_event,
+    CommitListener, EventPage, LedgerKey, RoomInfo, StoreConfig, StoreError, StoreStats, record_of_started_event,
 };
 use crate::goal::Binding;
 use crate::session::SessionRecord;
@@ -29,12 +28,12 @@ pub(super) struct Sqlite {
     readers: Arc<ReaderPool>,
 }
 
-/// Opens (creating and migrating) the database and starts the writer thread on `rx`.
+/// Opens (creating and migrating) the database and starts the writer thread on `inbox`.
 pub(super) fn open(
     config: StoreConfig,
     listener: Arc<dyn CommitListener>,
     stats: Arc<StoreStats>,
-    rx: mpsc::Receiver<WriteOp>,
+    inbox: Inbox,
 ) -> Result<(Sqlite, std::thread::JoinHandle<()>), StoreError> {
     if let Some(dir) = config.path.parent() {
         std::fs::create_dir_all(dir)?;
@@ -45,7 +44,7 @@ pub(super) fn open(
     let checkpointer = checkpoint::Checkpointer::start(config.path.clone())?;
     // Built here, not on its thread: a database it cannot read fails the open, with its error.
     let writer = Writer::new(conn, checkpointer, config, listener, stats)?;
-    let handle = std::thread::Builder::new().name("ensemble-store-writer".into()).spawn(move || writer.run(rx))?;
+    let handle = std::thread::Builder::new().name("ensemble-store-writer".into()).spawn(move || writer.run(inbox))?;
     Ok((Sqlite { readers }, handle))
 }
 

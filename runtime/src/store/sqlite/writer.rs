@@ -7,14 +7,13 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use rusqlite::{Connection, params};
-use tokio::sync::mpsc;
 
 use super::chain::{self, Step};
 use super::checkpoint::Checkpointer;
 use super::ledger::bind_goal;
 use super::schema::{MARK_EVERY, RoomRow, room_row};
 use crate::event::EventBody;
-use crate::store::group::{Outcome, Reply, Value, deliver, event_json, frame, next_group, reply_of};
+use crate::store::group::{Inbox, Outcome, Reply, Value, deliver, event_json, frame, next_group, reply_of};
 use crate::store::types::{
     AppendBatch, CommitListener, CommittedEvent, RecordBody, Retention, StoreConfig, StoreError, StoreStats, WriteOp,
     record_json, record_of_started_event,
@@ -85,7 +84,7 @@ impl Writer {
         Ok(Self { checkpointer, conn, config, listener, books, last_age_prune: Instant::now(), stats })
     }
 
-    pub(super) fn run(mut self, mut rx: mpsc::Receiver<WriteOp>) {
+    pub(super) fn run(mut self, mut inbox: Inbox) {
         let rt = match tokio::runtime::Builder::new_current_thread().enable_time().build() {
             Ok(rt) => rt,
             Err(e) => {
@@ -94,7 +93,7 @@ impl Writer {
             }
         };
         rt.block_on(async {
-            while let Some((batch, stop)) = next_group(&mut rx, &self.config).await {
+            while let Some((batch, stop)) = next_group(&mut inbox, &self.config).await {
                 self.commit_group(batch);
                 if stop {
                     break;
