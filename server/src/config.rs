@@ -236,6 +236,10 @@ pub struct ServeArgs {
     #[arg(long, env = "ENSEMBLE_SIDE_LOG_EVENTS", default_value_t = 10_000)]
     pub side_log_events: usize,
 
+    /// Bytes of events a side conversation keeps in memory for replay (the newest is always kept).
+    #[arg(long, env = "ENSEMBLE_SIDE_LOG_BYTES", default_value_t = 16 << 20)]
+    pub side_log_bytes: usize,
+
     /// Test-only routes (a handler that panics), for the server's own tests.
     #[arg(long, env = "ENSEMBLE_TEST_HOOKS", hide = true)]
     pub test_hooks: bool,

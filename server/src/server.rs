@@ -56,6 +56,7 @@ pub fn controller_config(args: &ServeArgs) -> ControllerConfig {
         default_cwd: args.default_cwd().to_string_lossy().into_owned(),
         max_input_bytes: args.max_input_bytes,
         side_log_events: args.side_log_events,
+        side_log_bytes: args.side_log_bytes,
         max_sessions: args.max_sessions,
         max_sessions_per_room: args.max_sessions_per_room,
         max_live_sessions: args.max_live_sessions,

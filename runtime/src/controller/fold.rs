@@ -86,11 +86,14 @@ impl Entry {
     }
 }
 
-/// The ephemeral event log of one side conversation: a per-side `seq` from 1, gap-free, bounded.
+/// The ephemeral event log of one side conversation: a per-side `seq` from 1, gap-free, bounded
+/// by count and by bytes (the oldest go first).
 #[derive(Default)]
 pub(super) struct SideLog {
     pub(super) next_seq: u64,
     pub(super) events: VecDeque<(u64, Bytes)>,
+    /// What `events` holds.
+    pub(super) bytes: usize,
 }
 
 /// A page of a side conversation's events.

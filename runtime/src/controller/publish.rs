@@ -253,6 +253,7 @@ impl Controller {
     /// frames. Called under the state lock, so the side's order is its fold order.
     pub(super) fn publish_side(&self, entry: &mut Entry, events: Vec<NewEvent>) {
         let cap = self.inner.config.side_log_events.max(1);
+        let cap_bytes = self.inner.config.side_log_bytes;
         let Some(log) = entry.side_log.as_mut() else { return };
         for ev in events {
             log.next_seq += 1;
@@ -266,9 +267,13 @@ impl Controller {
                 }
             };
             let frame = format!("{{\"type\":\"side_event\",\"event\":{json}}}");
+            log.bytes += json.len();
             log.events.push_back((log.next_seq, Bytes::from(json)));
-            while log.events.len() > cap {
-                log.events.pop_front();
+            // The newest stays, however large: a reader can always catch up to the head.
+            while log.events.len() > cap || (log.bytes > cap_bytes && log.events.len() > 1) {
+                if let Some((_, old)) = log.events.pop_front() {
+                    log.bytes -= old.len();
+                }
             }
             self.inner.hub.send(&room, Frame::Side { bytes: Bytes::from(frame) });
         }

@@ -169,6 +169,42 @@ async fn side_events_are_ephemeral_ordered_and_replayable_from_memory() {
     assert!(!msg["payload"]["text"].as_str().unwrap().contains("what colour"), "{msg}");
 }
 
+/// A side turn of 40 chunks under `flags`; returns the side's replayable page (after what is no
+/// longer kept: older pages are 410 `history_expired`) and its head seq.
+async fn kept_side_history(flags: &[&str]) -> (Vec<Value>, u64) {
+    let s = Server::start(&[&["--test-providers"], flags].concat()).await;
+    start(&s, "src", "scripted").await;
+    let mut ws = s.ws("r", None).await;
+    ws.hello().await;
+    let (status, _) = open(&s, "src", json!({"requestId": "q", "sideSessionId": "side"})).await;
+    assert_eq!(status, StatusCode::CREATED);
+    s.turn("r", "side", "/chunks 40").await;
+    ws.frames_until(|f| is_side(f, "turn.completed")).await;
+    let (status, body) = s.get("/v1/rooms/r/sessions/side/events?after=0").await;
+    assert_eq!(error_code(status, &body, StatusCode::GONE), "history_expired");
+    let oldest = body["error"]["details"]["oldestSeq"].as_u64().unwrap();
+    let head = body["error"]["details"]["headSeq"].as_u64().unwrap();
+    assert!(head > 40 && oldest > 1, "{body}");
+    let (status, page) = s.get(&format!("/v1/rooms/r/sessions/side/events?after={}", oldest - 1)).await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    let kept = page["data"].as_array().unwrap().clone();
+    let seqs: Vec<u64> = kept.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
+    assert_eq!(seqs, (oldest..=head).collect::<Vec<_>>(), "what is kept is the newest, gap-free");
+    (kept, head)
+}
+
+/// A side's replay log is bounded by count (`--side-log-events`) and by bytes
+/// (`--side-log-bytes`): the oldest events go, the newest are replayable.
+#[tokio::test]
+async fn a_sides_replay_log_keeps_the_newest_events_by_count_and_by_bytes() {
+    let (kept, _) = kept_side_history(&["--side-log-events", "5"]).await;
+    assert_eq!(kept.len(), 5);
+    let (kept, _) = kept_side_history(&["--side-log-bytes", "2000"]).await;
+    let bytes: usize = kept.iter().map(|e| e.to_string().len()).sum();
+    assert!(bytes <= 2000, "{} events of {bytes} bytes kept", kept.len());
+    assert!(kept.len() >= 3, "as many as fit: {} events of {bytes} bytes", kept.len());
+}
+
 #[tokio::test]
 async fn a_failed_open_leaves_no_residue_and_the_id_is_reusable() {
     let s = server().await;
