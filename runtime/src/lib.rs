@@ -7,6 +7,7 @@
 
 pub mod adapter;
 pub mod answers;
+pub mod budget;
 pub mod bus;
 pub mod clock;
 pub mod controller;

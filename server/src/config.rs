@@ -363,6 +363,30 @@ mod tests {
     }
 
     #[test]
+    fn the_byte_budgets_reach_what_they_bound() {
+        let d = Cli::try_parse_from(["ensemble"]).unwrap().serve;
+        let mib16 = 16 << 20;
+        assert_eq!(
+            (d.store_queue_bytes, d.providers.shared.rpc_queue_bytes, d.side_log_bytes, d.ws_queue_bytes),
+            (mib16, mib16, mib16, mib16)
+        );
+        let a = Cli::try_parse_from([
+            "ensemble",
+            "--store-queue-bytes",
+            "1000",
+            "--rpc-queue-bytes",
+            "2000",
+            "--side-log-bytes",
+            "3000",
+        ])
+        .unwrap()
+        .serve;
+        assert_eq!(crate::server::store_config(&a).queue_bytes, 1000);
+        assert_eq!(a.providers.shared.env("/d".into()).rpc_queue_bytes, 2000);
+        assert_eq!(crate::server::controller_config(&a).side_log_bytes, 3000);
+    }
+
+    #[test]
     fn the_shared_token_file_switch_is_a_flag() {
         let a = Cli::try_parse_from(["ensemble", "--allow-shared-token-file"]).unwrap().serve;
         assert!(a.allow_shared_token_file);

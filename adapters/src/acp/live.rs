@@ -24,7 +24,7 @@ use super::config::AcpConfig;
 use super::fs;
 use super::translate::{self, Out, Translator};
 use super::wire::{self as acp, client, codes};
-use crate::kit::jsonrpc::{self, Incoming, RpcClient, RpcError};
+use crate::kit::jsonrpc::{self, Incoming, IncomingRx, RpcClient, RpcError};
 use crate::kit::process::Supervised;
 use crate::kit::stderr::StderrTail;
 use crate::kit::typed::{self, CallError, Request};
@@ -260,7 +260,7 @@ impl Live {
     /// Handles what the agent sends until its output closes, then reports an unexpected end.
     pub(super) async fn run(
         self: Arc<Self>,
-        mut incoming: mpsc::Receiver<Incoming>,
+        mut incoming: IncomingRx,
         mut barriers: mpsc::UnboundedReceiver<oneshot::Sender<()>>,
     ) {
         loop {

@@ -88,7 +88,11 @@ impl Provider for Acp {
             }
         };
         let taken: Vec<&str> = env.taken_ids.iter().map(String::as_str).collect();
-        let rpc = crate::kit::jsonrpc::RpcConfig { max_line_bytes: env.rpc_max_line_bytes, ..Default::default() };
+        let rpc = crate::kit::jsonrpc::RpcConfig {
+            max_line_bytes: env.rpc_max_line_bytes,
+            incoming_bytes: env.rpc_queue_bytes,
+            ..Default::default()
+        };
         let configs = config::load(&path, &taken, &rpc).map_err(|e| ProviderError(e.0))?;
         let mut out: Vec<Arc<dyn Adapter>> = Vec::new();
         for c in configs {

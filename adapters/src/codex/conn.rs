@@ -15,11 +15,11 @@ use std::time::Duration;
 use ensemble_runtime::adapter::AdapterError;
 use ensemble_runtime::clock::new_id;
 use ensemble_runtime::model::SessionKey;
-use tokio::sync::{Notify, mpsc};
+use tokio::sync::Notify;
 
 use super::config::CodexConfig;
 use super::wire::Scope;
-use crate::kit::jsonrpc::{Incoming, RpcClient, RpcError};
+use crate::kit::jsonrpc::{Incoming, IncomingRx, RpcClient, RpcError};
 use crate::kit::process::Supervised;
 use crate::kit::stderr::StderrTail;
 use crate::kit::typed::{self, CallError, Request};
@@ -258,7 +258,7 @@ impl<T: Routed> Conn<T> {
 
 /// Routes a process's requests and notifications to its threads; reports the process's end to
 /// every thread still on it.
-pub(super) async fn route<T: Routed>(conn: Arc<Conn<T>>, mut incoming: mpsc::Receiver<Incoming>, timeout: Duration) {
+pub(super) async fn route<T: Routed>(conn: Arc<Conn<T>>, mut incoming: IncomingRx, timeout: Duration) {
     loop {
         let next = tokio::select! {
             biased;

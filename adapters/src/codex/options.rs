@@ -65,6 +65,7 @@ impl CodexOptions {
         c.call_timeout = Duration::from_secs(self.codex_call_timeout_secs.max(1));
         c.goal_grace = env.goal_grace;
         c.rpc.max_line_bytes = env.rpc_max_line_bytes;
+        c.rpc.incoming_bytes = env.rpc_queue_bytes;
         Ok(c)
     }
 }
@@ -86,6 +87,7 @@ mod tests {
             data_dir: "/data".into(),
             goal_grace: Duration::from_millis(250),
             rpc_max_line_bytes: 1 << 20,
+            rpc_queue_bytes: 16 << 20,
             taken_ids: Vec::new(),
         }
     }

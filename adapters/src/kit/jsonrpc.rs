@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use ensemble_runtime::budget::ByteBudget;
 use serde_json::{Map, Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
@@ -192,11 +193,36 @@ pub struct RpcConfig {
     pub write_queue: usize,
     /// Incoming requests/notifications queued before the reader waits (backpressure on the peer).
     pub incoming_queue: usize,
+    /// Bytes of lines of incoming requests/notifications queued before the reader waits: with
+    /// lines up to `max_line_bytes` the count alone would let one peer park GiBs.
+    pub incoming_bytes: usize,
 }
 
 impl Default for RpcConfig {
     fn default() -> Self {
-        Self { max_line_bytes: 8 * 1024 * 1024, write_queue: 256, incoming_queue: 1024 }
+        Self { max_line_bytes: 8 * 1024 * 1024, write_queue: 256, incoming_queue: 1024, incoming_bytes: 16 << 20 }
+    }
+}
+
+/// The peer's requests and notifications, in order. Taking one gives its bytes back to the
+/// queue's budget, so the reader goes on.
+pub struct IncomingRx {
+    rx: mpsc::Receiver<(Incoming, usize)>,
+    budget: Arc<ByteBudget>,
+}
+
+impl IncomingRx {
+    /// The next message; `None` once the connection is gone and everything was taken.
+    /// Cancel-safe (as `mpsc::Receiver::recv`).
+    pub async fn recv(&mut self) -> Option<Incoming> {
+        let (msg, bytes) = self.rx.recv().await?;
+        self.budget.release(bytes);
+        Some(msg)
+    }
+
+    /// Bytes of the lines waiting to be taken.
+    pub fn queued_bytes(&self) -> usize {
+        self.budget.queued()
     }
 }
 
@@ -215,13 +241,15 @@ pub struct RpcClient {
 impl RpcClient {
     /// Starts the reader and writer tasks. Requests and notifications from the peer arrive on the
     /// returned receiver, in order.
-    pub fn start<R, W>(reader: R, writer: W, config: RpcConfig, label: String) -> (Self, mpsc::Receiver<Incoming>)
+    pub fn start<R, W>(reader: R, writer: W, config: RpcConfig, label: String) -> (Self, IncomingRx)
     where
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
         let (wtx, wrx) = mpsc::channel::<Vec<u8>>(config.write_queue.max(1));
-        let (itx, irx) = mpsc::channel(config.incoming_queue.max(1));
+        let (itx, rx) = mpsc::channel(config.incoming_queue.max(1));
+        let budget = Arc::new(ByteBudget::new(config.incoming_bytes));
+        let inbox = Inbox { tx: itx, budget: budget.clone() };
         let client = Self {
             writer: wtx,
             pending: Arc::new(Mutex::new(HashMap::new())),
@@ -230,8 +258,8 @@ impl RpcClient {
             reason: Arc::new(Mutex::new(None)),
         };
         tokio::spawn(write_loop(writer, wrx, client.clone()));
-        tokio::spawn(read_loop(reader, itx, client.clone(), config.max_line_bytes, label));
-        (client, irx)
+        tokio::spawn(read_loop(reader, inbox, client.clone(), config.max_line_bytes, label));
+        (client, IncomingRx { rx, budget })
     }
 
     /// Calls `method` and waits at most `timeout` for the answer.
@@ -349,13 +377,13 @@ async fn write_loop<W: AsyncWrite + Unpin>(mut w: W, mut rx: mpsc::Receiver<Vec<
     }
 }
 
-async fn read_loop<R: AsyncRead + Unpin>(
-    mut r: R,
-    incoming: mpsc::Sender<Incoming>,
-    client: RpcClient,
-    max_line: usize,
-    label: String,
-) {
+/// The reader's end of the incoming queue.
+struct Inbox {
+    tx: mpsc::Sender<(Incoming, usize)>,
+    budget: Arc<ByteBudget>,
+}
+
+async fn read_loop<R: AsyncRead + Unpin>(mut r: R, incoming: Inbox, client: RpcClient, max_line: usize, label: String) {
     let mut decoder = LineDecoder::new(max_line);
     let mut buf = vec![0u8; 64 * 1024];
     let reason = loop {
@@ -401,7 +429,7 @@ pub fn redacted(e: &serde_json::Error) -> String {
 }
 
 /// Handles one line; false when nobody listens anymore.
-async fn dispatch(line: Line, incoming: &mpsc::Sender<Incoming>, client: &RpcClient, label: &str) -> bool {
+async fn dispatch(line: Line, incoming: &Inbox, client: &RpcClient, label: &str) -> bool {
     let bytes = match line {
         Line::Complete(b) if b.iter().all(u8::is_ascii_whitespace) => return true,
         Line::Complete(b) => b,
@@ -418,7 +446,15 @@ async fn dispatch(line: Line, incoming: &mpsc::Sender<Incoming>, client: &RpcCli
             }
             true
         }
-        Ok(msg) => incoming.send(msg).await.is_ok(),
+        Ok(msg) => {
+            // While the queue holds its budget the reader reads no further, so the peer's writes
+            // block: it is held back, not buffered. A receiver gone gives nothing back: stop.
+            tokio::select! {
+                () = incoming.budget.admit(bytes.len()) => {}
+                () = incoming.tx.closed() => return false,
+            }
+            incoming.tx.send((msg, bytes.len())).await.is_ok()
+        }
         Err(e) => {
             // The line itself is not logged: it may carry what the agent saw or said.
             tracing::warn!(peer = %label, error = %e, len = bytes.len(), "skipping a malformed line");

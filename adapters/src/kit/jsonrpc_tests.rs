@@ -87,6 +87,48 @@ async fn calls_correlate_and_end_when_the_peer_goes_away() {
     client.closed().await;
 }
 
+/// A peer that writes faster than its session handles is held back by the incoming queue's byte
+/// budget (`--rpc-queue-bytes`): the reader stops reading, the peer's writes block, and nothing
+/// is lost or reordered once the session catches up.
+#[tokio::test]
+async fn a_flooding_peer_is_held_back_by_the_queues_bytes_not_buffered() {
+    const LINES: u64 = 64;
+    let (ours, theirs) = tokio::io::duplex(8 * 1024);
+    let (r, w) = tokio::io::split(ours);
+    let budget = 4 * 1024;
+    let config = RpcConfig { incoming_bytes: budget, ..RpcConfig::default() };
+    let (_client, mut incoming) = RpcClient::start(r, w, config, "test".into());
+    let (_their_r, mut their_w) = tokio::io::split(theirs);
+    let line = |i: u64| format!("{{\"method\":\"note\",\"params\":{{\"i\":{i},\"pad\":\"{}\"}}}}\n", "x".repeat(1000));
+    let line_len = line(0).len();
+    let mut writer = tokio::spawn(async move {
+        for i in 0..LINES {
+            their_w.write_all(line(i).as_bytes()).await.unwrap();
+        }
+        their_w
+    });
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while incoming.queued_bytes() < budget {
+        assert!(tokio::time::Instant::now() < deadline, "the reader never filled its budget");
+        tokio::task::yield_now().await;
+    }
+    // Without the budget the whole flood (66 KB) would sit in the queue at once and the writer
+    // would be done in microseconds; with it the reader waits, and so does the writer.
+    assert!(
+        tokio::time::timeout(Duration::from_millis(200), &mut writer).await.is_err(),
+        "the peer wrote everything: its output was buffered, not held back"
+    );
+    assert!(incoming.queued_bytes() < budget + line_len, "{} bytes queued", incoming.queued_bytes());
+    for i in 0..LINES {
+        let msg = tokio::time::timeout(Duration::from_secs(10), incoming.recv()).await.expect("the flood goes on");
+        let Some(Incoming::Notification { params, .. }) = msg else { panic!("{msg:?}") };
+        assert_eq!(params["i"], i, "in order, none lost");
+        assert!(incoming.queued_bytes() < budget + line_len, "{} bytes queued", incoming.queued_bytes());
+    }
+    tokio::time::timeout(Duration::from_secs(10), writer).await.expect("the peer got everything out").unwrap();
+    assert_eq!(incoming.queued_bytes(), 0);
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_silent_peer_times_out() {
     let (ours, _theirs) = tokio::io::duplex(1024);

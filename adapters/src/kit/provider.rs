@@ -17,6 +17,8 @@ pub struct ProviderEnv {
     pub goal_grace: Duration,
     /// Longest JSON-RPC line accepted from an agent process; longer lines are skipped.
     pub rpc_max_line_bytes: usize,
+    /// Bytes of an agent's JSON-RPC messages read ahead of its session before the reader waits.
+    pub rpc_queue_bytes: usize,
     /// The ids of the providers built before this one (registration order).
     pub taken_ids: Vec<String>,
 }
@@ -48,6 +50,11 @@ pub struct SharedOptions {
     /// Longest JSON-RPC line accepted from an agent process; longer lines are skipped.
     #[arg(long, env = "ENSEMBLE_RPC_MAX_LINE_BYTES", default_value_t = 8 * 1024 * 1024)]
     pub rpc_max_line_bytes: usize,
+
+    /// Bytes of an agent's JSON-RPC messages read ahead of its session; beyond them the server
+    /// reads no further until the session has taken some (the agent's writes block meanwhile).
+    #[arg(long, env = "ENSEMBLE_RPC_QUEUE_BYTES", default_value_t = 16 << 20)]
+    pub rpc_queue_bytes: usize,
 }
 
 impl SharedOptions {
@@ -56,6 +63,7 @@ impl SharedOptions {
             data_dir,
             goal_grace: Duration::from_millis(self.goal_grace_ms),
             rpc_max_line_bytes: self.rpc_max_line_bytes.max(1024),
+            rpc_queue_bytes: self.rpc_queue_bytes,
             taken_ids: Vec::new(),
         }
     }

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot};
 
-use super::budget::ByteBudget;
 use super::types::{CommitListener, CommittedEvent, StoreConfig, StoreError, StoreStats, WriteOp};
+use crate::budget::ByteBudget;
 use crate::goal::Binding;
 
 /// An operation in the writer's queue, with the bytes it was charged against the budget.

@@ -15,7 +15,6 @@
 //!
 //! The same conformance suite (`tests/store_conformance.rs`) runs against both engines.
 
-mod budget;
 mod group;
 mod postgres;
 mod sqlite;
@@ -33,10 +32,10 @@ pub use types::{
     StoreConfig, StoreError, StoreStats, Synchronous, WriteOp, WritePermit,
 };
 
-use budget::ByteBudget;
 use group::{Inbox, Queued};
 use types::Charge;
 
+use crate::budget::ByteBudget;
 use crate::goal::{Binding, GoalIdentity};
 use crate::session::SessionRecord;
 

@@ -7,8 +7,8 @@ use bytes::Bytes;
 use serde_json::value::RawValue;
 use tokio::sync::{mpsc, oneshot};
 
-use super::budget::ByteBudget;
 use super::group::Queued;
+use crate::budget::ByteBudget;
 use crate::event::{EventBody, NewEvent, SessionStartedPayload};
 use crate::goal::{Binding, GoalIdentity};
 use crate::session::{Phase, SessionRecord};

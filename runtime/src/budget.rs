@@ -1,21 +1,23 @@
-//! The store queue's byte budget. The queue's capacity counts operations, and an agent's facts do
-//! not wait for their commit, so under a stalled writer the count alone let one streaming session
-//! park `--store-queue` events of up to `--max-event-bytes` each in memory (4 GiB by default). An
-//! append is charged the size of what it carries; while the queue holds the budget or more, the
-//! next publisher waits (before it takes the state lock) until the writer has taken enough out.
+//! A byte budget for a queue whose capacity counts items of any size: a producer is charged what
+//! it puts in and waits while the queue holds the budget or more; the consumer gives the bytes
+//! back as it takes them out. The store queue (`--store-queue-bytes`: an agent's facts do not wait
+//! for their commit) and an agent connection's incoming JSON-RPC queue (`--rpc-queue-bytes`) use
+//! it, where the count alone would let items of up to `--max-event-bytes` or `--rpc-max-line-bytes`
+//! pile up to GiBs.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tokio::sync::Notify;
 
-pub(super) struct ByteBudget {
+/// See the module. Shared between the producers and the consumer of one queue.
+pub struct ByteBudget {
     queued: AtomicUsize,
     limit: usize,
     freed: Notify,
 }
 
 impl ByteBudget {
-    pub(super) fn new(limit: usize) -> Self {
+    pub fn new(limit: usize) -> Self {
         // A zero budget would admit nothing, ever.
         Self { queued: AtomicUsize::new(0), limit: limit.max(1), freed: Notify::new() }
     }
@@ -23,7 +25,7 @@ impl ByteBudget {
     /// Waits while the queue holds the budget or more, then charges `bytes`. An operation larger
     /// than the whole budget still passes once the queue is below it, so nothing waits forever; the
     /// queue holds at most the budget plus one operation per publisher admitted at the same moment.
-    pub(super) async fn admit(&self, bytes: usize) {
+    pub async fn admit(&self, bytes: usize) {
         loop {
             if self.try_admit(bytes) {
                 return;
@@ -50,7 +52,7 @@ impl ByteBudget {
     }
 
     /// The writer took `bytes` out of the queue (or a charge was not used).
-    pub(super) fn release(&self, bytes: usize) {
+    pub fn release(&self, bytes: usize) {
         if bytes == 0 {
             return;
         }
@@ -61,7 +63,7 @@ impl ByteBudget {
         }
     }
 
-    pub(super) fn queued(&self) -> usize {
+    pub fn queued(&self) -> usize {
         self.queued.load(Ordering::Relaxed)
     }
 }
