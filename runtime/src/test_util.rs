@@ -91,10 +91,11 @@ impl Adapter for Puppet {
         if let Some(patch) = &self.early_update {
             handle.sink.send(vec![Fact::Update(patch.clone())]).await;
         }
+        // Before the gate: a test can speak for the agent while its start is in flight.
+        self.handles.lock().unwrap().push(handle);
         if let Some(g) = &self.gate {
             g.notified().await;
         }
-        self.handles.lock().unwrap().push(handle);
         if self.fail_start {
             return Err(AdapterError::failed("boom", "the agent would not start"));
         }

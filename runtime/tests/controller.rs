@@ -334,3 +334,43 @@ async fn a_streaming_session_waits_for_a_writer_behind_by_the_bytes_it_has_queue
     assert_eq!(texts, [5, 40 * 1024, 40 * 1024, 4], "every delta committed, in order");
     assert_eq!(store.queued_bytes(), 0);
 }
+
+/// What an agent sends while its session starts waits for the announcement, but only up to
+/// `start_buffer_bytes` of events (nothing can hold the agent back then: its start's own answer
+/// comes through the same reader); the rest are dropped and a warning after them says how many.
+#[tokio::test]
+async fn events_an_agent_floods_while_starting_are_bounded_and_the_drop_is_reported() {
+    let gate = Arc::new(Notify::new());
+    let puppet = Arc::new(Puppet { early_fact: false, gate: Some(gate.clone()), ..Puppet::new("puppet") });
+    let config = ControllerConfig { start_buffer_bytes: 64 * 1024, ..ControllerConfig::default() };
+    let f = Fixture::new(vec![puppet.clone()], config);
+    let controller = f.controller.clone();
+    let starting = tokio::spawn(async move { controller.start(start("puppet", "p")).await });
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while puppet.handles.lock().unwrap().is_empty() {
+        assert!(tokio::time::Instant::now() < deadline, "the start never reached the agent");
+        tokio::task::yield_now().await;
+    }
+    let sink = puppet.last_handle().sink;
+    // Ten deltas of 20 KiB: three fit in 64 KiB, seven do not.
+    for i in 0..10 {
+        let text = format!("{i}{}", "x".repeat(20 * 1024));
+        sink.emit(None, EventBody::MessageDelta(TextDeltaPayload { item_id: "m".into(), text })).await;
+    }
+    gate.notify_one();
+    tokio::time::timeout(Duration::from_secs(10), starting).await.expect("started").unwrap().unwrap();
+    f.store.flush().await.unwrap();
+    let page = f.store.events_after("r", 0, 100).await.unwrap();
+    let events: Vec<serde_json::Value> =
+        page.events.iter().map(|(_, raw)| serde_json::from_str(raw.get()).unwrap()).collect();
+    let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(types, ["session.started", "message.delta", "message.delta", "message.delta", "notice"]);
+    let firsts: Vec<&str> = events[1..4].iter().map(|e| &e["payload"]["text"].as_str().unwrap()[..1]).collect();
+    assert_eq!(firsts, ["0", "1", "2"], "the first ones, in order");
+    let notice = &events[4]["payload"];
+    assert_eq!(notice["level"], "warning");
+    assert!(notice["message"].as_str().unwrap().starts_with("7 events the agent sent"), "{notice}");
+    // Once announced, the session's events flow as ever.
+    sink.emit(None, EventBody::MessageDelta(TextDeltaPayload { item_id: "m".into(), text: "after".into() })).await;
+    assert_eq!(f.event_types("r").await.last().map(String::as_str), Some("message.delta"));
+}

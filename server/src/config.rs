@@ -240,6 +240,11 @@ pub struct ServeArgs {
     #[arg(long, env = "ENSEMBLE_SIDE_LOG_BYTES", default_value_t = 16 << 20)]
     pub side_log_bytes: usize,
 
+    /// Bytes of events an agent may send while its session starts, resumes or opens (they wait
+    /// for the session's announcement); later ones are dropped, and a warning notice says so.
+    #[arg(long, env = "ENSEMBLE_START_BUFFER_BYTES", default_value_t = 16 << 20)]
+    pub start_buffer_bytes: usize,
+
     /// Test-only routes (a handler that panics), for the server's own tests.
     #[arg(long, env = "ENSEMBLE_TEST_HOOKS", hide = true)]
     pub test_hooks: bool,
@@ -370,6 +375,7 @@ mod tests {
             (d.store_queue_bytes, d.providers.shared.rpc_queue_bytes, d.side_log_bytes, d.ws_queue_bytes),
             (mib16, mib16, mib16, mib16)
         );
+        assert_eq!(d.start_buffer_bytes, mib16);
         let a = Cli::try_parse_from([
             "ensemble",
             "--store-queue-bytes",
@@ -378,12 +384,15 @@ mod tests {
             "2000",
             "--side-log-bytes",
             "3000",
+            "--start-buffer-bytes",
+            "4000",
         ])
         .unwrap()
         .serve;
         assert_eq!(crate::server::store_config(&a).queue_bytes, 1000);
         assert_eq!(a.providers.shared.env("/d".into()).rpc_queue_bytes, 2000);
         assert_eq!(crate::server::controller_config(&a).side_log_bytes, 3000);
+        assert_eq!(crate::server::controller_config(&a).start_buffer_bytes, 4000);
     }
 
     #[test]

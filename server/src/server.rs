@@ -57,6 +57,7 @@ pub fn controller_config(args: &ServeArgs) -> ControllerConfig {
         max_input_bytes: args.max_input_bytes,
         side_log_events: args.side_log_events,
         side_log_bytes: args.side_log_bytes,
+        start_buffer_bytes: args.start_buffer_bytes,
         max_sessions: args.max_sessions,
         max_sessions_per_room: args.max_sessions_per_room,
         max_live_sessions: args.max_live_sessions,

@@ -20,6 +20,9 @@ pub struct ControllerConfig {
     /// Bytes of events a side conversation keeps in memory for replay (older ones are dropped; the
     /// newest is always kept): with events up to `max_event_bytes` the count alone could hold GiBs.
     pub side_log_bytes: usize,
+    /// Bytes of events an agent may send while its session starts, resumes or opens (held until
+    /// the session is announced); later ones are dropped, with a warning notice.
+    pub start_buffer_bytes: usize,
     /// Sessions (not closed) in total, sides included; more are refused (`too_many_sessions`).
     pub max_sessions: usize,
     /// Sessions (not closed) per room.
@@ -54,6 +57,7 @@ impl Default for ControllerConfig {
             max_input_bytes: 1024 * 1024,
             side_log_events: 10_000,
             side_log_bytes: 16 << 20,
+            start_buffer_bytes: 16 << 20,
             max_sessions: 4096,
             max_sessions_per_room: 256,
             max_live_sessions: 32,

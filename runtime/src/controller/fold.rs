@@ -13,7 +13,8 @@ use super::open_items::OpenItems;
 use crate::adapter::Fact;
 use crate::clock::new_id;
 use crate::event::{
-    ErrorInfo, EventBody, NewEvent, ResolvedBy, SessionCompletedPayload, SessionUpdatedPayload, TurnFailedPayload,
+    ErrorInfo, EventBody, NewEvent, NoticeLevel, NoticePayload, ResolvedBy, SessionCompletedPayload,
+    SessionUpdatedPayload, TurnFailedPayload,
 };
 use crate::model::{Scope, Session, SessionKey};
 use crate::session::{Phase, SessionRecord};
@@ -48,7 +49,7 @@ pub(super) struct Entry {
     pub(super) generation: u64,
     /// While the provider side starts or resumes, its facts wait here until the controller has
     /// announced the session, so nothing overtakes `session.started`/`session.updated`.
-    pub(super) buffer: Option<Vec<Fact>>,
+    pub(super) buffer: Option<EarlyFacts>,
     /// False until `session.started` is published: such a session is invisible and leaves no
     /// residue if its start fails.
     pub(super) announced: bool,
@@ -69,7 +70,7 @@ impl Entry {
         Class::of(self) != self.counted
     }
 
-    pub(super) fn new(rec: SessionRecord, generation: u64, buffer: Option<Vec<Fact>>, visibility: Visibility) -> Self {
+    pub(super) fn new(rec: SessionRecord, generation: u64, buffer: Option<EarlyFacts>, visibility: Visibility) -> Self {
         let side_log = (rec.session.scope == Scope::Side).then(SideLog::default);
         let last_active_ms = rec.session.updated_at_ms;
         Self {
@@ -83,6 +84,51 @@ impl Entry {
             open: OpenItems::default(),
             counted: Class::default(),
         }
+    }
+}
+
+/// What an agent sends while its session starts, resumes or opens, held for the announcement.
+/// Bounded by bytes (`start_buffer_bytes`): nothing reads an agent's output back while it waits
+/// here, and the adapter cannot be held back (its start's own answer comes through the same
+/// reader), so events beyond the bound are dropped and a warning says how many.
+#[derive(Default)]
+pub(super) struct EarlyFacts {
+    facts: Vec<Fact>,
+    bytes: usize,
+    dropped: usize,
+}
+
+impl EarlyFacts {
+    /// Holds `facts` (whose events weigh `bytes`), or, past `cap`, only those that are not events.
+    pub(super) fn hold(&mut self, facts: Vec<Fact>, bytes: usize, cap: usize) {
+        if self.bytes + bytes <= cap {
+            self.bytes += bytes;
+            self.facts.extend(facts);
+            return;
+        }
+        for fact in facts {
+            match fact {
+                Fact::Event { .. } => self.dropped += 1,
+                other => self.facts.push(other),
+            }
+        }
+    }
+
+    /// The facts in order, and a warning after them if events were dropped.
+    pub(super) fn into_facts(self) -> Vec<Fact> {
+        let mut facts = self.facts;
+        if self.dropped > 0 {
+            let message = format!(
+                "{} events the agent sent before its session was ready were dropped (beyond the {} bytes \
+                 held until then)",
+                self.dropped, self.bytes
+            );
+            facts.push(Fact::Event {
+                turn_id: None,
+                body: EventBody::Notice(NoticePayload { level: NoticeLevel::Warning, message }),
+            });
+        }
+        facts
     }
 }
 

@@ -9,7 +9,7 @@ use async_trait::async_trait;
 
 use super::config::StartSession;
 use super::error::{ControllerError, Result};
-use super::fold::{Entry, Visibility};
+use super::fold::{EarlyFacts, Entry, Visibility};
 use super::goals::SessionGoalHost;
 use super::publish::{Controller, NewProcess, Persist};
 use crate::adapter::{Adapter, AdapterError, EventSink, ProviderState, SessionHandle, StateBackend, StateError};
@@ -144,7 +144,7 @@ impl Controller {
                     Entry::new(
                         SessionRecord::new(session.clone(), Phase::Starting),
                         generation,
-                        Some(Vec::new()),
+                        Some(EarlyFacts::default()),
                         Visibility::Reserved,
                     ),
                 );
@@ -177,7 +177,7 @@ impl Controller {
                 for ev in outcome.events {
                     b.emit(None, ev);
                 }
-                let buffered = b.entry.buffer.take().unwrap_or_default();
+                let buffered = b.entry.buffer.take().map(EarlyFacts::into_facts).unwrap_or_default();
                 b.apply_facts(buffered, next);
                 Ok(())
             })
@@ -256,7 +256,7 @@ impl Controller {
             let now = self.inner.clock.now_ms();
             e.rec.transition(Phase::Starting, now).map_err(|err| ControllerError::InvalidInput(err.to_string()))?;
             e.generation = generation;
-            e.buffer = Some(Vec::new());
+            e.buffer = Some(EarlyFacts::default());
             let out = (e.rec.session.clone(), previous);
             st.recount(key);
             out
@@ -274,7 +274,7 @@ impl Controller {
                     for ev in outcome.events {
                         b.emit(None, ev);
                     }
-                    let buffered = b.entry.buffer.take().unwrap_or_default();
+                    let buffered = b.entry.buffer.take().map(EarlyFacts::into_facts).unwrap_or_default();
                     b.apply_facts(buffered, next);
                     Ok(())
                 })

@@ -300,6 +300,7 @@ impl Controller {
             })
             .collect();
         let next = &self.inner.generations;
+        let start_buffer_bytes = self.inner.config.start_buffer_bytes;
         let lost = facts.iter().any(|f| matches!(f, Fact::Lost { .. }));
         let result = self
             .publish_sized(key, Persist::IfChanged, bytes, |b| {
@@ -307,7 +308,7 @@ impl Controller {
                     return Ok(());
                 }
                 if let Some(buffer) = b.entry.buffer.as_mut() {
-                    buffer.extend(facts);
+                    buffer.hold(facts, bytes, start_buffer_bytes);
                     return Ok(());
                 }
                 b.apply_facts(facts, next);

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use super::error::{ControllerError, Result};
-use super::fold::{Entry, Visibility};
+use super::fold::{EarlyFacts, Entry, Visibility};
 use super::publish::{Controller, NewProcess, Persist};
 use crate::adapter::{Adapter, SideOpen};
 use crate::clock::new_id;
@@ -134,7 +134,7 @@ impl Controller {
                 Entry::new(
                     SessionRecord::new(side.clone(), Phase::Live),
                     generation,
-                    Some(Vec::new()),
+                    Some(EarlyFacts::default()),
                     Visibility::Reserved,
                 ),
             );
@@ -198,7 +198,7 @@ impl Controller {
             let session = Arc::new(b.session());
             b.emit(None, EventBody::SessionStarted(SessionStartedPayload { session, ephemeral }));
             // Then everything that raced the open, in order; nothing overtakes session.started.
-            let buffered = b.entry.buffer.take().unwrap_or_default();
+            let buffered = b.entry.buffer.take().map(EarlyFacts::into_facts).unwrap_or_default();
             b.apply_facts(buffered, next);
             Ok(())
         })
