@@ -41,7 +41,8 @@ impl ByteBudget {
         }
     }
 
-    fn try_admit(&self, bytes: usize) -> bool {
+    /// [`Self::admit`] without waiting: false (nothing charged) while the queue holds the budget.
+    pub fn try_admit(&self, bytes: usize) -> bool {
         if self.queued.load(Ordering::Acquire) >= self.limit {
             return false;
         }

@@ -449,9 +449,11 @@ async fn dispatch(line: Line, incoming: &Inbox, client: &RpcClient, label: &str)
         Ok(msg) => {
             // While the queue holds its budget the reader reads no further, so the peer's writes
             // block: it is held back, not buffered. A receiver gone gives nothing back: stop.
-            tokio::select! {
-                () = incoming.budget.admit(bytes.len()) => {}
-                () = incoming.tx.closed() => return false,
+            if !incoming.budget.try_admit(bytes.len()) {
+                tokio::select! {
+                    () = incoming.budget.admit(bytes.len()) => {}
+                    () = incoming.tx.closed() => return false,
+                }
             }
             incoming.tx.send((msg, bytes.len())).await.is_ok()
         }
