@@ -22,9 +22,9 @@ impl ByteBudget {
         Self { queued: AtomicUsize::new(0), limit: limit.max(1), freed: Notify::new() }
     }
 
-    /// Waits while the queue holds the budget or more, then charges `bytes`. An operation larger
-    /// than the whole budget still passes once the queue is below it, so nothing waits forever; the
-    /// queue holds at most the budget plus one operation per publisher admitted at the same moment.
+    /// Waits while the queue holds the budget or more, then charges `bytes`. An item larger than
+    /// the whole budget still passes once the queue is below it, so nothing waits forever; the
+    /// queue holds at most the budget plus one item per producer admitted at the same moment.
     pub async fn admit(&self, bytes: usize) {
         loop {
             if self.try_admit(bytes) {
@@ -52,18 +52,19 @@ impl ByteBudget {
         true
     }
 
-    /// The writer took `bytes` out of the queue (or a charge was not used).
+    /// The consumer took `bytes` out of the queue (or a charge was not used).
     pub fn release(&self, bytes: usize) {
         if bytes == 0 {
             return;
         }
         let before = self.queued.fetch_sub(bytes, Ordering::AcqRel);
-        // Publishers wait only while the queue is at or over the budget; below it nobody waits.
+        // Producers wait only while the queue is at or over the budget; below it nobody waits.
         if before >= self.limit {
             self.freed.notify_waiters();
         }
     }
 
+    /// Bytes charged and not yet given back.
     pub fn queued(&self) -> usize {
         self.queued.load(Ordering::Relaxed)
     }
