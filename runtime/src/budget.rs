@@ -72,15 +72,10 @@ impl ByteBudget {
 
 #[cfg(test)]
 mod tests {
-    use std::future::Future;
     use std::pin::pin;
-    use std::task::{Context, Poll};
 
     use super::*;
-
-    fn poll_once<F: Future>(f: std::pin::Pin<&mut F>) -> Poll<F::Output> {
-        f.poll(&mut Context::from_waker(std::task::Waker::noop()))
-    }
+    use crate::test_util::poll_once;
 
     #[tokio::test]
     async fn a_publisher_waits_while_the_queue_holds_the_budget_and_goes_once_it_drains() {

@@ -1,6 +1,6 @@
 //! Test support for code that drives the controller (feature `test-util`): the [`Puppet`] adapter,
-//! whose behaviour a test steers, and a [`Fixture`] with a real store and bus in a temporary
-//! directory.
+//! whose behaviour a test steers, a [`Fixture`] with a real store and bus in a temporary
+//! directory, and a [`StalledWriter`] that holds the store's writer back.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test support fails loudly")]
 
@@ -20,7 +20,7 @@ use crate::clock::SystemClock;
 use crate::controller::{Controller, ControllerConfig, StartSession};
 use crate::event::{EventBody, TextDeltaPayload};
 use crate::model::{Session, SessionKey, SessionPatch};
-use crate::store::{Store, StoreConfig};
+use crate::store::{CommitListener, CommittedEvent, Store, StoreConfig};
 
 /// An adapter that does what the test says: it starts (or fails to), accepts turns and never ends
 /// them by itself, and hands every [`SessionHandle`] to the test, which emits facts through it.
@@ -183,5 +183,86 @@ impl StateBackend for MemoryState {
     async fn set(&self, key: &SessionKey, name: &str, value: String) -> Result<(), StateError> {
         self.0.lock().unwrap().insert((key.clone(), name.to_owned()), value);
         Ok(())
+    }
+}
+
+/// Polls a future once, without a runtime's waker: `Pending` shows it waits (a later `.await`
+/// polls it again with the real waker).
+pub fn poll_once<F: std::future::Future>(f: std::pin::Pin<&mut F>) -> std::task::Poll<F::Output> {
+    f.poll(&mut std::task::Context::from_waker(std::task::Waker::noop()))
+}
+
+/// Where a [`StalledWriter`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stall {
+    /// Commits pass.
+    Passing,
+    /// The next commit is held.
+    Armed,
+    /// The writer is held inside a commit.
+    Holding,
+    /// Released for good: every commit passes.
+    Open,
+}
+
+/// A commit listener that holds the store's writer (SQLite's is a thread of its own) inside the
+/// first commit after [`Self::arm`] until [`Self::open`], passing every commit on to `next`: a
+/// writer that has fallen behind, with the queue filling up in front of it.
+pub struct StalledWriter {
+    next: Option<Arc<dyn CommitListener>>,
+    state: Mutex<Stall>,
+    changed: std::sync::Condvar,
+    held: Notify,
+}
+
+impl StalledWriter {
+    /// Armed from the start when `armed`; commits go on to `next` (e.g. the room hub).
+    pub fn new(next: Option<Arc<dyn CommitListener>>, armed: bool) -> Arc<Self> {
+        let state = if armed { Stall::Armed } else { Stall::Passing };
+        Arc::new(Self { next, state: Mutex::new(state), changed: std::sync::Condvar::new(), held: Notify::new() })
+    }
+
+    /// Holds the next commit.
+    pub fn arm(&self) {
+        *self.state.lock().unwrap() = Stall::Armed;
+    }
+
+    /// Waits (at most 10 s) until the writer is held inside a commit.
+    pub async fn until_held(&self) {
+        let wait = async {
+            loop {
+                let held = self.held.notified();
+                tokio::pin!(held);
+                held.as_mut().enable();
+                if *self.state.lock().unwrap() == Stall::Holding {
+                    return;
+                }
+                held.await;
+            }
+        };
+        tokio::time::timeout(std::time::Duration::from_secs(10), wait).await.expect("the writer was never held");
+    }
+
+    /// Lets the held commit and every later one pass.
+    pub fn open(&self) {
+        *self.state.lock().unwrap() = Stall::Open;
+        self.changed.notify_all();
+    }
+}
+
+impl CommitListener for StalledWriter {
+    fn committed(&self, room_id: &str, events: &[CommittedEvent]) {
+        let mut state = self.state.lock().unwrap();
+        if *state == Stall::Armed {
+            *state = Stall::Holding;
+            self.held.notify_waiters();
+            while *state == Stall::Holding {
+                state = self.changed.wait(state).unwrap();
+            }
+        }
+        drop(state);
+        if let Some(next) = &self.next {
+            next.committed(room_id, events);
+        }
     }
 }

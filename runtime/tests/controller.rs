@@ -15,8 +15,8 @@ use ensemble_runtime::adapter::{
 use ensemble_runtime::controller::{ControllerConfig, ControllerError, SubmitTurn};
 use ensemble_runtime::event::{EventBody, TextDeltaPayload};
 use ensemble_runtime::model::{InputItem, Session, SessionKey, SessionPatch, SideCapabilities};
-use ensemble_runtime::store::{CommitListener, CommittedEvent, Store, StoreConfig};
-use ensemble_runtime::test_util::{Fixture, Puppet, start_request as start};
+use ensemble_runtime::store::{Store, StoreConfig};
+use ensemble_runtime::test_util::{Fixture, Puppet, StalledWriter, poll_once, start_request as start};
 use tokio::sync::Notify;
 
 #[tokio::test]
@@ -261,25 +261,6 @@ async fn a_start_stores_its_record_as_its_session_started_event() {
     assert_eq!(loaded[0].session, f.controller.session(&key).unwrap());
 }
 
-/// Holds the store's writer in the first commit after it is armed, then passes every commit on to
-/// the room hub: a writer that has fallen behind.
-struct StalledWriter {
-    hub: Arc<ensemble_runtime::bus::RoomHub>,
-    armed: std::sync::atomic::AtomicBool,
-    entered: tokio::sync::mpsc::UnboundedSender<()>,
-    release: Mutex<std::sync::mpsc::Receiver<()>>,
-}
-
-impl CommitListener for StalledWriter {
-    fn committed(&self, room_id: &str, events: &[CommittedEvent]) {
-        if self.armed.swap(false, Ordering::AcqRel) {
-            let _ = self.entered.send(());
-            let _ = self.release.lock().unwrap().recv();
-        }
-        self.hub.committed(room_id, events);
-    }
-}
-
 /// An agent's output does not wait for its commit, so while the writer is behind it is the store
 /// queue's byte budget (`--store-queue-bytes`) that holds a streaming session back, by what its
 /// events carry; nothing is lost, and it goes on once the writer catches up.
@@ -287,10 +268,7 @@ impl CommitListener for StalledWriter {
 async fn a_streaming_session_waits_for_a_writer_behind_by_the_bytes_it_has_queued() {
     let dir = tempfile::tempdir().unwrap();
     let hub = ensemble_runtime::bus::RoomHub::new(1024, usize::MAX);
-    let (entered, mut entered_rx) = tokio::sync::mpsc::unbounded_channel();
-    let (open, release) = std::sync::mpsc::channel();
-    let stall =
-        Arc::new(StalledWriter { hub: hub.clone(), armed: false.into(), entered, release: Mutex::new(release) });
+    let stall = StalledWriter::new(Some(hub.clone()), false);
     let mut cfg = StoreConfig::new(dir.path().join("db.sqlite"));
     cfg.queue_bytes = 64 * 1024;
     let store = Store::open(cfg, stall.clone()).unwrap();
@@ -307,19 +285,18 @@ async fn a_streaming_session_waits_for_a_writer_behind_by_the_bytes_it_has_queue
     let delta = |text: String| EventBody::MessageDelta(TextDeltaPayload { item_id: "m".into(), text });
     let wait = Duration::from_secs(10);
 
-    stall.armed.store(true, Ordering::Release);
+    stall.arm();
     sink.emit(None, delta("first".into())).await;
-    tokio::time::timeout(wait, entered_rx.recv()).await.expect("the writer is held in a commit");
+    stall.until_held().await;
     // 40 KiB is queued below the budget of 64, so is the next 40; then the queue is over it.
     for _ in 0..2 {
         tokio::time::timeout(wait, sink.emit(None, delta("x".repeat(40 * 1024)))).await.expect("queued");
     }
     assert!(store.queued_bytes() >= 80 * 1024, "each delta is charged its text: {}", store.queued_bytes());
     let mut third = std::pin::pin!(sink.emit(None, delta("last".into())));
-    let poll = third.as_mut().poll(&mut std::task::Context::from_waker(std::task::Waker::noop()));
-    assert!(poll.is_pending(), "a session whose output is over the budget waits");
+    assert!(poll_once(third.as_mut()).is_pending(), "a session whose output is over the budget waits");
 
-    drop(open);
+    stall.open();
     tokio::time::timeout(wait, third).await.expect("it goes on once the writer catches up");
     store.flush().await.unwrap();
     let page = store.events_after("r", 0, 100).await.unwrap();

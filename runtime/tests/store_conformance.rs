@@ -16,6 +16,7 @@ use ensemble_runtime::session::{Phase, SessionRecord};
 use ensemble_runtime::store::{
     AppendBatch, CommitListener, CommittedEvent, LedgerKey, RecordRow, Store, StoreConfig, WriteOp,
 };
+use ensemble_runtime::test_util::{StalledWriter, poll_once};
 use ensemble_test_engines::Postgres;
 use tokio::sync::oneshot;
 
@@ -557,42 +558,23 @@ async fn sqlite_a_broken_chain_of_events_is_an_error_not_a_gap() {
     assert_eq!(seqs(&store.events_after("r", 180, 2).await.unwrap()), vec![181, 182]);
 }
 
-/// Holds the writer in its first `committed` call until opened: a writer that has fallen behind
-/// (SQLite only: its writer is a thread of its own, PostgreSQL's a task of the test's runtime).
-struct Gate {
-    entered: tokio::sync::mpsc::UnboundedSender<()>,
-    release: Mutex<std::sync::mpsc::Receiver<()>>,
-}
-
-impl CommitListener for Gate {
-    fn committed(&self, _room: &str, _events: &[CommittedEvent]) {
-        let _ = self.entered.send(());
-        // Returns once the test drops its sender: every later commit passes at once.
-        let _ = self.release.lock().unwrap().recv();
-    }
-}
-
-fn poll_once<F: std::future::Future>(f: std::pin::Pin<&mut F>) -> std::task::Poll<F::Output> {
-    f.poll(&mut std::task::Context::from_waker(std::task::Waker::noop()))
-}
-
 /// Publishers wait while the writer is behind by `queue_capacity` operations or by `queue_bytes`
-/// of appends (`--store-queue`, `--store-queue-bytes`), and go on once it catches up.
+/// of appends (`--store-queue`, `--store-queue-bytes`), and go on once it catches up. SQLite only:
+/// the stalled writer blocks its thread, and PostgreSQL's writer is a task of the test's runtime.
 #[tokio::test]
 async fn sqlite_a_writer_behind_holds_publishers_back_by_count_and_by_bytes() {
     let place = Place::new(Engine::Sqlite).await;
     let mut cfg = place.config();
     cfg.queue_capacity = 4;
     cfg.queue_bytes = 64 * 1024;
-    let (entered, mut entered_rx) = tokio::sync::mpsc::unbounded_channel();
-    let (open, release) = std::sync::mpsc::channel();
-    let store = place.open(cfg, Arc::new(Gate { entered, release: Mutex::new(release) })).await;
+    let stall = StalledWriter::new(None, true);
+    let store = place.open(cfg, stall.clone()).await;
     let wait = Duration::from_secs(10);
     let mut acks = Vec::new();
     let (op, ack) = append_op("r", 1, None);
     store.send(op).await.unwrap();
     acks.push(ack);
-    tokio::time::timeout(wait, entered_rx.recv()).await.expect("the writer committed the first append");
+    stall.until_held().await;
 
     // By bytes: two appends of 40 KiB are admitted (the first below the budget, the second too,
     // taking the queue over it); the next publisher waits, whatever its size.
@@ -617,7 +599,7 @@ async fn sqlite_a_writer_behind_holds_publishers_back_by_count_and_by_bytes() {
     let mut by_count = std::pin::pin!(store.send(op));
     assert!(poll_once(by_count.as_mut()).is_pending(), "a full queue takes nothing more");
 
-    drop(open);
+    stall.open();
     tokio::time::timeout(wait, by_count).await.expect("a place once the writer catches up").unwrap();
     acks.push(ack);
     let permit = tokio::time::timeout(wait, by_bytes).await.expect("admitted once the writer catches up").unwrap();
