@@ -100,8 +100,10 @@ pub(super) struct EarlyFacts {
 
 impl EarlyFacts {
     /// Holds `facts` (whose events weigh `bytes`), or, past `cap`, only those that are not events.
+    /// Once one batch is dropped every later event is too, so what is kept is the start of what
+    /// the agent said, without a hole in it.
     pub(super) fn hold(&mut self, facts: Vec<Fact>, bytes: usize, cap: usize) {
-        if self.bytes + bytes <= cap {
+        if self.dropped == 0 && self.bytes + bytes <= cap {
             self.bytes += bytes;
             self.facts.extend(facts);
             return;
@@ -432,4 +434,41 @@ fn bounded(body: EventBody, max: usize) -> EventBody {
         return body;
     }
     crate::event::clamp_body(body, max).0
+}
+
+#[cfg(test)]
+mod early_facts_tests {
+    use super::*;
+    use crate::event::TextDeltaPayload;
+
+    fn delta(text: &str) -> Fact {
+        Fact::Event {
+            turn_id: None,
+            body: EventBody::MessageDelta(TextDeltaPayload { item_id: "m".into(), text: text.into() }),
+        }
+    }
+
+    fn texts(facts: &[Fact]) -> Vec<String> {
+        facts
+            .iter()
+            .map(|f| match f {
+                Fact::Event { body: EventBody::MessageDelta(p), .. } => p.text.clone(),
+                Fact::Event { body: EventBody::Notice(p), .. } => format!("notice: {}", p.message),
+                _ => "other".into(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn what_is_held_is_a_prefix_of_what_the_agent_said_and_the_rest_is_counted() {
+        let mut early = EarlyFacts::default();
+        early.hold(vec![delta("a")], 60, 100);
+        early.hold(vec![delta("b")], 60, 100); // over the cap: dropped
+        early.hold(vec![delta("c")], 10, 100); // would fit, but after a hole: dropped too
+        early.hold(vec![Fact::Lost { reason: "gone".into() }], 0, 100); // not an event: kept
+        let held = texts(&early.into_facts());
+        assert_eq!(held[..2], ["a", "other"]);
+        assert!(held[2].starts_with("notice: 2 events"), "{held:?}");
+        assert_eq!(held.len(), 3);
+    }
 }
