@@ -28,8 +28,12 @@ macro_rules! providers {
 
         impl ProviderOptions {
             /// Builds every registered provider's adapters, in registration order.
-            pub async fn build(&self, data_dir: PathBuf) -> Result<Vec<Arc<dyn Adapter>>, ProviderError> {
-                let mut env = self.shared.env(data_dir);
+            pub async fn build(
+                &self,
+                data_dir: PathBuf,
+                max_live_sessions: usize,
+            ) -> Result<Vec<Arc<dyn Adapter>>, ProviderError> {
+                let mut env = self.shared.env(data_dir, max_live_sessions);
                 let mut adapters: Vec<Arc<dyn Adapter>> = Vec::new();
                 $(
                     for adapter in <$provider as Provider>::build(&self.$field, &env).await? {

@@ -107,7 +107,7 @@ pub async fn build_controller(args: &ServeArgs) -> anyhow::Result<(Controller, O
     let engine = if cfg.database_url.is_some() { "postgres" } else { "sqlite" };
     let store = Store::connect(cfg, hub.clone()).await.with_context(|| format!("opening the store ({engine})"))?;
     tracing::info!(engine, "store open");
-    let adapters = args.providers.build(data_dir).await?;
+    let adapters = args.providers.build(data_dir, args.max_live_sessions).await?;
     if !adapters.iter().any(|a| a.id() == args.default_provider) {
         let ids: Vec<&str> = adapters.iter().map(|a| a.id()).collect();
         anyhow::bail!(

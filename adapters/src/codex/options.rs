@@ -89,6 +89,7 @@ mod tests {
             rpc_max_line_bytes: 1 << 20,
             rpc_queue_bytes: 16 << 20,
             taken_ids: Vec::new(),
+            max_live_sessions: 32,
         }
     }
 

@@ -21,6 +21,9 @@ pub struct ProviderEnv {
     pub rpc_queue_bytes: usize,
     /// The ids of the providers built before this one (registration order).
     pub taken_ids: Vec<String>,
+    /// The most sessions live at once (`--max-live-sessions`): a provider whose sessions cost
+    /// next to nothing to start (scripted) makes its table ready for them.
+    pub max_live_sessions: usize,
 }
 
 /// A provider's options were invalid, or it could not be set up.
@@ -58,13 +61,14 @@ pub struct SharedOptions {
 }
 
 impl SharedOptions {
-    pub fn env(&self, data_dir: PathBuf) -> ProviderEnv {
+    pub fn env(&self, data_dir: PathBuf, max_live_sessions: usize) -> ProviderEnv {
         ProviderEnv {
             data_dir,
             goal_grace: Duration::from_millis(self.goal_grace_ms),
             rpc_max_line_bytes: self.rpc_max_line_bytes.max(1024),
             rpc_queue_bytes: self.rpc_queue_bytes,
             taken_ids: Vec::new(),
+            max_live_sessions,
         }
     }
 }

@@ -11,7 +11,9 @@ use ensemble_runtime::adapter::{
 };
 use ensemble_runtime::event::{CommandsUpdatedPayload, Decision, EventBody};
 use ensemble_runtime::goal::{GoalAction, GoalCommand, ProviderGoal};
-use ensemble_runtime::model::{ConfigChange, InputItem, Session, SessionKey, SessionPatch, SideCapabilities};
+use ensemble_runtime::model::{
+    ConfigChange, InputItem, Session, SessionKey, SessionPatch, SideCapabilities, session_table,
+};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -38,8 +40,9 @@ pub struct ScriptedAdapter {
 }
 
 impl ScriptedAdapter {
-    pub fn new(config: ScriptedConfig) -> Self {
-        Self { config, sessions: Mutex::new(HashMap::new()) }
+    /// `live_sessions`: the most that may be live at once (its table is made ready for them).
+    pub fn new(config: ScriptedConfig, live_sessions: usize) -> Self {
+        Self { config, sessions: Mutex::new(session_table(live_sessions)) }
     }
 
     fn live(&self, key: &SessionKey) -> Option<Arc<Live>> {

@@ -32,7 +32,7 @@ impl Provider for Scripted {
             goal_grace: env.goal_grace,
             ..ScriptedConfig::default()
         };
-        Ok(vec![Arc::new(ScriptedAdapter::new(config))])
+        Ok(vec![Arc::new(ScriptedAdapter::new(config, env.max_live_sessions))])
     }
 }
 
@@ -61,7 +61,8 @@ impl Provider for ScriptedTestVariants {
         Ok(ScriptedConfig::test_variants(base.chunk_delay)
             .into_iter()
             .map(|c| {
-                Arc::new(ScriptedAdapter::new(ScriptedConfig { goal_grace: base.goal_grace, ..c })) as Arc<dyn Adapter>
+                let config = ScriptedConfig { goal_grace: base.goal_grace, ..c };
+                Arc::new(ScriptedAdapter::new(config, env.max_live_sessions)) as Arc<dyn Adapter>
             })
             .collect())
     }

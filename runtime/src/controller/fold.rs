@@ -227,6 +227,11 @@ impl Counts {
 }
 
 impl State {
+    /// Empty, its table made ready for `max_sessions` ([`crate::model::session_table`]).
+    pub(super) fn with_capacity(max_sessions: usize) -> Self {
+        Self { sessions: crate::model::session_table(max_sessions), counts: Counts::default() }
+    }
+
     pub(super) fn insert(&mut self, key: SessionKey, mut entry: Entry) {
         entry.counted = Class::of(&entry);
         self.counts.add(&entry.rec.session.room_id, entry.counted, 1);

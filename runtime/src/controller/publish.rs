@@ -80,6 +80,7 @@ impl Controller {
         clock: Arc<dyn Clock>,
     ) -> Self {
         let adapters = adapters.into_iter().map(|a| (a.id().to_owned(), a)).collect();
+        let state = State::with_capacity(config.max_sessions);
         let inner = Arc::new_cyclic(|weak: &Weak<Inner>| Inner {
             config,
             provider_state: super::lifecycle::provider_state_in(store.clone()),
@@ -88,7 +89,7 @@ impl Controller {
             adapters,
             clock,
             locks: LockTable::new(),
-            state: Mutex::new(State::default()),
+            state: Mutex::new(state),
             generations: AtomicU64::new(0),
             accepting: AtomicBool::new(true),
             receiver: Arc::new(Forwarder(weak.clone())),
