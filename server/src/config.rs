@@ -147,6 +147,12 @@ pub struct ServeArgs {
     #[arg(long, env = "ENSEMBLE_SQLITE_SYNC", value_enum, default_value_t = SqliteSync::Normal)]
     pub sqlite_sync: SqliteSync,
 
+    /// Bytes of the SQLite WAL written with zeros ahead of its last frame, so commits overwrite
+    /// pages the file has instead of growing it (README "Performance"); 0 turns it off, for
+    /// copy-on-write file systems (btrfs, ZFS) where an overwrite allocates anew.
+    #[arg(long, env = "ENSEMBLE_SQLITE_WAL_PREFILL_BYTES", default_value_t = ensemble_runtime::store::DEFAULT_WAL_PREFILL)]
+    pub sqlite_wal_prefill_bytes: u64,
+
     /// Longest a lifecycle operation waits for its session's lock.
     #[arg(long, env = "ENSEMBLE_LOCK_TIMEOUT_MS", default_value_t = 10_000)]
     pub lock_timeout_ms: u64,
@@ -376,8 +382,11 @@ mod tests {
             (mib16, mib16, mib16, mib16)
         );
         assert_eq!(d.start_buffer_bytes, mib16);
+        assert_eq!(crate::server::store_config(&d).wal_prefill, 256 << 10);
         let a = Cli::try_parse_from([
             "ensemble",
+            "--sqlite-wal-prefill-bytes",
+            "0",
             "--store-queue-bytes",
             "1000",
             "--rpc-queue-bytes",
@@ -390,6 +399,7 @@ mod tests {
         .unwrap()
         .serve;
         assert_eq!(crate::server::store_config(&a).queue_bytes, 1000);
+        assert_eq!(crate::server::store_config(&a).wal_prefill, 0);
         assert_eq!(a.providers.shared.env("/d".into(), 32).rpc_queue_bytes, 2000);
         assert_eq!(crate::server::controller_config(&a).side_log_bytes, 3000);
         assert_eq!(crate::server::controller_config(&a).start_buffer_bytes, 4000);

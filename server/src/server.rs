@@ -37,6 +37,7 @@ pub fn store_config(args: &ServeArgs) -> StoreConfig {
     cfg.max_batch = args.commit_max_batch.max(1);
     cfg.queue_capacity = args.store_queue.max(1);
     cfg.queue_bytes = args.store_queue_bytes.max(1);
+    cfg.wal_prefill = args.sqlite_wal_prefill_bytes;
     cfg.synchronous = match args.sqlite_sync {
         SqliteSync::Normal => Synchronous::Normal,
         SqliteSync::Full => Synchronous::Full,

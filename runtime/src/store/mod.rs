@@ -28,8 +28,8 @@ use tokio::sync::{mpsc, oneshot};
 
 pub use postgres::{Claim, Leases, NewClaim};
 pub use types::{
-    AppendBatch, CommitListener, CommittedEvent, EventPage, LedgerKey, RecordBody, RecordRow, Retention, RoomInfo,
-    StoreConfig, StoreError, StoreStats, Synchronous, WriteOp, WritePermit,
+    AppendBatch, CommitListener, CommittedEvent, DEFAULT_WAL_PREFILL, EventPage, LedgerKey, RecordBody, RecordRow,
+    Retention, RoomInfo, StoreConfig, StoreError, StoreStats, Synchronous, WriteOp, WritePermit,
 };
 
 use group::{Inbox, Queued};

@@ -87,7 +87,15 @@ pub struct StoreConfig {
     pub synchronous: Synchronous,
     /// Read connections kept open.
     pub readers: usize,
+    /// SQLite: bytes of the WAL file written (with zeros) ahead of its last frame, so commits
+    /// overwrite pages the file has instead of extending it (0: off, for copy-on-write file systems
+    /// where an overwrite allocates anew).
+    pub wal_prefill: u64,
 }
+
+/// [`StoreConfig::wal_prefill`]'s default: a fill every ~128 KiB of WAL, and at most this much of
+/// zeros written to disk ahead of frames when a checkpoint syncs the WAL.
+pub const DEFAULT_WAL_PREFILL: u64 = 256 << 10;
 
 impl StoreConfig {
     pub fn new(path: impl Into<PathBuf>) -> Self {
@@ -103,6 +111,7 @@ impl StoreConfig {
             retention: Retention::default(),
             synchronous: Synchronous::Normal,
             readers: 4,
+            wal_prefill: DEFAULT_WAL_PREFILL,
         }
     }
 }

@@ -3,6 +3,7 @@
 mod chain;
 mod checkpoint;
 mod ledger;
+mod prefill;
 mod schema;
 mod writer;
 

@@ -35,6 +35,19 @@ pub(super) fn room_row(conn: &Connection, room: &str) -> Result<RoomRow, StoreEr
         .unwrap_or_default())
 }
 
+/// WAL pages after which a commit checkpoints, on the writer's connection.
+///
+/// This checkpoint stays on: only a checkpoint right after a commit, on this connection, finds
+/// every frame copied and lets the next commit restart the WAL from its start (without it the WAL
+/// grew to 500 MB over 10,000 starts). The `checkpoint` thread copies most frames before it, so it
+/// finds little left to do, but what it copies it must fsync (the WAL, the database, and the WAL
+/// header once it restarts), and the writer commits nothing meanwhile: at 8,000 pages that stalled
+/// it ~6 times a second, ~12 ms each. At 32,000 pages (~128 MB of WAL at most) it runs a quarter as
+/// often (lifecycle bench, 32 clients, six alternating pairs: starts 1.04×, accept-path submits
+/// 1.07×, streaming submits 1.03×). A restart after a stop reads no WAL (the writer empties it when
+/// it stops); after a crash SQLite reads back at most that much.
+pub(super) const AUTOCHECKPOINT_PAGES: u32 = 32_000;
+
 pub(super) fn open_write_connection(path: &Path, sync: Synchronous) -> Result<Connection, StoreError> {
     let conn = Connection::open(path)?;
     conn.busy_timeout(Duration::from_secs(5))?;
@@ -48,17 +61,8 @@ pub(super) fn open_write_connection(path: &Path, sync: Synchronous) -> Result<Co
         },
     )?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
-    // SQLite's own checkpoint stays on: only a checkpoint right after a commit, on this
-    // connection, finds every frame copied and lets the next commit restart the WAL from its start
-    // (without it the WAL grew to 500 MB over 10,000 starts). The `checkpoint` thread copies most
-    // frames before it, so it finds little left to do, but what it copies it must fsync (the WAL,
-    // the database, and the WAL header once it restarts), and the writer commits nothing meanwhile:
-    // at 8,000 pages that stalled it ~6 times a second, ~12 ms each. At 32,000 pages (~128 MB of
-    // WAL at most) it runs a quarter as often (lifecycle bench, 32 clients, six alternating pairs:
-    // starts 1.04×, accept-path submits 1.07×, streaming submits 1.03×). A restart after a stop
-    // reads no WAL (the writer empties it when it stops); after a crash SQLite reads back at most
-    // that much.
-    conn.pragma_update(None, "wal_autocheckpoint", 32000)?;
+    // Until the writer replaces it with its own hook doing the same (`prefill.rs`), for migrations.
+    conn.pragma_update(None, "wal_autocheckpoint", AUTOCHECKPOINT_PAGES)?;
     // Savepoints' statement journals in memory, not spilled to temporary files.
     conn.pragma_update(None, "temp_store", "MEMORY")?;
     // The writer caches about 20 statements (rusqlite keeps 16 by default): none of the hot ones

@@ -11,7 +11,8 @@ use rusqlite::{Connection, params};
 use super::chain::{self, Step};
 use super::checkpoint::Checkpointer;
 use super::ledger::bind_goal;
-use super::schema::{MARK_EVERY, RoomRow, room_row};
+use super::prefill::Prefill;
+use super::schema::{AUTOCHECKPOINT_PAGES, MARK_EVERY, RoomRow, room_row};
 use crate::event::EventBody;
 use crate::store::group::{Inbox, Outcome, Reply, Value, deliver, event_json, frame, next_group, reply_of};
 use crate::store::types::{
@@ -70,18 +71,20 @@ pub(super) struct Writer {
     books: Books,
     last_age_prune: Instant,
     stats: Arc<StoreStats>,
+    prefill: Prefill,
 }
 
 impl Writer {
     pub(super) fn new(
-        conn: Connection,
+        mut conn: Connection,
         checkpointer: Checkpointer,
         config: StoreConfig,
         listener: Arc<dyn CommitListener>,
         stats: Arc<StoreStats>,
     ) -> Result<Self, StoreError> {
         let books = Books { heads: HashMap::new(), records: load_records(&conn)? };
-        Ok(Self { checkpointer, conn, config, listener, books, last_age_prune: Instant::now(), stats })
+        let prefill = Prefill::install(&mut conn, config.path.clone(), config.wal_prefill, AUTOCHECKPOINT_PAGES)?;
+        Ok(Self { checkpointer, conn, config, listener, books, last_age_prune: Instant::now(), stats, prefill })
     }
 
     pub(super) fn run(mut self, mut inbox: Inbox) {
@@ -203,7 +206,8 @@ impl Writer {
             Ok(())
         })();
         metrics::histogram!("ensemble_store_commit_seconds").record(started.elapsed().as_secs_f64());
-        if tx_result.is_ok() {
+        let committed = tx_result.is_ok();
+        if committed {
             self.checkpointer.committed(written);
         } else {
             // Nothing of this group is durable: its seqs are handed out again, its records' rows
@@ -211,6 +215,10 @@ impl Writer {
             undo.rollback_to(0, &mut self.books);
         }
         deliver(&self.listener, &self.stats, outcomes, tx_result);
+        // After the answers: a fill (every `wal_prefill / 2` bytes of WAL) delays no one waiting.
+        if committed {
+            self.prefill.after_commit();
+        }
     }
 }
 
