@@ -148,10 +148,11 @@ pub struct ServeArgs {
     pub sqlite_sync: SqliteSync,
 
     /// Bytes of the SQLite WAL written with zeros ahead of its last frame, so commits overwrite
-    /// pages the file has instead of growing it (README "Performance"); 0 turns it off, for
-    /// copy-on-write file systems (btrfs, ZFS) where an overwrite allocates anew.
-    #[arg(long, env = "ENSEMBLE_SQLITE_WAL_PREFILL_BYTES", default_value_t = ensemble_runtime::store::DEFAULT_WAL_PREFILL)]
-    pub sqlite_wal_prefill_bytes: u64,
+    /// pages the file has instead of growing it (README "Performance"); 0 turns it off. Default:
+    /// 256 KiB, or 0 when the data dir is on a copy-on-write file system (btrfs, ZFS, bcachefs),
+    /// where an overwrite allocates anew and it measured no gain.
+    #[arg(long, env = "ENSEMBLE_SQLITE_WAL_PREFILL_BYTES")]
+    pub sqlite_wal_prefill_bytes: Option<u64>,
 
     /// Longest a lifecycle operation waits for its session's lock.
     #[arg(long, env = "ENSEMBLE_LOCK_TIMEOUT_MS", default_value_t = 10_000)]
@@ -382,11 +383,15 @@ mod tests {
             (mib16, mib16, mib16, mib16)
         );
         assert_eq!(d.start_buffer_bytes, mib16);
-        assert_eq!(crate::server::store_config(&d).wal_prefill, 256 << 10);
+        // The default follows the data dir's file system: 256 KiB unless it copies on write.
+        let dir = tempfile::tempdir().unwrap();
+        let cow = crate::os::is_copy_on_write(crate::os::file_system_type(dir.path()).unwrap());
+        assert_eq!(crate::server::default_wal_prefill(dir.path()), if cow { 0 } else { 256 << 10 });
+        assert_eq!(crate::server::store_config(&d).wal_prefill, crate::server::default_wal_prefill(&d.data_dir()));
         let a = Cli::try_parse_from([
             "ensemble",
             "--sqlite-wal-prefill-bytes",
-            "0",
+            "1000",
             "--store-queue-bytes",
             "1000",
             "--rpc-queue-bytes",
@@ -399,7 +404,7 @@ mod tests {
         .unwrap()
         .serve;
         assert_eq!(crate::server::store_config(&a).queue_bytes, 1000);
-        assert_eq!(crate::server::store_config(&a).wal_prefill, 0);
+        assert_eq!(crate::server::store_config(&a).wal_prefill, 1000);
         assert_eq!(a.providers.shared.env("/d".into(), 32).rpc_queue_bytes, 2000);
         assert_eq!(crate::server::controller_config(&a).side_log_bytes, 3000);
         assert_eq!(crate::server::controller_config(&a).start_buffer_bytes, 4000);

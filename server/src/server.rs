@@ -8,7 +8,7 @@ use anyhow::Context;
 use ensemble_runtime::bus::RoomHub;
 use ensemble_runtime::clock::SystemClock;
 use ensemble_runtime::controller::{ClusterConfig, Controller, ControllerConfig};
-use ensemble_runtime::store::{Retention, Store, StoreConfig, Synchronous};
+use ensemble_runtime::store::{DEFAULT_WAL_PREFILL, Retention, Store, StoreConfig, Synchronous};
 use tokio::net::TcpListener;
 
 use crate::cluster;
@@ -26,6 +26,21 @@ use crate::workspace::WorkspaceRoots;
 /// The file name of the database inside the data dir.
 pub const DB_FILE: &str = "ensemble.sqlite3";
 
+/// The WAL fill's default for a data dir: none on a copy-on-write file system (an overwrite
+/// allocates anew there; on btrfs it measured no gain), else [`DEFAULT_WAL_PREFILL`].
+pub fn default_wal_prefill(data_dir: &std::path::Path) -> u64 {
+    match os::file_system_type(data_dir) {
+        Ok(t) if os::is_copy_on_write(t) => {
+            tracing::info!(
+                file_system = format_args!("{t:#x}"),
+                "data dir copies on write: the WAL is not written ahead"
+            );
+            0
+        }
+        _ => DEFAULT_WAL_PREFILL,
+    }
+}
+
 /// The store's configuration, from the server's.
 pub fn store_config(args: &ServeArgs) -> StoreConfig {
     let mut cfg = StoreConfig::new(args.data_dir().join(DB_FILE));
@@ -37,7 +52,7 @@ pub fn store_config(args: &ServeArgs) -> StoreConfig {
     cfg.max_batch = args.commit_max_batch.max(1);
     cfg.queue_capacity = args.store_queue.max(1);
     cfg.queue_bytes = args.store_queue_bytes.max(1);
-    cfg.wal_prefill = args.sqlite_wal_prefill_bytes;
+    cfg.wal_prefill = args.sqlite_wal_prefill_bytes.unwrap_or_else(|| default_wal_prefill(&args.data_dir()));
     cfg.synchronous = match args.sqlite_sync {
         SqliteSync::Normal => Synchronous::Normal,
         SqliteSync::Full => Synchronous::Full,
