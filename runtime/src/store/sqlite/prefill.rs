@@ -107,7 +107,7 @@ impl Prefill {
         }
         if let Err(e) = self.fill(want) {
             // Only a lost optimisation: SQLite extends the file itself as it always could.
-            tracing::debug!(error = %e, "wal prefill failed; off");
+            tracing::warn!(error = %e, "writing the WAL ahead failed; not trying again");
             self.ahead = 0;
         }
     }
@@ -217,6 +217,13 @@ mod tests {
         assert!(restarts >= 5, "the WAL restarted {restarts} times");
         let n: i64 = conn.query_row("SELECT count(*) FROM t", [], |r| r.get(0))?;
         assert_eq!(n, 1000);
+
+        // Truncated (as the writer leaves it when it stops), the WAL is written ahead again.
+        conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+        assert_eq!(wal_len(&db), 0);
+        commit(&mut conn, &mut prefill, 1000, 10)?;
+        let frames_end = WAL_HEADER + prefill.frames.load(Ordering::Relaxed) * prefill.frame_size;
+        assert!(wal_len(&db) >= frames_end + AHEAD / 2, "WAL {} bytes, frames end at {frames_end}", wal_len(&db));
 
         let off = dir.path().join("off.sqlite");
         let (mut conn, mut prefill) = writer(&off, 0, 1_000_000)?;
