@@ -7,15 +7,9 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot};
 
-use super::types::{CommitListener, CommittedEvent, StoreConfig, StoreError, StoreStats, WriteOp};
+use super::types::{CommitListener, CommittedEvent, Queued, StoreConfig, StoreError, StoreStats, WriteOp};
 use crate::budget::ByteBudget;
 use crate::goal::Binding;
-
-/// An operation in the writer's queue, with the bytes it was charged against the budget.
-pub(super) struct Queued {
-    pub(super) op: WriteOp,
-    pub(super) bytes: usize,
-}
 
 /// The writer's end of the queue: the operations, and the budget it gives their bytes back to.
 pub(super) struct Inbox {

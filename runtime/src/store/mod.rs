@@ -32,8 +32,8 @@ pub use types::{
     Retention, RoomInfo, StoreConfig, StoreError, StoreStats, Synchronous, WriteOp, WritePermit,
 };
 
-use group::{Inbox, Queued};
-use types::Charge;
+use group::Inbox;
+use types::{Charge, Queued};
 
 use crate::budget::ByteBudget;
 use crate::goal::{Binding, GoalIdentity};

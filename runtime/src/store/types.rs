@@ -7,7 +7,6 @@ use bytes::Bytes;
 use serde_json::value::RawValue;
 use tokio::sync::{mpsc, oneshot};
 
-use super::group::Queued;
 use crate::budget::ByteBudget;
 use crate::event::{EventBody, NewEvent, SessionStartedPayload};
 use crate::goal::{Binding, GoalIdentity};
@@ -271,6 +270,12 @@ pub enum WriteOp {
     },
     /// Commits what came before, then stops the writer.
     Shutdown,
+}
+
+/// An operation in the writer's queue, with the bytes it was charged against the budget.
+pub(super) struct Queued {
+    pub(super) op: WriteOp,
+    pub(super) bytes: usize,
 }
 
 /// A reserved place in the writer's queue. Taking it first and sending synchronously lets the
