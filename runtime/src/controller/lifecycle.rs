@@ -5,21 +5,18 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use async_trait::async_trait;
-
 use super::config::StartSession;
 use super::error::{ControllerError, Result};
 use super::fold::{EarlyFacts, Entry, Visibility};
 use super::goals::SessionGoalHost;
 use super::publish::{Controller, NewProcess, Persist};
-use crate::adapter::{Adapter, AdapterError, EventSink, ProviderState, SessionHandle, StateBackend, StateError};
+use crate::adapter::{Adapter, AdapterError, EventSink, ProviderState, SessionHandle};
 use crate::clock::new_id;
 use crate::event::{Event, EventBody, ResolvedBy, SessionCompletedPayload, SessionStartedPayload};
 use crate::goal::GoalIdentity;
 use crate::limits::{FieldError, check_id, check_text};
 use crate::model::{Scope, Session, SessionKey};
 use crate::session::{Phase, SessionRecord};
-use crate::store::Store;
 
 /// Why a session's process went away without the session being told.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,28 +34,6 @@ impl Interruption {
             Self::Restart => ("server_restart", "the server restarted during the turn"),
             Self::HostLost => ("host_lost", "the host running the session was lost"),
         }
-    }
-}
-
-/// Provider state kept in the store (the backend of every session's [`ProviderState`]).
-struct StoreState(Store);
-
-/// The one provider-state backend every live session of `store` shares.
-pub(super) fn provider_state_in(store: Store) -> Arc<dyn StateBackend> {
-    Arc::new(StoreState(store))
-}
-
-#[async_trait]
-impl StateBackend for StoreState {
-    async fn get(&self, key: &SessionKey, name: &str) -> std::result::Result<Option<String>, StateError> {
-        self.0.provider_state(&key.room_id, &key.session_id, name).await.map_err(|e| StateError(e.to_string()))
-    }
-
-    async fn set(&self, key: &SessionKey, name: &str, value: String) -> std::result::Result<(), StateError> {
-        self.0
-            .set_provider_state(&key.room_id, &key.session_id, name, value)
-            .await
-            .map_err(|e| StateError(e.to_string()))
     }
 }
 

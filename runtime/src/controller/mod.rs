@@ -11,8 +11,9 @@
 //! - Facts from a replaced, released or closed live session are dropped (generation check).
 //!
 //! The files split the controller by responsibility: [`publish`] holds the registry and the
-//! publish path, [`fold`] the per-session entry and its batch, and `lifecycle`, `turns`, `sides`,
-//! `goals` and `queries` add the operations of each kind to [`Controller`].
+//! publish path, [`fold`] the per-session entry and its batch, `provider_state` the store-backed
+//! provider state all live sessions share, and `lifecycle`, `turns`, `sides`, `goals` and `queries`
+//! add the operations of each kind to [`Controller`].
 
 mod cluster;
 mod config;
@@ -22,6 +23,7 @@ mod fold;
 mod goals;
 mod lifecycle;
 mod open_items;
+mod provider_state;
 mod publish;
 mod queries;
 mod sides;

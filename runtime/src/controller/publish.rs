@@ -83,7 +83,7 @@ impl Controller {
         let state = State::with_capacity(config.max_sessions);
         let inner = Arc::new_cyclic(|weak: &Weak<Inner>| Inner {
             config,
-            provider_state: super::lifecycle::provider_state_in(store.clone()),
+            provider_state: super::provider_state::provider_state_in(store.clone()),
             store,
             hub,
             adapters,
