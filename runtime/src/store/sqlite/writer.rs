@@ -492,7 +492,7 @@ fn append(
         undo.note_record(&batch.room_id, &rec.session_id, existing);
         records
             .entry(batch.room_id.clone())
-            .or_insert_with(|| HashMap::with_capacity(if std::env::var_os("X_PRESIZE").is_some() { 8192 } else { 0 }))
+            .or_default()
             .insert(rec.session_id.clone(), RecordAt { row, started: started_id });
         if existing.is_none() {
             h.sessions += 1;
