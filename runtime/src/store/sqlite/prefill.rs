@@ -15,7 +15,7 @@
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -30,6 +30,13 @@ const WAL_HEADER: u64 = 32;
 const FRAME_HEADER: u64 = 24;
 
 static ZEROS: [u8; 64 << 10] = [0; 64 << 10];
+
+/// The WAL file SQLite keeps beside the database at `db`.
+fn wal_path(db: &Path) -> PathBuf {
+    let mut p = db.as_os_str().to_owned();
+    p.push("-wal");
+    p.into()
+}
 
 /// The writer's view of its WAL file.
 pub(super) struct Prefill {
@@ -75,11 +82,9 @@ impl Prefill {
             }
             Ok(())
         }))?;
-        let mut path = db_path.into_os_string();
-        path.push("-wal");
         Ok(Self {
             ahead,
-            path: path.into(),
+            path: wal_path(&db_path),
             file: None,
             frames,
             frame_size,
@@ -95,7 +100,7 @@ impl Prefill {
         if self.ahead == 0 {
             return;
         }
-        let end = WAL_HEADER + self.frames.load(Ordering::Relaxed) * self.frame_size;
+        let end = self.frames_end();
         if end < self.last_end {
             // Restarted: the file is as long as it grew (a truncation would make it shorter).
             self.ready_to = 0;
@@ -110,6 +115,11 @@ impl Prefill {
             tracing::warn!(error = %e, "writing the WAL ahead failed; not trying again");
             self.ahead = 0;
         }
+    }
+
+    /// Where the WAL's last frame ends, as of the last commit.
+    fn frames_end(&self) -> u64 {
+        WAL_HEADER + self.frames.load(Ordering::Relaxed) * self.frame_size
     }
 
     fn fill(&mut self, want: u64) -> std::io::Result<()> {
@@ -135,14 +145,12 @@ mod tests {
 
     const AHEAD: u64 = 64 << 10;
 
-    fn wal_len(db: &std::path::Path) -> u64 {
-        let mut p = db.as_os_str().to_owned();
-        p.push("-wal");
-        std::fs::metadata(PathBuf::from(p)).map(|m| m.len()).unwrap_or(0)
+    fn wal_len(db: &Path) -> u64 {
+        std::fs::metadata(wal_path(db)).map(|m| m.len()).unwrap_or(0)
     }
 
     /// A connection as the writer's: WAL, the hook installed with a small checkpoint threshold.
-    fn writer(db: &std::path::Path, ahead: u64, autocheckpoint: u32) -> Result<(Connection, Prefill), StoreError> {
+    fn writer(db: &Path, ahead: u64, autocheckpoint: u32) -> Result<(Connection, Prefill), StoreError> {
         let mut conn = Connection::open(db)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.execute_batch("CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY, v BLOB NOT NULL)")?;
@@ -172,7 +180,7 @@ mod tests {
         let (mut conn, mut prefill) = writer(&db, AHEAD, 1_000_000)?;
         for i in 0..40 {
             commit(&mut conn, &mut prefill, i * 10, 10)?;
-            let frames_end = WAL_HEADER + prefill.frames.load(Ordering::Relaxed) * prefill.frame_size;
+            let frames_end = prefill.frames_end();
             let len = wal_len(&db);
             assert!(frames_end > WAL_HEADER, "the hook counted no frames");
             assert!(len >= frames_end + AHEAD / 2, "commit {i}: WAL {len} bytes, frames end at {frames_end}");
@@ -180,11 +188,7 @@ mod tests {
         }
         let copy = dir.path().join("copy.sqlite");
         std::fs::copy(&db, &copy)?;
-        let mut wal_copy = copy.as_os_str().to_owned();
-        wal_copy.push("-wal");
-        let mut wal = db.as_os_str().to_owned();
-        wal.push("-wal");
-        std::fs::copy(PathBuf::from(wal), PathBuf::from(wal_copy))?;
+        std::fs::copy(wal_path(&db), wal_path(&copy))?;
         let recovered = Connection::open(&copy)?;
         let (n, max): (i64, i64) =
             recovered.query_row("SELECT count(*), max(id) FROM t", [], |r| Ok((r.get(0)?, r.get(1)?)))?;
@@ -222,14 +226,14 @@ mod tests {
         conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
         assert_eq!(wal_len(&db), 0);
         commit(&mut conn, &mut prefill, 1000, 10)?;
-        let frames_end = WAL_HEADER + prefill.frames.load(Ordering::Relaxed) * prefill.frame_size;
+        let frames_end = prefill.frames_end();
         assert!(wal_len(&db) >= frames_end + AHEAD / 2, "WAL {} bytes, frames end at {frames_end}", wal_len(&db));
 
         let off = dir.path().join("off.sqlite");
         let (mut conn, mut prefill) = writer(&off, 0, 1_000_000)?;
         commit(&mut conn, &mut prefill, 0, 10)?;
-        let frames = prefill.frames.load(Ordering::Relaxed);
-        assert_eq!(wal_len(&off), WAL_HEADER + frames * prefill.frame_size);
+        assert!(prefill.frames_end() > WAL_HEADER, "the hook counted no frames");
+        assert_eq!(wal_len(&off), prefill.frames_end());
         Ok(())
     }
 }
