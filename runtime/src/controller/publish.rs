@@ -246,7 +246,11 @@ impl Controller {
             return Ok(Published(None));
         }
         let (ack, rx) = oneshot::channel();
-        permit.send(WriteOp::Append(AppendBatch { room_id: key.room_id.clone(), events, records, ack: Some(ack) }));
+        let rung =
+            permit.send(WriteOp::Append(AppendBatch { room_id: key.room_id.clone(), events, records, ack: Some(ack) }));
+        // The writer's wake-up (a system call when it sleeps) after the lock, not inside it.
+        drop(st);
+        drop(rung);
         Ok(Published(Some(rx)))
     }
 

@@ -5,16 +5,34 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{Notify, mpsc, oneshot};
 
 use super::types::{CommitListener, CommittedEvent, Queued, StoreConfig, StoreError, StoreStats, WriteOp};
 use crate::budget::ByteBudget;
 use crate::goal::Binding;
 
-/// The writer's end of the queue: the operations, and the budget it gives their bytes back to.
+/// The writer's end of the queue: the operations, the budget it gives their bytes back to, and
+/// the bell its senders ring once they have queued ([`super::types::Rung`]).
 pub(super) struct Inbox {
     pub(super) rx: mpsc::Receiver<Queued>,
     pub(super) budget: Arc<ByteBudget>,
+    pub(super) bell: Arc<Notify>,
+}
+
+/// The next queued operation; `None` once every sender is gone. The writer waits on the bell, not
+/// on the channel: a channel wakes its receiver inside `send`, and the controller sends while it
+/// holds its state lock (so that the log order is the fold order) — a sleeping writer's wake-up is
+/// a system call, and the other request threads waited for the lock through it. The bell rings
+/// when the sender's `Rung` drops, after the lock. `notify_one` keeps a ring that finds no one
+/// waiting, so a ring between `try_recv` and the wait is not lost.
+async fn recv(inbox: &mut Inbox) -> Option<Queued> {
+    loop {
+        match inbox.rx.try_recv() {
+            Ok(q) => return Some(q),
+            Err(mpsc::error::TryRecvError::Disconnected) => return None,
+            Err(mpsc::error::TryRecvError::Empty) => inbox.bell.notified().await,
+        }
+    }
 }
 
 /// The next group: the first operation queued and whatever follows it (see the linger rule), and
@@ -28,8 +46,7 @@ pub(super) async fn next_group(inbox: &mut Inbox, config: &StoreConfig) -> Optio
 }
 
 async fn gather(inbox: &mut Inbox, config: &StoreConfig, bytes: &mut usize) -> Option<(Vec<WriteOp>, bool)> {
-    let rx = &mut inbox.rx;
-    let first = rx.recv().await?;
+    let first = recv(inbox).await?;
     *bytes += first.bytes;
     if matches!(first.op, WriteOp::Shutdown) {
         return None;
@@ -40,18 +57,18 @@ async fn gather(inbox: &mut Inbox, config: &StoreConfig, bytes: &mut usize) -> O
     // up during the last commit), waiting `linger` for more keeps commits few. A lone operation
     // commits at once, with whatever queued up meanwhile. Judged by the queue, not by the last
     // group's size, which lingering itself would inflate.
-    let burst = !rx.is_empty() || config.linger_when_idle;
+    let burst = !inbox.rx.is_empty() || config.linger_when_idle;
     let linger = if burst { config.linger } else { Duration::ZERO };
     let deadline = tokio::time::Instant::now() + linger;
     while events < config.max_batch {
-        let next = match rx.try_recv() {
+        let next = match inbox.rx.try_recv() {
             Ok(op) => Some(op),
             Err(mpsc::error::TryRecvError::Empty) if !linger.is_zero() => {
                 // A lull ends the linger early: when nothing arrives for a quarter of it, whoever
                 // sends next is waiting for this commit (a client awaiting its 201), not streaming
                 // behind it.
                 let lull = tokio::time::Instant::now() + linger / 4;
-                tokio::time::timeout_at(lull.min(deadline), rx.recv()).await.ok().flatten()
+                tokio::time::timeout_at(lull.min(deadline), recv(inbox)).await.ok().flatten()
             }
             Err(_) => None,
         };
@@ -224,4 +241,59 @@ pub(super) fn frame(ev: &crate::event::NewEvent, seq: u64) -> Result<Vec<u8>, St
 pub(super) fn event_json(frame: &[u8]) -> Result<&str, StoreError> {
     std::str::from_utf8(&frame[FRAME_PREFIX.len()..frame.len() - 1])
         .map_err(|e| StoreError::Other(format!("event json is not utf-8: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::task::Poll;
+
+    use super::*;
+    use crate::store::types::{Charge, WritePermit};
+    use crate::test_util::poll_once;
+
+    fn flush() -> (WriteOp, oneshot::Receiver<Result<(), StoreError>>) {
+        let (ack, rx) = oneshot::channel();
+        (WriteOp::Flush { ack }, rx)
+    }
+
+    #[tokio::test]
+    async fn the_writer_is_woken_when_the_senders_rung_drops_not_inside_send() {
+        let (tx, mut inbox) = super::super::queue(&StoreConfig::new("unused"));
+        let mut waiting = std::pin::pin!(recv(&mut inbox));
+        assert!(poll_once(waiting.as_mut()).is_pending(), "an empty queue");
+
+        let budget = ByteBudget::new(1 << 20);
+        let slot = tx.tx.reserve().await.unwrap();
+        let rung = WritePermit { slot, charge: Charge::new(&budget, 0), bell: &tx.bell.0 }.send(flush().0);
+        assert!(
+            poll_once(waiting.as_mut()).is_pending(),
+            "queued, but the bell has not rung: the sender holds its lock"
+        );
+        drop(rung);
+        assert!(matches!(poll_once(waiting.as_mut()), Poll::Ready(Some(_))), "the rung dropped: the writer takes it");
+    }
+
+    #[tokio::test]
+    async fn a_ring_that_finds_no_writer_waiting_is_kept_for_its_next_wait() {
+        // `recv` looks at the queue, then waits: a sender that queues and rings between the two
+        // must still wake it (`notify_one` keeps the ring; `notify_waiters` would lose it).
+        let (tx, mut inbox) = super::super::queue(&StoreConfig::new("unused"));
+        tx.tx.try_send(Queued { op: flush().0, bytes: 0 }).unwrap();
+        tx.bell.0.notify_one();
+        let bell = inbox.bell.clone();
+        assert!(poll_once(std::pin::pin!(bell.notified())).is_ready(), "the ring was kept");
+        assert!(matches!(poll_once(std::pin::pin!(recv(&mut inbox))), Poll::Ready(Some(_))));
+    }
+
+    #[tokio::test]
+    async fn a_writer_waiting_on_the_bell_sees_the_queue_closed_when_the_last_sender_goes() {
+        let (tx, mut inbox) = super::super::queue(&StoreConfig::new("unused"));
+        let other = tx.clone();
+        let mut waiting = std::pin::pin!(recv(&mut inbox));
+        assert!(poll_once(waiting.as_mut()).is_pending());
+        drop(tx);
+        assert!(poll_once(waiting.as_mut()).is_pending(), "one sender left");
+        drop(other);
+        assert!(matches!(poll_once(waiting.as_mut()), Poll::Ready(None)), "no sender left: the writer ends");
+    }
 }

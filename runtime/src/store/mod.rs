@@ -29,11 +29,11 @@ use tokio::sync::{mpsc, oneshot};
 pub use postgres::{Claim, Leases, NewClaim};
 pub use types::{
     AppendBatch, CommitListener, CommittedEvent, DEFAULT_WAL_PREFILL, EventPage, LedgerKey, RecordBody, RecordRow,
-    Retention, RoomInfo, StoreConfig, StoreError, StoreStats, Synchronous, WriteOp, WritePermit,
+    Retention, RoomInfo, Rung, StoreConfig, StoreError, StoreStats, Synchronous, WriteOp, WritePermit,
 };
 
 use group::Inbox;
-use types::{Charge, Queued};
+use types::{Charge, QueueTx, Queued, RingOnDrop};
 
 use crate::budget::ByteBudget;
 use crate::goal::{Binding, GoalIdentity};
@@ -55,9 +55,11 @@ trait Engine: Send + Sync {
 }
 
 /// The writer's queue: bounded by count (`queue_capacity`) and by bytes (`queue_bytes`).
-fn queue(config: &StoreConfig) -> (mpsc::Sender<Queued>, Inbox) {
+fn queue(config: &StoreConfig) -> (QueueTx, Inbox) {
     let (tx, rx) = mpsc::channel(config.queue_capacity.max(1));
-    (tx, Inbox { rx, budget: Arc::new(ByteBudget::new(config.queue_bytes)) })
+    let bell = Arc::new(tokio::sync::Notify::new());
+    let inbox = Inbox { rx, budget: Arc::new(ByteBudget::new(config.queue_bytes)), bell: bell.clone() };
+    (QueueTx { tx, bell: RingOnDrop(bell) }, inbox)
 }
 
 /// Refuses a database whose schema is newer than this build's migrations (a downgrade).
@@ -94,7 +96,7 @@ enum WriterHandle {
 
 #[derive(Clone)]
 pub struct Store {
-    tx: mpsc::Sender<Queued>,
+    tx: QueueTx,
     budget: Arc<ByteBudget>,
     engine: Arc<dyn Engine>,
     writer: Arc<Mutex<Option<WriterHandle>>>,
@@ -128,7 +130,7 @@ impl Store {
     }
 
     fn assemble(
-        tx: mpsc::Sender<Queued>,
+        tx: QueueTx,
         budget: Arc<ByteBudget>,
         engine: Arc<dyn Engine>,
         w: WriterHandle,
@@ -162,19 +164,21 @@ impl Store {
     pub async fn reserve(&self, bytes: usize) -> Result<WritePermit<'_>, StoreError> {
         self.budget.admit(bytes).await;
         let charge = Charge::new(&self.budget, bytes);
-        let slot = self.tx.reserve().await.map_err(|_| StoreError::Closed)?;
-        Ok(WritePermit { slot, charge })
+        let slot = self.tx.tx.reserve().await.map_err(|_| StoreError::Closed)?;
+        Ok(WritePermit { slot, charge, bell: &self.tx.bell.0 })
     }
 
     /// Queues an operation, waiting only for a place by count: these are operations whose sender
     /// awaits their commit (or tests), so each sender has at most one in the queue.
     pub async fn send(&self, op: WriteOp) -> Result<(), StoreError> {
-        self.tx.send(Queued { op, bytes: 0 }).await.map_err(|_| StoreError::Closed)
+        self.tx.tx.send(Queued { op, bytes: 0 }).await.map_err(|_| StoreError::Closed)?;
+        self.tx.bell.0.notify_one();
+        Ok(())
     }
 
     /// Operations queued for the writer (a gauge for `/metrics`).
     pub fn queue_len(&self) -> usize {
-        self.tx.max_capacity() - self.tx.capacity()
+        self.tx.tx.max_capacity() - self.tx.tx.capacity()
     }
 
     /// Bytes of appends queued for the writer (a gauge for `/metrics`).

@@ -1,11 +1,12 @@
 //! The store's vocabulary: its configuration, errors, write operations and what reads return.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use serde_json::value::RawValue;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{Notify, mpsc, oneshot};
 
 use crate::budget::ByteBudget;
 use crate::event::{EventBody, NewEvent, SessionStartedPayload};
@@ -283,13 +284,43 @@ pub(super) struct Queued {
 pub struct WritePermit<'a> {
     pub(super) slot: mpsc::Permit<'a, Queued>,
     pub(super) charge: Charge<'a>,
+    pub(super) bell: &'a Notify,
 }
 
-impl WritePermit<'_> {
-    pub fn send(mut self, op: WriteOp) {
+impl<'a> WritePermit<'a> {
+    /// Queues `op`. The writer is woken when the returned [`Rung`] drops: at once if it is not
+    /// kept, or after a lock the sender holds, if it is dropped after that lock.
+    pub fn send(mut self, op: WriteOp) -> Rung<'a> {
         // The bytes travel with the operation; the writer gives them back when it takes it.
         let bytes = std::mem::take(&mut self.charge.bytes);
         self.slot.send(Queued { op, bytes });
+        Rung(self.bell)
+    }
+}
+
+/// Wakes the store writer for an operation just queued, when dropped.
+pub struct Rung<'a>(&'a Notify);
+
+impl Drop for Rung<'_> {
+    fn drop(&mut self) {
+        self.0.notify_one();
+    }
+}
+
+/// The senders' end of the writer's queue. The bell rings once more when a sender goes, after its
+/// channel end: a writer waiting on the bell then sees the queue closed when the last one has gone.
+#[derive(Clone)]
+pub(super) struct QueueTx {
+    pub(super) tx: mpsc::Sender<Queued>,
+    pub(super) bell: RingOnDrop,
+}
+
+#[derive(Clone)]
+pub(super) struct RingOnDrop(pub(super) Arc<Notify>);
+
+impl Drop for RingOnDrop {
+    fn drop(&mut self) {
+        self.0.notify_one();
     }
 }
 
