@@ -248,7 +248,7 @@ mod tests {
     use std::task::Poll;
 
     use super::*;
-    use crate::store::types::{Charge, WritePermit};
+    use crate::store::types::{Charge, QueueTx, WritePermit};
     use crate::test_util::poll_once;
 
     fn flush() -> (WriteOp, oneshot::Receiver<Result<(), StoreError>>) {
@@ -256,15 +256,19 @@ mod tests {
         (WriteOp::Flush { ack }, rx)
     }
 
+    /// A place in the queue, as `Store::reserve` hands it out.
+    async fn permit<'a>(tx: &'a QueueTx, budget: &'a ByteBudget) -> WritePermit<'a> {
+        WritePermit { slot: tx.tx.reserve().await.unwrap(), charge: Charge::new(budget, 0), bell: &tx.bell.0 }
+    }
+
     #[tokio::test]
     async fn the_writer_is_woken_when_the_senders_rung_drops_not_inside_send() {
         let (tx, mut inbox) = super::super::queue(&StoreConfig::new("unused"));
+        let budget = ByteBudget::new(1 << 20);
         let mut waiting = std::pin::pin!(recv(&mut inbox));
         assert!(poll_once(waiting.as_mut()).is_pending(), "an empty queue");
 
-        let budget = ByteBudget::new(1 << 20);
-        let slot = tx.tx.reserve().await.unwrap();
-        let rung = WritePermit { slot, charge: Charge::new(&budget, 0), bell: &tx.bell.0 }.send(flush().0);
+        let rung = permit(&tx, &budget).await.send(flush().0);
         assert!(
             poll_once(waiting.as_mut()).is_pending(),
             "queued, but the bell has not rung: the sender holds its lock"
@@ -278,8 +282,8 @@ mod tests {
         // `recv` looks at the queue, then waits: a sender that queues and rings between the two
         // must still wake it (`notify_one` keeps the ring; `notify_waiters` would lose it).
         let (tx, mut inbox) = super::super::queue(&StoreConfig::new("unused"));
-        tx.tx.try_send(Queued { op: flush().0, bytes: 0 }).unwrap();
-        tx.bell.0.notify_one();
+        let budget = ByteBudget::new(1 << 20);
+        drop(permit(&tx, &budget).await.send(flush().0));
         let bell = inbox.bell.clone();
         assert!(poll_once(std::pin::pin!(bell.notified())).is_ready(), "the ring was kept");
         assert!(matches!(poll_once(std::pin::pin!(recv(&mut inbox))), Poll::Ready(Some(_))));
