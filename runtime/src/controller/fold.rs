@@ -65,11 +65,6 @@ pub(super) struct Entry {
 }
 
 impl Entry {
-    /// Whether its phase moved since [`State::recount`] last counted it.
-    pub(super) fn counts_changed(&self) -> bool {
-        Class::of(self) != self.counted
-    }
-
     pub(super) fn new(rec: SessionRecord, generation: u64, buffer: Option<EarlyFacts>, visibility: Visibility) -> Self {
         let side_log = (rec.session.scope == Scope::Side).then(SideLog::default);
         let last_active_ms = rec.session.updated_at_ms;
@@ -193,6 +188,16 @@ impl Class {
 }
 
 impl Counts {
+    /// Brings the counts up to date with an entry whose phase may have changed.
+    pub(super) fn recount(&mut self, e: &mut Entry) {
+        let now = Class::of(e);
+        if now != e.counted {
+            self.add(&e.rec.session.room_id, e.counted, -1);
+            self.add(&e.rec.session.room_id, now, 1);
+            e.counted = now;
+        }
+    }
+
     fn add(&mut self, room: &str, c: Class, sign: isize) {
         let bump = |n: &mut usize| *n = n.saturating_add_signed(sign);
         if c.open {
@@ -248,15 +253,16 @@ impl State {
 
     /// Brings the counts up to date with an entry whose phase may have changed.
     pub(super) fn recount(&mut self, key: &SessionKey) {
-        let Self { sessions, counts } = self;
-        if let Some(e) = sessions.get_mut(key) {
-            let now = Class::of(e);
-            if now != e.counted {
-                counts.add(&e.rec.session.room_id, e.counted, -1);
-                counts.add(&e.rec.session.room_id, now, 1);
-                e.counted = now;
-            }
+        if let Some((e, counts)) = self.counted_mut(key) {
+            counts.recount(e);
         }
+    }
+
+    /// An entry and the counts, to change its phase and then [`Counts::recount`] it without a
+    /// second lookup.
+    pub(super) fn counted_mut(&mut self, key: &SessionKey) -> Option<(&mut Entry, &mut Counts)> {
+        let Self { sessions, counts } = self;
+        sessions.get_mut(key).map(|e| (&mut **e, counts))
     }
 
     pub(super) fn counts(&self) -> &Counts {

@@ -54,6 +54,12 @@ impl Controller {
                 (e.rec.session.created_at_ms, identity.unwrap_or_default())
             })
             .unwrap_or_default();
+        self.handle_with(key, generation, created_at_ms, goal)
+    }
+
+    /// [`Self::handle`] for a session whose creation time and goal the caller already knows (a
+    /// start: its own, and no goal yet), without a look at the shared state.
+    fn handle_with(&self, key: &SessionKey, generation: u64, created_at_ms: i64, goal: GoalIdentity) -> SessionHandle {
         // One copy of the key for the three (a live session holds them as long as it lives).
         let key = Arc::new(key.clone());
         SessionHandle {
@@ -102,11 +108,15 @@ impl Controller {
             session.title = title;
         }
         session.settings = req.settings.clone();
-        if self.state().sessions.contains_key(&key) {
-            return Err(ControllerError::SessionExists(session_id));
+        // With several hosts the id must be new everywhere; the claim makes this host its owner
+        // (a session known here is refused before the database is asked). On one host the
+        // reservation below is the check.
+        if self.cluster().is_some() {
+            if self.state().sessions.contains_key(&key) {
+                return Err(ControllerError::SessionExists(session_id));
+            }
+            self.claim_new(&key, false).await?;
         }
-        // With several hosts the id must be new everywhere; the claim makes this host its owner.
-        self.claim_new(&key, false).await?;
         let reserved = {
             let mut st = self.state();
             if st.sessions.contains_key(&key) {
@@ -130,7 +140,9 @@ impl Controller {
             self.unclaim(&key).await;
             return Err(e);
         }
-        let outcome = match adapter.start(&session, self.handle(&key, generation)).await {
+        // A new session has no goal yet.
+        let handle = self.handle_with(&key, generation, session.created_at_ms, GoalIdentity::default());
+        let outcome = match adapter.start(&session, handle).await {
             Ok(o) => o,
             Err(e) => {
                 // No residue: the reservation goes, nothing was persisted or published.
@@ -142,7 +154,7 @@ impl Controller {
         let next = &self.inner.generations;
         let mut started = None;
         let published = self
-            .publish_with(&key, Persist::Always, |b| {
+            .publish_canonical(&key, Persist::Always, |b| {
                 b.entry.announced = true;
                 b.entry.rec.apply_patch(outcome.patch, b.now);
                 b.transition(Phase::Live)?;

@@ -19,7 +19,7 @@ use crate::event::{EventBody, NewEvent};
 use crate::locks::{LifecycleGuard, LockTable};
 use crate::model::{Session, SessionKey};
 use crate::session::{Phase, SessionRecord};
-use crate::store::{AppendBatch, RecordRow, Store, WriteOp};
+use crate::store::{AppendBatch, RecordRow, Store, WriteOp, WritePermit};
 
 /// Whether a new session would hold a provider process of its own (a side shares its source's),
 /// and so counts against the live-session limit.
@@ -209,26 +209,46 @@ impl Controller {
             .map(|e| e.side_log.is_some())
             .ok_or_else(|| ControllerError::SessionNotFound(key.session_id.clone()))?;
         let permit = if side { None } else { Some(self.inner.store.reserve(bytes).await?) };
+        self.fold_and_send(key, persist, permit, f)
+    }
+
+    /// As [`Self::publish_with`], for a session known not to be a side (a start), so the state
+    /// lock is taken once, for the fold.
+    pub(super) async fn publish_canonical<F>(&self, key: &SessionKey, persist: Persist, f: F) -> Result<Published>
+    where
+        F: FnOnce(&mut Batch<'_>) -> Result<()>,
+    {
+        let permit = self.inner.store.reserve(0).await?;
+        self.fold_and_send(key, persist, Some(permit), f)
+    }
+
+    /// Folds `f` into the session and enqueues what it emits, in one critical section: to the
+    /// store with `permit`, to the side's memory log without one (or if the session is a side).
+    fn fold_and_send<F>(
+        &self,
+        key: &SessionKey,
+        persist: Persist,
+        permit: Option<WritePermit<'_>>,
+        f: F,
+    ) -> Result<Published>
+    where
+        F: FnOnce(&mut Batch<'_>) -> Result<()>,
+    {
         let now = self.inner.clock.now_ms();
         let mut st = self.state();
-        let entry = st.sessions.get_mut(key).ok_or_else(|| ControllerError::SessionNotFound(key.session_id.clone()))?;
+        let (entry, counts) =
+            st.counted_mut(key).ok_or_else(|| ControllerError::SessionNotFound(key.session_id.clone()))?;
         let max_event_bytes = self.inner.config.max_event_bytes;
         let mut batch = Batch { entry, now, events: Vec::new(), persist: persist == Persist::Always, max_event_bytes };
         let folded = f(&mut batch);
         let Batch { entry, events, persist, .. } = batch;
-        // `f` may have moved the phase, whether or not it then failed; most folds do not, and
-        // they cost no second lookup.
-        let entry = if entry.counts_changed() {
-            st.recount(key);
-            st.sessions.get_mut(key).ok_or_else(|| ControllerError::SessionNotFound(key.session_id.clone()))?
-        } else {
-            entry
-        };
+        // `f` may have moved the phase, whether or not it then failed.
+        counts.recount(entry);
         folded?;
         if !events.is_empty() {
             entry.last_active_ms = now;
         }
-        let Some(permit) = permit else {
+        let Some(permit) = permit.filter(|_| entry.side_log.is_none()) else {
             self.publish_side(entry, events);
             return Ok(Published(None));
         };
