@@ -225,9 +225,10 @@ impl ErrorInfo {
 #[serde(rename_all = "camelCase")]
 pub struct SessionStartedPayload {
     /// The session as it is once started.
-    // Shared: a start answers with the same session, unless something changed it meanwhile.
+    // Shared: a start answers with the same session (and its JSON), unless something changed
+    // it meanwhile.
     #[cfg_attr(feature = "schema", schema(value_type = Session))]
-    pub session: std::sync::Arc<Session>,
+    pub session: crate::shared_session::SharedSession,
     /// Set on side conversations: they are never persisted.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub ephemeral: bool,

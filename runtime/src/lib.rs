@@ -21,6 +21,7 @@ pub mod model;
 pub mod schema;
 pub mod session;
 pub mod shared_list;
+pub mod shared_session;
 pub mod store;
 #[cfg(any(test, feature = "test-util"))]
 pub mod test_util;

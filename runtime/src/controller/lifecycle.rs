@@ -17,6 +17,7 @@ use crate::goal::GoalIdentity;
 use crate::limits::{FieldError, check_id, check_text};
 use crate::model::{Scope, Session, SessionKey};
 use crate::session::{Phase, SessionRecord};
+use crate::shared_session::SharedSession;
 
 /// Why a session's process went away without the session being told.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,6 +73,12 @@ impl Controller {
 
     /// Starts a session. The room is created on first use.
     pub async fn start(&self, req: StartSession) -> Result<Session> {
+        self.start_shared(req).await.map(SharedSession::into_session)
+    }
+
+    /// [`Self::start`], answering with the session its `session.started` carries (and the JSON
+    /// the store's writer made of it, for a REST answer), unless something changed it since.
+    pub async fn start_shared(&self, req: StartSession) -> Result<SharedSession> {
         self.check_accepting()?;
         check_id("roomId", &req.room_id)?;
         if let Some(id) = &req.session_id {
@@ -158,7 +165,7 @@ impl Controller {
                 b.entry.announced = true;
                 b.entry.rec.apply_patch(outcome.patch, b.now);
                 b.transition(Phase::Live)?;
-                let session = Arc::new(b.session());
+                let session = SharedSession::new(b.session());
                 started = Some(session.clone());
                 b.emit(None, EventBody::SessionStarted(SessionStartedPayload { session, ephemeral: false }));
                 for ev in outcome.events {
@@ -186,17 +193,18 @@ impl Controller {
             self.unclaim(&key).await;
             return Err(e);
         }
-        // The answer is the session as `session.started` carries it, not a third copy, unless
-        // something changed it since (the agent's first facts).
+        // The answer is the session as `session.started` carries it, with the JSON the writer
+        // made of it — not a third copy, nor a second serialisation — unless something changed
+        // it since (the agent's first facts).
         let announced = {
             let st = self.state();
             let now = &st.announced(&key)?.rec.session;
             match started {
                 Some(s) if *s == *now => s,
-                _ => return Ok(now.clone()),
+                _ => return Ok(now.clone().into()),
             }
         };
-        Ok(Arc::unwrap_or_clone(announced))
+        Ok(announced)
     }
 
     /// Reconnects a session whose live side is gone.

@@ -195,7 +195,7 @@ impl Controller {
             s.updated_at_ms = b.now;
             b.entry.rec.refresh();
             b.entry.announced = true;
-            let session = Arc::new(b.session());
+            let session = b.session().into();
             b.emit(None, EventBody::SessionStarted(SessionStartedPayload { session, ephemeral }));
             // Then everything that raced the open, in order; nothing overtakes session.started.
             let buffered = b.entry.buffer.take().map(EarlyFacts::into_facts).unwrap_or_default();

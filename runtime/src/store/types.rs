@@ -214,7 +214,7 @@ pub(crate) fn record_of_started_event(event_json: &str) -> Result<SessionRecord,
             started.kind
         )));
     }
-    Ok(SessionRecord::new(std::sync::Arc::unwrap_or_clone(started.payload.session), Phase::Live))
+    Ok(SessionRecord::new(started.payload.session.into_session(), Phase::Live))
 }
 
 /// A record's JSON in a buffer of about its size: a live session's is ~700 bytes, and

@@ -32,7 +32,7 @@ pub async fn start_session(
     let cwd = body.cwd.as_deref().map(|c| state.workspace.resolve(c)).transpose()?;
     let session = state
         .controller
-        .start(StartSession {
+        .start_shared(StartSession {
             room_id: room,
             session_id: body.session_id,
             provider: body.provider,
@@ -45,6 +45,7 @@ pub async fn start_session(
     if let Ok(loc) = HeaderValue::from_str(&format!("/v1/rooms/{}/sessions/{}", session.room_id, session.session_id)) {
         headers.insert(header::LOCATION, loc);
     }
+    // The JSON the store's writer made of the session for its `session.started`, as it is.
     Ok((StatusCode::CREATED, headers, Json(session)).into_response())
 }
 
