@@ -32,6 +32,8 @@
 //!   --runs K         runs per client count (default 3)
 //!   --alt-linger MS  also run Ensemble with `--commit-linger-ms MS` (default 2; 0: no third side)
 //!   --only ensemble  run one side alone (`ensemble` or `baseline`; for profiling, prints no ratios)
+//!   --serve-baseline serve the baseline alone until killed, printing `listening on http://ADDR`
+//!                    (`scripts/instructions` measures its process by itself)
 //! The linger of both main sides is `ENSEMBLE_COMMIT_LINGER_MS` (default 0, Ensemble's default).
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "a benchmark fails loudly")]
 
@@ -214,6 +216,14 @@ async fn main() {
         .enable_all()
         .build()
         .unwrap();
+    if std::env::args().any(|a| a == "--serve-baseline") {
+        // The baseline's server alone, for a measurement of the server process by itself
+        // (`scripts/instructions`): it prints its address as `ensemble serve` does and serves
+        // until it is killed.
+        let b = base_rt.spawn(baseline::start(Duration::from_millis(linger_ms))).await.unwrap();
+        println!("listening on http://{}", b.addr);
+        std::future::pending::<()>().await;
+    }
     let only = arg("--only", "LIFECYCLE_ONLY", "");
     let mut sides = vec![Side::Ensemble, Side::Baseline];
     if alt {
