@@ -61,7 +61,9 @@ async fn a_start_answers_with_the_session_as_it_is_when_it_answers() {
         ..Puppet::new("renaming")
     });
     let f = Fixture::new(vec![plain, renaming], ControllerConfig::default());
-    let a = f.controller.start(start("plain", "a")).await.unwrap();
+    let a = f.controller.start_shared(start("plain", "a")).await.unwrap();
+    // Its JSON is the one the store's writer made for `session.started` (no second serialisation).
+    assert!(a.is_serialised(), "the answer carries the JSON of its session.started");
     let b = f.controller.start(start("renaming", "b")).await.unwrap();
     assert_eq!(b.title, "renamed");
     assert_eq!(b, f.controller.session(&SessionKey::new("r", "b")).unwrap());
@@ -76,7 +78,9 @@ async fn a_start_answers_with_the_session_as_it_is_when_it_answers() {
             .map(|e| serde_json::from_value::<Session>(e["payload"]["session"].clone()).unwrap())
             .unwrap()
     };
-    assert_eq!(a, started("a"));
+    assert_eq!(*a, started("a"));
+    let a_started = events.iter().find(|e| e["type"] == "session.started" && e["sessionId"] == "a").unwrap();
+    assert_eq!(serde_json::to_value(&a).unwrap(), a_started["payload"]["session"]);
     assert_eq!(started("b").title, "New session", "announced before the agent's change");
     assert!(events.iter().any(|e| e["type"] == "session.updated" && e["sessionId"] == "b"));
 }
