@@ -9,7 +9,10 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ensemble_runtime::event::{EventBody, NewEvent, SessionStartedPayload, TextDeltaPayload};
+use ensemble_runtime::event::{
+    CommandInfo, CommandsUpdatedPayload, EventBody, NewEvent, SessionStartedPayload, TextDeltaPayload,
+};
+use ensemble_runtime::shared_list::SharedList;
 use ensemble_runtime::goal::GoalIdentity;
 use ensemble_runtime::model::{Scope, Session};
 use ensemble_runtime::session::{Phase, SessionRecord};
@@ -167,7 +170,115 @@ conformance!(
     sessions_and_rooms_are_listed_and_deleted,
     pages_of_interleaved_pruned_logs_hold_every_seq_once,
     a_record_as_started_reads_back_also_after_its_event_is_pruned,
+    events_carrying_a_constant_list_read_back_as_they_were_published,
 );
+
+/// A provider's constant command list (`SharedList::constant`), as the scripted agent's is.
+fn constant_commands() -> SharedList<CommandInfo> {
+    static LIST: std::sync::LazyLock<SharedList<CommandInfo>> = std::sync::LazyLock::new(|| {
+        SharedList::constant(
+            (0..12)
+                .map(|i| CommandInfo {
+                    name: format!("c{i}"),
+                    description: format!("command \"{i}\" — é\n"),
+                    input_hint: (i % 2 == 0).then(|| "ARGS".into()),
+                })
+                .collect(),
+        )
+    });
+    LIST.clone()
+}
+
+fn commands_event(room: &str, i: usize, commands: SharedList<CommandInfo>, turn: Option<&str>) -> NewEvent {
+    NewEvent {
+        turn_id: turn.map(Into::into),
+        body: EventBody::CommandsUpdated(CommandsUpdatedPayload { commands }),
+        ..ev(room, i)
+    }
+}
+
+/// What a reader must get back: the event as its frame carried it.
+fn published(events: &[NewEvent], first_seq: u64) -> Vec<String> {
+    events.iter().zip(first_seq..).map(|(e, seq)| serde_json::to_string(&e.with_seq_ref(seq)).unwrap()).collect()
+}
+
+/// Events that carry a constant list (SQLite keeps its JSON once, migration 7) read back byte for
+/// byte as they were published, by page and by turn, after a restart, and after a group whose
+/// first use of the list was rolled back; other lists stay in their events.
+async fn events_carrying_a_constant_list_read_back_as_they_were_published(engine: Engine) {
+    let place = Place::new(engine).await;
+    let mut cfg = place.config();
+    cfg.linger = Duration::from_millis(200);
+    cfg.linger_when_idle = true;
+    let store = place.open(cfg.clone(), Arc::new(Collect::default())).await;
+    let other: SharedList<CommandInfo> = SharedList::new(vec![CommandInfo {
+        name: "x".into(),
+        description: "not constant".into(),
+        input_hint: None,
+    }]);
+    // One group: the first append to carry the list fails (seq 2 refused) and is rolled back;
+    // the list's row, stored before the group, stays for the next ones.
+    let (refuse, allow) = engine.refuse_event("r", 2);
+    store.exec(&refuse).await.unwrap();
+    let batch = |events: Vec<NewEvent>| {
+        let (ack, rx) = oneshot::channel();
+        (WriteOp::Append(AppendBatch { room_id: "r".into(), events, records: vec![], ack: Some(ack) }), rx)
+    };
+    let (failing, r_failing) = batch(vec![ev("r", 0), commands_event("r", 1, constant_commands(), None)]);
+    let (exec_allow, _) = {
+        let (ack, rx) = oneshot::channel();
+        (WriteOp::Exec { sql: allow, ack }, rx)
+    };
+    let first = vec![
+        commands_event("r", 2, constant_commands(), None),
+        ev("r", 3),
+        commands_event("r", 4, constant_commands(), Some("t")),
+        commands_event("r", 5, other.clone(), None),
+    ];
+    let (ok, r_ok) = batch(first.clone());
+    for op in [failing, exec_allow, ok] {
+        store.send(op).await.unwrap();
+    }
+    assert!(r_failing.await.unwrap().is_err());
+    assert_eq!(r_ok.await.unwrap().unwrap(), 4);
+    let read = |page: ensemble_runtime::store::EventPage| -> Vec<String> {
+        page.events.iter().map(|(_, raw)| raw.get().to_owned()).collect()
+    };
+    assert_eq!(read(store.events_after("r", 0, 100).await.unwrap()), published(&first, 1));
+    let by_turn: Vec<String> = store.turn_events("r", "t").await.unwrap().iter().map(|r| r.get().to_owned()).collect();
+    assert_eq!(by_turn, published(&first, 1)[2..3]);
+    drop(store);
+
+    // After a restart (a new writer, which finds the list's row again), and past a page boundary.
+    let store = place.open(cfg, Arc::new(Collect::default())).await;
+    let second = vec![commands_event("r", 6, constant_commands(), None), ev("r", 7)];
+    let (more, r_more) = batch(second.clone());
+    store.send(more).await.unwrap();
+    assert_eq!(r_more.await.unwrap().unwrap(), 6);
+    let mut all = published(&first, 1);
+    all.extend(published(&second, 5));
+    assert_eq!(read(store.events_after("r", 0, 100).await.unwrap()), all);
+    assert_eq!(read(store.events_after("r", 3, 2).await.unwrap()), all[3..5]);
+    drop(store);
+
+    if let Engine::Sqlite = engine {
+        // Kept once: three events refer to one row, and their own JSON does not hold the list.
+        let conn = rusqlite::Connection::open(place.dir.path().join("db.sqlite")).unwrap();
+        let shared: i64 = conn.query_row("SELECT COUNT(*) FROM shared_payloads", [], |r| r.get(0)).unwrap();
+        assert_eq!(shared, 1);
+        let refs: Vec<(i64, Option<i64>, i64)> = conn
+            .prepare("SELECT seq, payload_ref, length(json) FROM events ORDER BY seq")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let referring: Vec<i64> = refs.iter().filter(|r| r.1.is_some()).map(|r| r.0).collect();
+        assert_eq!(referring, vec![1, 3, 5], "the constant list's events, not the other list's");
+        let list_len = constant_commands().constant_json().unwrap().1.len() as i64;
+        assert!(refs.iter().filter(|r| r.1.is_some()).all(|r| r.2 < list_len), "{refs:?}");
+    }
+}
 
 async fn seqs_are_gap_free_per_room_and_continue_after_reopen(engine: Engine) {
     let place = Place::new(engine).await;

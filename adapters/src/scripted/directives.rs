@@ -96,7 +96,8 @@ pub fn parse(input: &str) -> Vec<Directive> {
 
 /// The commands the scripted agent advertises (`commands.updated`).
 pub fn commands() -> SharedList<CommandInfo> {
-    static COMMANDS: LazyLock<SharedList<CommandInfo>> = LazyLock::new(|| list().into());
+    // Constant: the store keeps its JSON once, not in every start's `commands.updated`.
+    static COMMANDS: LazyLock<SharedList<CommandInfo>> = LazyLock::new(|| SharedList::constant(list()));
     COMMANDS.clone()
 }
 

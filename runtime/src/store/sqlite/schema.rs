@@ -178,6 +178,12 @@ const MIGRATIONS: &[&str] = &[
     // record was a quarter of the pages a start wrote to the WAL. No index: the writer knows which
     // records still refer to an event (it gives them their JSON before retention prunes it).
     "ALTER TABLE sessions ADD COLUMN started_id INTEGER;",
+    // 7: a provider's constant list (`SharedList::constant`: the scripted agent's commands) kept
+    // once. An event that carries one is stored with `null` in its place and `payload_ref` naming
+    // the row that holds it; readers splice it back (`chain::FULL_JSON`). Its rows are never
+    // deleted: there are as many as the providers have constant lists, for each version of them.
+    "CREATE TABLE shared_payloads (id INTEGER PRIMARY KEY, json TEXT NOT NULL UNIQUE);
+     ALTER TABLE events ADD COLUMN payload_ref INTEGER;",
 ];
 
 /// Every how many seqs a room's event chain has an entry in `event_marks` (migration 5 writes the
