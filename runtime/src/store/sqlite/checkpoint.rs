@@ -60,14 +60,21 @@ impl Checkpointer {
             }
         }
     }
-}
 
-impl Drop for Checkpointer {
-    fn drop(&mut self) {
-        // Closing the channel ends the thread after the checkpoint it may be running.
+    /// Ends the thread after the checkpoint it may be running, and waits for it: the writer's
+    /// last checkpoint, which empties the WAL, gets SQLite's busy answer (and leaves the WAL as it
+    /// is) while another connection's checkpoint runs.
+    pub(super) fn stop(&mut self) {
+        // Closing the channel ends the thread's loop.
         self.nudge = None;
         if let Some(h) = self.handle.take() {
             let _ = h.join();
         }
+    }
+}
+
+impl Drop for Checkpointer {
+    fn drop(&mut self) {
+        self.stop();
     }
 }
