@@ -180,7 +180,7 @@ const MIGRATIONS: &[&str] = &[
     "ALTER TABLE sessions ADD COLUMN started_id INTEGER;",
     // 7: a provider's constant list (`SharedList::constant`: the scripted agent's commands) kept
     // once. An event that carries one is stored with `null` in its place and `payload_ref` naming
-    // the row that holds it; readers splice it back (`chain::FULL_JSON`). Its rows are never
+    // the row that holds it; readers splice it back (`chain.rs`, `full_json!`). Its rows are never
     // deleted: there are as many as the providers have constant lists, for each version of them.
     "CREATE TABLE shared_payloads (id INTEGER PRIMARY KEY, json TEXT NOT NULL UNIQUE);
      ALTER TABLE events ADD COLUMN payload_ref INTEGER;",
