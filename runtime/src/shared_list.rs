@@ -29,22 +29,22 @@ struct Inner<T> {
 impl<T: Serialize> SharedList<T> {
     /// A list with its JSON made now (what providers build once and hand to every session).
     pub fn new(items: Vec<T>) -> Self {
-        let items = items.into_boxed_slice();
-        // A list that cannot be serialised here fails again (and is reported) wherever it is
-        // serialised, as it would without the copy.
-        let json = serde_json::value::to_raw_value(&items).ok();
-        SharedList(Arc::new(Inner { items, json, constant: false }))
+        Self::with_json(items, false)
     }
 
     /// A list built once for the life of the process (in a `static`): the SQLite store keeps the
     /// JSON of such a list once, not in every event that carries it (a provider's command list,
     /// announced at every start, was ~13% of a start's instructions).
     pub fn constant(items: Vec<T>) -> Self {
-        let mut list = SharedList::new(items);
-        if let Some(inner) = Arc::get_mut(&mut list.0) {
-            inner.constant = true;
-        }
-        list
+        Self::with_json(items, true)
+    }
+
+    fn with_json(items: Vec<T>, constant: bool) -> Self {
+        let items = items.into_boxed_slice();
+        // A list that cannot be serialised here fails again (and is reported) wherever it is
+        // serialised, as it would without the copy.
+        let json = serde_json::value::to_raw_value(&items).ok();
+        SharedList(Arc::new(Inner { items, json, constant }))
     }
 }
 

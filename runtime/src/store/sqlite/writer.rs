@@ -243,8 +243,7 @@ fn share_constant_lists(conn: &Connection, shared: &mut Shared, batch: &[WriteOp
     for op in batch {
         let WriteOp::Append(b) = op else { continue };
         for ev in &b.events {
-            let EventBody::CommandsUpdated(p) = &ev.body else { continue };
-            let Some((id, json)) = p.commands.constant_json() else { continue };
+            let Some((list, id, json)) = constant_list(&ev.body) else { continue };
             if shared.contains_key(&id) {
                 continue;
             }
@@ -257,7 +256,7 @@ fn share_constant_lists(conn: &Connection, shared: &mut Shared, batch: &[WriteOp
                 });
             match row {
                 Ok(row) => {
-                    shared.insert(id, (p.commands.clone(), row));
+                    shared.insert(id, (list.clone(), row));
                 }
                 Err(e) => tracing::warn!(error = %e, "a constant list could not be stored once; kept in its events"),
             }
@@ -265,12 +264,18 @@ fn share_constant_lists(conn: &Connection, shared: &mut Shared, batch: &[WriteOp
     }
 }
 
+/// The constant list an event carries (with its identity and JSON): the one kind of event whose
+/// payload the store may keep once.
+fn constant_list(body: &EventBody) -> Option<(&SharedList<CommandInfo>, usize, &str)> {
+    let EventBody::CommandsUpdated(p) = body else { return None };
+    p.commands.constant_json().map(|(id, json)| (&p.commands, id, json))
+}
+
 /// The JSON an event is stored with, and the shared payload it refers to: an event carrying a
 /// constant list the writer has stored once is stored with `null` in its place (the list ends the
 /// event's JSON: `…"payload":{"commands":[…]}}`); any other as it is.
 fn stored_json<'a>(shared: &Shared, body: &EventBody, json: &'a str) -> (std::borrow::Cow<'a, str>, Option<i64>) {
-    if let EventBody::CommandsUpdated(p) = body
-        && let Some((id, list)) = p.commands.constant_json()
+    if let Some((_, id, list)) = constant_list(body)
         && let Some((_, row)) = shared.get(&id)
         && let Some(head) = json.strip_suffix("}}").and_then(|j| j.strip_suffix(list))
     {
