@@ -5,6 +5,7 @@ mod checkpoint;
 mod ledger;
 mod prefill;
 mod schema;
+mod walbuf;
 mod writer;
 
 use std::sync::Arc;
