@@ -7,15 +7,16 @@
 //! session starts. This VFS wraps the platform's (`unix`) for the writer's connection only and, for
 //! its WAL file, gathers the frames a commit appends and writes them at once when the commit
 //! frame's page arrives — inside that `xWrite`, so a failure is still that write's failure and
-//! SQLite rolls the commit back as it would without this VFS.
+//! SQLite rolls the commit back as it would without this VFS. A commit of one frame is one write
+//! instead of two.
 //!
 //! Why it is safe: readers (other connections, other threads) find frames through the WAL index,
 //! which SQLite updates only after `sqlite3WalFrames` has written the commit frame, so by then
 //! every frame of the commit is in the file. Anything else done with the WAL file (a read, a sync,
-//! a size, a truncate, a lock, a file control, close) first writes what is gathered; only plain
-//! appends of header-then-page are gathered, and a commit header written on its own (SQLite
-//! rewriting checksums after the frames) goes straight through, so nothing of a commit waits
-//! past it. Durability is unchanged: the bytes reach the kernel before the commit returns, as they
+//! a size, a truncate, a lock, a file control, close) first writes what is gathered; only frames
+//! appended past everything written since the log (re)started are gathered, header then page, so
+//! a header rewritten before that end (SQLite fixing checksums after the frames, the commit
+//! frame's among them) goes straight through and nothing of a commit waits past it. Durability is unchanged: the bytes reach the kernel before the commit returns, as they
 //! did (with `synchronous=FULL`, SQLite syncs after the commit frame, and the sync writes first).
 //! A test checks the invariant that matters, nothing gathered once a commit returns, against the
 //! bundled SQLite, so an upgrade that writes frames differently fails it.
@@ -186,6 +187,10 @@ struct WalFile {
     gathered: Gathered,
     at: i64,
     next: Next,
+    /// Where everything written since the WAL (re)started ends: a write from here on appends a
+    /// frame; one before it rewrites a frame this transaction wrote (SQLite fixing checksums) or
+    /// overwrites a rolled-back one.
+    end: i64,
 }
 
 impl WalFile {
@@ -274,17 +279,16 @@ impl WalFile {
                 return rc;
             }
         }
-        let next = self.next;
-        self.next = Next::Any;
-        if len == FRAME_HEADER {
-            let commit = bytes[4..8] != [0, 0, 0, 0];
-            self.next = Next::Page { commit };
-            if commit && self.gathered.is_empty() {
-                // A commit header alone (SQLite rewriting checksums once the frames are written):
-                // nothing may wait after it.
-                // SAFETY: as `write_through`.
-                return unsafe { self.write_through(data, amt, off) };
-            }
+        if off == 0 {
+            // The WAL header: the log starts again from the top.
+            self.end = 0;
+        }
+        let appending = off >= self.end;
+        self.end = self.end.max(off + i64::from(amt));
+        let next = std::mem::replace(&mut self.next, Next::Any);
+        if len == FRAME_HEADER && appending {
+            // A new frame's header: its page follows at once (`walWriteOneFrame`).
+            self.next = Next::Page { commit: bytes[4..8] != [0, 0, 0, 0] };
             // SAFETY: as `gather`.
             return unsafe { self.gather(bytes, off) };
         }
@@ -300,7 +304,8 @@ impl WalFile {
                     self.flush()
                 }
             }
-            // Anything else (the WAL header, a page rewritten in place, a page split at a sync
+            // Anything else (the WAL header, a header or page rewritten before the end — a commit
+            // header among them, so nothing of a commit waits after it —, a page split at a sync
             // point) is written as SQLite wrote it.
             // SAFETY: as `write_through`.
             _ => unsafe { self.write_through(data, amt, off) },
@@ -451,6 +456,7 @@ unsafe extern "C" fn x_open(
                 gathered: Gathered { ptr: ptr::null_mut(), len: 0 },
                 at: 0,
                 next: Next::Any,
+                end: 0,
             },
         );
         ffi::SQLITE_OK
@@ -624,8 +630,13 @@ mod tests {
         // And the log starts again, through this VFS.
         conn.execute("INSERT INTO t (v) VALUES (x'01')", [])?;
         assert!(counts().1 > before.1);
+        // A commit of one frame: one write where SQLite made two calls.
+        let before = counts();
+        conn.execute("INSERT INTO t (v) VALUES (x'02')", [])?;
+        let after = counts();
+        assert_eq!((after.0 - before.0, after.1 - before.1), (1, 2));
         let reader = Connection::open(&db)?;
-        assert_eq!(rows(&reader)?.0, 2);
+        assert_eq!(rows(&reader)?.0, 3);
         Ok(())
     }
 }
