@@ -28,7 +28,6 @@
 // it in rusqlite. The unsafe code is confined to this module.
 #![allow(unsafe_code)]
 
-use std::cell::Cell;
 use std::ffi::{CStr, c_char, c_int, c_void};
 use std::ptr;
 use std::sync::OnceLock;
@@ -46,15 +45,24 @@ const MAX_GATHERED: usize = 120 << 10;
 /// A commit frame's header: its bytes 4..8 (the database size after the commit) are not zero.
 const FRAME_HEADER: usize = 24;
 
+#[cfg(test)]
 thread_local! {
     /// Writes this VFS made to WAL files on this thread, and `xWrite` calls SQLite made to them
     /// (per thread, so that tests running side by side count only their own).
-    static WAL_WRITES: Cell<u64> = const { Cell::new(0) };
-    static WAL_XWRITES: Cell<u64> = const { Cell::new(0) };
+    static WAL_WRITES: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    static WAL_XWRITES: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
-fn bump(counter: &'static std::thread::LocalKey<Cell<u64>>) {
-    counter.with(|c| c.set(c.get() + 1));
+/// Counts a write for the tests (nothing outside them).
+#[cfg(test)]
+macro_rules! bump {
+    ($counter:ident) => {
+        $counter.with(|c| c.set(c.get() + 1))
+    };
+}
+#[cfg(not(test))]
+macro_rules! bump {
+    ($counter:ident) => {};
 }
 
 /// The platform VFS this one wraps, and this one (registered once, never freed).
@@ -110,7 +118,7 @@ pub(super) fn register() -> Result<(), rusqlite::Error> {
 /// Writes made to WAL files by this thread so far, and `xWrite` calls SQLite made for them.
 #[cfg(test)]
 fn counts() -> (u64, u64) {
-    (WAL_WRITES.with(Cell::get), WAL_XWRITES.with(Cell::get))
+    (WAL_WRITES.with(std::cell::Cell::get), WAL_XWRITES.with(std::cell::Cell::get))
 }
 
 fn inner_vfs() -> *mut ffi::sqlite3_vfs {
@@ -200,20 +208,21 @@ impl WalFile {
         unsafe { &*(*self.inner).pMethods }
     }
 
+    /// The platform's `xWrite` on its own file.
+    unsafe fn write_inner(&self, data: *const c_void, amt: c_int, off: i64) -> c_int {
+        bump!(WAL_WRITES);
+        // SAFETY: the platform's method on its own open file; `data` holds `amt` bytes.
+        unsafe { self.methods().xWrite.map_or(ffi::SQLITE_IOERR_WRITE, |w| w(self.inner, data, amt, off)) }
+    }
+
     /// Writes what is gathered (in one call); SQLite's code.
     unsafe fn flush(&mut self) -> c_int {
         if self.gathered.is_empty() {
             return ffi::SQLITE_OK;
         }
         let Ok(len) = c_int::try_from(self.gathered.len) else { return ffi::SQLITE_IOERR_WRITE };
-        bump(&WAL_WRITES);
-        // SAFETY: the platform's `xWrite` on its own open file, with a buffer of `len` bytes.
-        let rc = unsafe {
-            match self.methods().xWrite {
-                Some(w) => w(self.inner, self.gathered.ptr.cast_const().cast(), len, self.at),
-                None => ffi::SQLITE_IOERR_WRITE,
-            }
-        };
+        // SAFETY: the buffer holds `len` gathered bytes.
+        let rc = unsafe { self.write_inner(self.gathered.ptr.cast_const().cast(), len, self.at) };
         // Written or not, these bytes are done: a failure is the caller's to report, and SQLite
         // rolls back (and rewrites) whatever it had written of that commit.
         self.gathered.len = 0;
@@ -228,11 +237,7 @@ impl WalFile {
             if rc != ffi::SQLITE_OK {
                 return rc;
             }
-            bump(&WAL_WRITES);
-            match self.methods().xWrite {
-                Some(w) => w(self.inner, data, amt, off),
-                None => ffi::SQLITE_IOERR_WRITE,
-            }
+            self.write_inner(data, amt, off)
         }
     }
 
@@ -268,7 +273,7 @@ impl WalFile {
     }
 
     unsafe fn write(&mut self, data: *const c_void, amt: c_int, off: i64) -> c_int {
-        bump(&WAL_XWRITES);
+        bump!(WAL_XWRITES);
         let Ok(len) = usize::try_from(amt) else { return ffi::SQLITE_IOERR_WRITE };
         // SAFETY: SQLite passes a buffer of `amt` bytes.
         let bytes = unsafe { std::slice::from_raw_parts(data.cast::<u8>(), len) };
@@ -319,19 +324,32 @@ unsafe fn wal<'a>(f: *mut ffi::sqlite3_file) -> &'a mut WalFile {
     unsafe { &mut *f.cast::<WalFile>() }
 }
 
-/// Write what is gathered, then call the platform's method.
+/// WAL file methods that write what is gathered, then call the platform's method.
 macro_rules! flushed {
-    ($f:ident, $method:ident ( $($arg:expr),* )) => {{
-        let w = unsafe { wal($f) };
-        let rc = unsafe { w.flush() };
-        if rc != ffi::SQLITE_OK {
-            return rc;
+    ($($name:ident => $method:ident ( $($arg:ident : $ty:ty),* );)*) => {$(
+        unsafe extern "C" fn $name(f: *mut ffi::sqlite3_file $(, $arg: $ty)*) -> c_int {
+            // SAFETY: see `wal`; the platform's method on its own open file.
+            unsafe {
+                let w = wal(f);
+                let rc = w.flush();
+                if rc != ffi::SQLITE_OK {
+                    return rc;
+                }
+                w.methods().$method.map_or(ffi::SQLITE_ERROR, |m| m(w.inner $(, $arg)*))
+            }
         }
-        match unsafe { w.methods().$method } {
-            Some(m) => unsafe { m(w.inner $(, $arg)*) },
-            None => ffi::SQLITE_ERROR,
-        }
-    }};
+    )*};
+}
+
+flushed! {
+    x_read => xRead(buf: *mut c_void, amt: c_int, off: i64);
+    x_truncate => xTruncate(size: i64);
+    x_sync => xSync(flags: c_int);
+    x_file_size => xFileSize(size: *mut i64);
+    x_lock => xLock(level: c_int);
+    x_unlock => xUnlock(level: c_int);
+    x_check_reserved_lock => xCheckReservedLock(out: *mut c_int);
+    x_file_control => xFileControl(op: c_int, arg: *mut c_void);
 }
 
 unsafe extern "C" fn x_close(f: *mut ffi::sqlite3_file) -> c_int {
@@ -348,41 +366,9 @@ unsafe extern "C" fn x_close(f: *mut ffi::sqlite3_file) -> c_int {
     }
 }
 
-unsafe extern "C" fn x_read(f: *mut ffi::sqlite3_file, buf: *mut c_void, amt: c_int, off: i64) -> c_int {
-    flushed!(f, xRead(buf, amt, off))
-}
-
 unsafe extern "C" fn x_write(f: *mut ffi::sqlite3_file, buf: *const c_void, amt: c_int, off: i64) -> c_int {
     // SAFETY: see `wal` and `WalFile::write`.
     unsafe { wal(f).write(buf, amt, off) }
-}
-
-unsafe extern "C" fn x_truncate(f: *mut ffi::sqlite3_file, size: i64) -> c_int {
-    flushed!(f, xTruncate(size))
-}
-
-unsafe extern "C" fn x_sync(f: *mut ffi::sqlite3_file, flags: c_int) -> c_int {
-    flushed!(f, xSync(flags))
-}
-
-unsafe extern "C" fn x_file_size(f: *mut ffi::sqlite3_file, size: *mut i64) -> c_int {
-    flushed!(f, xFileSize(size))
-}
-
-unsafe extern "C" fn x_lock(f: *mut ffi::sqlite3_file, level: c_int) -> c_int {
-    flushed!(f, xLock(level))
-}
-
-unsafe extern "C" fn x_unlock(f: *mut ffi::sqlite3_file, level: c_int) -> c_int {
-    flushed!(f, xUnlock(level))
-}
-
-unsafe extern "C" fn x_check_reserved_lock(f: *mut ffi::sqlite3_file, out: *mut c_int) -> c_int {
-    flushed!(f, xCheckReservedLock(out))
-}
-
-unsafe extern "C" fn x_file_control(f: *mut ffi::sqlite3_file, op: c_int, arg: *mut c_void) -> c_int {
-    flushed!(f, xFileControl(op, arg))
 }
 
 unsafe extern "C" fn x_sector_size(f: *mut ffi::sqlite3_file) -> c_int {
