@@ -39,35 +39,39 @@ pub struct NewEvent {
     pub body: EventBody,
 }
 
-/// An event borrowed from a [`NewEvent`] with its seq: serialises exactly as the [`Event`] it would
-/// become, so the store's writer serialises without copying the event first.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct EventRef<'a> {
-    pub seq: u64,
-    pub room_id: &'a str,
-    pub event_id: &'a str,
-    pub session_id: &'a str,
-    pub scope: Scope,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub turn_id: Option<&'a str>,
-    pub occurred_at_ms: i64,
-    #[serde(flatten)]
-    pub body: &'a EventBody,
-}
-
 impl NewEvent {
-    pub fn with_seq_ref(&self, seq: u64) -> EventRef<'_> {
-        EventRef {
-            seq,
-            room_id: &self.room_id,
-            event_id: &self.event_id,
-            session_id: &self.session_id,
-            scope: self.scope,
-            turn_id: self.turn_id.as_deref(),
-            occurred_at_ms: self.occurred_at_ms,
-            body: &self.body,
+    /// Appends the JSON of the [`Event`] this becomes with `seq`, byte for byte what serialising
+    /// that `Event` gives, without copying the event first. The store's writer makes every frame
+    /// with it: the envelope's keys are written as they are (serde escapes each key and goes
+    /// through its `flatten` map for the body), its strings through serde_json's escaping.
+    pub fn write_json(&self, seq: u64, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        out.extend_from_slice(b"{\"seq\":");
+        serde_json::to_writer(&mut *out, &seq)?;
+        out.extend_from_slice(b",\"roomId\":");
+        serde_json::to_writer(&mut *out, self.room_id.as_str())?;
+        out.extend_from_slice(b",\"eventId\":");
+        serde_json::to_writer(&mut *out, self.event_id.as_str())?;
+        out.extend_from_slice(b",\"sessionId\":");
+        serde_json::to_writer(&mut *out, self.session_id.as_str())?;
+        out.extend_from_slice(match self.scope {
+            Scope::Canonical => b",\"scope\":\"canonical\"",
+            Scope::Side => b",\"scope\":\"side\"",
+        });
+        if let Some(turn_id) = &self.turn_id {
+            out.extend_from_slice(b",\"turnId\":");
+            serde_json::to_writer(&mut *out, turn_id.as_str())?;
         }
+        out.extend_from_slice(b",\"occurredAtMs\":");
+        serde_json::to_writer(&mut *out, &self.occurred_at_ms)?;
+        // The body serialises as `{"type":…,"payload":…}` (adjacently tagged): its opening brace
+        // becomes the comma before its two keys, and its closing brace closes the event.
+        let body_at = out.len();
+        serde_json::to_writer(&mut *out, &self.body)?;
+        match out.get_mut(body_at) {
+            Some(brace @ b'{') => *brace = b',',
+            _ => return Err(serde::ser::Error::custom("an event body that is not a JSON object")),
+        }
+        Ok(())
     }
 
     pub fn with_seq(self, seq: u64) -> Event {

@@ -53,24 +53,47 @@ fn envelope_has_type_and_payload_at_top_level() {
 }
 
 #[test]
-fn a_borrowed_event_serialises_exactly_as_the_event() {
+fn an_event_written_by_hand_is_byte_for_byte_the_event_serde_makes() {
+    let session = Session::new_canonical("room \"1\"", "s-é", "scripted", "/w/\\dir\n", 3);
     let bodies = [
-        EventBody::MessageDelta(TextDeltaPayload { item_id: "i".into(), text: "a \"quoted\" é\n".into() }),
+        EventBody::MessageDelta(TextDeltaPayload { item_id: "i".into(), text: "a \"quoted\" é\n\u{1}".into() }),
         EventBody::Notice(NoticePayload { level: NoticeLevel::Warning, message: "m".into() }),
+        EventBody::SessionStarted(SessionStartedPayload { session: session.clone().into(), ephemeral: true }),
+        EventBody::SessionUpdated(SessionUpdatedPayload { session, reason: "resumed".into() }),
+        EventBody::CommandsUpdated(CommandsUpdatedPayload {
+            commands: crate::shared_list::SharedList::new(vec![CommandInfo {
+                name: "c".into(),
+                description: "d".into(),
+                input_hint: None,
+            }]),
+        }),
     ];
-    for turn_id in [None, Some("t1".to_owned())] {
-        for body in &bodies {
-            let ev = NewEvent {
-                room_id: "r".into(),
-                event_id: "e".into(),
-                session_id: "s".into(),
-                scope: Scope::Side,
-                turn_id: turn_id.clone(),
-                occurred_at_ms: 42,
-                body: body.clone(),
-            };
-            let borrowed = serde_json::to_string(&ev.with_seq_ref(7)).unwrap();
-            assert_eq!(borrowed, serde_json::to_string(&ev.clone().with_seq(7)).unwrap());
+    let ids = [("r", "e", "s"), ("room \"é\"\t", "e\\v\u{7f}", "s\u{2028}")];
+    for scope in [Scope::Canonical, Scope::Side] {
+        for turn_id in [None, Some("t1".to_owned()), Some("t\"2".to_owned())] {
+            for (room, id, session) in ids {
+                for (body, seq, at) in bodies
+                    .iter()
+                    .zip([1, 7, u64::MAX, 1 << 53, 0])
+                    .zip([42, -1, i64::MIN, 0, i64::MAX])
+                    .map(|((b, s), a)| (b, s, a))
+                {
+                    let ev = NewEvent {
+                        room_id: room.into(),
+                        event_id: id.into(),
+                        session_id: session.into(),
+                        scope,
+                        turn_id: turn_id.clone(),
+                        occurred_at_ms: at,
+                        body: body.clone(),
+                    };
+                    let mut written = b"prefix".to_vec();
+                    ev.write_json(seq, &mut written).unwrap();
+                    let expected = serde_json::to_string(&ev.clone().with_seq(seq)).unwrap();
+                    assert_eq!(std::str::from_utf8(&written[6..]).unwrap(), expected);
+                    assert_eq!(&written[..6], b"prefix", "appended to what the buffer holds");
+                }
+            }
         }
     }
 }
@@ -116,7 +139,8 @@ fn the_size_hint_covers_a_started_session_and_a_command_list() {
             occurred_at_ms: 1_750_000_000_000,
             body,
         };
-        let json = serde_json::to_vec(&event.with_seq_ref(1_000_000)).unwrap();
+        let mut json = Vec::new();
+        event.write_json(1_000_000, &mut json).unwrap();
         // The frame adds its prefix and a brace around the event.
         assert!(json.len() + 64 <= event.body.json_size_hint(), "{} > {}", json.len(), event.body.json_size_hint());
     }

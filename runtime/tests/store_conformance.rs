@@ -199,7 +199,7 @@ fn commands_event(room: &str, i: usize, commands: SharedList<CommandInfo>, turn:
 
 /// What a reader must get back: the event as its frame carried it.
 fn published(events: &[NewEvent], first_seq: u64) -> Vec<String> {
-    events.iter().zip(first_seq..).map(|(e, seq)| serde_json::to_string(&e.with_seq_ref(seq)).unwrap()).collect()
+    events.iter().zip(first_seq..).map(|(e, seq)| serde_json::to_string(&e.clone().with_seq(seq)).unwrap()).collect()
 }
 
 /// Events that carry a constant list (SQLite keeps its JSON once, migration 7) read back byte for

@@ -232,7 +232,7 @@ pub(super) const FRAME_PREFIX: &str = "{\"type\":\"event\",\"event\":";
 pub(super) fn frame(ev: &crate::event::NewEvent, seq: u64) -> Result<Vec<u8>, StoreError> {
     let mut frame = Vec::with_capacity(ev.body.json_size_hint());
     frame.extend_from_slice(FRAME_PREFIX.as_bytes());
-    serde_json::to_writer(&mut frame, &ev.with_seq_ref(seq))?;
+    ev.write_json(seq, &mut frame)?;
     frame.push(b'}');
     Ok(frame)
 }
