@@ -41,33 +41,36 @@ pub struct NewEvent {
 
 impl NewEvent {
     /// Appends the JSON of the [`Event`] this becomes with `seq`, byte for byte what serialising
-    /// that `Event` gives, without copying the event first. The store's writer makes every frame
-    /// with it: the envelope's keys are written as they are (serde escapes each key and goes
-    /// through its `flatten` map for the body), its strings through serde_json's escaping.
+    /// that `Event` gives (a test holds the two together), without copying the event first. The
+    /// store's writer makes every frame with it: the envelope's keys are written as they are
+    /// (serde escapes each key and goes through its `flatten` map for the body), its strings
+    /// through serde_json's escaping.
     pub fn write_json(&self, seq: u64, out: &mut Vec<u8>) -> serde_json::Result<()> {
-        out.extend_from_slice(b"{\"seq\":");
-        serde_json::to_writer(&mut *out, &seq)?;
-        out.extend_from_slice(b",\"roomId\":");
-        serde_json::to_writer(&mut *out, self.room_id.as_str())?;
-        out.extend_from_slice(b",\"eventId\":");
-        serde_json::to_writer(&mut *out, self.event_id.as_str())?;
-        out.extend_from_slice(b",\"sessionId\":");
-        serde_json::to_writer(&mut *out, self.session_id.as_str())?;
-        out.extend_from_slice(match self.scope {
-            Scope::Canonical => b",\"scope\":\"canonical\"",
-            Scope::Side => b",\"scope\":\"side\"",
-        });
-        if let Some(turn_id) = &self.turn_id {
-            out.extend_from_slice(b",\"turnId\":");
-            serde_json::to_writer(&mut *out, turn_id.as_str())?;
+        let mut w = crate::json_writer::JsonWriter(out);
+        w.raw(b"{\"seq\":");
+        w.value(&seq)?;
+        w.field(b"roomId", &self.room_id)?;
+        w.field(b"eventId", &self.event_id)?;
+        w.field(b"sessionId", &self.session_id)?;
+        w.field(b"scope", &self.scope)?;
+        w.optional(b"turnId", &self.turn_id)?;
+        w.field(b"occurredAtMs", &self.occurred_at_ms)?;
+        if let EventBody::SessionStarted(p) = &self.body {
+            // Every start's: its session's JSON is made once, here, and kept for the answer.
+            let SessionStartedPayload { session, ephemeral } = p;
+            w.raw(b",\"type\":\"session.started\",\"payload\":{\"session\":");
+            w.raw(session.json()?.as_bytes());
+            if *ephemeral {
+                w.raw(b",\"ephemeral\":true");
+            }
+            w.raw(b"}}");
+            return Ok(());
         }
-        out.extend_from_slice(b",\"occurredAtMs\":");
-        serde_json::to_writer(&mut *out, &self.occurred_at_ms)?;
         // The body serialises as `{"type":…,"payload":…}` (adjacently tagged): its opening brace
         // becomes the comma before its two keys, and its closing brace closes the event.
-        let body_at = out.len();
-        serde_json::to_writer(&mut *out, &self.body)?;
-        match out.get_mut(body_at) {
+        let body_at = w.0.len();
+        w.value(&self.body)?;
+        match w.0.get_mut(body_at) {
             Some(brace @ b'{') => *brace = b',',
             _ => return Err(serde::ser::Error::custom("an event body that is not a JSON object")),
         }

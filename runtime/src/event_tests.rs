@@ -59,6 +59,7 @@ fn an_event_written_by_hand_is_byte_for_byte_the_event_serde_makes() {
         EventBody::MessageDelta(TextDeltaPayload { item_id: "i".into(), text: "a \"quoted\" é\n\u{1}".into() }),
         EventBody::Notice(NoticePayload { level: NoticeLevel::Warning, message: "m".into() }),
         EventBody::SessionStarted(SessionStartedPayload { session: session.clone().into(), ephemeral: true }),
+        EventBody::SessionStarted(SessionStartedPayload { session: session.clone().into(), ephemeral: false }),
         EventBody::SessionUpdated(SessionUpdatedPayload { session, reason: "resumed".into() }),
         EventBody::CommandsUpdated(CommandsUpdatedPayload {
             commands: crate::shared_list::SharedList::new(vec![CommandInfo {
@@ -68,14 +69,15 @@ fn an_event_written_by_hand_is_byte_for_byte_the_event_serde_makes() {
             }]),
         }),
     ];
+    assert_eq!(bodies.len(), 6, "one seq and one time below for each body");
     let ids = [("r", "e", "s"), ("room \"é\"\t", "e\\v\u{7f}", "s\u{2028}")];
     for scope in [Scope::Canonical, Scope::Side] {
         for turn_id in [None, Some("t1".to_owned()), Some("t\"2".to_owned())] {
             for (room, id, session) in ids {
                 for (body, seq, at) in bodies
                     .iter()
-                    .zip([1, 7, u64::MAX, 1 << 53, 0])
-                    .zip([42, -1, i64::MIN, 0, i64::MAX])
+                    .zip([1, 7, u64::MAX, 1 << 53, 0, 9])
+                    .zip([42, -1, i64::MIN, 0, i64::MAX, 5])
                     .map(|((b, s), a)| (b, s, a))
                 {
                     let ev = NewEvent {

@@ -174,3 +174,23 @@ fn a_record_is_as_started_only_when_it_is_that_session_live_with_nothing_else() 
     submitted.submits.push_back(("c".into(), "t".into()));
     assert!(!submitted.is_as_started(&submitted.session), "a remembered submit");
 }
+
+#[test]
+fn a_record_written_by_hand_is_byte_for_byte_what_serde_makes_of_it() {
+    let fresh = SessionRecord::new(session(), Phase::Live);
+    let mut full = fresh.clone();
+    let EventBody::InteractionRequested(request) = request("q \"1\"") else { unreachable!() };
+    full.pending.push(PendingInteraction { turn_id: Some("t".into()), requested_at_ms: -3, request });
+    full.resolved.push_back("q0".into());
+    full.submits.push_back(("c \"1\"".into(), "t".into()));
+    full.goal.revision = 4;
+    full.goal.lineage = Some("l".into());
+    let mut goal_only = fresh.clone();
+    goal_only.goal.revision = 1;
+    for rec in [fresh, full, goal_only] {
+        let mut written = b"[".to_vec();
+        rec.write_json(&mut written).unwrap();
+        assert_eq!(std::str::from_utf8(&written[1..]).unwrap(), serde_json::to_string(&rec).unwrap());
+        assert_eq!(serde_json::from_slice::<SessionRecord>(&written[1..]).unwrap(), rec);
+    }
+}

@@ -6,16 +6,15 @@ use std::ops::Deref;
 use std::sync::{Arc, OnceLock};
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use serde_json::value::RawValue;
 
 use crate::model::Session;
 
-/// A session shared by reference count that keeps its JSON once it has been serialised.
+/// A session shared by reference count that keeps its JSON once it has been made ([`Self::json`]).
 ///
 /// Why: a start serialised the same session twice — the store's writer into the
 /// `session.started` frame, then the request thread into the REST answer — and the answer's was
-/// ~4% of the instructions a start costs the server. The writer serialises it first (the answer
-/// waits for the commit), so the answer writes the kept JSON as it is.
+/// ~4% of the instructions a start costs the server. The writer makes the JSON first (the answer
+/// waits for the commit), so the answer sends the kept JSON as it is.
 ///
 /// The JSON is kept only as long as the event and the answer are: the controller's own copy of
 /// the session is a plain [`Session`], so a live session holds no second copy in JSON.
@@ -23,7 +22,7 @@ pub struct SharedSession(Arc<Inner>);
 
 struct Inner {
     session: Session,
-    json: OnceLock<Box<RawValue>>,
+    json: OnceLock<Box<str>>,
 }
 
 impl SharedSession {
@@ -39,9 +38,22 @@ impl SharedSession {
         }
     }
 
-    /// Whether it has been serialised (and keeps its JSON).
+    /// Whether its JSON has been made (and is kept).
     pub fn is_serialised(&self) -> bool {
         self.0.json.get().is_some()
+    }
+
+    /// The session's JSON ([`Session::write_json`], what serialising the session gives), made at
+    /// the first call and kept for the next ones.
+    pub fn json(&self) -> serde_json::Result<&str> {
+        if let Some(json) = self.0.json.get() {
+            return Ok(json);
+        }
+        let mut buf = Vec::with_capacity(1024);
+        self.0.session.write_json(&mut buf)?;
+        let json = String::from_utf8(buf).map_err(|e| serde::ser::Error::custom(e.to_string()))?;
+        // Two threads making it at once both succeed; the first one's JSON is kept.
+        Ok(self.0.json.get_or_init(|| json.into_boxed_str()))
     }
 }
 
@@ -77,18 +89,10 @@ impl fmt::Debug for SharedSession {
 }
 
 impl Serialize for SharedSession {
+    /// As the session: the frame and the answer, which every start makes, use [`Self::json`];
+    /// serde's path (a side conversation's events, tests) serialises the session.
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        // `RawValue` is written verbatim by serde_json's serialisers (text and `Value`), the
-        // only ones these types meet (as for `SharedList`).
-        if let Some(json) = self.0.json.get() {
-            return json.serialize(serializer);
-        }
-        match serde_json::value::to_raw_value(&self.0.session) {
-            // Two threads serialising it at once both succeed; the first one's JSON is kept.
-            Ok(json) => self.0.json.get_or_init(|| json).serialize(serializer),
-            // It fails again, with the serializer's own error.
-            Err(_) => self.0.session.serialize(serializer),
-        }
+        self.0.session.serialize(serializer)
     }
 }
 
@@ -121,16 +125,17 @@ mod tests {
     }
 
     #[test]
-    fn it_serialises_as_the_session_would_and_keeps_its_json_for_the_next_time() {
+    fn it_serialises_as_the_session_would_and_keeps_its_json_once_made() {
         let shared = SharedSession::new(session());
         let plain = serde_json::to_string(&PlainHolder { session: session(), n: 1 }).unwrap();
         let holder = Holder { session: shared.clone(), n: 1 };
-        assert!(!shared.is_serialised());
         assert_eq!(serde_json::to_string(&holder).unwrap(), plain);
-        assert!(shared.is_serialised(), "the first serialisation keeps the JSON for every holder");
-        // Again, from the kept JSON, in every serde_json form.
+        assert!(!shared.is_serialised(), "serde's path keeps nothing");
+        let json = shared.json().unwrap();
+        assert_eq!(json, serde_json::to_string(&session()).unwrap());
+        assert!(shared.is_serialised() && holder.session.is_serialised(), "kept for every holder");
+        assert_eq!(holder.session.json().unwrap().as_ptr(), json.as_ptr(), "made once");
         assert_eq!(serde_json::to_string(&holder).unwrap(), plain);
-        assert_eq!(serde_json::to_vec(&shared).unwrap(), serde_json::to_vec(&session()).unwrap());
         let value: serde_json::Value = serde_json::from_str(&plain).unwrap();
         assert_eq!(serde_json::to_value(&holder).unwrap(), value);
     }

@@ -45,8 +45,10 @@ pub async fn start_session(
     if let Ok(loc) = HeaderValue::from_str(&format!("/v1/rooms/{}/sessions/{}", session.room_id, session.session_id)) {
         headers.insert(header::LOCATION, loc);
     }
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
     // The JSON the store's writer made of the session for its `session.started`, as it is.
-    Ok((StatusCode::CREATED, headers, Json(session)).into_response())
+    let json = session.json().map_err(|e| ApiError::internal("the started session's JSON", e))?;
+    Ok((StatusCode::CREATED, headers, json.to_owned()).into_response())
 }
 
 /// Canonical, visible sessions of a room.
