@@ -204,6 +204,12 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Json<T> {
         if !raw.get().trim_start().starts_with('{') {
             return Err(ApiError::bad_request("invalid_body", "the request body must be a JSON object"));
         }
+        // Read straight into the type; only a body that does not fit it is read again through
+        // axum's `Json` (serde_path_to_error, which tracks each member's path for the error
+        // message: ~40% of a submit body's reading when it succeeds, for nothing).
+        if let Ok(value) = serde_json::from_str::<T>(raw.get()) {
+            return Ok(Json(value));
+        }
         let axum::Json(value) = axum::Json::<T>::from_bytes(raw.get().as_bytes())?;
         Ok(Json(value))
     }
