@@ -44,7 +44,15 @@ pub fn prepare(dir: &Path) {
 pub fn client() -> reqwest::Client {
     let mut headers = reqwest::header::HeaderMap::new();
     headers.insert(reqwest::header::AUTHORIZATION, format!("Bearer {TOKEN}").parse().unwrap());
-    reqwest::Client::builder().default_headers(headers).pool_max_idle_per_host(256).build().unwrap()
+    // Idle connections are dropped well before the server's keep-alive idle timeout (5 s by
+    // default) closes them: reusing one the server is closing at that moment fails the request
+    // (`IncompleteMessage`), which a memory bench run met after its seconds of idle measuring.
+    reqwest::Client::builder()
+        .default_headers(headers)
+        .pool_max_idle_per_host(256)
+        .pool_idle_timeout(std::time::Duration::from_secs(2))
+        .build()
+        .unwrap()
 }
 
 impl Server {
