@@ -294,12 +294,20 @@ async fn main() {
             }
             println!("{line}");
             if c >= 32 {
-                targets.push((c, name, e / b));
+                targets.push((c, phase, e / b));
             }
         }
     }
     println!();
-    for (c, name, ratio) in targets {
+    for (c, phase, ratio) in targets {
+        let name = phase.name();
+        // The target counts what a submit costs (the accept path); with replies streaming each
+        // submit also brings its turn's seven events and a transcript write, against one row per
+        // request on the baseline's side: shown, not held to the target (README, Performance).
+        if phase == Phase::SubmitsStreaming {
+            println!("for information: {name}, {c} clients: Ensemble / baseline {ratio:.2}x (not a target)");
+            continue;
+        }
         println!(
             "target: {name}, {c} clients: Ensemble >= 0.5x baseline: {} ({ratio:.2}x)",
             if ratio >= 0.5 { "MET" } else { "MISSED" }
