@@ -305,8 +305,8 @@ impl Session {
     /// Appends the session's JSON, byte for byte what its derived `Serialize` makes (a test holds
     /// the two together). Every start and every submit serialises a session once (the
     /// `session.started` frame, a record's first change), and serde escapes each of its ~17 keys
-    /// and goes through its struct machinery: this writes the keys as they are and was ~0.4x of
-    /// its time. The nested members go through serde.
+    /// and goes through its struct machinery: this writes the keys as they are, in ~0.65x of the
+    /// instructions (callgrind: ~4,500 against ~6,900). The nested members go through serde.
     pub fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
         // Every field named, none left to `..`: a field added to `Session` does not compile
         // here until it is written.
