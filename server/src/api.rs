@@ -242,8 +242,9 @@ pub struct GoalOperationQuery {
 #[serde(rename_all = "camelCase")]
 pub struct Health {
     /// `ok`; `/readyz` also says `draining` while shutting down, `database_unavailable` while the
-    /// store's database does not answer and `nats_unavailable` while a host of several cannot
-    /// reach NATS.
+    /// store's database does not answer, `storage_full` (its disk is full) or `store_unwritable`
+    /// while its last commit failed, and `nats_unavailable` while a host of several cannot reach
+    /// NATS.
     pub status: String,
     /// `/readyz` only: the store's engine, `sqlite` or `postgres`.
     #[serde(skip_serializing_if = "Option::is_none")]

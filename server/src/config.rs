@@ -111,6 +111,22 @@ pub struct ServeArgs {
     #[arg(long, env = "ENSEMBLE_STORE_QUEUE_BYTES", default_value_t = 16 << 20)]
     pub store_queue_bytes: usize,
 
+    /// After a commit failed (a full disk, a database gone), how often the store is tried again;
+    /// once it writes, the sessions that lost events meanwhile are repaired. Milliseconds.
+    #[arg(long, env = "ENSEMBLE_STORE_RETRY_MS", default_value_t = 1_000, value_parser = clap::value_parser!(u64).range(10..=60_000))]
+    pub store_retry_ms: u64,
+
+    /// After a failed commit, the SQLite store counts as writing again only once its data dir's
+    /// file system has this many bytes free (small writes land on a full disk where large ones
+    /// fail). Bytes.
+    #[arg(long, env = "ENSEMBLE_STORE_MIN_FREE_BYTES", default_value_t = 16 << 20)]
+    pub store_min_free_bytes: u64,
+
+    /// Store reads (room logs, session lists, `hello` snapshots) run on this many threads of their
+    /// own, never on the pool anything else can fill; with PostgreSQL, the idle read connections kept.
+    #[arg(long, env = "ENSEMBLE_STORE_READERS", default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=256))]
+    pub store_readers: u64,
+
     /// `postgres://user:password@host:port/db`: keep sessions, room logs, goals and provider state in
     /// PostgreSQL instead of the SQLite file in the data dir (migrations are applied at start).
     /// Without `--nats-url`, one server per database (README "PostgreSQL instead of SQLite"). The

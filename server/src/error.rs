@@ -138,6 +138,12 @@ impl From<ControllerError> for ApiError {
             C::Store(StoreError::Unavailable(_)) => {
                 return ApiError::new(StatusCode::SERVICE_UNAVAILABLE, code, e.to_string()).retry_after(2);
             }
+            // The disk is full: nothing was acknowledged; the store writes again once space is
+            // freed (`/readyz` says when).
+            C::Store(err) if err.is_full() => {
+                let message = "the server's store cannot write: its disk is full; free space and retry";
+                return ApiError::new(StatusCode::INSUFFICIENT_STORAGE, code, message).retry_after(5);
+            }
             C::Store(err) => return ApiError::internal("store failure", err),
             C::Provider(a) => return provider_error(a),
         };

@@ -52,6 +52,8 @@ pub fn store_config(args: &ServeArgs) -> StoreConfig {
     cfg.max_batch = args.commit_max_batch.max(1);
     cfg.queue_capacity = args.store_queue.max(1);
     cfg.queue_bytes = args.store_queue_bytes.max(1);
+    cfg.readers = args.store_readers as usize;
+    cfg.min_free_bytes = args.store_min_free_bytes;
     cfg.wal_prefill = args.sqlite_wal_prefill_bytes.unwrap_or_else(|| default_wal_prefill(&args.data_dir()));
     cfg.synchronous = match args.sqlite_sync {
         SqliteSync::Normal => Synchronous::Normal,
@@ -81,6 +83,7 @@ pub fn controller_config(args: &ServeArgs) -> ControllerConfig {
         idle_release: (args.idle_release_secs > 0).then(|| Duration::from_secs(args.idle_release_secs)),
         default_provider: args.default_provider.clone(),
         cluster: args.nats_url.as_ref().map(|_| ClusterConfig { host_id: host_id(args) }),
+        store_retry: Duration::from_millis(args.store_retry_ms),
     }
 }
 
@@ -204,6 +207,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     };
     let recovered = controller.recover().await.context("loading stored sessions")?;
     controller.spawn_idle_release();
+    controller.spawn_store_watch();
     let mut app_config = app_config;
     app_config.cluster = node.clone();
     let state = AppState::new(controller.clone(), app_config);

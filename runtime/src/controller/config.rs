@@ -39,6 +39,9 @@ pub struct ControllerConfig {
     pub default_provider: String,
     /// Several hosts share the database: this host's identity (None: the only host).
     pub cluster: Option<ClusterConfig>,
+    /// After a failed commit, how often the store is tried again (and the sessions that lost
+    /// events repaired once it writes).
+    pub store_retry: Duration,
 }
 
 /// This host's part in a group of hosts sharing one PostgreSQL database.
@@ -65,6 +68,7 @@ impl Default for ControllerConfig {
             idle_release: None,
             default_provider: "scripted".into(),
             cluster: None,
+            store_retry: Duration::from_secs(1),
         }
     }
 }

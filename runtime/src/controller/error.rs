@@ -107,6 +107,7 @@ impl ControllerError {
             Self::LockTimeout(_) => "lock_timeout",
             Self::Provider(e) => e.code(),
             Self::Store(StoreError::Unavailable(_)) => "store_unavailable",
+            Self::Store(e) if e.is_full() => "insufficient_storage",
             Self::Store(_) => "store_error",
             Self::ShuttingDown => "shutting_down",
             Self::TooManySessions(_) => "too_many_sessions",

@@ -12,7 +12,9 @@ use super::goals::SessionGoalHost;
 use super::publish::{Controller, NewProcess, Persist};
 use crate::adapter::{Adapter, AdapterError, EventSink, ProviderState, SessionHandle};
 use crate::clock::new_id;
-use crate::event::{Event, EventBody, ResolvedBy, SessionCompletedPayload, SessionStartedPayload};
+use crate::event::{
+    Event, EventBody, NoticeLevel, NoticePayload, ResolvedBy, SessionCompletedPayload, SessionStartedPayload,
+};
 use crate::goal::GoalIdentity;
 use crate::limits::{FieldError, check_id, check_text};
 use crate::model::{Scope, Session, SessionKey};
@@ -26,6 +28,8 @@ pub(super) enum Interruption {
     Restart,
     /// The host that ran it stopped renewing its lease (killed, partitioned).
     HostLost,
+    /// The store could not write: this many of its events never reached the log.
+    StoreLost { events: u64 },
 }
 
 impl Interruption {
@@ -34,6 +38,18 @@ impl Interruption {
         match self {
             Self::Restart => ("server_restart", "the server restarted during the turn"),
             Self::HostLost => ("host_lost", "the host running the session was lost"),
+            Self::StoreLost { .. } => ("store_unavailable", "the store could not write the turn's events"),
+        }
+    }
+
+    /// What a `notice` says besides the turn's end, if anything.
+    fn notice(self) -> Option<String> {
+        match self {
+            Self::Restart | Self::HostLost => None,
+            Self::StoreLost { events } => Some(format!(
+                "{events} events of this session were lost while the store could not write; it was \
+                 disconnected and its turn, if one was running, failed (resume it to go on)"
+            )),
         }
     }
 }
@@ -583,6 +599,9 @@ impl Controller {
         let published = self
             .publish_with(key, Persist::IfChanged, |b| {
                 let before = b.events.len();
+                if let Some(message) = why.notice() {
+                    b.emit(None, EventBody::Notice(NoticePayload { level: NoticeLevel::Warning, message }));
+                }
                 b.settle_pending(ResolvedBy::Restart);
                 b.fail_active_turn(code, message);
                 if matches!(b.entry.rec.phase, Phase::Live | Phase::Starting) {

@@ -27,6 +27,7 @@ mod provider_state;
 mod publish;
 mod queries;
 mod sides;
+mod store_watch;
 mod turns;
 
 pub use cluster::Location;

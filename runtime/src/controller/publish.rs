@@ -19,7 +19,7 @@ use crate::event::{EventBody, NewEvent};
 use crate::locks::{LifecycleGuard, LockTable};
 use crate::model::{Session, SessionKey};
 use crate::session::{Phase, SessionRecord};
-use crate::store::{AppendBatch, RecordRow, Store, WriteOp, WritePermit};
+use crate::store::{AppendBatch, RecordRow, Store, StoreError, WriteOp, WritePermit};
 
 /// Whether a new session would hold a provider process of its own (a side shares its source's),
 /// and so counts against the live-session limit.
@@ -159,8 +159,17 @@ impl Controller {
         Ok(())
     }
 
+    /// Refuses what would change state while the server shuts down, or while the store cannot
+    /// write (the operation would fail at its commit anyway, after moving memory ahead of the log).
     pub(super) fn check_accepting(&self) -> Result<()> {
-        if self.inner.accepting.load(Ordering::Relaxed) { Ok(()) } else { Err(ControllerError::ShuttingDown) }
+        if !self.inner.accepting.load(Ordering::Relaxed) {
+            return Err(ControllerError::ShuttingDown);
+        }
+        match self.inner.store.health().failing() {
+            None => Ok(()),
+            Some(f) if f.full => Err(StoreError::Full(f.message).into()),
+            Some(f) => Err(StoreError::Unavailable(f.message).into()),
+        }
     }
 
     pub(super) fn phase(&self, key: &SessionKey) -> Result<Phase> {

@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use tokio::sync::{Notify, mpsc, oneshot};
 
-use super::types::{CommitListener, CommittedEvent, Queued, StoreConfig, StoreError, StoreStats, WriteOp};
+use super::health::Loss;
+use super::types::{AppendBatch, CommitListener, CommittedEvent, Queued, StoreConfig, StoreError, StoreStats, WriteOp};
 use crate::budget::ByteBudget;
 use crate::goal::Binding;
 
@@ -109,22 +110,13 @@ pub(super) enum Value {
     Binding(Binding),
 }
 
-/// One operation's result inside a group, delivered after the group's commit.
-pub(super) enum Outcome {
-    Appended {
-        room_id: String,
-        events: Vec<CommittedEvent>,
-        ack: Option<oneshot::Sender<Result<u64, StoreError>>>,
-        last: u64,
-    },
-    Failed {
-        ack: Option<oneshot::Sender<Result<u64, StoreError>>>,
-        error: StoreError,
-    },
-    Op {
-        reply: Reply,
-        result: Result<Value, StoreError>,
-    },
+/// One operation's result inside a group, in the group's order; delivered after the commit.
+pub(super) enum Done {
+    Appended(Vec<CommittedEvent>, u64),
+    /// The operation was undone alone (its savepoint); the rest of the group went on.
+    Failed(StoreError),
+    Value(Result<Value, StoreError>),
+    Nothing,
 }
 
 fn answer(reply: Reply, result: Result<Value, StoreError>) {
@@ -141,84 +133,140 @@ fn answer(reply: Reply, result: Result<Value, StoreError>) {
     }
 }
 
-/// After a group: on success its events reach the listener (in order, every operation's before
-/// any is acknowledged) and then every waiter its result; on failure every waiter hears the error
-/// and nothing is fanned out. Returns the number of events committed.
+/// The sessions an append would have written, and how many events of each (a record without an
+/// event counts: the session's durable record is behind its memory too).
+fn losses(b: &AppendBatch) -> Vec<Loss> {
+    let mut out: Vec<Loss> = Vec::new();
+    for ev in &b.events {
+        match out.last_mut() {
+            Some(l) if l.session_id == ev.session_id => l.events += 1,
+            _ => out.push(Loss { room_id: b.room_id.clone(), session_id: ev.session_id.clone(), events: 1 }),
+        }
+    }
+    for r in &b.records {
+        if !out.iter().any(|l| l.session_id == r.session_id) {
+            out.push(Loss { room_id: b.room_id.clone(), session_id: r.session_id.clone(), events: 0 });
+        }
+    }
+    out
+}
+
+/// After a group (`dones`: a result per operation of `batch`, in order; fewer when the group
+/// failed as a whole). On success its events reach the listener (in order, every operation's
+/// before any is acknowledged) and then every waiter its result; on failure every waiter hears the
+/// error and nothing is fanned out. Either way the store's health learns what was lost. Returns
+/// the number of events committed.
 pub(super) fn deliver(
     listener: &Arc<dyn CommitListener>,
     stats: &StoreStats,
-    mut outcomes: Vec<Outcome>,
+    batch: Vec<WriteOp>,
+    mut dones: Vec<Done>,
     result: Result<(), StoreError>,
 ) -> usize {
+    if let Err(error) = result {
+        // Nothing of this group is durable: every waiter hears.
+        tracing::error!(error = %error, "group commit failed");
+        metrics::counter!("ensemble_store_commit_failures_total").increment(1);
+        let lost = batch.iter().filter_map(|op| match op {
+            WriteOp::Append(b) => Some(losses(b)),
+            _ => None,
+        });
+        stats.health.failed(&error, lost.flatten());
+        let msg = error.to_string();
+        let err = || match &error {
+            StoreError::Unavailable(_) => StoreError::Unavailable(msg.clone()),
+            e if e.is_full() => StoreError::Full(msg.clone()),
+            _ => StoreError::Other(msg.clone()),
+        };
+        for op in batch {
+            match op {
+                WriteOp::Append(AppendBatch { ack: Some(ack), .. }) => {
+                    let _ = ack.send(Err(err()));
+                }
+                op => {
+                    if let Some(reply) = reply_of(op) {
+                        answer(reply, Err(err()));
+                    }
+                }
+            }
+        }
+        return 0;
+    }
     let mut fanout: Vec<(String, Vec<CommittedEvent>)> = Vec::new();
     let mut event_count = 0usize;
-    for outcome in &mut outcomes {
-        if let Outcome::Appended { room_id, events, .. } = outcome {
+    for (op, done) in batch.iter().zip(dones.iter_mut()) {
+        if let (WriteOp::Append(b), Done::Appended(events, _)) = (op, done) {
             event_count += events.len();
             if events.is_empty() {
                 continue;
             }
             let events = std::mem::take(events);
             match fanout.last_mut() {
-                Some((room, evs)) if room == room_id => evs.extend(events),
-                _ => fanout.push((std::mem::take(room_id), events)),
+                Some((room, evs)) if *room == b.room_id => evs.extend(events),
+                _ => fanout.push((b.room_id.clone(), events)),
             }
         }
     }
     metrics::histogram!("ensemble_store_batch_events").record(event_count as f64);
-    match result {
-        Ok(()) => {
-            metrics::counter!("ensemble_events_appended_total").increment(event_count as u64);
-            stats.commits.fetch_add(1, Ordering::Relaxed);
-            stats.events.fetch_add(event_count as u64, Ordering::Relaxed);
-            for (room_id, events) in &fanout {
-                listener.committed(room_id, events);
-            }
-            for outcome in outcomes {
-                match outcome {
-                    Outcome::Appended { ack, last, .. } => {
-                        if let Some(ack) = ack {
-                            let _ = ack.send(Ok(last));
-                        }
-                    }
-                    Outcome::Failed { ack, error } => {
-                        if let Some(ack) = ack {
-                            let _ = ack.send(Err(error));
-                        }
-                    }
-                    Outcome::Op { reply, result } => answer(reply, result),
+    metrics::counter!("ensemble_events_appended_total").increment(event_count as u64);
+    stats.commits.fetch_add(1, Ordering::Relaxed);
+    stats.events.fetch_add(event_count as u64, Ordering::Relaxed);
+    for (room_id, events) in &fanout {
+        listener.committed(room_id, events);
+    }
+    let mut dones = dones.into_iter();
+    for op in batch {
+        let done = dones.next().unwrap_or(Done::Nothing);
+        match (op, done) {
+            (WriteOp::Append(b), Done::Failed(error)) => {
+                stats.health.op_failed(&error, losses(&b));
+                if let Some(ack) = b.ack {
+                    let _ = ack.send(Err(error));
                 }
             }
-            event_count
-        }
-        Err(error) => {
-            // Nothing of this group is durable: every waiter hears.
-            tracing::error!(error = %error, "group commit failed");
-            metrics::counter!("ensemble_store_commit_failures_total").increment(1);
-            let unavailable = matches!(error, StoreError::Unavailable(_));
-            let msg = error.to_string();
-            let err =
-                || if unavailable { StoreError::Unavailable(msg.clone()) } else { StoreError::Other(msg.clone()) };
-            for outcome in outcomes {
-                match outcome {
-                    Outcome::Appended { ack: Some(ack), .. } | Outcome::Failed { ack: Some(ack), .. } => {
-                        let _ = ack.send(Err(err()));
-                    }
-                    Outcome::Op { reply, .. } => answer(reply, Err(err())),
-                    _ => {}
+            (WriteOp::Probe { ack }, done) => {
+                let result = match done {
+                    Done::Value(r) => r.map(|_| ()),
+                    Done::Failed(e) => Err(e),
+                    Done::Appended(..) | Done::Nothing => Ok(()),
+                };
+                match &result {
+                    Ok(()) => stats.health.recovered(),
+                    Err(e) => stats.health.failed(e, []),
+                }
+                let _ = ack.send(result);
+            }
+            (WriteOp::Append(b), done) => {
+                if let Some(ack) = b.ack {
+                    let last = match done {
+                        Done::Appended(_, last) => last,
+                        _ => 0,
+                    };
+                    let _ = ack.send(Ok(last));
                 }
             }
-            0
+            (op, done) => {
+                if let Some(reply) = reply_of(op) {
+                    let result = match done {
+                        Done::Value(r) => r,
+                        Done::Failed(e) => Err(e),
+                        Done::Appended(..) | Done::Nothing => Ok(Value::Unit),
+                    };
+                    answer(reply, result);
+                }
+            }
         }
     }
+    event_count
 }
 
 /// Splits a non-append operation into its waiter, or `None` for those without one.
 pub(super) fn reply_of(op: WriteOp) -> Option<Reply> {
     match op {
-        WriteOp::SetProviderState { ack, .. } | WriteOp::Flush { ack } | WriteOp::Exec { ack, .. } => {
-            Some(Reply::Unit(ack))
-        }
+        WriteOp::SetProviderState { ack, .. }
+        | WriteOp::Flush { ack }
+        | WriteOp::Probe { ack }
+        | WriteOp::Exec { ack, .. } => Some(Reply::Unit(ack)),
         WriteOp::GoalBind { ack, .. } => Some(Reply::Binding(ack)),
         WriteOp::Append(_) | WriteOp::DeleteSession { .. } | WriteOp::Shutdown => None,
     }

@@ -16,6 +16,7 @@
 //! The same conformance suite (`tests/store_conformance.rs`) runs against both engines.
 
 mod group;
+mod health;
 mod postgres;
 mod sqlite;
 mod types;
@@ -26,6 +27,7 @@ use async_trait::async_trait;
 use serde_json::value::RawValue;
 use tokio::sync::{mpsc, oneshot};
 
+pub use health::{StoreHealth, WriteFailure};
 pub use postgres::{Claim, Leases, NewClaim};
 pub use types::{
     AppendBatch, CommitListener, CommittedEvent, DEFAULT_WAL_PREFILL, EventPage, LedgerKey, RecordBody, RecordRow,
@@ -48,6 +50,7 @@ trait Engine: Send + Sync {
     async fn events_after(&self, room_id: &str, after: u64, limit: usize) -> Result<EventPage, StoreError>;
     async fn turn_events(&self, room_id: &str, turn_id: &str) -> Result<Vec<Box<RawValue>>, StoreError>;
     async fn load_sessions(&self) -> Result<Vec<SessionRecord>, StoreError>;
+    async fn load_session(&self, room_id: &str, session_id: &str) -> Result<Option<SessionRecord>, StoreError>;
     async fn rooms(&self) -> Result<Vec<RoomInfo>, StoreError>;
     async fn room_heads(&self, room_id: &str) -> Result<(u64, u64), StoreError>;
     async fn provider_state(&self, room_id: &str, session_id: &str, key: &str) -> Result<Option<String>, StoreError>;
@@ -158,6 +161,11 @@ impl Store {
         &self.stats
     }
 
+    /// Whether the store can write, and which sessions lost events while it could not.
+    pub fn health(&self) -> &StoreHealth {
+        &self.stats.health
+    }
+
     /// Waits for a place in the writer queue for an append of about `bytes`: until the queue holds
     /// fewer than its byte budget and fewer operations than its capacity. The charge goes back to
     /// the budget when the writer takes the append (or if the permit is dropped unused).
@@ -200,6 +208,11 @@ impl Store {
         self.ask(|ack| WriteOp::Flush { ack }).await
     }
 
+    /// Writes something that changes nothing, through the writer: whether the store can write.
+    pub async fn probe(&self) -> Result<(), StoreError> {
+        self.ask(|ack| WriteOp::Probe { ack }).await
+    }
+
     /// Runs SQL text in the writer's next group, isolated like any operation (tests plant rows with
     /// it; the SQL must suit the engine).
     #[doc(hidden)]
@@ -236,6 +249,11 @@ impl Store {
 
     pub async fn load_sessions(&self) -> Result<Vec<SessionRecord>, StoreError> {
         self.engine.load_sessions().await
+    }
+
+    /// One session's durable record (`None`: it has none).
+    pub async fn load_session(&self, room_id: &str, session_id: &str) -> Result<Option<SessionRecord>, StoreError> {
+        self.engine.load_session(room_id, session_id).await
     }
 
     pub async fn rooms(&self) -> Result<Vec<RoomInfo>, StoreError> {

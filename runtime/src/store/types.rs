@@ -32,6 +32,10 @@ pub enum StoreError {
     /// The database cannot be reached (PostgreSQL down or restarting): retry later.
     #[error("the database is unavailable: {0}")]
     Unavailable(String),
+    /// The store's disk is full (what a failed commit becomes once its error is shared by every
+    /// waiter of the group): retry once space is freed.
+    #[error("the store's disk is full: {0}")]
+    Full(String),
     #[error("json: {0}")]
     Json(#[from] serde_json::Error),
     #[error("the store is closed")]
@@ -40,6 +44,20 @@ pub enum StoreError {
     Io(#[from] std::io::Error),
     #[error("{0}")]
     Other(String),
+}
+
+impl StoreError {
+    /// Whether the disk (of the data dir, or of PostgreSQL) is full: SQLite's `SQLITE_FULL`, an
+    /// I/O error `ENOSPC` or `EDQUOT`, PostgreSQL's `53100 disk_full`.
+    pub fn is_full(&self) -> bool {
+        match self {
+            Self::Full(_) => true,
+            Self::Sqlite(rusqlite::Error::SqliteFailure(e, _)) => e.code == rusqlite::ErrorCode::DiskFull,
+            Self::Io(e) => matches!(e.raw_os_error(), Some(libc::ENOSPC | libc::EDQUOT)),
+            Self::Postgres(e) => e.code() == Some(&tokio_postgres::error::SqlState::DISK_FULL),
+            _ => false,
+        }
+    }
 }
 
 /// How much history a room keeps.
@@ -85,12 +103,17 @@ pub struct StoreConfig {
     pub queue_bytes: usize,
     pub retention: Retention,
     pub synchronous: Synchronous,
-    /// Read connections kept open.
+    /// SQLite: reader threads, each with its own read-only connection (reads never wait for
+    /// tokio's blocking pool); PostgreSQL: idle read connections kept.
     pub readers: usize,
     /// SQLite: bytes of the WAL file written (with zeros) ahead of its last frame, so commits
     /// overwrite pages the file has instead of extending it (0: off, for copy-on-write file systems
     /// where an overwrite allocates anew).
     pub wal_prefill: u64,
+    /// SQLite: after a failed commit, the store counts as writing again only once the data dir's
+    /// file system has this many bytes free (a full disk takes small writes where large ones
+    /// fail, so a lone write proves little).
+    pub min_free_bytes: u64,
 }
 
 /// [`StoreConfig::wal_prefill`]'s default: a fill every ~128 KiB of WAL, and at most this much of
@@ -112,6 +135,7 @@ impl StoreConfig {
             synchronous: Synchronous::Normal,
             readers: 4,
             wal_prefill: DEFAULT_WAL_PREFILL,
+            min_free_bytes: 16 << 20,
         }
     }
 }
@@ -262,6 +286,11 @@ pub enum WriteOp {
     Flush {
         ack: oneshot::Sender<Result<(), StoreError>>,
     },
+    /// Writes something that changes nothing (SQLite: the schema version as it is; PostgreSQL: a
+    /// transaction id), to learn whether the store can write again after a failed commit.
+    Probe {
+        ack: oneshot::Sender<Result<(), StoreError>>,
+    },
     /// Runs SQL text inside the group, isolated like any operation. For tests (the conformance
     /// suite plants rows both engines understand); nothing in the server sends it.
     #[doc(hidden)]
@@ -359,9 +388,10 @@ pub struct EventPage {
     pub pruned_through: u64,
 }
 
-/// Counters of the writer, for tests and `/metrics`.
+/// Counters of the writer, for tests and `/metrics`, and whether its last commit failed.
 #[derive(Debug, Default)]
 pub struct StoreStats {
     pub commits: std::sync::atomic::AtomicU64,
     pub events: std::sync::atomic::AtomicU64,
+    pub health: super::health::StoreHealth,
 }

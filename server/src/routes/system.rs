@@ -63,7 +63,7 @@ pub async fn healthz() -> Json<Health> {
 /// while NATS is disconnected.
 #[utoipa::path(get, path = "/readyz", tag = "system", security(()),
     responses((status = 200, description = "Ready", body = Health),
-        (status = 503, description = "Draining (shutting down), the database does not answer, or NATS is disconnected", body = Health)))]
+        (status = 503, description = "Draining (shutting down), the database does not answer or cannot write (`storage_full`, `store_unwritable`), or NATS is disconnected", body = Health)))]
 pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Health>) {
     let health = |status: &str, database: Option<&str>| Health {
         status: status.into(),
@@ -76,6 +76,15 @@ pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Health>)
     }
     match state.controller.store_ready().await {
         Ok(engine) => {
+            // The database answers reads, but its last commit failed (a full disk): not ready
+            // until a probe writes again (tried here too, so readiness does not lag the store).
+            let store = state.controller.store();
+            if let Some(failure) = store.health().failing()
+                && store.probe().await.is_err()
+            {
+                let status = if failure.full { "storage_full" } else { "store_unwritable" };
+                return (StatusCode::SERVICE_UNAVAILABLE, Json(health(status, Some(engine))));
+            }
             if state.cluster.as_ref().is_some_and(|n| !n.nats_connected()) {
                 return (StatusCode::SERVICE_UNAVAILABLE, Json(health("nats_unavailable", Some(engine))));
             }

@@ -204,6 +204,16 @@ impl Engine for Postgres {
         Ok(super::parse_records(rows?.into_iter().map(|r| r.get::<_, String>(0)).collect()))
     }
 
+    async fn load_session(&self, room_id: &str, session_id: &str) -> Result<Option<SessionRecord>, StoreError> {
+        let c = self.client().await?;
+        let rows = c
+            .query("SELECT record FROM sessions WHERE room_id = $1 AND session_id = $2", &[&room_id, &session_id])
+            .await
+            .map_err(classify);
+        self.give_back(c);
+        Ok(super::parse_records(rows?.into_iter().map(|r| r.get::<_, String>(0)).collect()).pop())
+    }
+
     async fn rooms(&self) -> Result<Vec<RoomInfo>, StoreError> {
         let c = self.client().await?;
         let rows = c.query(ROOMS_SQL, &[]).await.map_err(classify);

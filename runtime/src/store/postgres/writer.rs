@@ -13,7 +13,7 @@ use tokio_postgres::{Client, GenericClient, Statement};
 
 use super::{WRITER_LOCK, classify, connect, read_binding, take_writer_lock};
 use crate::goal::{Binding, GoalIdentity};
-use crate::store::group::{Inbox, Outcome, Value, deliver, event_json, frame, next_group, reply_of};
+use crate::store::group::{Done, Inbox, Value, deliver, event_json, frame, next_group};
 use crate::store::types::{
     AppendBatch, CommitListener, CommittedEvent, LedgerKey, StoreConfig, StoreError, StoreStats, WriteOp,
 };
@@ -66,7 +66,7 @@ pub(super) struct Writer {
 }
 
 /// One operation's result before delivery.
-enum Done {
+enum Wrote {
     Appended(Vec<CommittedEvent>, u64),
     Value(Value),
     Nothing,
@@ -139,36 +139,20 @@ impl Writer {
                 (Vec::new(), Err(e))
             }
         };
-        let mut dones = dones.into_iter();
-        let mut outcomes = Vec::with_capacity(batch.len());
-        for op in batch {
-            let done = dones.next();
-            match op {
-                WriteOp::Append(b) => outcomes.push(match done {
-                    Some(Ok(Done::Appended(events, last))) => {
-                        Outcome::Appended { room_id: b.room_id, events, ack: b.ack, last }
-                    }
-                    Some(Err(error)) => Outcome::Failed { ack: b.ack, error },
-                    // The group failed as a whole: `deliver` tells every waiter.
-                    _ => Outcome::Appended { room_id: b.room_id, events: Vec::new(), ack: b.ack, last: 0 },
-                }),
-                op => {
-                    if let Some(reply) = reply_of(op) {
-                        let result = match done {
-                            Some(Ok(Done::Value(v))) => Ok(v),
-                            Some(Ok(_)) | None => Ok(Value::Unit),
-                            Some(Err(e)) => Err(e),
-                        };
-                        outcomes.push(Outcome::Op { reply, result });
-                    }
-                }
-            }
-        }
-        deliver(&self.listener, &self.stats, outcomes, tx_result);
+        let dones = dones
+            .into_iter()
+            .map(|d| match d {
+                Ok(Wrote::Appended(events, last)) => Done::Appended(events, last),
+                Ok(Wrote::Value(v)) => Done::Value(Ok(v)),
+                Ok(Wrote::Nothing) => Done::Nothing,
+                Err(e) => Done::Failed(e),
+            })
+            .collect();
+        deliver(&self.listener, &self.stats, batch, dones, tx_result);
     }
 
     /// The whole group in one transaction, no savepoints; `OpFailed` if any operation failed.
-    async fn attempt(&mut self, batch: &[WriteOp], prune_age: bool) -> Result<Vec<Result<Done, StoreError>>, Attempt> {
+    async fn attempt(&mut self, batch: &[WriteOp], prune_age: bool) -> Result<Vec<Result<Wrote, StoreError>>, Attempt> {
         let retention = self.config.retention.clone();
         let (client, stmts) = self.connection().await.map_err(Attempt::Failed)?;
         let tx = client.transaction().await.map_err(|e| Attempt::Failed(classify(e)))?;
@@ -192,7 +176,7 @@ impl Writer {
     }
 
     /// The group again, one savepoint per operation: a failing one is undone alone.
-    async fn attempt_isolated(&mut self, batch: &[WriteOp]) -> Result<Vec<Result<Done, StoreError>>, StoreError> {
+    async fn attempt_isolated(&mut self, batch: &[WriteOp]) -> Result<Vec<Result<Wrote, StoreError>>, StoreError> {
         let retention = self.config.retention.clone();
         let (client, stmts) = self.connection().await?;
         let mut tx = client.transaction().await.map_err(classify)?;
@@ -229,7 +213,7 @@ async fn run_op(
     stmts: &Stmts,
     retention: &crate::store::types::Retention,
     op: &WriteOp,
-) -> Result<Done, StoreError> {
+) -> Result<Wrote, StoreError> {
     match op {
         WriteOp::Append(b) => append(tx, stmts, retention, b).await,
         WriteOp::DeleteSession { room_id, session_id } => {
@@ -239,7 +223,7 @@ async fn run_op(
             tx.execute("DELETE FROM provider_state WHERE room_id = $1 AND session_id = $2", &[room_id, session_id])
                 .await
                 .map_err(classify)?;
-            Ok(Done::Nothing)
+            Ok(Wrote::Nothing)
         }
         WriteOp::SetProviderState { room_id, session_id, key, value, .. } => {
             tx.execute(
@@ -249,14 +233,21 @@ async fn run_op(
             )
             .await
             .map_err(classify)?;
-            Ok(Done::Value(Value::Unit))
+            Ok(Wrote::Value(Value::Unit))
         }
-        WriteOp::GoalBind { key, identity, .. } => Ok(Done::Value(Value::Binding(bind_goal(tx, key, identity).await?))),
+        WriteOp::GoalBind { key, identity, .. } => {
+            Ok(Wrote::Value(Value::Binding(bind_goal(tx, key, identity).await?)))
+        }
         WriteOp::Exec { sql, .. } => {
             tx.batch_execute(sql).await.map_err(classify)?;
-            Ok(Done::Value(Value::Unit))
+            Ok(Wrote::Value(Value::Unit))
         }
-        WriteOp::Flush { .. } | WriteOp::Shutdown => Ok(Done::Nothing),
+        WriteOp::Probe { .. } => {
+            // A transaction id makes the commit write (and flush) a WAL record.
+            tx.batch_execute("SELECT txid_current()").await.map_err(classify)?;
+            Ok(Wrote::Value(Value::Unit))
+        }
+        WriteOp::Flush { .. } | WriteOp::Shutdown => Ok(Wrote::Nothing),
     }
 }
 
@@ -265,7 +256,7 @@ async fn append(
     stmts: &Stmts,
     retention: &crate::store::types::Retention,
     batch: &AppendBatch,
-) -> Result<Done, StoreError> {
+) -> Result<Wrote, StoreError> {
     let n = batch.events.len() as i64;
     let mut committed = Vec::with_capacity(batch.events.len());
     let last = if n > 0 {
@@ -307,7 +298,7 @@ async fn append(
             .await
             .map_err(classify)?;
     }
-    Ok(Done::Appended(committed, last))
+    Ok(Wrote::Appended(committed, last))
 }
 
 /// First bind wins (hosts racing to bind meet on the primary key); another identity makes the

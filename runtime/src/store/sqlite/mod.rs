@@ -4,6 +4,7 @@ mod chain;
 mod checkpoint;
 mod ledger;
 mod prefill;
+mod readers;
 mod schema;
 mod walbuf;
 mod writer;
@@ -23,7 +24,8 @@ use crate::goal::Binding;
 use crate::session::SessionRecord;
 use chain::Step;
 use ledger::read_binding;
-use schema::{ReaderPool, migrate, open_write_connection, room_row};
+use readers::ReaderPool;
+use schema::{migrate, open_write_connection, room_row};
 use writer::Writer;
 
 pub(super) struct Sqlite {
@@ -42,7 +44,7 @@ pub(super) fn open(
     }
     let mut conn = open_write_connection(&config.path, config.synchronous)?;
     migrate(&mut conn)?;
-    let readers = Arc::new(ReaderPool::new(config.path.clone(), config.readers.max(1)));
+    let readers = Arc::new(ReaderPool::start(config.path.clone(), config.readers)?);
     let checkpointer = checkpoint::Checkpointer::start(config.path.clone())?;
     // Built here, not on its thread: a database it cannot read fails the open, with its error.
     let writer = Writer::new(conn, checkpointer, config, listener, stats)?;
@@ -56,10 +58,7 @@ impl Sqlite {
         T: Send + 'static,
         F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
     {
-        let readers = self.readers.clone();
-        tokio::task::spawn_blocking(move || readers.with(f))
-            .await
-            .map_err(|e| StoreError::Other(format!("reader task failed: {e}")))?
+        self.readers.read(f).await
     }
 }
 
@@ -129,6 +128,32 @@ impl Engine for Sqlite {
                     (None, _) => Err(StoreError::Other(format!("{room}/{session}: its session.started event is gone"))),
                 }
             })))
+        })
+        .await
+    }
+
+    async fn load_session(&self, room_id: &str, session_id: &str) -> Result<Option<SessionRecord>, StoreError> {
+        let (room, session) = (room_id.to_owned(), session_id.to_owned());
+        self.read(move |conn| {
+            // A scan (no index by room and session, migration 4): read once per session repaired
+            // after the store could not write, never on a hot path.
+            let row = conn
+                .query_row(
+                    "SELECT CASE WHEN s.record = '' THEN e.json ELSE s.record END, s.record = ''
+                     FROM sessions s LEFT JOIN events e ON s.record = '' AND e.id = s.started_id
+                     WHERE s.room_id = ?1 AND s.session_id = ?2",
+                    params![room, session],
+                    |row| Ok((row.get::<_, Option<String>>(0)?, row.get::<_, bool>(1)?)),
+                )
+                .optional()?;
+            match row {
+                None => Ok(None),
+                Some((Some(event), true)) => record_of_started_event(&event).map(Some),
+                Some((Some(json), false)) => Ok(Some(serde_json::from_str(&json)?)),
+                Some((None, _)) => {
+                    Err(StoreError::Other(format!("{room}/{session}: its session.started event is gone")))
+                }
+            }
         })
         .await
     }

@@ -1,11 +1,9 @@
-//! The database file: connections (one writer, a small pool of read-only readers) and the
-//! embedded, ordered migrations.
+//! The database file: the writer's connection and the embedded, ordered migrations.
 
-use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::path::Path;
 use std::time::Duration;
 
-use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::store::types::{StoreError, Synchronous};
 
@@ -206,40 +204,6 @@ pub(super) fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
         tracing::info!(version = i + 1, "applied store migration");
     }
     Ok(())
-}
-
-pub(super) struct ReaderPool {
-    path: PathBuf,
-    idle: Mutex<Vec<Connection>>,
-    max_idle: usize,
-}
-
-impl ReaderPool {
-    pub(super) fn new(path: PathBuf, max_idle: usize) -> Self {
-        Self { path, idle: Mutex::new(Vec::new()), max_idle }
-    }
-
-    pub(super) fn with<T>(&self, f: impl FnOnce(&Connection) -> Result<T, StoreError>) -> Result<T, StoreError> {
-        let conn = self.idle.lock().ok().and_then(|mut v| v.pop());
-        let conn = match conn {
-            Some(c) => c,
-            None => {
-                let c = Connection::open_with_flags(
-                    &self.path,
-                    OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-                )?;
-                c.busy_timeout(Duration::from_secs(5))?;
-                c
-            }
-        };
-        let out = f(&conn);
-        if let Ok(mut idle) = self.idle.lock()
-            && idle.len() < self.max_idle
-        {
-            idle.push(conn);
-        }
-        out
-    }
 }
 
 #[cfg(test)]

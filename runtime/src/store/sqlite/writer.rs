@@ -15,7 +15,7 @@ use super::prefill::Prefill;
 use super::schema::{AUTOCHECKPOINT_PAGES, MARK_EVERY, RoomRow, room_row};
 use crate::event::{CommandInfo, EventBody};
 use crate::shared_list::SharedList;
-use crate::store::group::{Inbox, Outcome, Reply, Value, deliver, event_json, frame, next_group, reply_of};
+use crate::store::group::{Done, Inbox, Value, deliver, event_json, frame, next_group};
 use crate::store::types::{
     AppendBatch, CommitListener, CommittedEvent, RecordBody, Retention, StoreConfig, StoreError, StoreStats, WriteOp,
     record_json, record_of_started_event,
@@ -127,7 +127,7 @@ impl Writer {
         // The heads as they were before this group, for the rooms it touches: restored if the
         // group fails, and the rooms whose `rooms` row is written once at the end.
         let mut undo = Undo::default();
-        let mut outcomes = Vec::with_capacity(batch.len());
+        let mut dones: Vec<Done> = Vec::with_capacity(batch.len());
         // What this group writes, roughly, for the checkpointer: event frames, ~1 KiB per record
         // or other operation.
         let written: usize = batch
@@ -141,52 +141,53 @@ impl Writer {
         share_constant_lists(conn, &mut books.shared, &batch);
         let tx_result = (|| -> Result<(), StoreError> {
             let mut tx = conn.transaction()?;
-            let mut ops = batch.into_iter().peekable();
-            let mut opening = true;
-            while let Some(op) = ops.next() {
-                let at_start = std::mem::take(&mut opening);
-                match op {
-                    WriteOp::Append(first) => {
+            let mut i = 0;
+            while i < batch.len() {
+                let at_start = i == 0;
+                match &batch[i] {
+                    WriteOp::Append(_) => {
                         // A run of consecutive appends shares one savepoint; see `append_run`.
-                        let mut run = vec![first];
-                        while let Some(WriteOp::Append(_)) = ops.peek() {
-                            if let Some(WriteOp::Append(b)) = ops.next() {
-                                run.push(b);
-                            }
-                        }
+                        let end = i + batch[i..].iter().take_while(|op| matches!(op, WriteOp::Append(_))).count();
+                        let run = &batch[i..end];
+                        i = end;
                         if !at_start {
-                            append_run(&tx, books, &mut undo, &config.retention, run, &mut outcomes)?;
+                            append_run(&tx, books, &mut undo, &config.retention, run, &mut dones)?;
                             continue;
                         }
                         // The run that opens the transaction needs no savepoint: if it fails, the
                         // whole transaction holds nothing else and is rolled back instead. A
                         // savepoint would copy every page the run touches into the statement
                         // journal (a tenth of the writer's time in a profile of session starts).
-                        match try_run(&tx, books, &mut undo, &config.retention, &run) {
-                            Some(done) => push_appended(run, done, &mut outcomes),
+                        match try_run(&tx, books, &mut undo, &config.retention, run) {
+                            Some(done) => dones.extend(done),
                             None => {
                                 tx.rollback()?;
                                 tx = conn.transaction()?;
-                                replay_each(&tx, books, &mut undo, &config.retention, run, &mut outcomes)?;
+                                replay_each(&tx, books, &mut undo, &config.retention, run, &mut dones)?;
                             }
                         }
+                        continue;
                     }
                     WriteOp::DeleteSession { room_id, session_id } => {
-                        delete_session(&tx, books, &mut undo, &room_id, &session_id)?;
+                        delete_session(&tx, books, &mut undo, room_id, session_id)?;
+                        dones.push(Done::Nothing);
                     }
-                    WriteOp::Shutdown => {}
-                    WriteOp::Flush { ack } => {
-                        outcomes.push(Outcome::Op { reply: Reply::Unit(ack), result: Ok(Value::Unit) });
-                    }
+                    WriteOp::Shutdown | WriteOp::Flush { .. } => dones.push(Done::Nothing),
                     op => {
-                        savepoint(&tx, "op")?;
-                        let result = run_op(&tx, &op);
-                        finish_savepoint(&tx, "op", result.is_ok())?;
-                        if let Some(reply) = reply_of(op) {
-                            outcomes.push(Outcome::Op { reply, result });
+                        if matches!(op, WriteOp::Probe { .. })
+                            && let Err(e) = enough_free_space(&config.path, config.min_free_bytes)
+                        {
+                            dones.push(Done::Value(Err(e)));
+                            i += 1;
+                            continue;
                         }
+                        savepoint(&tx, "op")?;
+                        let result = run_op(&tx, op);
+                        finish_savepoint(&tx, "op", result.is_ok())?;
+                        dones.push(Done::Value(result));
                     }
                 }
+                i += 1;
             }
             if last_age_prune.elapsed() > Duration::from_secs(30) {
                 *last_age_prune = Instant::now();
@@ -227,7 +228,7 @@ impl Writer {
             // are not there.
             undo.rollback_to(0, &mut self.books);
         }
-        deliver(&self.listener, &self.stats, outcomes, tx_result);
+        deliver(&self.listener, &self.stats, batch, dones, tx_result);
         // After the answers: a fill (every `wal_prefill / 2` bytes of WAL) delays no one waiting.
         if committed {
             self.prefill.after_commit();
@@ -284,6 +285,20 @@ fn stored_json<'a>(shared: &Shared, body: &EventBody, json: &'a str) -> (std::bo
     (std::borrow::Cow::Borrowed(json), None)
 }
 
+/// Whether the file system of the database at `path` has `min` bytes free for unprivileged users.
+fn enough_free_space(path: &std::path::Path, min: u64) -> Result<(), StoreError> {
+    let dir = path.parent().unwrap_or(std::path::Path::new("."));
+    let st = rustix::fs::statvfs(dir).map_err(std::io::Error::from)?;
+    let free = st.f_bavail.saturating_mul(st.f_frsize);
+    if free < min {
+        return Err(StoreError::Full(format!(
+            "{free} bytes free in {}, fewer than the {min} the store waits for (--store-min-free-bytes)",
+            dir.display()
+        )));
+    }
+    Ok(())
+}
+
 /// A non-append operation's writes, inside its savepoint.
 fn run_op(conn: &Connection, op: &WriteOp) -> Result<Value, StoreError> {
     match op {
@@ -298,6 +313,12 @@ fn run_op(conn: &Connection, op: &WriteOp) -> Result<Value, StoreError> {
         WriteOp::GoalBind { key, identity, .. } => Ok(Value::Binding(bind_goal(conn, key, identity)?)),
         WriteOp::Exec { sql, .. } => {
             conn.execute_batch(sql)?;
+            Ok(Value::Unit)
+        }
+        WriteOp::Probe { .. } => {
+            // Rewrites the database header: a page in the WAL, which a full disk refuses.
+            let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+            conn.pragma_update(None, "user_version", version)?;
             Ok(Value::Unit)
         }
         _ => Ok(Value::Unit),
@@ -392,17 +413,25 @@ fn append_run(
     books: &mut Books,
     undo: &mut Undo,
     retention: &Retention,
-    run: Vec<AppendBatch>,
-    outcomes: &mut Vec<Outcome>,
+    run: &[WriteOp],
+    dones: &mut Vec<Done>,
 ) -> Result<(), StoreError> {
     savepoint(conn, "run")?;
-    let done = try_run(conn, books, undo, retention, &run);
+    let done = try_run(conn, books, undo, retention, run);
     finish_savepoint(conn, "run", done.is_some())?;
     match done {
-        Some(done) => push_appended(run, done, outcomes),
-        None => replay_each(conn, books, undo, retention, run, outcomes)?,
+        Some(done) => dones.extend(done),
+        None => replay_each(conn, books, undo, retention, run, dones)?,
     }
     Ok(())
+}
+
+/// The appends of a run (every operation of one is an append).
+fn appends(run: &[WriteOp]) -> impl Iterator<Item = &AppendBatch> {
+    run.iter().filter_map(|op| match op {
+        WriteOp::Append(b) => Some(b),
+        _ => None,
+    })
 }
 
 /// Appends every operation of a run, or none: on the first failure the books are put back as they
@@ -413,13 +442,13 @@ fn try_run(
     books: &mut Books,
     undo: &mut Undo,
     retention: &Retention,
-    run: &[AppendBatch],
-) -> Option<Vec<(Vec<CommittedEvent>, u64)>> {
+    run: &[WriteOp],
+) -> Option<Vec<Done>> {
     let mark = undo.mark();
     let mut done = Vec::with_capacity(run.len());
-    for b in run {
+    for b in appends(run) {
         match append(conn, books, undo, retention, b) {
-            Ok(r) => done.push(r),
+            Ok((events, last)) => done.push(Done::Appended(events, last)),
             Err(_) => {
                 undo.rollback_to(mark, books);
                 return None;
@@ -429,35 +458,29 @@ fn try_run(
     Some(done)
 }
 
-fn push_appended(run: Vec<AppendBatch>, done: Vec<(Vec<CommittedEvent>, u64)>, outcomes: &mut Vec<Outcome>) {
-    for (b, (events, last)) in run.into_iter().zip(done) {
-        outcomes.push(Outcome::Appended { room_id: b.room_id, events, ack: b.ack, last });
-    }
-}
-
 /// Appends a run one operation per savepoint, so a failing one is undone alone.
 fn replay_each(
     conn: &Connection,
     books: &mut Books,
     undo: &mut Undo,
     retention: &Retention,
-    run: Vec<AppendBatch>,
-    outcomes: &mut Vec<Outcome>,
+    run: &[WriteOp],
+    dones: &mut Vec<Done>,
 ) -> Result<(), StoreError> {
-    for b in run {
+    for b in appends(run) {
         let mark = undo.mark();
         savepoint(conn, "op")?;
-        match append(conn, books, undo, retention, &b) {
+        match append(conn, books, undo, retention, b) {
             Ok((events, last)) => {
                 finish_savepoint(conn, "op", true)?;
-                outcomes.push(Outcome::Appended { room_id: b.room_id, events, ack: b.ack, last });
+                dones.push(Done::Appended(events, last));
             }
             Err(error) => {
                 finish_savepoint(conn, "op", false)?;
                 // The savepoint rolled back: so must the heads and the record rows.
                 undo.rollback_to(mark, books);
                 tracing::error!(room = %b.room_id, error = %error, "append failed");
-                outcomes.push(Outcome::Failed { ack: b.ack, error });
+                dones.push(Done::Failed(error));
             }
         }
     }

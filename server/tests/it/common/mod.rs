@@ -64,6 +64,11 @@ impl Server {
         Self::fresh(args, &[], None, Log::Relayed).await
     }
 
+    /// A server on an existing data dir whose log lines tests can wait for ([`Server::logged`]).
+    pub async fn start_in_relaying_log(dir: &Path, args: &[&str]) -> Server {
+        Self::launch_with(dir, args, &[], None, Log::Relayed).await
+    }
+
     /// A fresh server whose open-file limit (soft and hard) is `nofile` from its start (set by
     /// `sh`'s `ulimit` before it execs the server, so the tests need no unsafe code).
     pub async fn start_with_file_limit(args: &[&str], nofile: u64) -> Server {
