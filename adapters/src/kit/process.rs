@@ -131,8 +131,8 @@ impl Supervised {
         let parent = std::process::id() as i32;
         let defaults = CHILD_DEFAULTS.get().copied();
         // SAFETY: the closure runs in the child between fork and exec and only calls the
-        // async-signal-safe functions prctl(2), getppid(2), _exit(2), umask(2), getrlimit(2) and
-        // setrlimit(2), the latter two on a local `rlimit`.
+        // async-signal-safe functions prctl(2), getppid(2), _exit(2), umask(2), getrlimit(2),
+        // setrlimit(2) (on a local `rlimit`), close_range(2) and fcntl(2).
         #[allow(unsafe_code)]
         unsafe {
             cmd.pre_exec(move || {
@@ -151,6 +151,18 @@ impl Supervised {
                     {
                         rl.rlim_cur = (soft as libc::rlim_t).min(rl.rlim_max);
                         libc::setrlimit(libc::RLIMIT_NOFILE, &rl);
+                    }
+                }
+                // Nothing the server inherited without close-on-exec (a descriptor its parent
+                // leaked, a socket) reaches the agent: everything above stderr closes at exec.
+                // Marked, not closed: std's pipe that reports a failed exec must stay open until
+                // the exec (it is close-on-exec already).
+                if libc::close_range(3, libc::c_uint::MAX, libc::CLOSE_RANGE_CLOEXEC as libc::c_int) != 0 {
+                    // Kernels before 5.11: every descriptor up to the soft limit.
+                    let mut rl = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+                    let max = if libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) == 0 { rl.rlim_cur } else { 1024 };
+                    for fd in 3..max.min(1 << 20) as libc::c_int {
+                        libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
                     }
                 }
                 Ok(())
