@@ -7,6 +7,7 @@ import { diffStats, parseDiff } from "../src/diff.js";
 import { highlight } from "../src/highlight.js";
 import { parseInline, parseMarkdown, safeHref, type Inline } from "../src/markdown.js";
 import { itemKey, RoomModel, statusLabel, type Event, type Session } from "../src/model.js";
+import { showControls } from "../src/text.js";
 
 const text = (nodes: Inline[]): string =>
   nodes.map((n) => (n.t === "text" || n.t === "code" ? n.v : n.t === "br" ? "\n" : text(n.c))).join("");
@@ -268,4 +269,10 @@ test("model: every session status reaches its badge (failed too, which no provid
   });
   assert.deepEqual(room.canonical.map((s) => s.status), [...statuses]);
   assert.deepEqual(statuses.map(statusLabel), ["starting", "ready", "working", "waiting for you", "disconnected", "failed", "closed"]);
+});
+
+test("text: bidirectional controls are shown, not obeyed", () => {
+  assert.equal(showControls("report\u202Etxt.exe"), "report⟦U+202E⟧txt.exe");
+  assert.equal(showControls("a\u2066b\u2069c\u200Fd\u061C"), "a⟦U+2066⟧b⟦U+2069⟧c⟦U+200F⟧d⟦U+061C⟧");
+  assert.equal(showControls("plain שלום مرحبا"), "plain שלום مرحبا", "right-to-left text itself is left alone");
 });

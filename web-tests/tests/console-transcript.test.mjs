@@ -140,3 +140,18 @@ test('reasoning, a tool, a file change with its diff, a command with output, a p
   assert.match(await page.textContent(`${tid('side-panel')} ${tid('notice')}`), /info|warning/);
   page.assertClean();
 });
+
+test('bidirectional controls in a title and a file name are shown, not obeyed', { timeout: 30_000 }, async () => {
+  const rlo = '\u202E';
+  await h.rest.call('POST', '/v1/rooms/bidi/sessions', { sessionId: 'b1', title: `invoice${rlo}fdp.exe` }, 201);
+  const page = await h.open({ room: 'bidi', session: 'b1' });
+  const item = tid('session-item', '[data-session="b1"]');
+  await page.waitForSelector(item);
+  const name = await page.textContent(`${item} .name`);
+  assert.equal(name, 'invoice⟦U+202E⟧fdp.exe');
+  assert.ok(!name.includes(rlo), 'the override itself is not in the page');
+  await send(page, `/edit notes${rlo}txt.sh hello`);
+  await page.waitForSelector(`${view} ${tid('diff')}`);
+  assert.equal(await page.textContent(`${view} ${tid('diff')} .diff-path`), 'notes⟦U+202E⟧txt.sh');
+  page.assertClean();
+});

@@ -4,6 +4,7 @@
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import type { App, ProviderInfo } from "../app.js";
 import { statusLabel, type SessionState, type SessionStatus } from "../model.js";
+import { showControls } from "../text.js";
 import { TranscriptItems, type ItemContext } from "./items.js";
 import type { Schemas } from "../../../openapi/clients/typescript/src/client.js";
 
@@ -62,7 +63,7 @@ export function Root({ app }: { app: App }) {
 /** A session's title, or its id while it has the default title. */
 function displayName(st: SessionState): string {
   const t = st.session.title.trim();
-  return t && t !== "New session" ? t : st.id;
+  return showControls(t && t !== "New session" ? t : st.id);
 }
 
 function Connection({ app }: { app: App }) {
@@ -287,7 +288,7 @@ function NewSession({ app, onDone }: { app: App; onDone: () => void }) {
         <select data-testid="provider-select" value={provider} onChange={val(setProvider)}>
           {providers.map((p) => (
             <option value={p.id} disabled={!p.available} title={p.unavailableReason ?? undefined}>
-              {p.displayName}
+              {showControls(p.displayName)}
               {p.available ? "" : ` — unavailable: ${p.unavailableReason ?? "unknown reason"}`}
             </option>
           ))}
@@ -299,7 +300,7 @@ function NewSession({ app, onDone }: { app: App; onDone: () => void }) {
             .filter((p) => !p.available)
             .map((p) => (
               <li>
-                {p.displayName}: {p.unavailableReason ?? "unavailable"}
+                {showControls(p.displayName)}: {p.unavailableReason ?? "unavailable"}
               </li>
             ))}
         </ul>
@@ -370,7 +371,7 @@ function SessionView({ app, st }: { app: App; st: SessionState }) {
           <Badge status={st.status} />
         </div>
         <div class="dim meta">
-          {st.id} · {provider?.displayName ?? s.provider} · {s.cwd}
+          {st.id} · {showControls(provider?.displayName ?? s.provider)} · {showControls(s.cwd)}
           {s.settings.model ? ` · model ${s.settings.model}` : ""}
           {s.settings.approvalPolicy ? ` · approvals: ${s.settings.approvalPolicy}` : ""}
           {s.live ? "" : " · not live"}
@@ -440,7 +441,7 @@ function ConfigBar({ app, st }: { app: App; st: SessionState }) {
           <select data-testid="mode-select" value={s.modes.current} onChange={(e) => void app.configure(st.id, { mode: (e.currentTarget as HTMLSelectElement).value })}>
             {s.modes.available.map((m) => (
               <option value={m.id} title={m.description ?? undefined}>
-                {m.name}
+                {showControls(m.name)}
               </option>
             ))}
           </select>
@@ -448,11 +449,11 @@ function ConfigBar({ app, st }: { app: App; st: SessionState }) {
       ) : null}
       {options.map((o) => (
         <label title={o.description ?? undefined}>
-          {o.name}
+          {showControls(o.name)}
           <select data-testid={`config-${o.id}`} value={o.current} onChange={(e) => void app.configure(st.id, { options: { [o.id]: (e.currentTarget as HTMLSelectElement).value } })}>
             {o.choices.map((c) => (
               <option value={c.value} title={c.description ?? undefined}>
-                {c.name}
+                {showControls(c.name)}
               </option>
             ))}
           </select>

@@ -6,6 +6,7 @@ import { useState } from "preact/hooks";
 import { diffStats, parseDiff } from "../diff.js";
 import type { FileChange, Item, Transcript as TranscriptModel } from "../model.js";
 import { Markdown } from "./md.js";
+import { showControls } from "../text.js";
 import type { Schemas } from "../../../openapi/clients/typescript/src/client.js";
 
 type Decision = Schemas["Decision"];
@@ -186,7 +187,7 @@ function CallView({ item }: { item: Extract<Item, { kind: "call" }> }) {
         <span class="call-icon" aria-hidden="true">
           {CALL_ICON[item.callKind] ?? "•"}
         </span>
-        <span class="call-name">{item.command ?? item.name}</span>
+        <span class="call-name">{showControls(item.command ?? item.name)}</span>
         {item.command ? <span class="dim"> ({item.name})</span> : args ? <code class="dim call-args">{args}</code> : null}
         <span class={`badge ${status}`}>
           {status}
@@ -212,7 +213,7 @@ export function DiffView({ change }: { change: FileChange }) {
   return (
     <figure class="diff" data-testid="diff" data-path={change.path}>
       <figcaption>
-        <span class={`badge kind-${change.kind}`}>{change.kind}</span> <span class="diff-path">{change.path}</span>{" "}
+        <span class={`badge kind-${change.kind}`}>{change.kind}</span> <span class="diff-path">{showControls(change.path)}</span>{" "}
         <span class="added">+{stats.added}</span> <span class="removed">−{stats.removed}</span>
       </figcaption>
       {rows.length ? (
@@ -307,7 +308,7 @@ function InteractionView({ item, ctx }: { item: Extract<Item, { kind: "interacti
                     <div class="choices" role="group" aria-label="Suggested answers">
                       {options.map((o) => (
                         <button type="button" class="chip" title={o.description ?? undefined} onClick={() => setAnswers({ ...answers, [q.id]: o.label })}>
-                          {o.label}
+                          {showControls(o.label)}
                         </button>
                       ))}
                     </div>
@@ -333,7 +334,7 @@ function InteractionView({ item, ctx }: { item: Extract<Item, { kind: "interacti
               disabled={busy}
               onClick={() => void decide(o.decision, o.optionId)}
             >
-              {o.name}
+              {showControls(o.name)}
             </button>
           ))}
           {r.options.includes("cancel") ? (
