@@ -830,8 +830,9 @@ export interface components {
             nats?: string | null;
             /**
              * @description `ok`; `/readyz` also says `draining` while shutting down, `database_unavailable` while the
-             *     store's database does not answer and `nats_unavailable` while a host of several cannot
-             *     reach NATS.
+             *     store's database does not answer, `storage_full` (its disk is full) or `store_unwritable`
+             *     while its last commit failed, and `nats_unavailable` while a host of several cannot reach
+             *     NATS.
              */
             status: string;
         };
@@ -1727,7 +1728,7 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
-            /** @description Draining (shutting down), the database does not answer, or NATS is disconnected */
+            /** @description Draining (shutting down), the database does not answer or cannot write (`storage_full`, `store_unwritable`), or NATS is disconnected */
             503: {
                 headers: {
                     [name: string]: unknown;

@@ -25,8 +25,9 @@ class Health:
     """ 
         Attributes:
             status (str): `ok`; `/readyz` also says `draining` while shutting down, `database_unavailable` while the
-                store's database does not answer and `nats_unavailable` while a host of several cannot
-                reach NATS.
+                store's database does not answer, `storage_full` (its disk is full) or `store_unwritable`
+                while its last commit failed, and `nats_unavailable` while a host of several cannot reach
+                NATS.
             database (None | str | Unset): `/readyz` only: the store's engine, `sqlite` or `postgres`.
             host_id (None | str | Unset): `/readyz` with several hosts (`--nats-url`): this host's id.
             nats (None | str | Unset): `/readyz` with several hosts: `connected`, or `disconnected` (then the status is
