@@ -7,7 +7,7 @@ use std::time::Duration;
 use anyhow::Context;
 use ensemble_runtime::bus::RoomHub;
 use ensemble_runtime::clock::SystemClock;
-use ensemble_runtime::controller::{ClusterConfig, Controller, ControllerConfig};
+use ensemble_runtime::controller::{ClusterConfig, Controller, ControllerConfig, ControllerError};
 use ensemble_runtime::store::{DEFAULT_WAL_PREFILL, Retention, Store, StoreConfig, Synchronous};
 use tokio::net::TcpListener;
 
@@ -205,7 +205,13 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         TokenSource::Generated(_) | TokenSource::DataDir(_) => Some(app_config.access.token.expose().to_owned()),
         TokenSource::File(_) => None,
     };
-    let recovered = controller.recover().await.context("loading stored sessions")?;
+    let recovered = match controller.recover().await {
+        Ok(n) => n,
+        Err(ControllerError::Store(e)) if e.is_full() => {
+            anyhow::bail!("loading stored sessions: the store's disk is full ({e}); free space and start again")
+        }
+        Err(e) => return Err(e).context("loading stored sessions"),
+    };
     controller.spawn_idle_release();
     controller.spawn_store_watch();
     let mut app_config = app_config;
