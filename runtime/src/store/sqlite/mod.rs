@@ -6,7 +6,6 @@ mod ledger;
 mod prefill;
 mod readers;
 mod schema;
-mod walbuf;
 mod writer;
 
 use std::sync::Arc;

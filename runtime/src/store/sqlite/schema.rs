@@ -47,9 +47,7 @@ pub(super) fn room_row(conn: &Connection, room: &str) -> Result<RoomRow, StoreEr
 pub(super) const AUTOCHECKPOINT_PAGES: u32 = 32_000;
 
 pub(super) fn open_write_connection(path: &Path, sync: Synchronous) -> Result<Connection, StoreError> {
-    // Through the VFS that writes each commit's WAL frames at once (`walbuf.rs`).
-    super::walbuf::register()?;
-    let conn = Connection::open_with_flags_and_vfs(path, rusqlite::OpenFlags::default(), super::walbuf::VFS_NAME)?;
+    let conn = Connection::open(path)?;
     conn.busy_timeout(Duration::from_secs(5))?;
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(
