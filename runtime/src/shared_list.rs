@@ -21,46 +21,23 @@ pub struct SharedList<T>(Arc<Inner<T>>);
 struct Inner<T> {
     items: Box<[T]>,
     json: Option<Box<RawValue>>,
-    /// Built once for the life of the process (a provider's fixed list): the store may keep its
-    /// JSON once and refer to it from every event that carries it.
-    constant: bool,
 }
 
 impl<T: Serialize> SharedList<T> {
     /// A list with its JSON made now (what providers build once and hand to every session).
     pub fn new(items: Vec<T>) -> Self {
-        Self::with_json(items, false)
-    }
-
-    /// A list built once for the life of the process (in a `static`): the SQLite store keeps the
-    /// JSON of such a list once, not in every event that carries it (a provider's command list,
-    /// announced at every start, was ~13% of a start's instructions).
-    pub fn constant(items: Vec<T>) -> Self {
-        Self::with_json(items, true)
-    }
-
-    fn with_json(items: Vec<T>, constant: bool) -> Self {
         let items = items.into_boxed_slice();
         // A list that cannot be serialised here fails again (and is reported) wherever it is
         // serialised, as it would without the copy.
         let json = serde_json::value::to_raw_value(&items).ok();
-        SharedList(Arc::new(Inner { items, json, constant }))
+        SharedList(Arc::new(Inner { items, json }))
     }
 }
 
 impl<T> SharedList<T> {
     /// A list without its JSON (what the store reads back).
     fn plain(items: Vec<T>) -> Self {
-        SharedList(Arc::new(Inner { items: items.into_boxed_slice(), json: None, constant: false }))
-    }
-
-    /// A constant list's JSON and its identity (the same for every copy of it), for a store
-    /// that keeps it once; `None` for any other list.
-    pub fn constant_json(&self) -> Option<(usize, &str)> {
-        match &self.0.json {
-            Some(json) if self.0.constant => Some((Arc::as_ptr(&self.0) as *const () as usize, json.get())),
-            _ => None,
-        }
+        SharedList(Arc::new(Inner { items: items.into_boxed_slice(), json: None }))
     }
 
     /// Whether it has no items (for `skip_serializing_if`, which cannot reach the slice's).

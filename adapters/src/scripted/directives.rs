@@ -97,7 +97,7 @@ pub fn parse(input: &str) -> Vec<Directive> {
 /// The commands the scripted agent advertises (`commands.updated`).
 pub fn commands() -> SharedList<CommandInfo> {
     // Constant: the store keeps its JSON once, not in every start's `commands.updated`.
-    static COMMANDS: LazyLock<SharedList<CommandInfo>> = LazyLock::new(|| SharedList::constant(list()));
+    static COMMANDS: LazyLock<SharedList<CommandInfo>> = LazyLock::new(|| SharedList::new(list()));
     COMMANDS.clone()
 }
 

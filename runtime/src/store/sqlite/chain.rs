@@ -20,26 +20,13 @@ pub(super) enum Step<'a> {
     TurnJson(&'a str),
 }
 
-/// The event's JSON as it was published, over the row `e` of `events`: a row that refers to a
-/// shared payload (migration 7) holds its JSON with `null}}` at the end where the payload's list
-/// was, and gets the list spliced back. A shared row gone would make the concatenation NULL: the
-/// read then fails ("has no JSON"), never hands out an event without its list.
-macro_rules! full_json {
-    () => {
-        "CASE WHEN e.payload_ref IS NULL THEN e.json ELSE substr(e.json, 1, length(e.json) - 6) || \
-         (SELECT s.json FROM shared_payloads s WHERE s.id = e.payload_ref) || '}}' END"
-    };
-}
-
 impl Step<'_> {
     /// The column's SQL over the row `e` of `events`, and what `?3` is bound to.
     fn column<'s>(&'s self, hi: &'s i64) -> (&'static str, &'s dyn ToSql) {
         match self {
             Step::Links => ("?3", &Null),
-            Step::Json => (concat!("CASE WHEN e.seq <= ?3 THEN ", full_json!(), " END"), hi),
-            Step::TurnJson(turn) => {
-                (concat!("CASE WHEN json_extract(e.json, '$.turnId') = ?3 THEN ", full_json!(), " END"), turn)
-            }
+            Step::Json => ("CASE WHEN e.seq <= ?3 THEN e.json END", hi),
+            Step::TurnJson(turn) => ("CASE WHEN json_extract(e.json, '$.turnId') = ?3 THEN e.json END", turn),
         }
     }
 }

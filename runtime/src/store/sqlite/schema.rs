@@ -176,12 +176,19 @@ const MIGRATIONS: &[&str] = &[
     // record was a quarter of the pages a start wrote to the WAL. No index: the writer knows which
     // records still refer to an event (it gives them their JSON before retention prunes it).
     "ALTER TABLE sessions ADD COLUMN started_id INTEGER;",
-    // 7: a provider's constant list (`SharedList::constant`: the scripted agent's commands) kept
-    // once. An event that carries one is stored with `null` in its place and `payload_ref` naming
-    // the row that holds it; readers splice it back (`chain.rs`, `full_json!`). Its rows are never
-    // deleted: there are as many as the providers have constant lists, for each version of them.
+    // 7: a provider's constant list (the scripted agent's commands) kept once. An event that
+    // carried one was stored with `null` in its place and `payload_ref` naming the row that held
+    // it; readers spliced it back. Undone by 8.
     "CREATE TABLE shared_payloads (id INTEGER PRIMARY KEY, json TEXT NOT NULL UNIQUE);
      ALTER TABLE events ADD COLUMN payload_ref INTEGER;",
+    // 8: migration 7 undone — its gain (a few percent of a scripted start's instructions) was
+    // within the machine's noise, and every read spliced the list back. Each event that referred
+    // to a shared list gets it back in its own JSON, so an event is its row again.
+    "UPDATE events SET json = substr(json, 1, length(json) - 6)
+            || (SELECT s.json FROM shared_payloads s WHERE s.id = events.payload_ref) || '}}'
+        WHERE payload_ref IS NOT NULL;
+     ALTER TABLE events DROP COLUMN payload_ref;
+     DROP TABLE shared_payloads;",
 ];
 
 /// Every how many seqs a room's event chain has an entry in `event_marks` (migration 5 writes the
@@ -281,6 +288,40 @@ mod tests {
             .collect::<Result<_, _>>()?;
         let every = MARK_EVERY as i64;
         assert_eq!(marks, vec![every, 2 * every, 3 * every, 4 * every], "the migration marks every MARK_EVERY-th seq");
+        Ok(())
+    }
+
+    /// A database at schema version 7 whose events refer to a shared list gets each list back in
+    /// its event's JSON (migration 8): the event reads back as it was published, the table and the
+    /// column are gone.
+    #[test]
+    fn migration_8_writes_shared_lists_back_into_their_events() -> Result<(), StoreError> {
+        let dir = tempfile::tempdir()?;
+        let mut conn = Connection::open(dir.path().join("db.sqlite"))?;
+        for sql in &MIGRATIONS[..7] {
+            conn.execute_batch(sql)?;
+        }
+        conn.pragma_update(None, "user_version", 7)?;
+        let list = r#"[{"name":"a","description":"x \"é\"\n"}]"#;
+        let published = format!(r#"{{"seq":1,"type":"commands.updated","payload":{{"commands":{list}}}}}"#);
+        let stored = r#"{"seq":1,"type":"commands.updated","payload":{"commands":null}}"#;
+        conn.execute("INSERT INTO shared_payloads (id, json) VALUES (7, ?1)", params![list])?;
+        conn.execute(
+            "INSERT INTO events (id, room_id, seq, occurred_at_ms, json, prev_id, payload_ref)
+             VALUES (1, 'r', 1, 0, ?1, NULL, 7), (2, 'r', 2, 0, '{\"seq\":2}', 1, NULL)",
+            params![stored],
+        )?;
+        conn.execute("INSERT INTO rooms (room_id, head_seq, pruned_through, sessions, last_id) VALUES ('r', 2, 0, 0, 2)", [])?;
+        migrate(&mut conn)?;
+        let row = room_row(&conn, "r")?;
+        let mut out = Vec::new();
+        walk(&conn, "r", &row, (1, 2), Step::Json, |_, _, json| out.extend(json))?;
+        out.reverse();
+        assert_eq!(out, vec![published, r#"{"seq":2}"#.to_owned()]);
+        let tables: i64 =
+            conn.query_row("SELECT COUNT(*) FROM sqlite_master WHERE name = 'shared_payloads'", [], |r| r.get(0))?;
+        assert_eq!(tables, 0);
+        assert!(conn.prepare("SELECT payload_ref FROM events").is_err(), "the column is gone");
         Ok(())
     }
 }

@@ -13,8 +13,7 @@ use super::checkpoint::Checkpointer;
 use super::ledger::bind_goal;
 use super::prefill::Prefill;
 use super::schema::{AUTOCHECKPOINT_PAGES, MARK_EVERY, RoomRow, room_row};
-use crate::event::{CommandInfo, EventBody};
-use crate::shared_list::SharedList;
+use crate::event::EventBody;
 use crate::store::group::{Done, Inbox, Value, deliver, event_json, frame, next_group};
 use crate::store::types::{
     AppendBatch, CommitListener, CommittedEvent, RecordBody, Retention, StoreConfig, StoreError, StoreStats, WriteOp,
@@ -41,17 +40,11 @@ struct RecordAt {
     started: Option<i64>,
 }
 
-/// A constant list's row in `shared_payloads` (migration 7), by the list's identity; the list is
-/// kept so that its identity is never another's.
-type Shared = HashMap<usize, (SharedList<CommandInfo>, i64)>;
-
-/// What the writer keeps of the database in memory: touched rooms' heads, every record's row, the
-/// rows of the constant lists it has stored.
+/// What the writer keeps of the database in memory: touched rooms' heads and every record's row.
 #[derive(Default)]
 struct Books {
     heads: HashMap<String, Heads>,
     records: Records,
-    shared: Shared,
 }
 
 fn load_records(conn: &Connection) -> Result<Records, StoreError> {
@@ -89,7 +82,7 @@ impl Writer {
         listener: Arc<dyn CommitListener>,
         stats: Arc<StoreStats>,
     ) -> Result<Self, StoreError> {
-        let books = Books { heads: HashMap::new(), records: load_records(&conn)?, shared: Shared::new() };
+        let books = Books { heads: HashMap::new(), records: load_records(&conn)? };
         let prefill = Prefill::install(&mut conn, config.path.clone(), config.wal_prefill, AUTOCHECKPOINT_PAGES)?;
         Ok(Self { checkpointer, conn, config, listener, books, last_age_prune: Instant::now(), stats, prefill })
     }
@@ -138,7 +131,6 @@ impl Writer {
             })
             .sum();
         let Self { conn, config, books, last_age_prune, .. } = self;
-        share_constant_lists(conn, &mut books.shared, &batch);
         let tx_result = (|| -> Result<(), StoreError> {
             let mut tx = conn.transaction()?;
             let mut i = 0;
@@ -234,55 +226,6 @@ impl Writer {
             self.prefill.after_commit();
         }
     }
-}
-
-/// Stores the constant lists this group's events carry that the writer has not stored yet, each in
-/// a transaction of its own before the group's: a row no rollback of the group can take back,
-/// which the group's events may refer to. On failure the list is not shared, and the events that
-/// carry it keep it in their own JSON, as before migration 7.
-fn share_constant_lists(conn: &Connection, shared: &mut Shared, batch: &[WriteOp]) {
-    for op in batch {
-        let WriteOp::Append(b) = op else { continue };
-        for ev in &b.events {
-            let Some((list, id, json)) = constant_list(&ev.body) else { continue };
-            if shared.contains_key(&id) {
-                continue;
-            }
-            let row = conn
-                .prepare_cached("INSERT INTO shared_payloads (json) VALUES (?1) ON CONFLICT (json) DO NOTHING")
-                .and_then(|mut insert| insert.execute(params![json]))
-                .and_then(|_| {
-                    conn.prepare_cached("SELECT id FROM shared_payloads WHERE json = ?1")?
-                        .query_row(params![json], |r| r.get::<_, i64>(0))
-                });
-            match row {
-                Ok(row) => {
-                    shared.insert(id, (list.clone(), row));
-                }
-                Err(e) => tracing::warn!(error = %e, "a constant list could not be stored once; kept in its events"),
-            }
-        }
-    }
-}
-
-/// The constant list an event carries (with its identity and JSON): the one kind of event whose
-/// payload the store may keep once.
-fn constant_list(body: &EventBody) -> Option<(&SharedList<CommandInfo>, usize, &str)> {
-    let EventBody::CommandsUpdated(p) = body else { return None };
-    p.commands.constant_json().map(|(id, json)| (&p.commands, id, json))
-}
-
-/// The JSON an event is stored with, and the shared payload it refers to: an event carrying a
-/// constant list the writer has stored once is stored with `null` in its place (the list ends the
-/// event's JSON: `…"payload":{"commands":[…]}}`); any other as it is.
-fn stored_json<'a>(shared: &Shared, body: &EventBody, json: &'a str) -> (std::borrow::Cow<'a, str>, Option<i64>) {
-    if let Some((_, id, list)) = constant_list(body)
-        && let Some((_, row)) = shared.get(&id)
-        && let Some(head) = json.strip_suffix("}}").and_then(|j| j.strip_suffix(list))
-    {
-        return (std::borrow::Cow::Owned(format!("{head}null}}}}")), Some(*row));
-    }
-    (std::borrow::Cow::Borrowed(json), None)
 }
 
 /// Whether the file system of the database at `path` has `min` bytes free for unprivileged users.
@@ -509,21 +452,20 @@ fn append(
     batch: &AppendBatch,
 ) -> Result<(Vec<CommittedEvent>, u64), StoreError> {
     undo.note(&books.heads, &batch.room_id);
-    let Books { heads, records, shared } = books;
+    let Books { heads, records } = books;
     let h = load_heads(conn, heads, &batch.room_id)?;
     let mut committed = Vec::with_capacity(batch.events.len());
     // The row of each `session.started` of this batch, for the records that refer to theirs.
     let mut started: Vec<(&str, i64)> = Vec::new();
     if !batch.events.is_empty() {
         let mut insert = conn.prepare_cached(
-            "INSERT INTO events (room_id, seq, occurred_at_ms, json, prev_id, payload_ref) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            "INSERT INTO events (room_id, seq, occurred_at_ms, json, prev_id) VALUES (?1, ?2, ?3, ?4, ?5)",
         )?;
         for ev in &batch.events {
             let seq = h.head + 1;
             let frame = frame(ev, seq)?;
             let prev = (h.last_id != 0).then_some(h.last_id);
-            let (json, payload_ref) = stored_json(shared, &ev.body, event_json(&frame)?);
-            insert.execute(params![batch.room_id, seq as i64, ev.occurred_at_ms, json, prev, payload_ref])?;
+            insert.execute(params![batch.room_id, seq as i64, ev.occurred_at_ms, event_json(&frame)?, prev])?;
             h.last_id = conn.last_insert_rowid();
             h.head = seq;
             if matches!(ev.body, EventBody::SessionStarted(_)) {
