@@ -40,41 +40,10 @@ pub struct NewEvent {
 }
 
 impl NewEvent {
-    /// Appends the JSON of the [`Event`] this becomes with `seq`, byte for byte what serialising
-    /// that `Event` gives (a test holds the two together), without copying the event first. The
-    /// store's writer makes every frame with it: the envelope's keys are written as they are
-    /// (serde escapes each key and goes through its `flatten` map for the body), its strings
-    /// through serde_json's escaping.
-    pub fn write_json(&self, seq: u64, out: &mut Vec<u8>) -> serde_json::Result<()> {
-        let mut w = crate::json_writer::JsonWriter(out);
-        w.raw(b"{\"seq\":");
-        w.value(&seq)?;
-        w.field(b"roomId", &self.room_id)?;
-        w.field(b"eventId", &self.event_id)?;
-        w.field(b"sessionId", &self.session_id)?;
-        w.field(b"scope", &self.scope)?;
-        w.optional(b"turnId", &self.turn_id)?;
-        w.field(b"occurredAtMs", &self.occurred_at_ms)?;
-        if let EventBody::SessionStarted(p) = &self.body {
-            // Every start's: its session's JSON is made once, here, and kept for the answer.
-            let SessionStartedPayload { session, ephemeral } = p;
-            w.raw(b",\"type\":\"session.started\",\"payload\":{\"session\":");
-            w.raw(session.json()?.as_bytes());
-            if *ephemeral {
-                w.raw(b",\"ephemeral\":true");
-            }
-            w.raw(b"}}");
-            return Ok(());
-        }
-        // The body serialises as `{"type":…,"payload":…}` (adjacently tagged): its opening brace
-        // becomes the comma before its two keys, and its closing brace closes the event.
-        let body_at = w.0.len();
-        w.value(&self.body)?;
-        match w.0.get_mut(body_at) {
-            Some(brace @ b'{') => *brace = b',',
-            _ => return Err(serde::ser::Error::custom("an event body that is not a JSON object")),
-        }
-        Ok(())
+    /// The event this becomes with `seq`, borrowed, for serialising: what the store's writer
+    /// makes every frame from, without copying the event first.
+    pub fn sequenced(&self, seq: u64) -> Sequenced<'_> {
+        Sequenced { seq, event: self }
     }
 
     pub fn with_seq(self, seq: u64) -> Event {
@@ -91,96 +60,102 @@ impl NewEvent {
     }
 }
 
-/// The type and payload of an event (`type` and `payload` on the wire).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
-#[serde(tag = "type", content = "payload")]
-pub enum EventBody {
-    #[serde(rename = "session.started")]
-    SessionStarted(SessionStartedPayload),
-    #[serde(rename = "session.updated")]
-    SessionUpdated(SessionUpdatedPayload),
-    #[serde(rename = "session.completed")]
-    SessionCompleted(SessionCompletedPayload),
-    #[serde(rename = "session.failed")]
-    SessionFailed(SessionFailedPayload),
-    #[serde(rename = "turn.started")]
-    TurnStarted(TurnStartedPayload),
-    #[serde(rename = "turn.completed")]
-    TurnCompleted(TurnCompletedPayload),
-    #[serde(rename = "turn.failed")]
-    TurnFailed(TurnFailedPayload),
-    #[serde(rename = "turn.canceled")]
-    TurnCanceled(TurnCanceledPayload),
+/// A [`NewEvent`] with its `seq`: serialises as the [`Event`] it becomes (a test holds the two
+/// together), its members one by one rather than through serde's `flatten`, which builds a map
+/// for the body.
+pub struct Sequenced<'a> {
+    pub seq: u64,
+    pub event: &'a NewEvent,
+}
+
+impl Serialize for Sequenced<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let e = self.event;
+        let mut out = serializer.serialize_struct("Event", 9)?;
+        out.serialize_field("seq", &self.seq)?;
+        out.serialize_field("roomId", &e.room_id)?;
+        out.serialize_field("eventId", &e.event_id)?;
+        out.serialize_field("sessionId", &e.session_id)?;
+        out.serialize_field("scope", &e.scope)?;
+        match &e.turn_id {
+            Some(t) => out.serialize_field("turnId", t)?,
+            None => out.skip_field("turnId")?,
+        }
+        out.serialize_field("occurredAtMs", &e.occurred_at_ms)?;
+        out.serialize_field("type", e.body.type_name())?;
+        e.body.serialize_payload(&mut out)?;
+        out.end()
+    }
+}
+
+/// The one table of event types: each row is a variant of [`EventBody`], its wire name (`type`)
+/// and its payload's type. The enum, [`EventBody::type_name`], [`EventBody::TYPE_NAMES`] and the
+/// envelope's serialisation are made from it, and the OpenAPI document finds the payloads' schemas
+/// through the enum, so a new event type is written here and nowhere else.
+// `$name:tt`, not `:literal`: a `literal` fragment reaches derive macros wrapped in an invisible
+// group, which utoipa's derive does not read as the rename (serde's does).
+macro_rules! event_types {
+    ($( $(#[$doc:meta])* $variant:ident($payload:ty) = $name:tt, )+) => {
+        /// The type and payload of an event (`type` and `payload` on the wire).
+        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+        #[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+        #[serde(tag = "type", content = "payload")]
+        pub enum EventBody {
+            $( $(#[$doc])* #[serde(rename = $name)] $variant($payload), )+
+        }
+
+        impl EventBody {
+            /// Every event type's wire name, in the table's order.
+            pub const TYPE_NAMES: &'static [&'static str] = &[$($name),+];
+
+            /// The wire name of the event type.
+            pub fn type_name(&self) -> &'static str {
+                match self {
+                    $( Self::$variant(_) => $name, )+
+                }
+            }
+
+            /// Writes the payload as the `payload` member of an event being serialised.
+            fn serialize_payload<S: serde::ser::SerializeStruct>(&self, out: &mut S) -> Result<(), S::Error> {
+                match self {
+                    $( Self::$variant(p) => out.serialize_field("payload", p), )+
+                }
+            }
+        }
+    };
+}
+
+event_types! {
+    SessionStarted(SessionStartedPayload) = "session.started",
+    SessionUpdated(SessionUpdatedPayload) = "session.updated",
+    SessionCompleted(SessionCompletedPayload) = "session.completed",
+    SessionFailed(SessionFailedPayload) = "session.failed",
+    TurnStarted(TurnStartedPayload) = "turn.started",
+    TurnCompleted(TurnCompletedPayload) = "turn.completed",
+    TurnFailed(TurnFailedPayload) = "turn.failed",
+    TurnCanceled(TurnCanceledPayload) = "turn.canceled",
     /// Input added to a running turn (`steer: true`).
-    #[serde(rename = "turn.steered")]
-    TurnSteered(TurnSteeredPayload),
-    #[serde(rename = "message.delta")]
-    MessageDelta(TextDeltaPayload),
-    #[serde(rename = "message.completed")]
-    MessageCompleted(TextCompletedPayload),
-    #[serde(rename = "reasoning.delta")]
-    ReasoningDelta(TextDeltaPayload),
-    #[serde(rename = "reasoning.completed")]
-    ReasoningCompleted(TextCompletedPayload),
-    #[serde(rename = "call.started")]
-    CallStarted(CallStartedPayload),
-    #[serde(rename = "call.updated")]
-    CallUpdated(CallUpdatedPayload),
-    #[serde(rename = "call.completed")]
-    CallCompleted(CallCompletedPayload),
-    #[serde(rename = "interaction.requested")]
-    InteractionRequested(InteractionRequestedPayload),
-    #[serde(rename = "interaction.resolved")]
-    InteractionResolved(InteractionResolvedPayload),
-    #[serde(rename = "usage.updated")]
-    UsageUpdated(UsagePayload),
-    #[serde(rename = "commands.updated")]
-    CommandsUpdated(CommandsUpdatedPayload),
-    #[serde(rename = "plan.updated")]
-    PlanUpdated(PlanUpdatedPayload),
-    #[serde(rename = "goal.updated")]
-    GoalUpdated(GoalUpdatedPayload),
-    #[serde(rename = "goal.cleared")]
-    GoalCleared(GoalClearedPayload),
-    #[serde(rename = "goal.reconcile_required")]
-    GoalReconcileRequired(GoalReconcileRequiredPayload),
-    #[serde(rename = "notice")]
-    Notice(NoticePayload),
+    TurnSteered(TurnSteeredPayload) = "turn.steered",
+    MessageDelta(TextDeltaPayload) = "message.delta",
+    MessageCompleted(TextCompletedPayload) = "message.completed",
+    ReasoningDelta(TextDeltaPayload) = "reasoning.delta",
+    ReasoningCompleted(TextCompletedPayload) = "reasoning.completed",
+    CallStarted(CallStartedPayload) = "call.started",
+    CallUpdated(CallUpdatedPayload) = "call.updated",
+    CallCompleted(CallCompletedPayload) = "call.completed",
+    InteractionRequested(InteractionRequestedPayload) = "interaction.requested",
+    InteractionResolved(InteractionResolvedPayload) = "interaction.resolved",
+    UsageUpdated(UsagePayload) = "usage.updated",
+    CommandsUpdated(CommandsUpdatedPayload) = "commands.updated",
+    PlanUpdated(PlanUpdatedPayload) = "plan.updated",
+    GoalUpdated(GoalUpdatedPayload) = "goal.updated",
+    GoalCleared(GoalClearedPayload) = "goal.cleared",
+    GoalReconcileRequired(GoalReconcileRequiredPayload) = "goal.reconcile_required",
+    Notice(NoticePayload) = "notice",
 }
 
 impl EventBody {
-    /// The wire name of the event type.
-    pub fn type_name(&self) -> &'static str {
-        match self {
-            Self::SessionStarted(_) => "session.started",
-            Self::SessionUpdated(_) => "session.updated",
-            Self::SessionCompleted(_) => "session.completed",
-            Self::SessionFailed(_) => "session.failed",
-            Self::TurnStarted(_) => "turn.started",
-            Self::TurnCompleted(_) => "turn.completed",
-            Self::TurnFailed(_) => "turn.failed",
-            Self::TurnCanceled(_) => "turn.canceled",
-            Self::TurnSteered(_) => "turn.steered",
-            Self::MessageDelta(_) => "message.delta",
-            Self::MessageCompleted(_) => "message.completed",
-            Self::ReasoningDelta(_) => "reasoning.delta",
-            Self::ReasoningCompleted(_) => "reasoning.completed",
-            Self::CallStarted(_) => "call.started",
-            Self::CallUpdated(_) => "call.updated",
-            Self::CallCompleted(_) => "call.completed",
-            Self::InteractionRequested(_) => "interaction.requested",
-            Self::InteractionResolved(_) => "interaction.resolved",
-            Self::UsageUpdated(_) => "usage.updated",
-            Self::CommandsUpdated(_) => "commands.updated",
-            Self::PlanUpdated(_) => "plan.updated",
-            Self::GoalUpdated(_) => "goal.updated",
-            Self::GoalCleared(_) => "goal.cleared",
-            Self::GoalReconcileRequired(_) => "goal.reconcile_required",
-            Self::Notice(_) => "notice",
-        }
-    }
-
     /// About how many bytes the event's JSON takes, to size the buffer it is serialised into:
     /// grown from 512 bytes, a session event or a command list was copied twice, and in a profile
     /// of session starts those copies were a third of the store writer's JSON time.

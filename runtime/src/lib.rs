@@ -14,7 +14,6 @@ pub mod controller;
 pub mod cursor;
 pub mod event;
 pub mod goal;
-mod json_writer;
 pub mod limits;
 pub mod locks;
 pub mod model;

@@ -176,32 +176,6 @@ impl GoalRecord {
 }
 
 impl SessionRecord {
-    /// Appends the record's JSON, byte for byte what its derived `Serialize` makes (a test holds
-    /// the two together): its session through [`Session::write_json`], the keys as they are. A
-    /// submit serialises its session's record on the request thread (its first change).
-    pub fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
-        // Every field named: a field added to the record does not compile here until written.
-        let SessionRecord { session, phase, pending, resolved, submits, goal } = self;
-        let mut w = crate::json_writer::JsonWriter(out);
-        w.raw(b"{\"session\":");
-        session.write_json(w.0)?;
-        w.field(b"phase", phase)?;
-        if !pending.is_empty() {
-            w.field(b"pending", pending)?;
-        }
-        if !resolved.is_empty() {
-            w.field(b"resolved", resolved)?;
-        }
-        if !submits.is_empty() {
-            w.field(b"submits", submits)?;
-        }
-        if !goal.is_empty() {
-            w.field(b"goal", goal)?;
-        }
-        w.raw(b"}");
-        Ok(())
-    }
-
     pub fn new(session: Session, phase: Phase) -> Self {
         let mut rec = Self {
             session,

@@ -6,6 +6,7 @@ use std::ops::Deref;
 use std::sync::{Arc, OnceLock};
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::value::RawValue;
 
 use crate::model::Session;
 
@@ -22,7 +23,7 @@ pub struct SharedSession(Arc<Inner>);
 
 struct Inner {
     session: Session,
-    json: OnceLock<Box<str>>,
+    json: OnceLock<Box<RawValue>>,
 }
 
 impl SharedSession {
@@ -43,17 +44,18 @@ impl SharedSession {
         self.0.json.get().is_some()
     }
 
-    /// The session's JSON ([`Session::write_json`], what serialising the session gives), made at
-    /// the first call and kept for the next ones.
+    /// The session's JSON, made at the first call and kept for the next ones.
     pub fn json(&self) -> serde_json::Result<&str> {
+        self.raw().map(RawValue::get)
+    }
+
+    fn raw(&self) -> serde_json::Result<&RawValue> {
         if let Some(json) = self.0.json.get() {
             return Ok(json);
         }
-        let mut buf = Vec::with_capacity(1024);
-        self.0.session.write_json(&mut buf)?;
-        let json = String::from_utf8(buf).map_err(|e| serde::ser::Error::custom(e.to_string()))?;
+        let json = serde_json::value::to_raw_value(&self.0.session)?;
         // Two threads making it at once both succeed; the first one's JSON is kept.
-        Ok(self.0.json.get_or_init(|| json.into_boxed_str()))
+        Ok(self.0.json.get_or_init(|| json))
     }
 }
 
@@ -89,10 +91,10 @@ impl fmt::Debug for SharedSession {
 }
 
 impl Serialize for SharedSession {
-    /// As the session: the frame and the answer, which every start makes, use [`Self::json`];
-    /// serde's path (a side conversation's events, tests) serialises the session.
+    /// As the session, through its kept JSON ([`Self::json`]): the `session.started` frame makes
+    /// it, the start's answer sends it as it is.
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.0.session.serialize(serializer)
+        self.raw().map_err(serde::ser::Error::custom)?.serialize(serializer)
     }
 }
 
@@ -129,8 +131,9 @@ mod tests {
         let shared = SharedSession::new(session());
         let plain = serde_json::to_string(&PlainHolder { session: session(), n: 1 }).unwrap();
         let holder = Holder { session: shared.clone(), n: 1 };
+        assert!(!shared.is_serialised());
         assert_eq!(serde_json::to_string(&holder).unwrap(), plain);
-        assert!(!shared.is_serialised(), "serde's path keeps nothing");
+        assert!(shared.is_serialised(), "serialising it keeps its JSON");
         let json = shared.json().unwrap();
         assert_eq!(json, serde_json::to_string(&session()).unwrap());
         assert!(shared.is_serialised() && holder.session.is_serialised(), "kept for every holder");

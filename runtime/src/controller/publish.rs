@@ -291,9 +291,7 @@ impl Controller {
         let Some(log) = entry.side_log.as_mut() else { return };
         for ev in events {
             log.next_seq += 1;
-            let room = ev.room_id.clone();
-            let event = ev.with_seq(log.next_seq);
-            let json = match serde_json::to_string(&event) {
+            let json = match serde_json::to_string(&ev.sequenced(log.next_seq)) {
                 Ok(j) => j,
                 Err(e) => {
                     tracing::error!(error = %e, "side event not serialisable");
@@ -309,7 +307,7 @@ impl Controller {
                     log.bytes -= old.len();
                 }
             }
-            self.inner.hub.send(&room, Frame::Side { bytes: Bytes::from(frame) });
+            self.inner.hub.send(&ev.room_id, Frame::Side { bytes: Bytes::from(frame) });
         }
     }
 

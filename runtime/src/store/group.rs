@@ -280,7 +280,7 @@ pub(super) const FRAME_PREFIX: &str = "{\"type\":\"event\",\"event\":";
 pub(super) fn frame(ev: &crate::event::NewEvent, seq: u64) -> Result<Vec<u8>, StoreError> {
     let mut frame = Vec::with_capacity(ev.body.json_size_hint());
     frame.extend_from_slice(FRAME_PREFIX.as_bytes());
-    ev.write_json(seq, &mut frame)?;
+    serde_json::to_writer(&mut frame, &ev.sequenced(seq))?;
     frame.push(b'}');
     Ok(frame)
 }

@@ -245,7 +245,7 @@ pub(crate) fn record_of_started_event(event_json: &str) -> Result<SessionRecord,
 /// `serde_json::to_string` starts at 128 and copied it three times while growing.
 pub(crate) fn record_json(rec: &SessionRecord) -> Result<String, StoreError> {
     let mut buf = Vec::with_capacity(1536);
-    rec.write_json(&mut buf)?;
+    serde_json::to_writer(&mut buf, rec)?;
     String::from_utf8(buf).map_err(|e| StoreError::Other(format!("a session record serialised to invalid UTF-8: {e}")))
 }
 

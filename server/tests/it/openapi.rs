@@ -79,6 +79,9 @@ fn every_event_type_and_contract_route_is_documented() {
     ] {
         assert!(types.contains(t), "event type {t} has no schema");
     }
+    // The event table is the one list: the document has exactly its types.
+    let table: BTreeSet<&str> = ensemble_runtime::event::EventBody::TYPE_NAMES.iter().copied().collect();
+    assert_eq!(types, table);
     let envelope = ["seq", "roomId", "eventId", "sessionId", "scope", "occurredAtMs", "type", "payload"];
     for (t, target) in mapping {
         let name = target.as_str().unwrap().trim_start_matches("#/components/schemas/");

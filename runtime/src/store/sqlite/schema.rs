@@ -311,7 +311,10 @@ mod tests {
              VALUES (1, 'r', 1, 0, ?1, NULL, 7), (2, 'r', 2, 0, '{\"seq\":2}', 1, NULL)",
             params![stored],
         )?;
-        conn.execute("INSERT INTO rooms (room_id, head_seq, pruned_through, sessions, last_id) VALUES ('r', 2, 0, 0, 2)", [])?;
+        conn.execute(
+            "INSERT INTO rooms (room_id, head_seq, pruned_through, sessions, last_id) VALUES ('r', 2, 0, 0, 2)",
+            [],
+        )?;
         migrate(&mut conn)?;
         let row = room_row(&conn, "r")?;
         let mut out = Vec::new();
