@@ -7,9 +7,9 @@
 //! it). Claims are single statements, so of two hosts racing for a session exactly one wins; the
 //! winner applies the restart rules (`host_lost`) to what the lost host left running, once.
 
+use super::Controller;
 use super::error::{ControllerError, Result};
 use super::lifecycle::Interruption;
-use super::publish::Controller;
 use crate::model::{Session, SessionKey};
 use crate::session::Phase;
 use crate::store::{Claim, Leases, NewClaim};

@@ -1,8 +1,6 @@
-//! The controller's named, configurable limits and timeouts, and the requests it takes.
+//! The controller's named, configurable limits and timeouts.
 
 use std::time::Duration;
-
-use crate::model::{InputItem, SessionSettings};
 
 /// Named, configurable limits and timeouts of the controller.
 #[derive(Clone, Debug)]
@@ -71,33 +69,4 @@ impl Default for ControllerConfig {
             store_retry: Duration::from_secs(1),
         }
     }
-}
-
-/// `POST /v1/rooms/{roomId}/sessions`.
-#[derive(Clone, Debug, Default)]
-pub struct StartSession {
-    pub room_id: String,
-    pub session_id: Option<String>,
-    /// `None`: the configured default provider.
-    pub provider: Option<String>,
-    pub title: Option<String>,
-    pub cwd: Option<String>,
-    pub settings: SessionSettings,
-}
-
-/// `POST .../turns`.
-#[derive(Clone, Debug, Default)]
-pub struct SubmitTurn {
-    pub input: Vec<InputItem>,
-    pub client_submit_id: Option<String>,
-    pub steer: bool,
-}
-
-/// The answer to a submit.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TurnAccepted {
-    pub turn_id: String,
-    /// The same `clientSubmitId` was seen before; no new turn was started.
-    pub duplicate: bool,
-    pub steered: bool,
 }

@@ -1,7 +1,8 @@
 //! Modes and config options: what a client changes for a session's next turn (`PATCH …/config`).
 
+use super::Controller;
 use super::error::{ControllerError, Result};
-use super::publish::{Controller, Persist};
+use super::publish::Persist;
 use crate::limits::{FieldError, check_text};
 use crate::model::{ConfigChange, Session, SessionKey};
 

@@ -8,7 +8,8 @@ use async_trait::async_trait;
 
 use super::error::{ControllerError, Result};
 use super::fold::Batch;
-use super::publish::{Controller, Inner, Persist};
+use super::publish::Persist;
+use super::{Controller, Inner};
 use crate::clock::new_id;
 use crate::event::{EventBody, GoalClearedPayload, GoalReconcileRequiredPayload, GoalUpdatedPayload};
 use crate::goal::{

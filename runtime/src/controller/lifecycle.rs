@@ -5,11 +5,12 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use super::config::StartSession;
+use super::Controller;
 use super::error::{ControllerError, Result};
 use super::fold::{EarlyFacts, Entry, Visibility};
 use super::goals::SessionGoalHost;
-use super::publish::{Controller, NewProcess, Persist};
+use super::publish::{NewProcess, Persist};
+use super::requests::StartSession;
 use crate::adapter::{Adapter, AdapterError, EventSink, ProviderState, SessionHandle};
 use crate::clock::new_id;
 use crate::event::{

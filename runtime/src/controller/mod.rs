@@ -10,7 +10,8 @@
 //! - A failed start leaves nothing behind: the reservation is removed and nothing was persisted.
 //! - Facts from a replaced, released or closed live session are dropped (generation check).
 //!
-//! The files split the controller by responsibility: [`publish`] holds the registry and the
+//! [`Controller`] is defined here; the files split its operations by responsibility: `config`
+//! holds its limits, `requests` what it is asked, [`publish`] the registry's guards and the
 //! publish path, [`fold`] the per-session entry and its batch, `provider_state` the store-backed
 //! provider state all live sessions share, and `lifecycle`, `turns`, `sides`, `goals` and `queries`
 //! add the operations of each kind to [`Controller`].
@@ -26,14 +27,109 @@ mod open_items;
 mod provider_state;
 mod publish;
 mod queries;
+mod requests;
 mod sides;
 mod store_watch;
 mod turns;
 
 pub use cluster::Location;
-pub use config::{ClusterConfig, ControllerConfig, StartSession, SubmitTurn, TurnAccepted};
+pub use config::{ClusterConfig, ControllerConfig};
 pub use error::ControllerError;
 pub use fold::{Published, SideEventPage};
 pub use goals::{GoalControl, provider_goal_status};
-pub use publish::Controller;
+pub use requests::{StartSession, SubmitTurn, TurnAccepted};
 pub use sides::SideOpenResult;
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::{Arc, Mutex, Weak};
+
+use async_trait::async_trait;
+
+use crate::adapter::{Adapter, Fact, FactReceiver, StateBackend};
+use crate::bus::RoomHub;
+use crate::clock::Clock;
+use crate::locks::LockTable;
+use crate::model::SessionKey;
+use crate::store::Store;
+use fold::State;
+
+/// What every operation shares: the configuration, the store and the bus, the adapters, the
+/// session registry (`state`, folded only in `publish`) and the per-session locks.
+struct Inner {
+    config: ControllerConfig,
+    store: Store,
+    hub: Arc<RoomHub>,
+    adapters: BTreeMap<String, Arc<dyn Adapter>>,
+    clock: Arc<dyn Clock>,
+    locks: Arc<LockTable>,
+    state: Mutex<State>,
+    generations: AtomicU64,
+    accepting: AtomicBool,
+    receiver: Arc<dyn FactReceiver>,
+    /// Every live session's provider state is this store's (one backend shared by all).
+    provider_state: Arc<dyn StateBackend>,
+}
+
+/// The shared handle the server holds.
+#[derive(Clone)]
+pub struct Controller {
+    inner: Arc<Inner>,
+}
+
+/// Forwards sink facts to the controller without keeping it alive (adapters hold sinks).
+struct Forwarder(Weak<Inner>);
+
+#[async_trait]
+impl FactReceiver for Forwarder {
+    async fn receive(&self, key: &SessionKey, generation: u64, facts: Vec<Fact>) {
+        if let Some(inner) = self.0.upgrade() {
+            Controller { inner }.on_facts(key, generation, facts).await;
+        }
+    }
+}
+
+impl Controller {
+    pub fn new(
+        config: ControllerConfig,
+        store: Store,
+        hub: Arc<RoomHub>,
+        adapters: Vec<Arc<dyn Adapter>>,
+        clock: Arc<dyn Clock>,
+    ) -> Self {
+        let adapters = adapters.into_iter().map(|a| (a.id().to_owned(), a)).collect();
+        let state = State::with_capacity(config.max_sessions);
+        let inner = Arc::new_cyclic(|weak: &Weak<Inner>| Inner {
+            config,
+            provider_state: provider_state::provider_state_in(store.clone()),
+            store,
+            hub,
+            adapters,
+            clock,
+            locks: LockTable::new(),
+            state: Mutex::new(state),
+            generations: AtomicU64::new(0),
+            accepting: AtomicBool::new(true),
+            receiver: Arc::new(Forwarder(weak.clone())),
+        });
+        Self { inner }
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.inner.store
+    }
+
+    pub fn hub(&self) -> &Arc<RoomHub> {
+        &self.inner.hub
+    }
+
+    pub fn config(&self) -> &ControllerConfig {
+        &self.inner.config
+    }
+}
+
+impl std::fmt::Debug for Controller {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Controller").finish_non_exhaustive()
+    }
+}

@@ -1,25 +1,23 @@
-//! The controller's core: the shared state, the session registry, and [`Controller::publish_with`],
-//! the one place where session state changes and events are enqueued, in one critical section.
+//! The publish path: the session registry's guards and [`Controller::publish_with`], the one place
+//! where session state changes and events are enqueued, in one critical section.
 
-use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::Arc;
+use std::sync::MutexGuard;
+use std::sync::atomic::Ordering;
 
-use async_trait::async_trait;
 use bytes::Bytes;
 use tokio::sync::oneshot;
 
-use super::config::ControllerConfig;
+use super::Controller;
 use super::error::{ControllerError, Result};
 use super::fold::{Batch, Entry, Published, State};
-use crate::adapter::{Adapter, Fact, FactReceiver, StateBackend};
-use crate::bus::{Frame, RoomHub};
-use crate::clock::Clock;
+use crate::adapter::{Adapter, Fact};
+use crate::bus::Frame;
 use crate::event::{EventBody, NewEvent};
-use crate::locks::{LifecycleGuard, LockTable};
+use crate::locks::LifecycleGuard;
 use crate::model::{Session, SessionKey};
 use crate::session::{Phase, SessionRecord};
-use crate::store::{AppendBatch, RecordRow, Store, StoreError, WriteOp, WritePermit};
+use crate::store::{AppendBatch, RecordRow, StoreError, WriteOp, WritePermit};
 
 /// Whether a new session would hold a provider process of its own (a side shares its source's),
 /// and so counts against the live-session limit.
@@ -38,77 +36,7 @@ pub(super) enum Persist {
     IfChanged,
 }
 
-pub(super) struct Inner {
-    pub(super) config: ControllerConfig,
-    pub(super) store: Store,
-    pub(super) hub: Arc<RoomHub>,
-    pub(super) adapters: BTreeMap<String, Arc<dyn Adapter>>,
-    pub(super) clock: Arc<dyn Clock>,
-    pub(super) locks: Arc<LockTable>,
-    pub(super) state: Mutex<State>,
-    pub(super) generations: AtomicU64,
-    pub(super) accepting: AtomicBool,
-    pub(super) receiver: Arc<dyn FactReceiver>,
-    /// Every live session's provider state is this store's (one backend shared by all).
-    pub(super) provider_state: Arc<dyn StateBackend>,
-}
-
-/// The shared handle the server holds.
-#[derive(Clone)]
-pub struct Controller {
-    pub(super) inner: Arc<Inner>,
-}
-
-/// Forwards sink facts to the controller without keeping it alive (adapters hold sinks).
-struct Forwarder(Weak<Inner>);
-
-#[async_trait]
-impl FactReceiver for Forwarder {
-    async fn receive(&self, key: &SessionKey, generation: u64, facts: Vec<Fact>) {
-        if let Some(inner) = self.0.upgrade() {
-            Controller { inner }.on_facts(key, generation, facts).await;
-        }
-    }
-}
-
 impl Controller {
-    pub fn new(
-        config: ControllerConfig,
-        store: Store,
-        hub: Arc<RoomHub>,
-        adapters: Vec<Arc<dyn Adapter>>,
-        clock: Arc<dyn Clock>,
-    ) -> Self {
-        let adapters = adapters.into_iter().map(|a| (a.id().to_owned(), a)).collect();
-        let state = State::with_capacity(config.max_sessions);
-        let inner = Arc::new_cyclic(|weak: &Weak<Inner>| Inner {
-            config,
-            provider_state: super::provider_state::provider_state_in(store.clone()),
-            store,
-            hub,
-            adapters,
-            clock,
-            locks: LockTable::new(),
-            state: Mutex::new(state),
-            generations: AtomicU64::new(0),
-            accepting: AtomicBool::new(true),
-            receiver: Arc::new(Forwarder(weak.clone())),
-        });
-        Self { inner }
-    }
-
-    pub fn store(&self) -> &Store {
-        &self.inner.store
-    }
-
-    pub fn hub(&self) -> &Arc<RoomHub> {
-        &self.inner.hub
-    }
-
-    pub fn config(&self) -> &ControllerConfig {
-        &self.inner.config
-    }
-
     pub(super) fn state(&self) -> MutexGuard<'_, State> {
         // A panic while holding the lock cannot leave a half-applied fold that later code relies
         // on more than on availability; keep serving.
@@ -356,12 +284,6 @@ impl Controller {
             // Side conversations do not survive their source's live context.
             self.expire_sides(key, "source_lost").await;
         }
-    }
-}
-
-impl std::fmt::Debug for Controller {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Controller").finish_non_exhaustive()
     }
 }
 

@@ -2,9 +2,9 @@
 
 use std::collections::HashMap;
 
+use super::Controller;
 use super::error::{ControllerError, Result};
 use super::fold::SideEventPage;
-use super::publish::Controller;
 use crate::event::Interaction;
 use crate::model::{Goal, ProviderInfo, Room, Scope, Session, SessionKey, SessionStatus};
 use crate::session::Phase;

@@ -2,9 +2,10 @@
 
 use std::sync::Arc;
 
+use super::Controller;
 use super::error::{ControllerError, Result};
 use super::fold::{EarlyFacts, Entry, Visibility};
-use super::publish::{Controller, NewProcess, Persist};
+use super::publish::{NewProcess, Persist};
 use crate::adapter::{Adapter, SideOpen};
 use crate::clock::new_id;
 use crate::event::{EventBody, SessionStartedPayload};

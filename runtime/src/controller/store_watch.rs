@@ -23,9 +23,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
+use super::Controller;
 use super::error::{ControllerError, Result};
 use super::lifecycle::Interruption;
-use super::publish::Controller;
 use crate::model::SessionKey;
 use crate::session::Phase;
 

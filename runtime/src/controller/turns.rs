@@ -4,9 +4,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::config::{SubmitTurn, TurnAccepted};
+use super::Controller;
 use super::error::{ControllerError, Result};
-use super::publish::{Controller, Persist};
+use super::publish::Persist;
+use super::requests::{SubmitTurn, TurnAccepted};
 use crate::adapter::{AdapterError, TurnRequest};
 use crate::clock::new_id;
 use crate::event::{
