@@ -3,7 +3,7 @@
 //! cannot be made to do on demand (crash, garbage, floods, a silent `initialize`, file requests
 //! outside the cwd, `session/load`). Everything goes through Ensemble's REST API and room WebSocket.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use reqwest::StatusCode;
@@ -14,20 +14,7 @@ use crate::common::*;
 /// The test agent's binary (built with the workspace; built here when a run left it out).
 pub fn test_agent() -> PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let bin = Path::new(env!("CARGO_BIN_EXE_ensemble")).with_file_name("ensemble-acp-test-agent");
-        if !bin.exists() {
-            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-            let status = std::process::Command::new(cargo)
-                .args(["build", "-p", "ensemble-acp-test-agent"])
-                .current_dir(env!("CARGO_MANIFEST_DIR"))
-                .status()
-                .expect("cargo build");
-            assert!(status.success() && bin.exists(), "cannot build the ACP test agent");
-        }
-        bin
-    })
-    .clone()
+    BIN.get_or_init(|| workspace_bin("ensemble-acp-test-agent", "ensemble-acp-test-agent")).clone()
 }
 
 /// A providers file with one ACP provider `test-acp` running the test agent with `args`, and a

@@ -178,7 +178,7 @@ async fn the_soft_open_file_limit_is_raised_to_the_hard_one_and_agents_get_the_o
     let tmp = tempfile::tempdir().unwrap();
     let s = Server::start_after_shell(
         tmp.path(),
-        &["--codex-bin", env!("CARGO_BIN_EXE_ensemble-fake-agent"), "--log-format", "json"],
+        &["--codex-bin", crate::misbehaving_agents::fake_agent(), "--log-format", "json"],
         "umask 022 && ulimit -S -n 256",
     )
     .await;

@@ -1,5 +1,5 @@
 //! An agent process that floods output, prints garbage, hangs or exits mid-turn affects only its
-//! own session. The agent is `ensemble-fake-agent` (server/testbin/fake_agent.rs), which speaks
+//! own session. The agent is `ensemble-fake-agent` (testsupport/fake-codex), which speaks
 //! codex's app-server protocol and misbehaves as the text of a turn asks; each test runs it next
 //! to a well-behaved session of the same server.
 
@@ -14,8 +14,9 @@ use crate::common::*;
 /// The longest JSON-RPC line the test servers accept from an agent.
 const MAX_LINE: usize = 65_536;
 
-fn fake_agent() -> &'static str {
-    env!("CARGO_BIN_EXE_ensemble-fake-agent")
+pub fn fake_agent() -> &'static str {
+    static BIN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| workspace_bin("ensemble-fake-agent", "ensemble-fake-codex").display().to_string())
 }
 
 /// A server whose codex is the fake agent.

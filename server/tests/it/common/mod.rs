@@ -587,3 +587,19 @@ pub async fn metric(s: &Server, name: &str) -> f64 {
         .and_then(|v| v.parse().ok())
         .unwrap_or(0.0)
 }
+
+/// A binary of another package of the workspace (a test agent), next to the server's, built first
+/// if the test run did not build it.
+pub fn workspace_bin(bin: &str, package: &str) -> PathBuf {
+    let path = Path::new(env!("CARGO_BIN_EXE_ensemble")).with_file_name(bin);
+    if !path.exists() {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = std::process::Command::new(cargo)
+            .args(["build", "-p", package])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .expect("cargo build");
+        assert!(status.success() && path.exists(), "cannot build {bin} ({package})");
+    }
+    path
+}
