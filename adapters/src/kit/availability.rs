@@ -8,7 +8,10 @@
 
 use std::future::Future;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+// tokio's clock: what the tests pause and advance (outside a runtime it is the system's).
+use tokio::time::Instant;
 
 /// What the last probe (or start-up) found.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -100,18 +103,20 @@ impl AvailabilityCell {
 mod tests {
     use super::*;
 
+    /// The state once the background probe has run (the runtime is single-threaded: yielding lets
+    /// the spawned probe run).
     async fn settled(cell: &AvailabilityCell, until: impl Fn(&Availability) -> bool) -> Availability {
-        for _ in 0..200 {
+        for _ in 0..100 {
             let a = cell.get();
             if until(&a) {
                 return a;
             }
-            tokio::time::sleep(Duration::from_millis(5)).await;
+            tokio::task::yield_now().await;
         }
         panic!("availability never settled: {:?}", cell.get());
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn an_unprobed_provider_is_probed_in_the_background() {
         let cell = AvailabilityCell::new(Duration::from_secs(10));
         let seen = cell.current(|| async { Availability::Available { version: "1.2.3".into() } });
@@ -120,26 +125,32 @@ mod tests {
         assert_eq!(a, Availability::Available { version: "1.2.3".into() });
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn a_start_up_failure_is_probed_again_only_after_the_cooldown() {
         let cell = AvailabilityCell::new(Duration::from_millis(50));
         cell.failed("the handshake failed");
         let probe = || async { Availability::Available { version: "1.0.0".into() } };
         assert!(matches!(cell.current(probe), Availability::Unavailable { retry: true, .. }));
-        tokio::time::sleep(Duration::from_millis(20)).await;
-        assert!(matches!(cell.get(), Availability::Unavailable { .. }), "still cooling down");
-        tokio::time::sleep(Duration::from_millis(60)).await;
+        tokio::time::advance(Duration::from_millis(20)).await;
+        cell.current(probe);
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+        assert!(matches!(cell.get(), Availability::Unavailable { .. }), "still cooling down: not probed");
+        tokio::time::advance(Duration::from_millis(60)).await;
         cell.current(probe);
         settled(&cell, |a| matches!(a, Availability::Available { .. })).await;
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn an_unusable_binary_is_not_probed_again_by_itself() {
         let cell = AvailabilityCell::new(Duration::ZERO);
         cell.set(Availability::unavailable("too old"));
-        tokio::time::sleep(Duration::from_millis(5)).await;
+        tokio::time::advance(Duration::from_secs(3600)).await;
         cell.current(|| async { Availability::Available { version: "9.9.9".into() } });
-        tokio::time::sleep(Duration::from_millis(20)).await;
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
         assert!(matches!(cell.get(), Availability::Unavailable { retry: false, .. }));
     }
 
