@@ -20,7 +20,7 @@ use ensemble_runtime::store::{
     AppendBatch, CommitListener, CommittedEvent, LedgerKey, RecordRow, Store, StoreConfig, WriteOp,
 };
 use ensemble_runtime::test_util::{StalledWriter, poll_once};
-use ensemble_test_engines::Postgres;
+use ensemble_test_engines::{Postgres, TestDatabase};
 use tokio::sync::oneshot;
 
 #[derive(Default)]
@@ -61,17 +61,18 @@ impl Engine {
     }
 }
 
-/// Where one case's stores live: a SQLite file, or a database on this process's PostgreSQL.
+/// Where one case's stores live: a SQLite file, or a database of its own on PostgreSQL (the
+/// run's shared server, or one of its own: `TestDatabase`).
 struct Place {
     dir: tempfile::TempDir,
     url: Option<String>,
-    _pg: Option<Postgres>,
+    _db: Option<TestDatabase>,
 }
 
 impl Place {
     async fn new(engine: Engine) -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let (url, pg) = match engine {
+        let (url, db) = match engine {
             Engine::Sqlite => (None, None),
             Engine::Postgres => {
                 assert!(
@@ -79,17 +80,11 @@ impl Place {
                     "PostgreSQL is needed (Debian: apt-get install postgresql; scripts/test installs it)"
                 );
                 // Its helpers block on a runtime of their own: off this one.
-                let (pg, url) = tokio::task::spawn_blocking(|| {
-                    let pg = Postgres::start().unwrap();
-                    let url = pg.create_database("conformance").unwrap();
-                    (pg, url)
-                })
-                .await
-                .unwrap();
-                (Some(url), Some(pg))
+                let db = tokio::task::spawn_blocking(|| TestDatabase::create("conformance").unwrap()).await.unwrap();
+                (Some(db.url().to_owned()), Some(db))
             }
         };
-        Self { dir, url, _pg: pg }
+        Self { dir, url, _db: db }
     }
 
     fn config(&self) -> StoreConfig {

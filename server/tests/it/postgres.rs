@@ -8,7 +8,7 @@ use reqwest::StatusCode;
 use serde_json::json;
 
 use crate::common::*;
-use ensemble_test_engines::Postgres;
+use ensemble_test_engines::{Postgres, TestDatabase};
 
 /// A PostgreSQL server of this test's own, with one database, and its URL.
 async fn postgres() -> (Postgres, String) {
@@ -26,6 +26,16 @@ async fn postgres() -> (Postgres, String) {
     .unwrap()
 }
 
+/// A database of this test's own on the run's shared PostgreSQL (or a server of its own), for the
+/// tests that do not stop the server.
+async fn database() -> TestDatabase {
+    assert!(
+        Postgres::available(),
+        "PostgreSQL is needed (Debian: apt-get install postgresql; scripts/test installs it)"
+    );
+    tokio::task::spawn_blocking(|| TestDatabase::create("ensemble").unwrap()).await.unwrap()
+}
+
 async fn completed_turn(s: &Server, room: &str, id: &str, text: &str) -> Vec<serde_json::Value> {
     let mut ws = s.ws(room, None).await;
     ws.hello().await;
@@ -35,7 +45,8 @@ async fn completed_turn(s: &Server, room: &str, id: &str, text: &str) -> Vec<ser
 
 #[tokio::test]
 async fn sessions_and_room_logs_live_in_postgres_across_servers() {
-    let (_pg, url) = postgres().await;
+    let db = database().await;
+    let url = db.url().to_owned();
     let a = Server::start(&["--database-url", &url]).await;
     let (status, body) = a.get("/readyz").await;
     assert_eq!((status, body["database"].as_str()), (StatusCode::OK, Some("postgres")));

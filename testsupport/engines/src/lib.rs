@@ -8,9 +8,11 @@
 //! The calls block (they start processes and wait for them); they may be made from async tests.
 //! When a binary is missing, `start` fails with what to install: tests must not skip silently.
 
+mod database;
 mod nats;
 mod postgres;
 mod process;
 
+pub use database::{SHARED_ENV, TestDatabase};
 pub use nats::Nats;
 pub use postgres::Postgres;

@@ -259,6 +259,20 @@ async fn execute(port: u16, sql: &str, deadline: Instant) -> anyhow::Result<()> 
     .map_err(|_| anyhow::anyhow!("no answer from 127.0.0.1:{port} in time"))?
 }
 
+/// Runs `sql` on the server at `url` (a shared server's admin URL).
+pub(crate) async fn execute_at(url: &str, sql: &str, deadline: Instant) -> anyhow::Result<()> {
+    tokio::time::timeout_at(deadline.into(), async {
+        let (client, connection) = tokio_postgres::connect(url, NoTls).await?;
+        let connection = tokio::spawn(connection);
+        let done = client.batch_execute(sql).await;
+        drop(client);
+        let _ = connection.await;
+        Ok(done?)
+    })
+    .await
+    .map_err(|_| anyhow::anyhow!("no answer from the shared PostgreSQL in time"))?
+}
+
 /// Polls until the server answers a query (it accepts connections while still starting up), the
 /// child exits, or the deadline passes.
 fn wait_ready(child: &mut Child, port: u16) -> anyhow::Result<()> {
