@@ -32,7 +32,7 @@ pub fn clk_tck() -> u64 {
 /// CPU time (µs) of this process's threads, by role.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Cpu {
-    /// `srv-*` and the store writers.
+    /// `srv-*`, the store's writer and readers.
     pub server: u64,
     /// The store writer alone (Ensemble's or the durable baseline's: one runs at a time).
     pub writer: u64,
@@ -64,7 +64,8 @@ impl Cpu {
             if comm.starts_with("ensemble-store") || comm.starts_with("dur-writer") {
                 cpu.server += us;
                 cpu.writer += us;
-            } else if comm.starts_with("srv-") {
+            } else if comm.starts_with("srv-") || comm.starts_with("ensemble-read") {
+                // The store's readers (`ensemble-read-N`) serve the server, not the writer.
                 cpu.server += us;
             } else if comm.starts_with("cli-") {
                 cpu.client += us;

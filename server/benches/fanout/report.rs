@@ -112,7 +112,7 @@ pub fn table(
         |w: Which| throughput.iter().filter_map(|(_, m)| m.get(&w)).chain(latency.get(&w)).map(|o| o.frame_bytes).max();
     let frame = |w: Which| frame(w).map_or("-".into(), |b| b.to_string());
     println!(
-        "(server CPU = threads srv-*, ensemble-store-* and dur-writer, incl. the publisher; writer CPU = ensemble-store-* \
+        "(server CPU = threads srv-*, ensemble-store-*, ensemble-read-* and dur-writer, incl. the publisher; writer CPU = ensemble-store-* \
          or dur-writer per event; {} server / {} client workers; medians of {} run(s); event frames {} / {} / {} B; \
          {:.0} s total)",
         opts.srv_threads,

@@ -29,7 +29,7 @@ impl ReaderPool {
         let rx = Arc::new(Mutex::new(rx));
         for i in 0..threads.max(1) {
             let (rx, path) = (rx.clone(), path.clone());
-            std::thread::Builder::new().name(format!("ensemble-store-reader-{i}")).spawn(move || {
+            std::thread::Builder::new().name(format!("ensemble-read-{i}")).spawn(move || {
                 let mut conn = None;
                 loop {
                     // The lock is held while waiting: one idle thread waits on the queue, the
