@@ -1,0 +1,293 @@
+//! The one way Ensemble opens a file on an agent's behalf.
+//!
+//! A [`Root`] is a directory opened once (a session's cwd). Every path is taken apart lexically
+//! (`..` may not climb above the root) and opened beneath the root's descriptor without following
+//! any symbolic link: with `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)` where the kernel has
+//! it, else one component at a time with `O_NOFOLLOW`. The checks are made on the file that was
+//! opened, never on its name again, so swapping a file for a link between check and use changes
+//! nothing. Only regular files are read or written (a FIFO is opened non-blocking and refused), a
+//! file with more than one hard link is refused (a link to a file elsewhere, such as the server's
+//! token), and so is any of the server's own files named in the [`Guard`].
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::path::{Component, Path, PathBuf};
+use std::sync::OnceLock;
+
+use rustix::fs::{FileType, Mode, OFlags, ResolveFlags};
+use rustix::io::Errno;
+
+/// Why a file was not read or written. The messages are for the agent: they name no server path.
+#[derive(Debug, thiserror::Error)]
+pub enum FileError {
+    #[error("the path must be absolute")]
+    NotAbsolute,
+    #[error("the path is outside the session's working directory")]
+    Outside,
+    #[error("the path names the working directory itself, not a file")]
+    NoName,
+    #[error("the path passes through a symbolic link; links are not followed")]
+    Symlink,
+    #[error("it does not exist")]
+    NotFound,
+    #[error("not a regular file ({0})")]
+    NotRegular(&'static str),
+    #[error("the file has {0} hard links; a linked file may be another place's file, so it is refused")]
+    HardLinked(u64),
+    #[error("the file is one of the server's own files")]
+    Denied,
+    #[error("the file is larger than {0} bytes")]
+    TooLarge(u64),
+    #[error("the session's working directory is not usable: {0}")]
+    Root(std::io::Error),
+    #[error("{0}")]
+    Io(std::io::Error),
+}
+
+impl FileError {
+    fn from_errno(e: Errno) -> Self {
+        match e {
+            Errno::NOENT => Self::NotFound,
+            Errno::LOOP => Self::Symlink,
+            // RESOLVE_BENEATH refusing an escape (absolute link targets and the like).
+            Errno::XDEV => Self::Outside,
+            // `O_NONBLOCK` open of a FIFO without a reader, or of a socket.
+            Errno::NXIO => Self::NotRegular("a FIFO or socket"),
+            Errno::NOTDIR => Self::NotRegular("a path component is not a directory"),
+            other => Self::Io(other.into()),
+        }
+    }
+}
+
+/// The server's own files, refused by identity (device and inode) whatever name reaches them.
+#[derive(Debug, Default, Clone)]
+pub struct Guard {
+    files: Vec<(u64, u64)>,
+    /// Directories whose direct entries are all refused (the data dir: its database, WAL, token
+    /// and run file are recreated under new inodes, so they are refused by where they live).
+    dirs: Vec<(u64, u64)>,
+}
+
+impl Guard {
+    /// A guard of `files` and of the entries of `dirs`; paths that do not exist are skipped.
+    pub fn new(files: &[PathBuf], dirs: &[PathBuf]) -> Self {
+        let id = |p: &PathBuf| std::fs::metadata(p).ok().map(|m| identity(&m));
+        Self { files: files.iter().filter_map(id).collect(), dirs: dirs.iter().filter_map(id).collect() }
+    }
+}
+
+fn identity(m: &std::fs::Metadata) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    (m.dev(), m.ino())
+}
+
+/// How paths are resolved beneath the root.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resolve {
+    /// One `openat2` call with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS` (Linux 5.6+).
+    Openat2,
+    /// One `openat(O_NOFOLLOW)` per component, for kernels (or seccomp filters) without `openat2`.
+    Walk,
+}
+
+impl Resolve {
+    /// `Openat2` if this kernel has it, checked once.
+    pub fn detect() -> Self {
+        static DETECTED: OnceLock<Resolve> = OnceLock::new();
+        *DETECTED.get_or_init(|| {
+            match rustix::fs::openat2(
+                rustix::fs::CWD,
+                ".",
+                OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+                ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS,
+            ) {
+                Ok(_) => Resolve::Openat2,
+                Err(_) => Resolve::Walk,
+            }
+        })
+    }
+}
+
+/// A directory files are opened beneath.
+#[derive(Debug)]
+pub struct Root {
+    fd: OwnedFd,
+    /// The directory as given and as resolved: an agent may name files by either.
+    given: PathBuf,
+    real: PathBuf,
+    guard: Guard,
+    resolve: Resolve,
+}
+
+impl Root {
+    pub fn open(dir: &Path, guard: Guard) -> Result<Self, FileError> {
+        Self::open_with(dir, guard, Resolve::detect())
+    }
+
+    pub fn open_with(dir: &Path, guard: Guard, resolve: Resolve) -> Result<Self, FileError> {
+        let real = std::fs::canonicalize(dir).map_err(FileError::Root)?;
+        let fd = rustix::fs::open(&real, OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
+            .map_err(|e| FileError::Root(e.into()))?;
+        Ok(Self { fd, given: dir.to_path_buf(), real, guard, resolve })
+    }
+
+    /// Reads a regular file of at most `max_bytes`.
+    pub fn read(&self, path: &Path, max_bytes: u64) -> Result<Vec<u8>, FileError> {
+        let (parent, name) = self.parent_of(path)?;
+        let fd = rustix::fs::openat(
+            parent.as_fd(),
+            &name,
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(FileError::from_errno)?;
+        let len = self.check_file(&fd)?;
+        if len > max_bytes {
+            return Err(FileError::TooLarge(max_bytes));
+        }
+        let mut out = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+        // The file may grow after the check: read one byte past the limit to tell.
+        File::from(fd).take(max_bytes.saturating_add(1)).read_to_end(&mut out).map_err(FileError::Io)?;
+        if out.len() as u64 > max_bytes {
+            return Err(FileError::TooLarge(max_bytes));
+        }
+        Ok(out)
+    }
+
+    /// Creates or replaces a regular file (its directory must exist). Not opened with `O_TRUNC`:
+    /// a file is only cut once it is known to be one the agent may write.
+    pub fn write(&self, path: &Path, content: &[u8]) -> Result<(), FileError> {
+        let (parent, name) = self.parent_of(path)?;
+        let fd = rustix::fs::openat(
+            parent.as_fd(),
+            &name,
+            OFlags::WRONLY | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC,
+            // Filtered by the process umask, as the agent's own writes are.
+            Mode::from_raw_mode(0o666),
+        )
+        .map_err(FileError::from_errno)?;
+        self.check_file(&fd)?;
+        let mut file = File::from(fd);
+        file.write_all(content).map_err(FileError::Io)?;
+        file.set_len(content.len() as u64).map_err(FileError::Io)?;
+        Ok(())
+    }
+
+    /// The path's components below the root, `..` applied lexically (no link is followed, so
+    /// that is what the kernel would do too).
+    fn components(&self, path: &Path) -> Result<Vec<OsString>, FileError> {
+        if !path.is_absolute() {
+            return Err(FileError::NotAbsolute);
+        }
+        let rest = path
+            .strip_prefix(&self.real)
+            .or_else(|_| path.strip_prefix(&self.given))
+            .map_err(|_| FileError::Outside)?;
+        let mut parts = Vec::new();
+        for c in rest.components() {
+            match c {
+                Component::Normal(p) => parts.push(p.to_os_string()),
+                Component::CurDir => {}
+                Component::ParentDir => {
+                    parts.pop().ok_or(FileError::Outside)?;
+                }
+                Component::RootDir | Component::Prefix(_) => return Err(FileError::Outside),
+            }
+        }
+        Ok(parts)
+    }
+
+    /// The directory holding `path`, opened beneath the root, and the file's name in it.
+    fn parent_of(&self, path: &Path) -> Result<(Dir<'_>, OsString), FileError> {
+        let mut parts = self.components(path)?;
+        let name = parts.pop().ok_or(FileError::NoName)?;
+        let dir = if parts.is_empty() {
+            Dir::Root(self.fd.as_fd())
+        } else {
+            Dir::Owned(match self.resolve {
+                Resolve::Openat2 => self.openat2_dir(&parts)?,
+                Resolve::Walk => self.walk_dir(&parts)?,
+            })
+        };
+        let st = rustix::fs::fstat(dir.as_fd()).map_err(|e| FileError::Io(e.into()))?;
+        if self.guard.dirs.contains(&(st.st_dev, st.st_ino)) {
+            return Err(FileError::Denied);
+        }
+        Ok((dir, name))
+    }
+
+    fn openat2_dir(&self, parts: &[OsString]) -> Result<OwnedFd, FileError> {
+        let rel: PathBuf = parts.iter().collect();
+        rustix::fs::openat2(
+            self.fd.as_fd(),
+            &rel,
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+            ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS,
+        )
+        .map_err(FileError::from_errno)
+    }
+
+    fn walk_dir(&self, parts: &[OsString]) -> Result<OwnedFd, FileError> {
+        let mut cur: Option<OwnedFd> = None;
+        for part in parts {
+            let at = cur.as_ref().map_or(self.fd.as_fd(), AsFd::as_fd);
+            // With O_PATH, O_NOFOLLOW opens a link itself rather than failing: check what opened.
+            let fd = rustix::fs::openat(at, part, OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC, Mode::empty())
+                .map_err(FileError::from_errno)?;
+            let st = rustix::fs::fstat(&fd).map_err(|e| FileError::Io(e.into()))?;
+            match FileType::from_raw_mode(st.st_mode) {
+                FileType::Directory => {}
+                FileType::Symlink => return Err(FileError::Symlink),
+                _ => return Err(FileError::NotRegular("a path component is not a directory")),
+            }
+            cur = Some(fd);
+        }
+        cur.ok_or(FileError::NoName)
+    }
+
+    /// The opened file's size, if it is a regular file with one link that is not the server's.
+    fn check_file(&self, fd: &OwnedFd) -> Result<u64, FileError> {
+        let st = rustix::fs::fstat(fd).map_err(|e| FileError::Io(e.into()))?;
+        let kind = match FileType::from_raw_mode(st.st_mode) {
+            FileType::RegularFile => None,
+            FileType::Directory => Some("a directory"),
+            FileType::Fifo => Some("a FIFO"),
+            FileType::Socket => Some("a socket"),
+            FileType::CharacterDevice | FileType::BlockDevice => Some("a device"),
+            _ => Some("not a file"),
+        };
+        if let Some(kind) = kind {
+            return Err(FileError::NotRegular(kind));
+        }
+        if self.guard.files.contains(&(st.st_dev, st.st_ino)) {
+            return Err(FileError::Denied);
+        }
+        #[allow(clippy::useless_conversion, reason = "nlink_t is u32 on some targets")]
+        let links = u64::from(st.st_nlink);
+        if links > 1 {
+            return Err(FileError::HardLinked(links));
+        }
+        Ok(u64::try_from(st.st_size).unwrap_or(0))
+    }
+}
+
+enum Dir<'a> {
+    Root(BorrowedFd<'a>),
+    Owned(OwnedFd),
+}
+
+impl AsFd for Dir<'_> {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        match self {
+            Dir::Root(fd) => *fd,
+            Dir::Owned(fd) => fd.as_fd(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
