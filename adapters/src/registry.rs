@@ -32,8 +32,9 @@ macro_rules! providers {
                 &self,
                 data_dir: PathBuf,
                 max_live_sessions: usize,
+                server_files: Vec<PathBuf>,
             ) -> Result<Vec<Arc<dyn Adapter>>, ProviderError> {
-                let mut env = self.shared.env(data_dir, max_live_sessions);
+                let mut env = self.shared.env(data_dir, max_live_sessions, server_files);
                 let mut adapters: Vec<Arc<dyn Adapter>> = Vec::new();
                 $(
                     for adapter in <$provider as Provider>::build(&self.$field, &env).await? {

@@ -126,7 +126,9 @@ pub async fn build_controller(args: &ServeArgs) -> anyhow::Result<(Controller, O
     let engine = if cfg.database_url.is_some() { "postgres" } else { "sqlite" };
     let store = Store::connect(cfg, hub.clone()).await.with_context(|| format!("opening the store ({engine})"))?;
     tracing::info!(engine, "store open");
-    let adapters = args.providers.build(data_dir, args.max_live_sessions).await?;
+    // The token file, when it is not the data dir's own (whose entries are all refused anyway).
+    let server_files = args.token_file.iter().cloned().collect();
+    let adapters = args.providers.build(data_dir, args.max_live_sessions, server_files).await?;
     if !adapters.iter().any(|a| a.id() == args.default_provider) {
         let ids: Vec<&str> = adapters.iter().map(|a| a.id()).collect();
         anyhow::bail!(

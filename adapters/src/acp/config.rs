@@ -49,6 +49,12 @@ pub struct AcpConfig {
     pub term_grace: Duration,
     /// Largest file `fs/read_text_file` returns.
     pub max_file_bytes: u64,
+    /// Most file requests of one session in flight at once; more are refused at once.
+    pub max_file_requests: usize,
+    /// Longest a file request may take before the agent is told it failed.
+    pub file_timeout: Duration,
+    /// The server's own files, which no file request may touch (set by the server).
+    pub guard: ensemble_files::Guard,
     pub rpc: RpcConfig,
 }
 
@@ -67,6 +73,9 @@ impl AcpConfig {
             stop_grace: Duration::from_secs(1),
             term_grace: Duration::from_secs(2),
             max_file_bytes: 8 * 1024 * 1024,
+            max_file_requests: 8,
+            file_timeout: Duration::from_secs(30),
+            guard: ensemble_files::Guard::default(),
             rpc: RpcConfig::default(),
         }
     }
@@ -104,7 +113,7 @@ struct Entry {
     #[serde(default)]
     env: Option<Spanned<BTreeMap<String, String>>>,
     #[serde(default)]
-    mcp_server: Vec<McpServerConfig>,
+    mcp_server: Vec<Spanned<McpServerConfig>>,
     #[serde(default)]
     start_timeout_secs: Option<Spanned<u64>>,
     #[serde(default)]
@@ -113,6 +122,20 @@ struct Entry {
     turn_timeout_secs: Option<Spanned<u64>>,
     #[serde(default)]
     max_file_bytes: Option<Spanned<u64>>,
+    #[serde(default)]
+    max_file_requests: Option<Spanned<u64>>,
+    #[serde(default)]
+    file_timeout_secs: Option<Spanned<u64>>,
+}
+
+/// Environment variables a providers file may not set: the server marks its agents with it to
+/// find them after a crash, so an agent that overrode it would escape the start-up reaping.
+const RESERVED_ENV: &[&str] = &["ENSEMBLE_RUN_ID"];
+
+/// Environment variables a providers file may set, but that change which code the agent runs:
+/// logged at start, so the operator sees them.
+fn notable_env(key: &str) -> bool {
+    key == "PATH" || key.starts_with("LD_")
 }
 
 /// The providers file is unreadable or invalid; the message names the file and the line.
@@ -160,6 +183,14 @@ pub fn parse(text: &str, reserved: &[&str], rpc: &RpcConfig) -> Result<Vec<AcpCo
             return Err((at(&entry.command.span()), "`command` must not be empty".to_owned()));
         }
         let command = if command.contains('/') {
+            // A relative path would be found from each session's cwd: a file of the repository
+            // the agent works on.
+            if !command.starts_with('/') {
+                return Err((
+                    at(&entry.command.span()),
+                    format!("`command` must be an absolute path or a name found on PATH, not the relative `{command}`"),
+                ));
+            }
             PathBuf::from(command)
         } else {
             // Resolved now, so availability reports what will be run; a name not on PATH stays as
@@ -171,13 +202,30 @@ pub fn parse(text: &str, reserved: &[&str], rpc: &RpcConfig) -> Result<Vec<AcpCo
                 if key.is_empty() || key.contains(['=', '\0']) || key.contains(char::is_whitespace) {
                     return Err((at(&env.span()), format!("invalid environment variable name `{key}`")));
                 }
+                if RESERVED_ENV.contains(&key.as_str()) {
+                    return Err((at(&env.span()), format!("`{key}` is set by the server and may not be overridden")));
+                }
+                if notable_env(key) {
+                    tracing::warn!(provider = %id, variable = %key, "the providers file overrides {key} for this agent");
+                }
             }
         }
         let mut c = AcpConfig::new(id.clone(), command);
         c.name = entry.name.filter(|n| !n.trim().is_empty());
         c.args = entry.args;
         c.env = entry.env.map(|e| e.into_inner().into_iter().collect()).unwrap_or_default();
-        c.mcp_servers = entry.mcp_server;
+        c.mcp_servers = Vec::with_capacity(entry.mcp_server.len());
+        for m in entry.mcp_server {
+            let span = m.span();
+            let m = m.into_inner();
+            if !m.command.is_absolute() && m.command.components().count() > 1 {
+                return Err((
+                    at(&span),
+                    format!("the MCP server `{}` must have an absolute `command` or a name found on PATH", m.name),
+                ));
+            }
+            c.mcp_servers.push(m);
+        }
         let secs = |v: Option<Spanned<u64>>, name: &str, default: Duration| match v {
             None => Ok(default),
             Some(s) if *s.get_ref() == 0 => Err((at(&s.span()), format!("`{name}` must be at least 1"))),
@@ -189,6 +237,13 @@ pub fn parse(text: &str, reserved: &[&str], rpc: &RpcConfig) -> Result<Vec<AcpCo
         if let Some(m) = entry.max_file_bytes {
             c.max_file_bytes = *m.get_ref();
         }
+        if let Some(m) = entry.max_file_requests {
+            c.max_file_requests = match usize::try_from(*m.get_ref()) {
+                Ok(0) | Err(_) => return Err((at(&m.span()), "`max_file_requests` must be at least 1".to_owned())),
+                Ok(n) => n,
+            };
+        }
+        c.file_timeout = secs(entry.file_timeout_secs, "file_timeout_secs", c.file_timeout)?;
         c.rpc = rpc.clone();
         out.push(c);
     }
@@ -214,6 +269,8 @@ command = "/opt/codex-acp"
 args = ["-c", 'model="m"']
 env = { OPENAI_API_KEY_FILE = "/run/secrets/openai" }
 turn_timeout_secs = 60
+max_file_requests = 2
+file_timeout_secs = 5
 
 [[provider.mcp_server]]
 name = "files"
@@ -232,6 +289,8 @@ command = "/opt/other"
         assert_eq!(c[0].args, ["-c", "model=\"m\""]);
         assert_eq!(c[0].env, [("OPENAI_API_KEY_FILE".to_owned(), "/run/secrets/openai".to_owned())]);
         assert_eq!(c[0].turn_timeout, Duration::from_secs(60));
+        assert_eq!((c[0].max_file_requests, c[0].file_timeout), (2, Duration::from_secs(5)));
+        assert_eq!((c[1].max_file_requests, c[1].file_timeout), (8, Duration::from_secs(30)));
         assert_eq!(c[0].mcp_servers[0].name, "files");
         assert_eq!(c[1].call_timeout, Duration::from_secs(30));
         assert!(parsed("").unwrap_or_else(|e| panic!("{e:?}")).is_empty());
@@ -254,6 +313,20 @@ command = "/opt/other"
             ("[[provider]]\nid = \"a\"\nkind = \"acp\"\ncommand = \"/x\"\ncall_timeout_secs = 0\n", 5, "at least 1"),
             ("[[provider]]\nid = \"a\"\nkind = \"acp\"\ncommand = \"/x\"\nenv = { \"A B\" = \"1\" }\n", 5, "`A B`"),
             ("[[provider]\n", 1, ""),
+            ("[[provider]]\nid = \"a\"\nkind = \"acp\"\ncommand = \"bin/agent\"\n", 4, "relative `bin/agent`"),
+            ("[[provider]]\nid = \"a\"\nkind = \"acp\"\ncommand = \"./agent\"\n", 4, "absolute path"),
+            (
+                "[[provider]]\nid = \"a\"\nkind = \"acp\"\ncommand = \"/x\"\n\n[[provider.mcp_server]]\nname = \"m\"\ncommand = \"tools/mcp\"\n",
+                6,
+                "MCP server `m`",
+            ),
+            (
+                "[[provider]]\nid = \"a\"\nkind = \"acp\"\ncommand = \"/x\"\nenv = { ENSEMBLE_RUN_ID = \"x\" }\n",
+                5,
+                "may not be overridden",
+            ),
+            ("[[provider]]\nid = \"a\"\nkind = \"acp\"\ncommand = \"/x\"\nmax_file_requests = 0\n", 5, "at least 1"),
+            ("[[provider]]\nid = \"a\"\nkind = \"acp\"\ncommand = \"/x\"\nfile_timeout_secs = 0\n", 5, "at least 1"),
         ];
         for (text, line, needle) in cases {
             let (at, message) = parsed(text).err().unwrap_or_else(|| panic!("accepted: {text}"));

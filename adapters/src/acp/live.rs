@@ -42,8 +42,8 @@ pub(super) struct Live {
     /// Set when Ensemble stops the process on purpose: its end is then not a loss.
     closing: AtomicBool,
     pub(super) stderr_tail: StderrTail,
-    /// The session's directory: the root of the agent's file requests.
-    cwd: PathBuf,
+    /// The agent's file requests, confined to the session's directory.
+    files: fs::Files,
     /// Distinguishes request ids of different processes (agents number them from 0 each time).
     nonce: String,
     /// What the agent said about itself in `initialize`.
@@ -94,11 +94,17 @@ impl Live {
             key,
             sink,
             rpc,
-            config,
             process: tokio::sync::Mutex::new(Some(process)),
             closing: AtomicBool::new(false),
             stderr_tail,
-            cwd,
+            files: fs::Files::new(
+                &cwd,
+                config.guard.clone(),
+                config.max_file_requests,
+                config.file_timeout,
+                config.max_file_bytes,
+            ),
+            config,
             nonce: new_id().chars().rev().take(8).collect(),
             agent: Mutex::new(None),
             state: Mutex::new(State {
@@ -393,21 +399,21 @@ impl Live {
         let session = self.session_id();
         let result = if method == client::READ_TEXT_FILE {
             match serde_json::from_value::<acp::ReadTextFileRequest>(params) {
-                Ok(r) if Some(&*r.session_id.0) == session.as_deref() => {
-                    fs::read(&self.cwd, &r.path, r.line, r.limit, self.config.max_file_bytes)
-                        .await
-                        .map(|text| serde_json::to_value(acp::ReadTextFileResponse::new(text)).unwrap_or_default())
-                }
-                Ok(_) => Err(fs::FsError { code: codes::INVALID_PARAMS, message: "unknown session".into() }),
-                Err(e) => Err(fs::FsError { code: codes::INVALID_PARAMS, message: jsonrpc::redacted(&e) }),
+                Ok(r) if Some(&*r.session_id.0) == session.as_deref() => self
+                    .files
+                    .read(&r.path, r.line, r.limit)
+                    .await
+                    .map(|text| serde_json::to_value(acp::ReadTextFileResponse::new(text)).unwrap_or_default()),
+                Ok(_) => Err(fs::FsError::new(codes::INVALID_PARAMS, "unknown session")),
+                Err(e) => Err(fs::FsError::new(codes::INVALID_PARAMS, jsonrpc::redacted(&e))),
             }
         } else {
             match serde_json::from_value::<acp::WriteTextFileRequest>(params) {
                 Ok(r) if Some(&*r.session_id.0) == session.as_deref() => {
-                    fs::write(&self.cwd, &r.path, &r.content).await.map(|()| serde_json::json!({}))
+                    self.files.write(&r.path, r.content).await.map(|()| serde_json::json!({}))
                 }
-                Ok(_) => Err(fs::FsError { code: codes::INVALID_PARAMS, message: "unknown session".into() }),
-                Err(e) => Err(fs::FsError { code: codes::INVALID_PARAMS, message: jsonrpc::redacted(&e) }),
+                Ok(_) => Err(fs::FsError::new(codes::INVALID_PARAMS, "unknown session")),
+                Err(e) => Err(fs::FsError::new(codes::INVALID_PARAMS, jsonrpc::redacted(&e))),
             }
         };
         match result {

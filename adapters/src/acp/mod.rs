@@ -94,8 +94,12 @@ impl Provider for Acp {
             ..Default::default()
         };
         let configs = config::load(&path, &taken, &rpc).map_err(|e| ProviderError(e.0))?;
+        let mut files = env.server_files.clone();
+        files.push(path);
+        let guard = ensemble_files::Guard::new(&files, std::slice::from_ref(&env.data_dir));
         let mut out: Vec<Arc<dyn Adapter>> = Vec::new();
-        for c in configs {
+        for mut c in configs {
+            c.guard = guard.clone();
             let adapter = Arc::new(AcpAdapter::new(c));
             // In the background: an agent that is slow to start must not delay the server.
             let probing = adapter.clone();

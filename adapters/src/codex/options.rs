@@ -42,6 +42,11 @@ impl CodexOptions {
     /// The provider's configuration, validated.
     pub fn config(&self, env: &ProviderEnv) -> Result<CodexConfig, ProviderError> {
         let bin = match &self.codex_bin {
+            // Made absolute from the server's cwd now: a relative path would otherwise be found
+            // from each session's cwd, a directory of the repository the agent works on.
+            Some(b) if b.is_relative() && b.components().count() > 1 => {
+                std::path::absolute(b).map_err(|e| ProviderError(format!("--codex-bin {}: {e}", b.display())))?
+            }
             Some(b) => b.clone(),
             None => which("codex").unwrap_or_else(|| PathBuf::from("codex")),
         };
@@ -90,6 +95,7 @@ mod tests {
             rpc_queue_bytes: 16 << 20,
             taken_ids: Vec::new(),
             max_live_sessions: 32,
+            server_files: Vec::new(),
         }
     }
 
@@ -112,6 +118,9 @@ mod tests {
         assert_eq!(c.home, PathBuf::from("/data/codex-home"));
         assert_eq!(c.overrides, ["model=\"m\"", "a=1", "b=2"]);
         assert_eq!(c.env, [("KEY".to_owned(), "v=w".to_owned())]);
+        let relative = Cli::try_parse_from(["ensemble", "--codex-bin", "bin/codex"]).unwrap();
+        let bin = relative.codex.config(&env()).unwrap().bin;
+        assert_eq!(bin, std::env::current_dir().unwrap().join("bin/codex"), "from the server's cwd, not a session's");
         let bad = Cli::try_parse_from(["ensemble", "--codex-config", "novalue"]).unwrap();
         assert!(bad.codex.config(&env()).unwrap_err().0.contains("KEY=VALUE"));
         let bad = Cli::try_parse_from(["ensemble", "--codex-env", "=x"]).unwrap();

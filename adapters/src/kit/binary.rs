@@ -41,7 +41,11 @@ pub fn which(name: &str) -> Option<PathBuf> {
     if name.contains('/') {
         return Some(PathBuf::from(name));
     }
-    std::env::var_os("PATH").and_then(|paths| std::env::split_paths(&paths).map(|d| d.join(name)).find(|p| p.is_file()))
+    // A relative entry (`.`, or the empty one) would name a file of whatever directory the agent
+    // runs in: skipped.
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths).filter(|d| d.is_absolute()).map(|d| d.join(name)).find(|p| p.is_file())
+    })
 }
 
 /// An agent binary to check with `<bin> --version`.

@@ -24,6 +24,9 @@ pub struct ProviderEnv {
     /// The most sessions live at once (`--max-live-sessions`): a provider whose sessions cost
     /// next to nothing to start (scripted) makes its table ready for them.
     pub max_live_sessions: usize,
+    /// The server's own files outside the data dir (its token file, …): an agent's file
+    /// requests may never touch them, nor any file directly in the data dir.
+    pub server_files: Vec<PathBuf>,
 }
 
 /// A provider's options were invalid, or it could not be set up.
@@ -61,7 +64,7 @@ pub struct SharedOptions {
 }
 
 impl SharedOptions {
-    pub fn env(&self, data_dir: PathBuf, max_live_sessions: usize) -> ProviderEnv {
+    pub fn env(&self, data_dir: PathBuf, max_live_sessions: usize, server_files: Vec<PathBuf>) -> ProviderEnv {
         ProviderEnv {
             data_dir,
             goal_grace: Duration::from_millis(self.goal_grace_ms),
@@ -69,6 +72,7 @@ impl SharedOptions {
             rpc_queue_bytes: self.rpc_queue_bytes,
             taken_ids: Vec::new(),
             max_live_sessions,
+            server_files,
         }
     }
 }

@@ -78,7 +78,7 @@ async fn get_session(s: &Server, id: &str) -> Value {
     body
 }
 
-async fn start(s: &Server, a: &AcpSetup, id: &str) -> Value {
+pub(crate) async fn start(s: &Server, a: &AcpSetup, id: &str) -> Value {
     let (status, body) =
         s.post("/v1/rooms/r/sessions", json!({"sessionId": id, "provider": "test-acp", "cwd": a.cwd()})).await;
     assert_eq!(status, StatusCode::CREATED, "{body}\n{}", s.log());
@@ -90,7 +90,7 @@ fn is_terminal(e: &Value) -> bool {
 }
 
 /// The text of a turn's messages.
-fn message_text(events: &[Value]) -> String {
+pub(crate) fn message_text(events: &[Value]) -> String {
     events
         .iter()
         .filter(|e| e["type"] == "message.delta")
@@ -99,7 +99,7 @@ fn message_text(events: &[Value]) -> String {
 }
 
 /// Runs a turn and returns its events up to the terminal one.
-async fn turn(s: &Server, ws: &mut Ws, session: &str, text: &str) -> Vec<Value> {
+pub(crate) async fn turn(s: &Server, ws: &mut Ws, session: &str, text: &str) -> Vec<Value> {
     s.turn("r", session, text).await;
     ws.until(is_terminal).await
 }

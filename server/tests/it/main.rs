@@ -25,6 +25,7 @@ mod durability;
 mod errors;
 mod full_disk;
 mod goals;
+mod hostile_agents;
 mod inherited_fds;
 mod limits;
 mod misbehaving_agents;

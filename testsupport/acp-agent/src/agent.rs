@@ -412,6 +412,7 @@ impl TurnRunner {
             "flood" => self.flood(rest),
             "read" => self.read(rest).await,
             "write" => self.write(rest).await,
+            "write-many" => self.write_many(rest).await,
             "unknown-request" => self.unknown_request().await,
             "refuse" => Ok(StopReason::Refusal),
             "max-tokens" => Ok(StopReason::MaxTokens),
@@ -572,6 +573,33 @@ impl TurnRunner {
             Err(error) => format!("write error: {} {}", i32::from(error.code), error.message),
         };
         self.say(reply)?;
+        Ok(StopReason::EndTurn)
+    }
+
+    /// N writes to one path at once, as a hostile agent would (to a FIFO, say): how many were
+    /// written and the distinct errors, in order of first appearance.
+    async fn write_many(&self, rest: &str) -> Result<StopReason, Error> {
+        let mut words = rest.split_whitespace();
+        let n: usize = words.next().and_then(|n| n.parse().ok()).unwrap_or(0).min(10_000);
+        let path = words.next().ok_or_else(|| Error::invalid_params().data(json!("write-many needs N and a path")))?;
+        let requests = (0..n).map(|_| {
+            let request = WriteTextFileRequest::new(self.session_id.clone(), PathBuf::from(path), "x");
+            self.cx.send_request(request).block_task()
+        });
+        let mut ok = 0;
+        let mut errors: Vec<String> = Vec::new();
+        for result in futures::future::join_all(requests).await {
+            match result {
+                Ok(_) => ok += 1,
+                Err(error) => {
+                    let e = format!("{} {}", i32::from(error.code), error.message);
+                    if !errors.contains(&e) {
+                        errors.push(e);
+                    }
+                }
+            }
+        }
+        self.say(format!("write-many: ok={ok} errors={}", errors.join(" | ")))?;
         Ok(StopReason::EndTurn)
     }
 

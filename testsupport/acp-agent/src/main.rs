@@ -18,6 +18,7 @@
 //! | `flood N` | N `agent_message_chunk`s "x" (N ≤ 100000), `end_turn` |
 //! | `read PATH` | `fs/read_text_file`; "read ok: CONTENT" or "read error: CODE MESSAGE"; `end_turn` |
 //! | `write PATH TEXT…` | `fs/write_text_file`; "write ok" or "write error: CODE MESSAGE"; `end_turn` |
+//! | `write-many N PATH` | N `fs/write_text_file` requests to PATH at once (a hostile agent); "write-many: ok=K errors=E1 \| E2…" (distinct errors); `end_turn` |
 //! | `unknown-request` | request `_ensemble/unknown`; "unknown: CODE" (or "unknown: answered"); `end_turn` |
 //! | `refuse` / `max-tokens` / `max-turn-requests` | stop reason `refusal` / `max_tokens` / `max_turn_requests` |
 //! | `title T…` | `session_info_update` with title T…, "titled", `end_turn` |

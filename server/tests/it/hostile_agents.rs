@@ -1,0 +1,120 @@
+//! An agent that attacks the server through its file requests (issue 41: dangling links, FIFOs,
+//! hard links to the token, the server's own files) and providers files that point a command at
+//! the repository being worked on.
+
+use std::time::{Duration, Instant};
+
+use reqwest::StatusCode;
+use serde_json::json;
+
+use crate::acp::{AcpSetup, message_text, turn};
+use crate::common::*;
+
+/// Starts a session of the test agent in `cwd`.
+async fn start_in(s: &Server, id: &str, cwd: &std::path::Path) {
+    let (status, body) = s
+        .post("/v1/rooms/r/sessions", json!({"sessionId": id, "provider": "test-acp", "cwd": cwd.to_str().unwrap()}))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+}
+
+#[tokio::test]
+async fn no_write_goes_through_a_dangling_link() {
+    let a = AcpSetup::new(&[], "");
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("authorized_keys");
+    std::os::unix::fs::symlink(&target, a.work.path().join("dangling")).unwrap();
+    std::fs::create_dir(a.work.path().join("d")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), a.work.path().join("d/up")).unwrap();
+    let s = a.server().await;
+    let mut ws = s.ws("r", None).await;
+    ws.hello().await;
+    start_in(&s, "h1", a.work.path()).await;
+    let cwd = a.cwd();
+    for path in [format!("{cwd}/dangling"), format!("{cwd}/d/up/authorized_keys")] {
+        let text = message_text(&turn(&s, &mut ws, "h1", &format!("write {path} ssh-ed25519 AAAA attacker")).await);
+        assert!(text.starts_with("write error: -32602") && text.contains("symbolic link"), "{path}: {text}");
+        let text = message_text(&turn(&s, &mut ws, "h1", &format!("read {path}")).await);
+        assert!(text.starts_with("read error: -32602"), "{path}: {text}");
+    }
+    assert!(!target.exists(), "nothing was created through the link");
+    // A hard link to a file elsewhere (on the same file system) is refused too.
+    let elsewhere = tempfile::tempdir_in("/var/tmp").unwrap();
+    std::fs::write(elsewhere.path().join("id_ed25519"), "PRIVATE").unwrap();
+    std::fs::hard_link(elsewhere.path().join("id_ed25519"), a.work.path().join("key")).unwrap();
+    let text = message_text(&turn(&s, &mut ws, "h1", &format!("read {cwd}/key")).await);
+    assert!(text.contains("2 hard links") && !text.contains("PRIVATE"), "{text}");
+}
+
+#[tokio::test]
+async fn the_token_and_the_data_dir_are_out_of_reach() {
+    let a = AcpSetup::new(&[], "");
+    let s = a.server().await;
+    let mut ws = s.ws("r", None).await;
+    ws.hello().await;
+    // The harness's default cwd holds the token file and the data dir: the worst case.
+    start_in(&s, "h2", &s.dir).await;
+    let dir = s.dir.display().to_string();
+    let text = message_text(&turn(&s, &mut ws, "h2", &format!("read {dir}/token")).await);
+    assert!(text.contains("the server's own files"), "{text}");
+    std::fs::hard_link(s.dir.join("token"), s.dir.join("tok")).unwrap();
+    let text = message_text(&turn(&s, &mut ws, "h2", &format!("read {dir}/tok")).await);
+    assert!(text.starts_with("read error: -32602") && !text.contains(TOKEN), "{text}");
+    let text = message_text(&turn(&s, &mut ws, "h2", &format!("write {dir}/tok cut")).await);
+    assert!(text.starts_with("write error"), "{text}");
+    assert!(std::fs::read_to_string(s.dir.join("token")).unwrap().contains(TOKEN), "the token is intact");
+    let data = s.dir.join("data");
+    let entries: Vec<_> =
+        std::fs::read_dir(&data).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_file()).collect();
+    assert!(!entries.is_empty());
+    for file in entries {
+        let text = message_text(&turn(&s, &mut ws, "h2", &format!("read {}", file.display())).await);
+        assert!(text.contains("the server's own files"), "{}: {text}", file.display());
+    }
+    let text = message_text(&turn(&s, &mut ws, "h2", &format!("write {}/providers.toml x", data.display())).await);
+    assert!(text.contains("the server's own files"), "{text}");
+    assert!(!data.join("providers.toml").exists());
+}
+
+#[tokio::test]
+async fn a_fifo_flood_stalls_no_room() {
+    let a = AcpSetup::new(&[], "max_file_requests = 4");
+    let fifo = a.work.path().join("fifo");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let s = a.server().await;
+    let mut ws = s.ws("r", None).await;
+    ws.hello().await;
+    start_in(&s, "h3", a.work.path()).await;
+    let text = message_text(&turn(&s, &mut ws, "h3", &format!("write-many 600 {}", fifo.display())).await);
+    assert!(text.starts_with("write-many: ok=0 "), "{text}");
+    assert!(text.contains("FIFO"), "refused as not a regular file: {text}");
+    // Every room still reads its log and greets new sockets at once.
+    let (status, s2) = s.post("/v1/rooms/other/sessions", json!({"sessionId": "o1"})).await;
+    assert_eq!(status, StatusCode::CREATED, "{s2}");
+    let begun = Instant::now();
+    let (status, body) = s.get("/v1/rooms/other/events").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let mut other = s.ws("other", None).await;
+    other.hello().await;
+    assert!(begun.elapsed() < Duration::from_secs(5), "took {:?}", begun.elapsed());
+    // And the flooding session itself goes on.
+    let text = message_text(&turn(&s, &mut ws, "h3", "after the flood").await);
+    assert!(text.starts_with("echo: after the flood"), "{text}");
+}
+
+#[tokio::test]
+async fn a_relative_command_is_refused_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("providers.toml");
+    std::fs::write(&file, "[[provider]]\nid = \"x\"\nkind = \"acp\"\ncommand = \"node_modules/.bin/agent\"\n").unwrap();
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_ensemble"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(dir.path().join("data"))
+        .arg("--providers")
+        .arg(&file)
+        .output();
+    let out = tokio::time::timeout(WAIT, out).await.expect("exits").expect("runs");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(&format!("{}:4:", file.display())) && stderr.contains("relative"), "{stderr}");
+}
