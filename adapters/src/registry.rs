@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use ensemble_runtime::adapter::Adapter;
+use ensemble_core::adapter::Adapter;
 
 pub use crate::kit::provider::{Provider, ProviderEnv, ProviderError, SharedOptions};
 

@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use ensemble_adapters::codex::{CodexAdapter, CodexConfig};
+use ensemble_core::adapter::MemoryState;
+use ensemble_core::adapter::{Adapter, EventSink, Fact, FactReceiver, ProviderState, SessionHandle};
+use ensemble_core::model::{Session, SessionKey, SubmitAvailability};
 use ensemble_mock_model::{CodexProvider, MockConfig, MockModel};
-use ensemble_runtime::adapter::{Adapter, EventSink, Fact, FactReceiver, ProviderState, SessionHandle};
-use ensemble_runtime::model::{Session, SessionKey, SubmitAvailability};
-use ensemble_runtime::test_util::MemoryState;
 
 fn codex_bin() -> PathBuf {
     std::env::var_os("ENSEMBLE_CODEX_BIN").map(PathBuf::from).unwrap_or_else(|| {
@@ -81,7 +81,7 @@ async fn starting_over_a_live_session_replaces_its_process() {
     let handle = |g| SessionHandle {
         sink: EventSink::new(sink.clone(), s.key(), g),
         state: ProviderState::new(Arc::new(MemoryState::default()), s.key()),
-        goals: Arc::new(ensemble_runtime::goal::NoGoalHost),
+        goals: Arc::new(ensemble_core::goal::NoGoalHost),
         goal: Default::default(),
     };
     let first = adapter.start(&s, handle(1)).await.unwrap();

@@ -2,26 +2,19 @@
 //! providers implement, the room event log with its SQLite store, and the room bus.
 //!
 //! This crate knows no HTTP and no agent dialect (see `ARCHITECTURE.md`). Its layers, bottom up:
-//! `model`, `event` and `goal` (wire and domain types) · `adapter` (the provider contract) ·
-//! `session` (the state machine) · `store`, `bus`, `cursor` (the log) · `controller`.
+//! the contract of `ensemble-core` (`model`, `event`, `goal`, `adapter`, re-exported here under
+//! the same names) · `session` (the state machine) · `store`, `bus`, `cursor` (the log) ·
+//! `controller`.
 
-pub mod adapter;
-pub mod answers;
-pub mod budget;
+#[cfg(feature = "schema")]
+pub use ensemble_core::schema;
+pub use ensemble_core::{adapter, answers, budget, clock, event, goal, limits, model, shared_list, shared_session};
+
 pub mod bus;
-pub mod clock;
 pub mod controller;
 pub mod cursor;
-pub mod event;
-pub mod goal;
-pub mod limits;
 pub mod locks;
-pub mod model;
-#[cfg(feature = "schema")]
-pub mod schema;
 pub mod session;
-pub mod shared_list;
-pub mod shared_session;
 pub mod store;
 #[cfg(any(test, feature = "test-util"))]
 pub mod test_util;

@@ -2,7 +2,6 @@
 
 use super::*;
 use crate::event::*;
-use crate::model::*;
 
 pub(crate) fn session() -> Session {
     Session {

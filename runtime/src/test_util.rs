@@ -12,14 +12,13 @@ use async_trait::async_trait;
 use tokio::sync::Notify;
 
 use crate::adapter::{
-    Adapter, AdapterError, Capabilities, Fact, ProviderDescriptor, SessionHandle, StartOutcome, StateBackend,
-    StateError, TurnRequest,
+    Adapter, AdapterError, Capabilities, Fact, ProviderDescriptor, SessionHandle, StartOutcome, TurnRequest,
 };
 use crate::bus::RoomHub;
 use crate::clock::SystemClock;
 use crate::controller::{Controller, ControllerConfig, StartSession};
 use crate::event::{EventBody, TextDeltaPayload};
-use crate::model::{Session, SessionKey, SessionPatch};
+use crate::model::{Session, SessionPatch};
 use crate::store::{CommitListener, CommittedEvent, Store, StoreConfig};
 
 /// An adapter that does what the test says: it starts (or fails to), accepts turns and never ends
@@ -170,21 +169,7 @@ pub fn start_request(provider: &str, session_id: &str) -> StartSession {
     }
 }
 
-/// Provider state in memory, for adapters driven without a controller.
-#[derive(Default)]
-pub struct MemoryState(Mutex<std::collections::HashMap<(SessionKey, String), String>>);
-
-#[async_trait]
-impl StateBackend for MemoryState {
-    async fn get(&self, key: &SessionKey, name: &str) -> Result<Option<String>, StateError> {
-        Ok(self.0.lock().unwrap().get(&(key.clone(), name.to_owned())).cloned())
-    }
-
-    async fn set(&self, key: &SessionKey, name: &str, value: String) -> Result<(), StateError> {
-        self.0.lock().unwrap().insert((key.clone(), name.to_owned()), value);
-        Ok(())
-    }
-}
+pub use ensemble_core::adapter::MemoryState;
 
 /// Polls a future once, without a runtime's waker: `Pending` shows it waits (a later `.await`
 /// polls it again with the real waker).

@@ -162,7 +162,7 @@ pub fn parse(text: &str, reserved: &[&str], rpc: &RpcConfig) -> Result<Vec<AcpCo
         let entry = entry.into_inner();
         let at = |s: &std::ops::Range<usize>| Some(line_of(s.start));
         let id = entry.id.get_ref();
-        if let Err(e) = ensemble_runtime::limits::check_id("id", id) {
+        if let Err(e) = ensemble_core::limits::check_id("id", id) {
             return Err((at(&entry.id.span()), format!("invalid provider id `{id}`: {}", e.message)));
         }
         if reserved.contains(&id.as_str()) {

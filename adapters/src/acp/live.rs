@@ -13,10 +13,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use ensemble_runtime::adapter::{AdapterError, EventSink, Fact, TurnRequest};
-use ensemble_runtime::clock::new_id;
-use ensemble_runtime::event::{Decision, ErrorInfo, EventBody, TurnFailedPayload};
-use ensemble_runtime::model::{ConfigChange, SessionKey, SessionPatch};
+use ensemble_core::adapter::{AdapterError, EventSink, Fact, TurnRequest};
+use ensemble_core::clock::new_id;
+use ensemble_core::event::{Decision, ErrorInfo, EventBody, TurnFailedPayload};
+use ensemble_core::model::{ConfigChange, SessionKey, SessionPatch};
 use serde_json::Value;
 use tokio::sync::{Notify, mpsc, oneshot};
 

@@ -34,11 +34,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use ensemble_runtime::adapter::{
+use ensemble_core::adapter::{
     Adapter, AdapterError, Capabilities, ProviderDescriptor, SessionHandle, StartOutcome, TurnRequest,
 };
-use ensemble_runtime::event::Decision;
-use ensemble_runtime::model::{AgentInfo, ConfigChange, Session, SessionKey, SessionPatch};
+use ensemble_core::event::Decision;
+use ensemble_core::model::{AgentInfo, ConfigChange, Session, SessionKey, SessionPatch};
 use serde_json::Value;
 
 pub use config::{AcpConfig, ConfigError};
@@ -332,11 +332,11 @@ fn agent_info(r: &wire::InitializeResponse) -> AgentInfo {
 async fn probe(config: &Arc<AcpConfig>, agent: &Mutex<Option<AgentInfo>>) -> Availability {
     let scratch = std::env::temp_dir();
     let cell = AvailabilityCell::new(FAILURE_COOLDOWN);
-    let sink = ensemble_runtime::adapter::EventSink::new(Arc::new(Discard), SessionKey::new("probe", &config.id), 0);
+    let sink = ensemble_core::adapter::EventSink::new(Arc::new(Discard), SessionKey::new("probe", &config.id), 0);
     let handle = SessionHandle {
         sink,
-        state: ensemble_runtime::adapter::ProviderState::new(Arc::new(Discard), SessionKey::new("probe", &config.id)),
-        goals: Arc::new(ensemble_runtime::goal::NoGoalHost),
+        state: ensemble_core::adapter::ProviderState::new(Arc::new(Discard), SessionKey::new("probe", &config.id)),
+        goals: Arc::new(ensemble_core::goal::NoGoalHost),
         goal: Default::default(),
     };
     match spawn(config, &cell, agent, SessionKey::new("probe", &config.id), handle, &scratch.to_string_lossy()).await {
@@ -355,16 +355,16 @@ async fn probe(config: &Arc<AcpConfig>, agent: &Mutex<Option<AgentInfo>>) -> Ava
 struct Discard;
 
 #[async_trait]
-impl ensemble_runtime::adapter::FactReceiver for Discard {
-    async fn receive(&self, _key: &SessionKey, _generation: u64, _facts: Vec<ensemble_runtime::adapter::Fact>) {}
+impl ensemble_core::adapter::FactReceiver for Discard {
+    async fn receive(&self, _key: &SessionKey, _generation: u64, _facts: Vec<ensemble_core::adapter::Fact>) {}
 }
 
 #[async_trait]
-impl ensemble_runtime::adapter::StateBackend for Discard {
-    async fn get(&self, _: &SessionKey, _: &str) -> Result<Option<String>, ensemble_runtime::adapter::StateError> {
+impl ensemble_core::adapter::StateBackend for Discard {
+    async fn get(&self, _: &SessionKey, _: &str) -> Result<Option<String>, ensemble_core::adapter::StateError> {
         Ok(None)
     }
-    async fn set(&self, _: &SessionKey, _: &str, _: String) -> Result<(), ensemble_runtime::adapter::StateError> {
+    async fn set(&self, _: &SessionKey, _: &str, _: String) -> Result<(), ensemble_core::adapter::StateError> {
         Ok(())
     }
 }

@@ -12,9 +12,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
-use ensemble_runtime::adapter::AdapterError;
-use ensemble_runtime::clock::new_id;
-use ensemble_runtime::model::SessionKey;
+use ensemble_core::adapter::AdapterError;
+use ensemble_core::clock::new_id;
+use ensemble_core::model::SessionKey;
 use tokio::sync::Notify;
 
 use super::config::CodexConfig;

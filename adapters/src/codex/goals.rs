@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use ensemble_runtime::adapter::AdapterError;
-use ensemble_runtime::goal::{GoalAction, GoalCommand, ProviderGoal};
+use ensemble_core::adapter::AdapterError;
+use ensemble_core::goal::{GoalAction, GoalCommand, ProviderGoal};
 
 use super::conn::{Conn, Routed};
 use super::translate::provider_goal;

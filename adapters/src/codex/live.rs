@@ -7,14 +7,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ensemble_runtime::adapter::{AdapterError, EventSink, Fact, ProviderState, TurnRequest};
-use ensemble_runtime::clock::new_id;
-use ensemble_runtime::event::{
+use ensemble_core::adapter::{AdapterError, EventSink, Fact, ProviderState, TurnRequest};
+use ensemble_core::clock::new_id;
+use ensemble_core::event::{
     Decision, EventBody, InteractionResolvedPayload, ResolvedBy, TurnCanceledPayload, TurnCompletedPayload,
     TurnFailedPayload,
 };
-use ensemble_runtime::goal::GoalFact;
-use ensemble_runtime::model::{InputItem, Session, SessionKey, SessionPatch};
+use ensemble_core::goal::GoalFact;
+use ensemble_core::model::{InputItem, Session, SessionKey, SessionPatch};
 use serde_json::Value;
 use tokio::sync::Notify;
 
@@ -232,7 +232,7 @@ impl Live {
         let identity = self.goals.attribute(&provider_turn, self.goal_grace).await;
         let _gate = self.emit_gate.lock().await;
         let buffered = self.state().attributing.remove(&ours).unwrap_or_default();
-        let started = ensemble_runtime::goal::provider_turn_started(&ours, identity.as_ref());
+        let started = ensemble_core::goal::provider_turn_started(&ours, identity.as_ref());
         let mut facts = vec![Fact::Event { turn_id: Some(ours.clone()), body: EventBody::TurnStarted(started) }];
         if identity.is_none() {
             facts.push(Fact::Goal(GoalFact::ReconcileRequired {

@@ -40,16 +40,14 @@ use std::sync::{Arc, LazyLock, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use ensemble_runtime::adapter::{
+use ensemble_core::adapter::{
     Adapter, AdapterError, Capabilities, ProviderDescriptor, SessionHandle, SideOpen, SideOpened, StartOutcome,
     TurnRequest,
 };
-use ensemble_runtime::event::{CommandInfo, CommandsUpdatedPayload, Decision, EventBody};
-use ensemble_runtime::goal::{GoalCommand, ProviderGoal};
-use ensemble_runtime::model::{
-    AuthState, ConfigChange, InputItem, Session, SessionKey, SessionPatch, SideCapabilities,
-};
-use ensemble_runtime::shared_list::SharedList;
+use ensemble_core::event::{CommandInfo, CommandsUpdatedPayload, Decision, EventBody};
+use ensemble_core::goal::{GoalCommand, ProviderGoal};
+use ensemble_core::model::{AuthState, ConfigChange, InputItem, Session, SessionKey, SessionPatch, SideCapabilities};
+use ensemble_core::shared_list::SharedList;
 use serde_json::Value;
 
 use crate::kit::availability::{Availability, AvailabilityCell};

@@ -5,10 +5,10 @@
 
 use std::sync::LazyLock;
 
-use ensemble_runtime::model::{
+use ensemble_core::model::{
     CollaborationMode, ConfigChange, ConfigChoice, ConfigOption, ModeInfo, Session, SessionModes, SessionPatch,
 };
-use ensemble_runtime::shared_list::SharedList;
+use ensemble_core::shared_list::SharedList;
 
 use super::wire::Model;
 

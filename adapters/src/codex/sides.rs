@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
-use ensemble_runtime::adapter::{AdapterError, SideOpen};
-use ensemble_runtime::model::Session;
+use ensemble_core::adapter::{AdapterError, SideOpen};
+use ensemble_core::model::Session;
 
 use super::config::CodexConfig;
 use super::live::Live;

@@ -5,8 +5,8 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use ensemble_runtime::adapter::{AdapterError, SessionHandle};
-use ensemble_runtime::model::{ApprovalPolicy, AuthState, SandboxMode, Session};
+use ensemble_core::adapter::{AdapterError, SessionHandle};
+use ensemble_core::model::{ApprovalPolicy, AuthState, SandboxMode, Session};
 use serde_json::{Map, Value};
 
 use super::config::{CODEX, CodexConfig, THREAD_USED};

@@ -7,12 +7,12 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use ensemble_runtime::event::{
+use ensemble_core::event::{
     CallCompletedPayload, CallKind, CallStartedPayload, CallStatus, CallUpdatedPayload, Decision, ErrorInfo, EventBody,
     FileChange, InteractionKind, InteractionRequestedPayload, NoticeLevel, NoticePayload, PlanStep, PlanUpdatedPayload,
     Question, QuestionOption, TextCompletedPayload, TextDeltaPayload, UsagePayload,
 };
-use ensemble_runtime::goal::ProviderGoal;
+use ensemble_core::goal::ProviderGoal;
 use serde_json::{Value, json};
 
 use super::wire::{

@@ -1,10 +1,10 @@
 //! Ids Ensemble hands out for what an agent asks (interaction request ids), built from the agent's
 //! own JSON-RPC ids. Clients send them back in URLs, so they follow the id rules of
-//! `ensemble_runtime::limits` whatever the agent used: a string id with other characters is
+//! `ensemble_core::limits` whatever the agent used: a string id with other characters is
 //! escaped (`~` and two hex digits per byte, so two different ids never collide), and one too long
 //! is replaced by its digest.
 
-use ensemble_runtime::limits::MAX_ID_BYTES;
+use ensemble_core::limits::MAX_ID_BYTES;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -32,7 +32,7 @@ pub fn request_id(prefix: &str, rpc_id: &Value) -> String {
 
 #[cfg(test)]
 mod tests {
-    use ensemble_runtime::limits::check_id;
+    use ensemble_core::limits::check_id;
     use serde_json::json;
 
     use super::*;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use ensemble_runtime::adapter::Adapter;
+use ensemble_core::adapter::Adapter;
 
 /// What every provider gets to build itself, besides its own options.
 #[derive(Clone, Debug)]

@@ -5,13 +5,13 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use async_trait::async_trait;
-use ensemble_runtime::adapter::{
+use ensemble_core::adapter::{
     Adapter, AdapterError, Capabilities, ProviderDescriptor, SessionHandle, SideOpen, SideOpened, StartOutcome,
     TurnRequest,
 };
-use ensemble_runtime::event::{CommandsUpdatedPayload, Decision, EventBody};
-use ensemble_runtime::goal::{GoalAction, GoalCommand, ProviderGoal};
-use ensemble_runtime::model::{
+use ensemble_core::event::{CommandsUpdatedPayload, Decision, EventBody};
+use ensemble_core::goal::{GoalAction, GoalCommand, ProviderGoal};
+use ensemble_core::model::{
     ConfigChange, InputItem, Session, SessionKey, SessionPatch, SideCapabilities, session_table,
 };
 use serde_json::Value;
@@ -86,7 +86,7 @@ impl ScriptedAdapter {
             goals: OnceLock::new(),
             goal: Mutex::new(goal.clone()),
             thread,
-            goal_clock: AtomicU64::new(ensemble_runtime::clock::unix_ms().max(1) as u64),
+            goal_clock: AtomicU64::new(ensemble_core::clock::unix_ms().max(1) as u64),
             goal_steps: AtomicU64::new(steps),
             turn_seq: AtomicU64::new(0),
             config: self.config.clone(),

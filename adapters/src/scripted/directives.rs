@@ -3,8 +3,8 @@
 
 use std::sync::LazyLock;
 
-use ensemble_runtime::event::CommandInfo;
-use ensemble_runtime::shared_list::SharedList;
+use ensemble_core::event::CommandInfo;
+use ensemble_core::shared_list::SharedList;
 
 /// Most continuation turns one goal may ask for.
 const MAX_GOAL_STEPS: u64 = 20;

@@ -10,9 +10,9 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use ensemble_runtime::adapter::SessionHandle;
-use ensemble_runtime::event::Decision;
-use ensemble_runtime::goal::ProviderGoal;
+use ensemble_core::adapter::SessionHandle;
+use ensemble_core::event::Decision;
+use ensemble_core::goal::ProviderGoal;
 use serde_json::Value;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;

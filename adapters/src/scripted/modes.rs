@@ -5,10 +5,8 @@
 
 use std::sync::LazyLock;
 
-use ensemble_runtime::model::{
-    ConfigChange, ConfigChoice, ConfigOption, ModeInfo, Session, SessionModes, SessionPatch,
-};
-use ensemble_runtime::shared_list::SharedList;
+use ensemble_core::model::{ConfigChange, ConfigChoice, ConfigOption, ModeInfo, Session, SessionModes, SessionPatch};
+use ensemble_core::shared_list::SharedList;
 
 const VOICE: &str = "voice";
 

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use ensemble_runtime::adapter::Adapter;
+use ensemble_core::adapter::Adapter;
 
 use super::adapter::ScriptedAdapter;
 use super::config::ScriptedConfig;

@@ -1,7 +1,7 @@
 //! The scripted agent's conversation, kept in the store's provider state so `/history` works
 //! after a restart.
 
-use ensemble_runtime::adapter::{ProviderState, StateError};
+use ensemble_core::adapter::{ProviderState, StateError};
 use serde::{Deserialize, Serialize};
 
 /// How many turns of the transcript are kept.

@@ -7,14 +7,14 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use ensemble_runtime::adapter::{EventSink, Fact};
-use ensemble_runtime::event::{
+use ensemble_core::adapter::{EventSink, Fact};
+use ensemble_core::event::{
     CallCompletedPayload, CallKind, CallStartedPayload, CallStatus, CallUpdatedPayload, Decision, ErrorInfo, EventBody,
     FileChange, InteractionKind, InteractionRequestedPayload, NoticeLevel, NoticePayload, PlanStep, PlanUpdatedPayload,
     Question, TextCompletedPayload, TextDeltaPayload, TurnCanceledPayload, TurnCompletedPayload, TurnFailedPayload,
     UsagePayload,
 };
-use ensemble_runtime::goal::{GoalFact, ProviderGoal};
+use ensemble_core::goal::{GoalFact, ProviderGoal};
 use futures::FutureExt;
 use serde_json::Value;
 use tokio::sync::oneshot;
@@ -94,7 +94,7 @@ pub(super) fn maybe_continue(live: Arc<Live>) {
         return;
     }
     let cancel = CancellationToken::new();
-    let turn_id = ensemble_runtime::clock::new_id();
+    let turn_id = ensemble_core::clock::new_id();
     {
         let mut slot = live.turn();
         if slot.is_some() {
@@ -215,7 +215,7 @@ impl TurnRun {
         }
         let attributed = live.goals().attribute(&provider_turn, live.config.goal_grace).await;
         let turn_id = self.turn_id.clone();
-        let started = ensemble_runtime::goal::provider_turn_started(&turn_id, attributed.as_ref());
+        let started = ensemble_core::goal::provider_turn_started(&turn_id, attributed.as_ref());
         self.emit(EventBody::TurnStarted(started)).await;
         if attributed.is_none() {
             let fact = GoalFact::ReconcileRequired {

@@ -28,7 +28,7 @@ use crate::api::{ClientFrame, ServerFrame};
     modifiers(&BearerAuth),
     security(("bearer" = [])),
     // The event payloads' schemas come with `EventBody` (utoipa collects what its variants
-    // refer to): the event table in `runtime/src/event.rs` is the one list of event types.
+    // refer to): the event table in `core/src/event.rs` is the one list of event types.
     components(schemas(Event, EventBody, ServerFrame, ClientFrame, QuestionAnswer, AnswerChoices)),
     tags(
         (name = "sessions", description = "Session lifecycle"),

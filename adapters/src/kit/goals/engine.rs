@@ -5,8 +5,8 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use ensemble_runtime::adapter::{AdapterError, EventSink, Fact};
-use ensemble_runtime::goal::{
+use ensemble_core::adapter::{AdapterError, EventSink, Fact};
+use ensemble_core::goal::{
     AdoptRequest, Binding, GoalAction, GoalCommand, GoalFact, GoalHost, GoalIdentity, ProviderGoal, fingerprint,
     lineage,
 };

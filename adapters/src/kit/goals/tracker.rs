@@ -6,7 +6,7 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
-use ensemble_runtime::goal::{Binding, GoalIdentity};
+use ensemble_core::goal::{Binding, GoalIdentity};
 
 /// How many generation bindings and turn evidences a session keeps in memory.
 pub const MAX_BINDINGS: usize = 256;

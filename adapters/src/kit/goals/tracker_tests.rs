@@ -1,6 +1,6 @@
 //! The tracker's classifier and race table, route for route.
 
-use ensemble_runtime::goal::{ProviderGoal, fingerprint, lineage};
+use ensemble_core::goal::{ProviderGoal, fingerprint, lineage};
 
 use super::*;
 

@@ -75,7 +75,10 @@ mod tests {
     use std::pin::pin;
 
     use super::*;
-    use crate::test_util::poll_once;
+
+    fn poll_once<F: std::future::Future>(f: std::pin::Pin<&mut F>) -> std::task::Poll<F::Output> {
+        f.poll(&mut std::task::Context::from_waker(std::task::Waker::noop()))
+    }
 
     #[tokio::test]
     async fn a_publisher_waits_while_the_queue_holds_the_budget_and_goes_once_it_drains() {

@@ -383,3 +383,19 @@ pub trait Adapter: Send + Sync + 'static {
         unsupported("goals")
     }
 }
+
+/// Provider state in memory, for adapters driven without a controller (their tests).
+#[derive(Default)]
+pub struct MemoryState(std::sync::Mutex<std::collections::HashMap<(SessionKey, String), String>>);
+
+#[async_trait]
+impl StateBackend for MemoryState {
+    async fn get(&self, key: &SessionKey, name: &str) -> Result<Option<String>, StateError> {
+        Ok(self.0.lock().unwrap_or_else(|e| e.into_inner()).get(&(key.clone(), name.to_owned())).cloned())
+    }
+
+    async fn set(&self, key: &SessionKey, name: &str, value: String) -> Result<(), StateError> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).insert((key.clone(), name.to_owned()), value);
+        Ok(())
+    }
+}

@@ -2,7 +2,7 @@
 //!
 //! These types serialise exactly as `API.md` describes them; the status and the submit availability
 //! are *derived* from the session's lifecycle phase, its active turn and its pending interactions
-//! (see [`crate::session`]), never set from two places.
+//! (see `ensemble_runtime::session`), never set from two places.
 
 use std::collections::HashMap;
 
@@ -20,6 +20,7 @@ pub enum Scope {
     Side,
 }
 
+// The runtime derives it (`ensemble_runtime::session`); the line below is the contract's wording.
 /// The status clients see. Derived, see [`crate::session::SessionRecord::refresh`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
