@@ -124,6 +124,11 @@ impl Live {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The agent said who it is in `initialize`.
+    pub(super) fn set_quirks(&self, quirks: &'static super::quirks::Quirks) {
+        self.state().translator.set_quirks(quirks);
+    }
+
     pub(super) fn session_id(&self) -> Option<String> {
         self.state().session_id.clone()
     }

@@ -24,6 +24,7 @@ pub mod config;
 mod diff;
 mod fs;
 mod live;
+pub mod quirks;
 pub mod translate;
 mod wire;
 
@@ -292,6 +293,7 @@ async fn spawn(
     if let Ok(mut a) = agent.lock() {
         *a = Some(info);
     }
+    live.set_quirks(quirks::for_agent(response.agent_info.as_ref().map(|i| i.name.as_str())));
     if let Ok(mut a) = live.agent.lock() {
         *a = Some(response.clone());
     }

@@ -20,6 +20,7 @@ use ensemble_core::shared_list::SharedList;
 use serde_json::Value;
 
 use super::diff::unified;
+use super::quirks::{self, Quirks};
 use super::wire as acp;
 
 /// What one ACP message means for the session.
@@ -40,6 +41,8 @@ pub struct Translator {
     calls: HashMap<String, OpenCall>,
     /// The agent's modes, kept to apply `current_mode_update`.
     modes: Option<SessionModes>,
+    /// How this agent fills what the protocol leaves free (from its `initialize`).
+    quirks: &'static Quirks,
 }
 
 #[derive(Debug)]
@@ -62,7 +65,19 @@ struct OpenCall {
 
 impl Translator {
     pub fn new(max_text: usize) -> Self {
-        Self { max_text, message: None, reasoning: None, calls: HashMap::new(), modes: None }
+        Self {
+            max_text,
+            message: None,
+            reasoning: None,
+            calls: HashMap::new(),
+            modes: None,
+            quirks: quirks::for_agent(None),
+        }
+    }
+
+    /// The agent said who it is: its quirks apply from now on.
+    pub fn set_quirks(&mut self, quirks: &'static Quirks) {
+        self.quirks = quirks;
     }
 
     /// Forgets the previous turn's items (a new turn starts).
@@ -228,7 +243,7 @@ impl Translator {
                 call_id: id.clone(),
                 kind: call_kind(call.kind),
                 name: call.title.clone(),
-                command: command_of(call.kind, &call.title, call.raw_input.as_ref()),
+                command: command_of(self.quirks, call.kind, &call.title, call.raw_input.as_ref()),
                 cwd: call.raw_input.as_ref().and_then(|i| str_field(i, &["cwd"])),
                 input: call.raw_input.clone(),
                 changes: changes.clone(),
@@ -273,7 +288,7 @@ impl Translator {
                     call_id: id.clone(),
                     kind: call_kind(kind),
                     name: title.clone(),
-                    command: command_of(kind, &title, f.raw_input.as_ref()),
+                    command: command_of(self.quirks, kind, &title, f.raw_input.as_ref()),
                     cwd: f.raw_input.as_ref().and_then(|i| str_field(i, &["cwd"])),
                     input: f.raw_input.clone(),
                     changes: changes.clone(),
@@ -339,17 +354,12 @@ impl Translator {
 
     fn complete_call(&mut self, id: &str, status: acp::ToolCallStatus, raw_output: Option<&Value>, out: &mut Vec<Out>) {
         let Some(open) = self.calls.remove(id) else { return };
-        let raw = raw_output.and_then(output_of);
+        let raw = raw_output.and_then(|o| self.quirks.output(o));
         let output = match raw {
             Some(o) if !o.is_empty() => Some(o),
             _ => (!open.output.is_empty()).then_some(open.output),
         };
-        let exit_code = raw_output.and_then(|o| {
-            ["exit_code", "exitCode"]
-                .iter()
-                .find_map(|k| o.get(*k).and_then(Value::as_i64))
-                .and_then(|c| i32::try_from(c).ok())
-        });
+        let exit_code = raw_output.and_then(|o| self.quirks.exit_code(o));
         let status = match status {
             acp::ToolCallStatus::Failed => CallStatus::Failed,
             _ => CallStatus::Completed,
@@ -446,7 +456,7 @@ impl Translator {
         InteractionRequestedPayload {
             request_id: request_id.to_owned(),
             kind: interaction_kind,
-            command: kind.and_then(|k| command_of(k, &title, raw_input.as_ref())),
+            command: kind.and_then(|k| command_of(self.quirks, k, &title, raw_input.as_ref())),
             cwd: raw_input.as_ref().and_then(|i| str_field(i, &["cwd"])),
             title,
             detail,
@@ -639,38 +649,17 @@ fn status_name(s: acp::ToolCallStatus) -> &'static str {
     }
 }
 
-/// The command an execute call runs: its raw input's `command` (a string, or an argv whose last
-/// element is the script when it is `sh -c …`), else its title.
-fn command_of(kind: acp::ToolKind, title: &str, raw_input: Option<&Value>) -> Option<String> {
+/// The command an execute call runs: what the agent's raw input says (see `quirks`), else its
+/// title.
+fn command_of(q: &Quirks, kind: acp::ToolKind, title: &str, raw_input: Option<&Value>) -> Option<String> {
     if kind != acp::ToolKind::Execute {
         return None;
     }
-    let from_input = raw_input.and_then(|i| i.get("command")).and_then(|c| match c {
-        Value::String(s) => Some(s.clone()),
-        Value::Array(argv) => {
-            let words: Vec<&str> = argv.iter().filter_map(Value::as_str).collect();
-            match words.as_slice() {
-                [shell, flag, script] if shell.ends_with("sh") && flag.ends_with('c') => Some((*script).to_owned()),
-                _ if !words.is_empty() => Some(words.join(" ")),
-                _ => None,
-            }
-        }
-        _ => None,
-    });
-    from_input.or_else(|| Some(title.to_owned()))
+    raw_input.and_then(|i| q.command(i)).or_else(|| Some(title.to_owned()))
 }
 
 fn str_field(v: &Value, keys: &[&str]) -> Option<String> {
     keys.iter().find_map(|k| v.get(*k).and_then(Value::as_str)).map(str::to_owned)
-}
-
-/// A call's output from its raw output: a string, or the usual fields of a command's result.
-fn output_of(raw: &Value) -> Option<String> {
-    match raw {
-        Value::String(s) => Some(s.clone()),
-        Value::Object(_) => str_field(raw, &["aggregated_output", "formatted_output", "output", "stdout"]),
-        _ => None,
-    }
 }
 
 fn text_of(block: &acp::ContentBlock) -> Option<&str> {

@@ -1,0 +1,13 @@
+//! `codex-acp` (`@zed-industries/codex-acp`): an execute call's `rawInput.command` is codex's
+//! argv (`["bash", "-lc", SCRIPT]`), and its `rawOutput` is codex's exec result, whose
+//! `aggregated_output` is stdout and stderr interleaved as the user saw them (`formatted_output`
+//! is the same, reformatted for the model).
+
+use super::Quirks;
+
+pub(super) const QUIRKS: Quirks = Quirks {
+    agent: "codex-acp",
+    output_fields: &["aggregated_output", "formatted_output", "stdout"],
+    exit_code_fields: &["exit_code"],
+    argv_commands: true,
+};

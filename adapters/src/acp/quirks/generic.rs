@@ -1,0 +1,11 @@
+//! An agent Ensemble has no file for: every shape the known agents use is accepted, so a new
+//! agent shows its commands and their output if it follows any of them.
+
+use super::Quirks;
+
+pub(super) const QUIRKS: Quirks = Quirks {
+    agent: "*",
+    output_fields: &["aggregated_output", "formatted_output", "output", "stdout"],
+    exit_code_fields: &["exit_code", "exitCode"],
+    argv_commands: true,
+};

@@ -1,0 +1,102 @@
+//! What ACP agents do differently, one file per agent, chosen by the identity the agent reports
+//! in `initialize` (`agentInfo.name`). The protocol leaves a tool call's `rawInput` and
+//! `rawOutput` free-form; each agent fills them its own way, and this is where that knowledge
+//! lives. An agent without a file of its own gets [`generic`], which accepts every shape the
+//! known agents use.
+
+mod codex_acp;
+mod generic;
+
+use serde_json::Value;
+
+/// How one agent shapes what the protocol leaves free.
+#[derive(Debug)]
+pub struct Quirks {
+    /// The agent's `agentInfo.name` this applies to (`*` for the generic one).
+    pub agent: &'static str,
+    /// Fields of an execute call's `rawOutput` object holding the command's output, by preference.
+    pub output_fields: &'static [&'static str],
+    /// Fields of `rawOutput` holding the exit code.
+    pub exit_code_fields: &'static [&'static str],
+    /// Whether `rawInput.command` may be an argv (`["bash", "-lc", SCRIPT]`) rather than a string.
+    pub argv_commands: bool,
+}
+
+const KNOWN: &[&Quirks] = &[&codex_acp::QUIRKS];
+
+/// The quirks of the agent that reported `name` (the generic ones when it is not known).
+pub fn for_agent(name: Option<&str>) -> &'static Quirks {
+    name.and_then(|n| KNOWN.iter().copied().find(|q| q.agent == n)).unwrap_or(&generic::QUIRKS)
+}
+
+impl Quirks {
+    /// The command an execute call runs: its raw input's `command` (a string, or an argv whose
+    /// last element is the script when it is `sh -c …`).
+    pub fn command(&self, raw_input: &Value) -> Option<String> {
+        match raw_input.get("command")? {
+            Value::String(s) => Some(s.clone()),
+            Value::Array(argv) if self.argv_commands => {
+                let words: Vec<&str> = argv.iter().filter_map(Value::as_str).collect();
+                match words.as_slice() {
+                    [shell, flag, script] if shell.ends_with("sh") && flag.ends_with('c') => Some((*script).to_owned()),
+                    _ if !words.is_empty() => Some(words.join(" ")),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// A call's output from its raw output: a string, or one of the agent's output fields.
+    pub fn output(&self, raw: &Value) -> Option<String> {
+        match raw {
+            Value::String(s) => Some(s.clone()),
+            Value::Object(_) => {
+                self.output_fields.iter().find_map(|k| raw.get(*k).and_then(Value::as_str)).map(str::to_owned)
+            }
+            _ => None,
+        }
+    }
+
+    /// A call's exit code from its raw output.
+    pub fn exit_code(&self, raw: &Value) -> Option<i32> {
+        self.exit_code_fields
+            .iter()
+            .find_map(|k| raw.get(*k).and_then(Value::as_i64))
+            .and_then(|c| i32::try_from(c).ok())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn agents_are_told_apart_by_their_reported_name() {
+        assert_eq!(for_agent(Some("codex-acp")).agent, "codex-acp");
+        assert_eq!(for_agent(Some("someone-else")).agent, "*");
+        assert_eq!(for_agent(None).agent, "*");
+    }
+
+    #[test]
+    fn codex_acp_argv_and_output_fields() {
+        let q = for_agent(Some("codex-acp"));
+        assert_eq!(q.command(&json!({"command": ["bash", "-lc", "ls -la"]})).as_deref(), Some("ls -la"));
+        assert_eq!(q.command(&json!({"command": ["git", "status"]})).as_deref(), Some("git status"));
+        let raw = json!({"exit_code": 2, "formatted_output": "f", "aggregated_output": "a"});
+        assert_eq!((q.output(&raw).as_deref(), q.exit_code(&raw)), (Some("a"), Some(2)));
+    }
+
+    #[test]
+    fn the_generic_agent_takes_every_known_shape() {
+        let q = for_agent(None);
+        assert_eq!(q.command(&json!({"command": "make test"})).as_deref(), Some("make test"));
+        assert_eq!(q.command(&json!({"command": ["sh", "-c", "x"]})).as_deref(), Some("x"));
+        assert_eq!(q.output(&json!({"stdout": "o", "exitCode": 1})).as_deref(), Some("o"));
+        assert_eq!(q.exit_code(&json!({"exitCode": 1})), Some(1));
+        assert_eq!(q.output(&json!("plain")).as_deref(), Some("plain"));
+        assert_eq!(q.command(&json!({"cmd": "x"})), None);
+    }
+}
