@@ -387,8 +387,8 @@ pub const SESSION_TABLE_PRESIZE_MAX: usize = 1 << 16;
 /// A table keyed by session, made ready for `limit` entries (the limit on what it holds, up to
 /// [`SESSION_TABLE_PRESIZE_MAX`]). Grown from empty, each doubling of the controller's and the
 /// scripted provider's tables allocated a new one, hashed every key again (two strings behind
-/// pointers) and freed the old one, which stayed in the server's memory: with 10,000 sessions
-/// the server's RSS was ~5 MiB larger than with the tables made ready (README, Performance).
+/// pointers) and freed the old one, which stayed in the server's memory: with many sessions
+/// the server's RSS grew by megabytes over tables made ready (docs/performance/log.md).
 pub fn session_table<V>(limit: usize) -> HashMap<SessionKey, V> {
     HashMap::with_capacity(limit.min(SESSION_TABLE_PRESIZE_MAX))
 }

@@ -89,7 +89,7 @@ pub struct ServeArgs {
     /// Longest the store writer waits to group more work into one commit, when work is piling up
     /// (an operation with nothing queued behind it commits at once; a lull of a quarter of it ends
     /// the wait). 0, the default: a group is whatever queued during the previous commit, which
-    /// measured faster on every bench (README "Performance").
+    /// measured faster on every bench (docs/performance/log.md).
     #[arg(long, env = "ENSEMBLE_COMMIT_LINGER_MS", default_value_t = 0)]
     pub commit_linger_ms: u64,
 
@@ -129,13 +129,13 @@ pub struct ServeArgs {
 
     /// `postgres://user:password@host:port/db`: keep sessions, room logs, goals and provider state in
     /// PostgreSQL instead of the SQLite file in the data dir (migrations are applied at start).
-    /// Without `--nats-url`, one server per database (README "PostgreSQL instead of SQLite"). The
+    /// Without `--nats-url`, one server per database (docs/several-hosts.md). The
     /// URL may carry credentials: it is never logged.
     #[arg(long, env = "ENSEMBLE_DATABASE_URL", value_parser = parse_database_url, hide_env_values = true)]
     pub database_url: Option<String>,
 
-    /// `nats://host:port`: join the other hosts on this NATS server (needs `--database-url`; README
-    /// "Running several hosts"). Room frames and forwarded requests travel over it.
+    /// `nats://host:port`: join the other hosts on this NATS server (needs `--database-url`;
+    /// docs/several-hosts.md). Room frames and forwarded requests travel over it.
     #[arg(long, env = "ENSEMBLE_NATS_URL", requires = "database_url", hide_env_values = true)]
     pub nats_url: Option<String>,
 
@@ -164,7 +164,7 @@ pub struct ServeArgs {
     pub sqlite_sync: SqliteSync,
 
     /// Bytes of the SQLite WAL written with zeros ahead of its last frame, so commits overwrite
-    /// pages the file has instead of growing it (README "Performance"); 0 turns it off. Default:
+    /// pages the file has instead of growing it (docs/performance/log.md); 0 turns it off. Default:
     /// 256 KiB, or 0 when the data dir is on a copy-on-write file system (btrfs, ZFS, bcachefs),
     /// where an overwrite allocates anew and it measured no gain.
     #[arg(long, env = "ENSEMBLE_SQLITE_WAL_PREFILL_BYTES")]

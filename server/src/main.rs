@@ -7,8 +7,8 @@ use ensemble_adapters::kit::process::{self, ChildDefaults};
 use ensemble_server::config::{Cli, Command};
 use ensemble_server::{openapi, os, router, server, telemetry};
 
-// glibc's malloc (its arenas, `malloc_consolidate`) was a fifth of the server's CPU in a profile of
-// session starts; mimalloc's thread-local free lists cut that (README, Performance).
+// glibc's malloc (its arenas, `malloc_consolidate`) dominated a profile of session starts;
+// mimalloc's thread-local free lists cut that (docs/performance/log.md).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -2,7 +2,7 @@
 //! server does real work with nothing installed and every runtime path is testable without codex.
 //!
 //! A turn's input is read line by line. Lines starting with `/` are directives (see [`Directive`]
-//! and the README); other lines are text the agent echoes back. The reply is streamed word by word
+//! and docs/providers.md); other lines are text the agent echoes back. The reply is streamed word by word
 //! as `message.delta`s with a configurable delay, so cancel and reconnect can happen mid-stream.
 //! The conversation is kept in the store (provider state), so `/history` works after a restart.
 

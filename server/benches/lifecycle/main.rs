@@ -303,7 +303,7 @@ async fn main() {
         let name = phase.name();
         // The target counts what a submit costs (the accept path); with replies streaming each
         // submit also brings its turn's seven events and a transcript write, against one row per
-        // request on the baseline's side: shown, not held to the target (README, Performance).
+        // request on the baseline's side: shown, not held to the target (docs/performance/).
         if phase == Phase::SubmitsStreaming {
             println!("for information: {name}, {c} clients: Ensemble / baseline {ratio:.2}x (not a target)");
             continue;

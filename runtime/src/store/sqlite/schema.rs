@@ -151,8 +151,8 @@ const MIGRATIONS: &[&str] = &[
     // 5: events without an index by room. Each event row links to the room's previous one
     // (`prev_id`), the room's row holds its newest (`last_id`), and every `MARK_EVERY`-th seq of a
     // room has an entry in `event_marks` to enter the chain near any seq. Kept with each insert,
-    // the index put each room's entries on a page of their own, and a group of starts across 32
-    // rooms rewrote 32 of its pages (README, Performance). Rooms whose row lags their events (a
+    // the index put each room's entries on a page of their own, and a group of starts across many
+    // rooms rewrote a page per room (docs/performance/log.md). Rooms whose row lags their events (a
     // room's events without a row) get their head from the events, so no seq is handed out twice.
     "ALTER TABLE events ADD COLUMN prev_id INTEGER;
      UPDATE events SET prev_id = (SELECT p.id FROM events p
