@@ -224,7 +224,11 @@ pub fn read_secret_file(
         std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path).map_err(read_err)?;
     let meta = file.metadata().map_err(read_err)?;
     if !meta.file_type().is_file() {
-        return Err(SecurityError::SecretNotARegularFile { flag, path: path.into(), kind: file_kind(meta.file_type()) });
+        return Err(SecurityError::SecretNotARegularFile {
+            flag,
+            path: path.into(),
+            kind: file_kind(meta.file_type()),
+        });
     }
     let mode = meta.permissions().mode() & 0o777;
     if mode & 0o077 != 0 {

@@ -112,7 +112,9 @@ pub fn cluster_settings(args: &ServeArgs) -> anyhow::Result<Option<cluster::Sett
         .map(|p| cluster::auth::NatsCredentials::load(p, args.allow_shared_token_file))
         .transpose()?;
     if credentials.is_none() {
-        tracing::warn!("--nats-credentials not given: connecting to NATS anonymously (README \"Running several hosts\")");
+        tracing::warn!(
+            "--nats-credentials not given: connecting to NATS anonymously (README \"Running several hosts\")"
+        );
     }
     let request_timeout = Duration::from_secs(args.request_timeout_secs.max(1));
     Ok(Some(cluster::Settings {

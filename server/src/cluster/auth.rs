@@ -157,7 +157,7 @@ pub fn hex(bytes: &[u8]) -> String {
 }
 
 fn unhex(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return None;
     }
     (0..s.len()).step_by(2).map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok()).collect()
@@ -266,7 +266,10 @@ impl ReplayCache {
 pub enum NatsCredentials {
     /// A `.creds` file: a user JWT and its nkey seed.
     Creds(String),
-    UserPassword { user: String, password: String },
+    UserPassword {
+        user: String,
+        password: String,
+    },
     Token(String),
     /// An nkey seed (`SU…`).
     Nkey(String),
@@ -339,7 +342,9 @@ impl NatsCredentials {
     pub fn apply(&self, options: async_nats::ConnectOptions) -> std::io::Result<async_nats::ConnectOptions> {
         Ok(match self {
             NatsCredentials::Creds(c) => options.credentials(c)?,
-            NatsCredentials::UserPassword { user, password } => options.user_and_password(user.clone(), password.clone()),
+            NatsCredentials::UserPassword { user, password } => {
+                options.user_and_password(user.clone(), password.clone())
+            }
             NatsCredentials::Token(t) => options.token(t.clone()),
             NatsCredentials::Nkey(seed) => options.nkey(seed.clone()),
         })
@@ -409,7 +414,9 @@ mod tests {
         assert!(matches!(NatsCredentials::parse("nkey=SUAB").unwrap(), NatsCredentials::Nkey(s) if s == "SUAB"));
         let creds = "-----BEGIN NATS USER JWT-----\nx\n------END NATS USER JWT------\n";
         assert!(matches!(NatsCredentials::parse(creds).unwrap(), NatsCredentials::Creds(_)));
-        for bad in ["", "# nothing", "user=a", "password=b", "user=a\npassword=b\ntoken=c", "token=", "token=a\ntoken=b"] {
+        for bad in
+            ["", "# nothing", "user=a", "password=b", "user=a\npassword=b\ntoken=c", "token=", "token=a\ntoken=b"]
+        {
             assert!(NatsCredentials::parse(bad).is_err(), "{bad:?}");
         }
         assert!(NatsCredentials::parse("pass=x").unwrap_err().contains("unknown key `pass`"));

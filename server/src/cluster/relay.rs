@@ -254,7 +254,7 @@ mod tests {
         // The same MAC on another room, or over another payload, or made with another secret.
         let other_room = message("ensemble.room.73", Some(signed.clone()), payload);
         assert_eq!(authenticate(&keys, skew, &other_room), Err(Rejection::BadMac));
-        let other_payload = message(subject, Some(signed.clone()), b"e\0\0\0\0\0\0\0\x02{}");
+        let other_payload = message(subject, Some(signed), b"e\0\0\0\0\0\0\0\x02{}");
         assert_eq!(authenticate(&keys, skew, &other_payload), Err(Rejection::BadMac));
         let stranger = ClusterKeys::from_secret(&[2; 32]);
         let forged = message(subject, Some(frame_headers(&stranger, subject, payload)), payload);

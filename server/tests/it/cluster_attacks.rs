@@ -25,7 +25,12 @@ async fn intruder(e: &Engines) -> async_nats::Client {
 }
 
 /// Sends a request as NATS carries forwarded ones and returns the answer.
-async fn publish_request(nats: &async_nats::Client, host: &str, headers: async_nats::HeaderMap, body: Value) -> async_nats::Message {
+async fn publish_request(
+    nats: &async_nats::Client,
+    host: &str,
+    headers: async_nats::HeaderMap,
+    body: Value,
+) -> async_nats::Message {
     let payload = Bytes::from(serde_json::to_vec(&body).unwrap());
     let request = async_nats::Request::new().headers(headers).payload(payload).timeout(Some(WAIT));
     nats.send_request(format!("ensemble.host.{host}.http"), request).await.unwrap()
@@ -68,9 +73,8 @@ async fn nats_admits_only_clients_with_credentials_and_hosts_need_the_cluster_se
     // The test nats-server runs with authorization, as a deployment's must.
     let anonymous = async_nats::ConnectOptions::new().connect(&e.nats_url).await;
     assert!(anonymous.is_err(), "an anonymous client connected");
-    let wrong = async_nats::ConnectOptions::with_user_and_password(NATS_USER.into(), "wrong".into())
-        .connect(&e.nats_url)
-        .await;
+    let wrong =
+        async_nats::ConnectOptions::with_user_and_password(NATS_USER.into(), "wrong".into()).connect(&e.nats_url).await;
     assert!(wrong.is_err(), "a wrong password connected");
     intruder(&e).await;
     // A host without --cluster-secret-file, or with a short one, does not start.
@@ -106,7 +110,8 @@ async fn a_forged_forwarded_request_runs_nothing() {
     a.session("r", "s").await;
     let nats = intruder(&e).await;
     // Without a MAC: a session start, and a turn on A's session.
-    let answer = publish_request(&nats, "a", forged("POST", "/v1/rooms/r/sessions", &[]), json!({"sessionId": "forged"})).await;
+    let answer =
+        publish_request(&nats, "a", forged("POST", "/v1/rooms/r/sessions", &[]), json!({"sessionId": "forged"})).await;
     assert_refused(&answer, "unauthenticated");
     let turn = json!({"input": [{"type": "text", "text": "forged"}]});
     let answer = publish_request(&nats, "a", forged("POST", "/v1/rooms/r/sessions/s/turns", &[]), turn.clone()).await;
@@ -213,10 +218,13 @@ async fn forged_room_frames_reach_no_client() {
     let head = ws.hello().await["headSeq"].as_u64().unwrap();
     let nats = intruder(&e).await;
     let subject = room_subject("r");
-    let event = |seq: u64| json!({"type": "event", "event": {"seq": seq, "roomId": "r", "sessionId": "s", "type": "forged"}});
+    let event =
+        |seq: u64| json!({"type": "event", "event": {"seq": seq, "roomId": "r", "sessionId": "s", "type": "forged"}});
     let side = json!({"type": "side_event", "event": {"seq": 1, "roomId": "r", "sessionId": "x", "type": "forged"}});
     // Without a MAC: the next seq, a seq far ahead (which made every client resync), a side frame.
-    for payload in [frame(b'e', head + 1, &event(head + 1)), frame(b'e', 1 << 62, &event(1 << 62)), frame(b's', 0, &side)] {
+    for payload in
+        [frame(b'e', head + 1, &event(head + 1)), frame(b'e', 1 << 62, &event(1 << 62)), frame(b's', 0, &side)]
+    {
         nats.publish(subject.clone(), payload).await.unwrap();
     }
     // Signed with another secret.
@@ -247,7 +255,8 @@ async fn forged_room_frames_reach_no_client() {
     assert_eq!(metric(&b, &reason("bad_mac")).await, 1.0);
     assert_eq!(metric(&b, &reason("seq_beyond_head")).await, 2.0);
     // The socket is still open and live.
-    let (status, body) = a.post("/v1/rooms/r/sessions/s/turns", json!({"input": [{"type": "text", "text": "again"}]})).await;
+    let (status, body) =
+        a.post("/v1/rooms/r/sessions/s/turns", json!({"input": [{"type": "text", "text": "again"}]})).await;
     assert_eq!(status, StatusCode::ACCEPTED, "{body}");
     ws.until_type("turn.completed").await;
 }
