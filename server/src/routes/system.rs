@@ -61,8 +61,10 @@ pub async fn healthz() -> Json<Health> {
 }
 
 /// Readiness: 503 while draining, while the database does not answer, or (with several hosts)
-/// while NATS is disconnected. Without the bearer token only `status` (a probe needs no more; the
-/// engine and the host id are for those who hold the token).
+/// while NATS is disconnected.
+///
+/// Without the bearer token only `status` (a probe needs no more; the engine, the host id and the
+/// NATS state are for those who hold the token).
 #[utoipa::path(get, path = "/readyz", tag = "system", security(()),
     responses((status = 200, description = "Ready (`database`, `hostId` and `nats` only with the bearer token)", body = Health),
         (status = 503, description = "Draining (shutting down), the database does not answer or cannot write (`storage_full`, `store_unwritable`), or NATS is disconnected", body = Health)))]

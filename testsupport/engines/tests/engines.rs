@@ -234,7 +234,8 @@ fn nats_drop_kills_the_server() {
 #[tokio::test]
 async fn a_server_outlives_the_thread_that_started_it() {
     let nats = std::thread::spawn(nats).join().unwrap();
-    let client = timeout(WAIT, async_nats::connect(nats.url())).await.unwrap().unwrap();
+    let login = async_nats::ConnectOptions::with_user_and_password(NATS_USER.into(), nats.password().into());
+    let client = timeout(WAIT, login.connect(nats.url())).await.unwrap().unwrap();
     let mut sub = client.subscribe("engines.thread").await.unwrap();
     client.publish("engines.thread", "still here".into()).await.unwrap();
     let msg = timeout(WAIT, sub.next()).await.unwrap().unwrap();
