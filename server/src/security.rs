@@ -613,7 +613,8 @@ impl AccessPolicy {
 
 /// Marks a request another host of the cluster forwarded (over NATS, after its own edge checked
 /// Host, Origin and token). Only in-process code can set a request extension, so a client cannot
-/// claim it.
+/// claim it; `cluster::forward` sets it only on a message whose MAC (keyed by the cluster secret),
+/// timestamp and nonce it verified.
 #[derive(Clone, Debug)]
 pub struct Forwarded {
     /// The host that received the request.
