@@ -115,6 +115,11 @@ impl RoomHub {
         }
     }
 
+    /// Whether the room has subscribers here (a frame for it would reach someone).
+    pub fn watches(&self, room_id: &str) -> bool {
+        self.rooms.lock().unwrap_or_else(|e| e.into_inner()).contains_key(room_id)
+    }
+
     /// Rooms that currently have a bus (i.e. subscribers).
     pub fn active_rooms(&self) -> usize {
         self.rooms.lock().map(|r| r.len()).unwrap_or(0)

@@ -246,14 +246,14 @@ pub struct Health {
     /// while its last commit failed, and `nats_unavailable` while a host of several cannot reach
     /// NATS.
     pub status: String,
-    /// `/readyz` only: the store's engine, `sqlite` or `postgres`.
+    /// `/readyz` with the bearer token only: the store's engine, `sqlite` or `postgres`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub database: Option<String>,
-    /// `/readyz` with several hosts (`--nats-url`): this host's id.
+    /// `/readyz` with the bearer token and several hosts (`--nats-url`): this host's id.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub host_id: Option<String>,
-    /// `/readyz` with several hosts: `connected`, or `disconnected` (then the status is
-    /// `nats_unavailable`).
+    /// `/readyz` with the bearer token and several hosts: `connected`, or `disconnected` (then the
+    /// status is `nats_unavailable`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nats: Option<String>,
 }

@@ -56,8 +56,9 @@ pub struct ServeArgs {
     #[arg(long, env = "ENSEMBLE_TOKEN_FILE")]
     pub token_file: Option<PathBuf>,
 
-    /// Accept a --token-file that group or others may read (refused otherwise): for secret mounts
-    /// (Docker, Kubernetes) that cannot be 0600 and owned by the server's user.
+    /// Accept a --token-file (and --cluster-secret-file, --nats-credentials) that group or others
+    /// may read (refused otherwise): for secret mounts (Docker, Kubernetes) that cannot be 0600 and
+    /// owned by the server's user.
     #[arg(long, env = "ENSEMBLE_ALLOW_SHARED_TOKEN_FILE", value_parser = clap::builder::BoolishValueParser::new())]
     pub allow_shared_token_file: bool,
 
@@ -138,6 +139,30 @@ pub struct ServeArgs {
     /// docs/several-hosts.md). Room frames and forwarded requests travel over it.
     #[arg(long, env = "ENSEMBLE_NATS_URL", requires = "database_url", hide_env_values = true)]
     pub nats_url: Option<String>,
+
+    /// How this host authenticates to the NATS server (absolute path; the token file's permission
+    /// checks): a NATS `.creds` file (user JWT and nkey seed), or `key=value` lines: `user=` and
+    /// `password=`, or `token=`, or `nkey=` (a seed). Without it, the connection is anonymous.
+    #[arg(long, env = "ENSEMBLE_NATS_CREDENTIALS", requires = "nats_url")]
+    pub nats_credentials: Option<PathBuf>,
+
+    /// The secret every host shares (absolute path; at least 32 bytes, trimmed; the token file's
+    /// permission checks); required with `--nats-url`. Every forwarded request, its answer and every
+    /// room frame carries a MAC keyed by it; a host acts on nothing without a valid one.
+    #[arg(long, env = "ENSEMBLE_CLUSTER_SECRET_FILE", requires = "nats_url")]
+    pub cluster_secret_file: Option<PathBuf>,
+
+    /// How far a forwarded request's or a room frame's timestamp may be from this host's clock
+    /// (either way) before it is refused as stale; forwarded requests' nonces are remembered for
+    /// twice as long, so a captured request cannot be replayed. Seconds.
+    #[arg(long, env = "ENSEMBLE_CLUSTER_MAX_SKEW_SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub cluster_max_skew_secs: u64,
+
+    /// Nonces of forwarded requests remembered at once (within twice `--cluster-max-skew-secs`);
+    /// when full, further forwarded requests are refused (503 on the forwarding host) until old
+    /// ones expire.
+    #[arg(long, env = "ENSEMBLE_CLUSTER_REPLAY_CACHE", default_value_t = 131_072, value_parser = clap::value_parser!(u64).range(1..))]
+    pub cluster_replay_cache: u64,
 
     /// This host's name among the hosts (unique; default: the hostname plus a random suffix). Keep
     /// it across restarts to recover this host's own sessions at once instead of after its lease.

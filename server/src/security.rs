@@ -77,6 +77,19 @@ pub enum SecurityError {
          hosts, so give it a token you chose (`--token-file /abs/path`, at least {MIN_TOKEN_BYTES} bytes)"
     )]
     NonLoopbackWithoutTokenFile(SocketAddr),
+    #[error("{flag} must be an absolute path, got {path}")]
+    RelativeSecretFile { flag: &'static str, path: PathBuf },
+    #[error("cannot read the {flag} file {path}: {source}")]
+    SecretRead { flag: &'static str, path: PathBuf, source: std::io::Error },
+    #[error(
+        "the {flag} file {path} is accessible by other users (mode {mode:o}); run `chmod 600 {path}`, or pass \
+         --allow-shared-token-file (ENSEMBLE_ALLOW_SHARED_TOKEN_FILE=true) if it is a secret mount that cannot be 0600"
+    )]
+    SecretPermissions { flag: &'static str, path: PathBuf, mode: u32 },
+    #[error("the {flag} file {path} is not a regular file (it is {kind})")]
+    SecretNotARegularFile { flag: &'static str, path: PathBuf, kind: &'static str },
+    #[error("the {flag} file {path} is longer than {max} bytes")]
+    SecretFileTooLong { flag: &'static str, path: PathBuf, max: u64 },
     #[error("invalid --allowed-hosts entry `{0}`: expected a host name or IP address (or `*`)")]
     BadAllowedHost(String),
     #[error("invalid --trusted-origins entry `{0}`: expected scheme://host[:port] with http or https")]
@@ -189,6 +202,48 @@ fn read_token(path: &Path, allow_shared: bool, data_dir_token: bool) -> Result<T
         return Err(SecurityError::TokenCharacters(path.into()));
     }
     Ok(Token::new(t.to_owned()))
+}
+
+/// Reads a secret file other than the token (`flag` names it in errors) with the token file's
+/// checks: an absolute path to a regular file (symlinks followed: the target counts), private
+/// unless `allow_shared`, at most `max_bytes`; checked on the open file, so what is checked is
+/// what is read.
+pub fn read_secret_file(
+    flag: &'static str,
+    path: &Path,
+    allow_shared: bool,
+    max_bytes: u64,
+) -> Result<Vec<u8>, SecurityError> {
+    use std::io::Read;
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    if !path.is_absolute() {
+        return Err(SecurityError::RelativeSecretFile { flag, path: path.into() });
+    }
+    let read_err = |source| SecurityError::SecretRead { flag, path: path.into(), source };
+    let mut file =
+        std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path).map_err(read_err)?;
+    let meta = file.metadata().map_err(read_err)?;
+    if !meta.file_type().is_file() {
+        return Err(SecurityError::SecretNotARegularFile {
+            flag,
+            path: path.into(),
+            kind: file_kind(meta.file_type()),
+        });
+    }
+    let mode = meta.permissions().mode() & 0o777;
+    if mode & 0o077 != 0 {
+        if !allow_shared {
+            return Err(SecurityError::SecretPermissions { flag, path: path.into(), mode });
+        }
+        tracing::info!(flag, path = %path.display(), mode = format!("{mode:o}"),
+            "the file is accessible by other users; allowed by --allow-shared-token-file");
+    }
+    let mut raw = Vec::new();
+    (&mut file).take(max_bytes + 1).read_to_end(&mut raw).map_err(read_err)?;
+    if raw.len() as u64 > max_bytes {
+        return Err(SecurityError::SecretFileTooLong { flag, path: path.into(), max: max_bytes });
+    }
+    Ok(raw)
 }
 
 /// Loads the token: from `--token-file` if given, else from (or newly into) `DATA_DIR/token`.
@@ -558,7 +613,8 @@ impl AccessPolicy {
 
 /// Marks a request another host of the cluster forwarded (over NATS, after its own edge checked
 /// Host, Origin and token). Only in-process code can set a request extension, so a client cannot
-/// claim it.
+/// claim it; `cluster::forward` sets it only on a message whose MAC (keyed by the cluster secret),
+/// timestamp and nonce it verified.
 #[derive(Clone, Debug)]
 pub struct Forwarded {
     /// The host that received the request.

@@ -93,11 +93,32 @@ pub fn host_id(args: &ServeArgs) -> String {
     args.host_id.clone().unwrap_or_else(|| DEFAULT.get_or_init(cluster::default_host_id).clone())
 }
 
-/// The cluster's settings, when `--nats-url` joins this host to others.
-pub fn cluster_settings(args: &ServeArgs) -> Option<cluster::Settings> {
+/// The cluster's settings, when `--nats-url` joins this host to others: with the NATS credentials
+/// and the cluster secret read (and checked) from their files.
+pub fn cluster_settings(args: &ServeArgs) -> anyhow::Result<Option<cluster::Settings>> {
+    let Some(nats_url) = args.nats_url.clone() else { return Ok(None) };
+    let Some(secret_file) = &args.cluster_secret_file else {
+        anyhow::bail!(
+            "--nats-url needs --cluster-secret-file (ENSEMBLE_CLUSTER_SECRET_FILE): a file of at least {} random \
+             bytes, the same on every host, that authenticates what the hosts send each other over NATS (README \
+             \"Running several hosts\")",
+            cluster::auth::MIN_SECRET_BYTES
+        );
+    };
+    let keys = cluster::auth::ClusterKeys::load(secret_file, args.allow_shared_token_file)?;
+    let credentials = args
+        .nats_credentials
+        .as_deref()
+        .map(|p| cluster::auth::NatsCredentials::load(p, args.allow_shared_token_file))
+        .transpose()?;
+    if credentials.is_none() {
+        tracing::warn!(
+            "--nats-credentials not given: connecting to NATS anonymously (README \"Running several hosts\")"
+        );
+    }
     let request_timeout = Duration::from_secs(args.request_timeout_secs.max(1));
-    Some(cluster::Settings {
-        nats_url: args.nats_url.clone()?,
+    Ok(Some(cluster::Settings {
+        nats_url,
         host_id: host_id(args),
         lease: Duration::from_secs(args.lease_secs),
         outbox: args.nats_outbox.max(1),
@@ -105,17 +126,29 @@ pub fn cluster_settings(args: &ServeArgs) -> Option<cluster::Settings> {
         // Under the request timeout, so the caller hears 504 from here rather than 408.
         forward_timeout: request_timeout.mul_f64(0.9),
         max_body_bytes: args.max_body_bytes,
-    })
+        credentials,
+        keys: Arc::new(keys),
+        max_skew: Duration::from_secs(args.cluster_max_skew_secs),
+        replay_cache: usize::try_from(args.cluster_replay_cache).unwrap_or(usize::MAX),
+    }))
 }
 
 /// Builds the controller (and its store, and with `--nats-url` the link to the other hosts) from
 /// the configuration, probing the providers.
 pub async fn build_controller(args: &ServeArgs) -> anyhow::Result<(Controller, Option<Arc<cluster::Node>>)> {
+    build_controller_with(args, cluster_settings(args)?).await
+}
+
+/// [`build_controller`] with the cluster's settings already read.
+async fn build_controller_with(
+    args: &ServeArgs,
+    cluster: Option<cluster::Settings>,
+) -> anyhow::Result<(Controller, Option<Arc<cluster::Node>>)> {
     let data_dir = args.data_dir();
     std::fs::create_dir_all(&data_dir).with_context(|| format!("creating the data dir {}", data_dir.display()))?;
     let hub = RoomHub::new(args.ws_queue, args.ws_queue_bytes);
     // NATS before the store: the relay must see every frame the store commits.
-    let node = match cluster_settings(args) {
+    let node = match cluster {
         Some(settings) => {
             tracing::info!(host = %settings.host_id, lease_secs = settings.lease.as_secs(), "joining the hosts on NATS");
             Some(cluster::connect(&settings, &hub).await?)
@@ -126,8 +159,12 @@ pub async fn build_controller(args: &ServeArgs) -> anyhow::Result<(Controller, O
     let engine = if cfg.database_url.is_some() { "postgres" } else { "sqlite" };
     let store = Store::connect(cfg, hub.clone()).await.with_context(|| format!("opening the store ({engine})"))?;
     tracing::info!(engine, "store open");
-    // The token file, when it is not the data dir's own (whose entries are all refused anyway).
-    let server_files = args.token_file.iter().cloned().collect();
+    // The server's secrets outside the data dir (whose entries are all refused anyway): no agent's
+    // file request may reach them.
+    let server_files = [&args.token_file, &args.nats_credentials, &args.cluster_secret_file]
+        .into_iter()
+        .filter_map(|f| f.clone())
+        .collect();
     let adapters = args.providers.build(data_dir, args.max_live_sessions, server_files).await?;
     if !adapters.iter().any(|a| a.id() == args.default_provider) {
         let ids: Vec<&str> = adapters.iter().map(|a| a.id()).collect();
@@ -196,10 +233,12 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     }
     // The token, Host/Origin policy and workspace roots are checked before anything is opened.
     let (app_config, token_source) = app_config(&args)?;
+    // So are the cluster secret and the NATS credentials.
+    let cluster = cluster_settings(&args)?;
     // Before any agent can start: one server per data dir, and nothing left from a crashed run.
     let (run, reaped) = Run::begin(&data_dir)?;
     tracing::info!(run = %run.id, reaped, "run registered");
-    let (controller, node) = build_controller(&args).await?;
+    let (controller, node) = build_controller_with(&args, cluster).await?;
     if let Some(node) = &node {
         node.register(&controller).await?;
     }

@@ -8,7 +8,8 @@
 //! PostgreSQL and nats-server come from `ensemble-test-engines` (on free loopback ports, in temp
 //! dirs, started once per process; each run gets a fresh database); when either is missing the bench
 //! says it is skipped and exits 0. A run spawns hosts `a` and `b` (`ensemble serve --database-url …
-//! --nats-url … --host-id a|b --lease-secs 15`, each with its own data dir and token file, on
+//! --nats-url … --nats-credentials … --cluster-secret-file … --host-id a|b --lease-secs 15`, each
+//! with its own data dir and token file, sharing the NATS credentials and a cluster secret, on
 //! 127.0.0.1:0; `--scripted-chunk-delay-ms 0`, WebSocket limits raised to fit, the rest as
 //! `ensemble serve`'s defaults), and stops both with SIGTERM at its end.
 //!
@@ -99,14 +100,26 @@ struct Run {
     latency: Option<Latency>,
 }
 
-fn flags(db_url: &str, nats_url: &str, host: &str, subs: usize) -> Vec<String> {
+/// Where a host finds the cluster: the database, NATS, and the files that authenticate it.
+struct Cluster<'a> {
+    db_url: &'a str,
+    nats_url: &'a str,
+    credentials: &'a str,
+    secret: &'a str,
+}
+
+fn flags(c: &Cluster<'_>, host: &str, subs: usize) -> Vec<String> {
     let ws = (subs + 16).to_string();
     let ws_total = (2 * subs + 64).to_string();
     [
         "--database-url",
-        db_url,
+        c.db_url,
         "--nats-url",
-        nats_url,
+        c.nats_url,
+        "--nats-credentials",
+        c.credentials,
+        "--cluster-secret-file",
+        c.secret,
         "--host-id",
         host,
         "--lease-secs",
@@ -243,14 +256,26 @@ async fn latency(a: &Server, b: &Server, o: &Opts) -> Latency {
     }
 }
 
-async fn run(index: usize, db_url: &str, nats_url: &str, o: &Opts) -> Run {
+async fn run(index: usize, db_url: &str, nats: &Nats, o: &Opts) -> Run {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
     let tmp = tempfile::Builder::new().prefix("ensemble-bench-cluster-").tempdir_in("/var/tmp").unwrap();
     let (dir_a, dir_b) = (tmp.path().join("a"), tmp.path().join("b"));
     prepare(&dir_a);
     prepare(&dir_b);
-    let a = Server::spawn(&dir_a, &flags(db_url, nats_url, "a", o.subs)).await;
+    let secret = tmp.path().join("cluster-secret");
+    let mut f = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&secret).unwrap();
+    f.write_all(b"bench-cluster-secret-0123456789abcdef0123456789\n").unwrap();
+    let (nats_url, credentials) = (nats.url(), nats.credentials_file());
+    let cluster = Cluster {
+        db_url,
+        nats_url: &nats_url,
+        credentials: credentials.to_str().unwrap(),
+        secret: secret.to_str().unwrap(),
+    };
+    let a = Server::spawn(&dir_a, &flags(&cluster, "a", o.subs)).await;
     a.ready().await;
-    let b = Server::spawn(&dir_b, &flags(db_url, nats_url, "b", o.subs)).await;
+    let b = Server::spawn(&dir_b, &flags(&cluster, "b", o.subs)).await;
     b.ready().await;
     let r = index + 1;
     let (mut cross, mut same) = (None, None);
@@ -341,7 +366,7 @@ fn main() {
     let runs: Vec<Run> = rt.block_on(async {
         let mut runs = Vec::new();
         for (i, db) in dbs.iter().enumerate() {
-            runs.push(run(i, db, &nats.url(), &o).await);
+            runs.push(run(i, db, &nats, &o).await);
         }
         runs
     });

@@ -6,6 +6,15 @@
 //! response's `Content-Type`, `Retry-After` and `Location`. The owner runs the request through the
 //! same router, marked [`Forwarded`] (the edge here already checked Host, Origin and token), and
 //! never forwards it again: a session that moved meanwhile answers 503 with `Retry-After`.
+//!
+//! Only a request the owner can authenticate becomes [`Forwarded`]: it carries
+//! `Ensemble-Timestamp` (unix ms), `Ensemble-Nonce` (128 random bits) and `Ensemble-Mac` over
+//! method, URI, sending host, receiving host, content type, timestamp, nonce and body
+//! ([`auth`](super::auth)). The owner checks them before it reads anything else of the message: a
+//! missing or wrong MAC, a timestamp beyond `--cluster-max-skew-secs` or a nonce it saw before is
+//! refused (`ensemble_cluster_forward_refused_total{reason}`), never run. The answer carries a MAC
+//! over status, kept headers, body and the request's nonce, so a forged answer (anyone on NATS may
+//! publish to the reply subject) is 502 here, not passed on.
 
 use std::sync::Arc;
 
@@ -21,8 +30,9 @@ use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
+use super::auth::{self, MAC_HEADER, NONCE_HEADER, Purpose, Rejection, TIMESTAMP_HEADER};
 use super::{Node, host_subject};
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorBody, ErrorResponse};
 use crate::security::Forwarded;
 
 /// What the routing middleware needs.
@@ -89,6 +99,61 @@ fn outcome(label: &'static str) {
     metrics::counter!("ensemble_cluster_forwarded_total", "outcome" => label).increment(1);
 }
 
+/// The header that says why an owner refused a forwarded request (not authenticated: a refusal
+/// proves nothing, and the requester answers 502 either way).
+const REFUSED_HEADER: &str = "Ensemble-Refused";
+
+/// What a forwarded request's MAC covers, in this order.
+struct RequestFields<'a> {
+    method: &'a str,
+    uri: &'a str,
+    from: &'a str,
+    to: &'a str,
+    content_type: Option<&'a str>,
+    timestamp: &'a str,
+    nonce: &'a str,
+    body: &'a [u8],
+}
+
+impl RequestFields<'_> {
+    fn mac(&self, node: &Node) -> String {
+        let ct = auth::optional(self.content_type);
+        node.keys.sign(Purpose::Request, &self.encoded(&ct))
+    }
+
+    fn verify(&self, node: &Node, mac: &str) -> bool {
+        let ct = auth::optional(self.content_type);
+        node.keys.verify(Purpose::Request, &self.encoded(&ct), mac)
+    }
+
+    fn encoded<'b>(&'b self, content_type: &'b [u8]) -> [&'b [u8]; 8] {
+        [
+            self.method.as_bytes(),
+            self.uri.as_bytes(),
+            self.from.as_bytes(),
+            self.to.as_bytes(),
+            content_type,
+            self.timestamp.as_bytes(),
+            self.nonce.as_bytes(),
+            self.body,
+        ]
+    }
+}
+
+/// The MAC fields of an answer: status, the kept headers (present or not), the request's nonce,
+/// the body.
+fn answer_fields(status: &str, kept: &[Option<&str>; 3], nonce: &str, body: &[u8]) -> Vec<Vec<u8>> {
+    let mut fields = vec![status.as_bytes().to_vec()];
+    fields.extend(kept.iter().map(|v| auth::optional(*v)));
+    fields.push(nonce.as_bytes().to_vec());
+    fields.push(body.to_vec());
+    fields
+}
+
+fn as_slices(fields: &[Vec<u8>]) -> Vec<&[u8]> {
+    fields.iter().map(Vec::as_slice).collect()
+}
+
 impl Node {
     /// Sends `req` to `owner` and turns its answer (or the lack of one) into the response.
     async fn forward(&self, owner: &str, req: Request) -> Response {
@@ -97,21 +162,34 @@ impl Node {
             return ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "body_too_large", "the request body is too large")
                 .into_response();
         };
+        let uri = parts.uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
+        let content_type = parts.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
+        let (timestamp, nonce) = (auth::now_ms().to_string(), auth::nonce());
+        let fields = RequestFields {
+            method: parts.method.as_str(),
+            uri,
+            from: &self.host_id,
+            to: owner,
+            content_type,
+            timestamp: &timestamp,
+            nonce: &nonce,
+            body: &body,
+        };
         let mut h = async_nats::HeaderMap::new();
         h.insert("Ensemble-Method", parts.method.as_str());
-        h.insert("Ensemble-Uri", parts.uri.path_and_query().map(|p| p.as_str()).unwrap_or("/"));
+        h.insert("Ensemble-Uri", uri);
         h.insert("Ensemble-From", self.host_id.as_str());
-        if let Some(ct) = parts.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()) {
+        if let Some(ct) = content_type {
             h.insert("Content-Type", ct);
         }
+        h.insert(TIMESTAMP_HEADER, timestamp.as_str());
+        h.insert(NONCE_HEADER, nonce.as_str());
+        h.insert(MAC_HEADER, fields.mac(self).as_str());
         let request = async_nats::Request::new().headers(h).payload(body).timeout(Some(self.forward_timeout));
         let answer = self.client.send_request(host_subject(owner), request).await;
         let retry = self.lease.as_secs().max(1);
         match answer {
-            Ok(msg) => {
-                outcome("ok");
-                answer_response(&msg)
-            }
+            Ok(msg) => answer_response(self, owner, &nonce, &msg),
             Err(e) => match e.kind() {
                 async_nats::RequestErrorKind::TimedOut => {
                     outcome("timeout");
@@ -185,17 +263,33 @@ impl Node {
     }
 }
 
-/// The owner's answer as this host's response.
-fn answer_response(msg: &async_nats::Message) -> Response {
+/// The owner's answer as this host's response, if it is authentic (502 otherwise).
+fn answer_response(node: &Node, owner: &str, nonce: &str, msg: &async_nats::Message) -> Response {
     let headers = msg.headers.as_ref();
-    let status = headers
-        .and_then(|h| h.get("Ensemble-Status"))
-        .and_then(|v| v.as_str().parse::<u16>().ok())
-        .and_then(|s| StatusCode::from_u16(s).ok());
+    let get = |name: &str| headers.and_then(|h| h.get(name)).map(|v| v.as_str());
+    let status_text = get("Ensemble-Status").unwrap_or("");
+    let kept = KEPT.each_ref().map(|name| get(name.as_str()));
+    let fields = answer_fields(status_text, &kept, nonce, &msg.payload);
+    if !get(MAC_HEADER).is_some_and(|mac| node.keys.verify(Purpose::Answer, &as_slices(&fields), mac)) {
+        outcome("unauthenticated_answer");
+        let refused = get(REFUSED_HEADER);
+        tracing::warn!(owner, refused, "a forwarded request's answer failed the cluster authentication check");
+        let message = match refused {
+            Some(reason) => format!(
+                "the host that owns the session ({owner}) refused the forwarded request ({reason}); do the hosts \
+                 share --cluster-secret-file, and do their clocks agree within --cluster-max-skew-secs?"
+            ),
+            None => format!("the answer of the host that owns the session ({owner}) failed authentication"),
+        };
+        return ApiError::new(StatusCode::BAD_GATEWAY, "forward_unauthenticated", message).into_response();
+    }
+    let status = status_text.parse::<u16>().ok().and_then(|s| StatusCode::from_u16(s).ok());
     let Some(status) = status else {
+        outcome("error");
         return ApiError::new(StatusCode::BAD_GATEWAY, "forward_failed", "the owning host sent an unreadable answer")
             .into_response();
     };
+    outcome("ok");
     let mut resp = Response::new(Body::from(msg.payload.clone()));
     *resp.status_mut() = status;
     for name in KEPT {
@@ -228,14 +322,75 @@ pub async fn answer(node: Arc<Node>, mut requests: async_nats::Subscriber, app: 
     }
 }
 
-/// Runs one forwarded request through the router.
+/// Checks a forwarded request's MAC, timestamp and nonce, in that order (a nonce is remembered
+/// only for a request whose MAC is valid, so forgeries cannot fill the cache).
+fn authenticate(node: &Node, msg: &async_nats::Message) -> Result<(), Rejection> {
+    let h = msg.headers.as_ref();
+    let get = |name: &str| h.and_then(|h| h.get(name)).map(|v| v.as_str());
+    let (Some(method), Some(uri), Some(timestamp), Some(nonce), Some(mac)) =
+        (get("Ensemble-Method"), get("Ensemble-Uri"), get(TIMESTAMP_HEADER), get(NONCE_HEADER), get(MAC_HEADER))
+    else {
+        return Err(Rejection::Unauthenticated);
+    };
+    let fields = RequestFields {
+        method,
+        uri,
+        from: get("Ensemble-From").unwrap_or(""),
+        to: &node.host_id,
+        content_type: get("Content-Type"),
+        timestamp,
+        nonce,
+        body: &msg.payload,
+    };
+    if !fields.verify(node, mac) {
+        return Err(Rejection::BadMac);
+    }
+    if !timestamp.parse::<u64>().is_ok_and(|ts| auth::fresh(ts, node.max_skew)) {
+        return Err(Rejection::Stale);
+    }
+    node.replays.admit(nonce)
+}
+
+/// The answer to a request that was not authenticated: 401 with the reason, without a MAC.
+fn refusal(rejection: Rejection) -> (async_nats::HeaderMap, Bytes) {
+    let status = if rejection == Rejection::ReplayCacheFull {
+        StatusCode::SERVICE_UNAVAILABLE
+    } else {
+        StatusCode::UNAUTHORIZED
+    };
+    let body = serde_json::to_vec(&ErrorResponse {
+        error: ErrorBody {
+            code: "cluster_unauthenticated".into(),
+            message: format!("the forwarded request was refused: {}", rejection.label()),
+            details: None,
+        },
+    })
+    .unwrap_or_default();
+    let mut out = async_nats::HeaderMap::new();
+    out.insert("Ensemble-Status", status.as_str());
+    out.insert("Content-Type", "application/json");
+    out.insert(REFUSED_HEADER, rejection.label());
+    (out, Bytes::from(body))
+}
+
+/// Runs one forwarded request through the router, if it is authentic.
 async fn serve(node: &Node, app: axum::Router, msg: &async_nats::Message) -> (async_nats::HeaderMap, Bytes) {
+    if let Err(rejection) = authenticate(node, msg) {
+        metrics::counter!("ensemble_cluster_forward_refused_total", "reason" => rejection.label()).increment(1);
+        tracing::warn!(
+            from = msg.headers.as_ref().and_then(|h| h.get("Ensemble-From")).map(|v| v.as_str()).unwrap_or(""),
+            reason = rejection.label(),
+            "refused a forwarded request that failed the cluster authentication check"
+        );
+        return refusal(rejection);
+    }
     metrics::counter!("ensemble_cluster_forward_served_total").increment(1);
     let h = msg.headers.as_ref();
     let get = |name: &str| h.and_then(|h| h.get(name)).map(|v| v.as_str().to_owned());
     let method = get("Ensemble-Method").and_then(|m| Method::from_bytes(m.as_bytes()).ok());
     let uri = get("Ensemble-Uri");
     let from = get("Ensemble-From").unwrap_or_default();
+    let nonce = get(NONCE_HEADER).unwrap_or_default();
     let response = match (method, uri) {
         (Some(method), Some(uri)) => {
             let mut builder = Request::builder().method(method).uri(uri).extension(Forwarded { from });
@@ -283,6 +438,9 @@ async fn serve(node: &Node, app: axum::Router, msg: &async_nats::Message) -> (as
     } else {
         out.insert("Content-Type", "application/json");
     }
+    let kept = KEPT.each_ref().map(|name| out.get(name.as_str()).map(|v| v.as_str()));
+    let mac = node.keys.sign(Purpose::Answer, &as_slices(&answer_fields(status.as_str(), &kept, &nonce, &body)));
+    out.insert(MAC_HEADER, mac.as_str());
     (out, body)
 }
 

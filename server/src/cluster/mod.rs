@@ -11,7 +11,11 @@
 //!   time stops its agents and forgets its sessions, since another host may already own them.
 //! - **Forwarding.** A request for a session another host owns travels to that host on
 //!   `ensemble.host.<host id>.http` ([`forward`]) and is answered with that host's status and body.
+//! - **Authentication.** Hosts connect to NATS with `--nats-credentials`, and every forwarded
+//!   request, answer and frame carries a MAC keyed by `--cluster-secret-file` ([`auth`]): a
+//!   message without a valid one is dropped and counted, never acted on.
 
+pub mod auth;
 pub mod forward;
 mod relay;
 
@@ -26,7 +30,7 @@ use ensemble_runtime::cursor;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-pub use relay::NatsRelay;
+pub use relay::{NatsRelay, frame_headers};
 
 /// This host's lease, as the lease loop sees it.
 enum LeaseState {
@@ -49,6 +53,12 @@ pub struct Node {
     gap_sweep: Duration,
     /// Wakes the gap sweep at once (NATS reconnected: anything may have been lost meanwhile).
     sweep_now: Arc<Notify>,
+    /// The MAC keys of the messages between hosts.
+    keys: Arc<auth::ClusterKeys>,
+    /// Longest a message's timestamp may be off this host's clock.
+    max_skew: Duration,
+    /// Nonces of the forwarded requests accepted within the window.
+    replays: auth::ReplayCache,
 }
 
 /// The cluster's settings, from the command line.
@@ -60,11 +70,17 @@ pub struct Settings {
     pub gap_sweep: Duration,
     pub forward_timeout: Duration,
     pub max_body_bytes: usize,
+    /// `--nats-credentials`, read (None: anonymous).
+    pub credentials: Option<auth::NatsCredentials>,
+    /// `--cluster-secret-file`, read.
+    pub keys: Arc<auth::ClusterKeys>,
+    pub max_skew: Duration,
+    pub replay_cache: usize,
 }
 
 /// The subject of a room's frames (hex: room ids may hold `.`, a NATS token separator). Built for
 /// every frame a host commits, so without a `format!` per byte.
-fn room_subject(room: &str) -> String {
+pub fn room_subject(room: &str) -> String {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut s = String::with_capacity(14 + room.len() * 2);
     s.push_str("ensemble.room.");
@@ -96,7 +112,11 @@ fn host_subject(host: &str) -> String {
 pub async fn connect(settings: &Settings, hub: &Arc<RoomHub>) -> anyhow::Result<Arc<Node>> {
     let sweep_now = Arc::new(Notify::new());
     let wake = sweep_now.clone();
-    let client = async_nats::ConnectOptions::new()
+    let mut options = async_nats::ConnectOptions::new();
+    if let Some(credentials) = &settings.credentials {
+        options = credentials.apply(options).context("applying --nats-credentials")?;
+    }
+    let client = options
         .name(format!("ensemble/{}", settings.host_id))
         // This host's own frames are delivered to its sockets locally already.
         .no_echo()
@@ -111,6 +131,9 @@ pub async fn connect(settings: &Settings, hub: &Arc<RoomHub>) -> anyhow::Result<
                         wake.notify_one();
                     }
                     async_nats::Event::Disconnected => tracing::warn!("nats disconnected; reconnecting"),
+                    // Wrong or missing --nats-credentials, among others: said loudly, since it
+                    // does not heal by itself.
+                    async_nats::Event::ServerError(e) => tracing::error!(error = %e, "nats server error"),
                     other => tracing::debug!(event = %other, "nats event"),
                 }
             }
@@ -118,7 +141,7 @@ pub async fn connect(settings: &Settings, hub: &Arc<RoomHub>) -> anyhow::Result<
         .connect(settings.nats_url.as_str())
         .await
         .context("connecting to NATS")?;
-    let relay = NatsRelay::start(client.clone(), settings.outbox);
+    let relay = NatsRelay::start(client.clone(), settings.outbox, settings.keys.clone());
     hub.set_relay(relay);
     Ok(Arc::new(Node {
         client,
@@ -128,6 +151,9 @@ pub async fn connect(settings: &Settings, hub: &Arc<RoomHub>) -> anyhow::Result<
         max_body_bytes: settings.max_body_bytes,
         gap_sweep: settings.gap_sweep,
         sweep_now,
+        keys: settings.keys.clone(),
+        max_skew: settings.max_skew,
+        replays: auth::ReplayCache::new(settings.max_skew, settings.replay_cache),
     }))
 }
 
@@ -154,7 +180,13 @@ impl Node {
     ) -> anyhow::Result<()> {
         let frames = self.client.subscribe("ensemble.room.*").await.context("subscribing to room frames")?;
         let requests = self.client.subscribe(host_subject(&self.host_id)).await.context("subscribing to requests")?;
-        tokio::spawn(relay::receive(frames, controller.hub().clone(), stop.clone()));
+        let receiver = relay::Receiver::new(
+            controller.hub().clone(),
+            controller.store().clone(),
+            self.keys.clone(),
+            self.max_skew,
+        );
+        tokio::spawn(receiver.run(frames, stop.clone()));
         tokio::spawn(self.clone().sweep(controller.clone(), stop.clone()));
         tokio::spawn(self.clone().keep_lease(controller, stop.clone()));
         tokio::spawn(forward::answer(self.clone(), requests, app, stop));

@@ -1,12 +1,13 @@
 //! Health, readiness, metrics, the OpenAPI document, the console page and the test-only panic.
 
 use axum::extract::{Extension, RawQuery, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 use crate::api::Health;
 use crate::error::{ApiError, ErrorResponse, Json};
 use crate::openapi::OpenApiJson;
+use crate::security;
 use crate::state::AppState;
 use crate::telemetry;
 
@@ -61,15 +62,24 @@ pub async fn healthz() -> Json<Health> {
 
 /// Readiness: 503 while draining, while the database does not answer, or (with several hosts)
 /// while NATS is disconnected.
+///
+/// Without the bearer token only `status` (a probe needs no more; the engine, the host id and the
+/// NATS state are for those who hold the token).
 #[utoipa::path(get, path = "/readyz", tag = "system", security(()),
-    responses((status = 200, description = "Ready", body = Health),
+    responses((status = 200, description = "Ready (`database`, `hostId` and `nats` only with the bearer token)", body = Health),
         (status = 503, description = "Draining (shutting down), the database does not answer or cannot write (`storage_full`, `store_unwritable`), or NATS is disconnected", body = Health)))]
-pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Health>) {
-    let health = |status: &str, database: Option<&str>| Health {
-        status: status.into(),
-        database: database.map(str::to_owned),
-        host_id: state.cluster.as_ref().map(|n| n.host_id.clone()),
-        nats: state.cluster.as_ref().map(|n| if n.nats_connected() { "connected" } else { "disconnected" }.into()),
+pub async fn readyz(State(state): State<AppState>, headers: HeaderMap) -> (StatusCode, Json<Health>) {
+    let detailed = security::authenticate(&state.access.token, &headers, false).is_some();
+    let health = |status: &str, database: Option<&str>| {
+        if !detailed {
+            return Health { status: status.into(), database: None, host_id: None, nats: None };
+        }
+        Health {
+            status: status.into(),
+            database: database.map(str::to_owned),
+            host_id: state.cluster.as_ref().map(|n| n.host_id.clone()),
+            nats: state.cluster.as_ref().map(|n| if n.nats_connected() { "connected" } else { "disconnected" }.into()),
+        }
     };
     if state.is_draining() {
         return (StatusCode::SERVICE_UNAVAILABLE, Json(health("draining", None)));

@@ -43,7 +43,13 @@ async fn rest_needs_the_token_except_health() {
     let status = |r: reqwest::Response| r.status();
     // Public probes, and the document generators fetch (it holds no data).
     assert_eq!(status(plain.get(s.url("/healthz")).send().await.unwrap()), StatusCode::OK);
-    assert_eq!(status(plain.get(s.url("/readyz")).send().await.unwrap()), StatusCode::OK);
+    // `/readyz` says ready or not to anyone; the engine only to a caller with the token.
+    let (st, ready) = decode(plain.get(s.url("/readyz")).send().await.unwrap()).await;
+    assert_eq!((st, ready), (StatusCode::OK, serde_json::json!({"status": "ok"})));
+    let wrong = plain.get(s.url("/readyz")).header("authorization", "Bearer wrong").send().await.unwrap();
+    assert_eq!(decode(wrong).await.1, serde_json::json!({"status": "ok"}));
+    let (_, ready) = s.get("/readyz").await;
+    assert_eq!(ready["database"], "sqlite", "{ready}");
     let spec = plain.get(s.url("/openapi.json")).send().await.unwrap();
     assert_eq!(spec.status(), StatusCode::OK);
     assert_eq!(spec.json::<serde_json::Value>().await.unwrap()["openapi"], "3.1.0");

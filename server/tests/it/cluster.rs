@@ -11,15 +11,23 @@ use serde_json::{Value, json};
 use crate::common::*;
 use ensemble_test_engines::{Nats, Postgres};
 
-/// A database and a NATS server of this test's own.
-struct Engines {
+/// A database and a NATS server of this test's own, with the files that let hosts in.
+pub(crate) struct Engines {
     pg: Option<Postgres>,
-    url: String,
-    nats: Option<Nats>,
-    nats_url: String,
+    pub url: String,
+    pub nats: Option<Nats>,
+    pub nats_url: String,
+    /// `--nats-credentials` (user and password: the test nats-server admits nobody else).
+    pub credentials: String,
+    /// `--cluster-secret-file`, and the secret in it.
+    pub secret_file: String,
+    _secrets: tempfile::TempDir,
 }
 
-async fn engines() -> Engines {
+/// The cluster secret every test host shares.
+pub(crate) const CLUSTER_SECRET: &str = "cluster-secret-0123456789abcdef0123456789abcdef";
+
+pub(crate) async fn engines() -> Engines {
     assert!(Postgres::available(), "PostgreSQL is needed (scripts/test installs it)");
     assert!(Nats::available(), "nats-server is needed (scripts/test installs it)");
     // Their helpers block on a runtime of their own: off this one.
@@ -28,21 +36,27 @@ async fn engines() -> Engines {
         let url = pg.create_database("ensemble").unwrap();
         let nats = Nats::start().unwrap();
         let nats_url = nats.url();
-        Engines { pg: Some(pg), url, nats: Some(nats), nats_url }
+        let credentials = nats.credentials_file().to_str().unwrap().to_owned();
+        let secrets = tempfile::tempdir().unwrap();
+        let secret_file = secrets.path().join("cluster-secret");
+        write_private(&secret_file, &format!("{CLUSTER_SECRET}\n"));
+        let secret_file = secret_file.to_str().unwrap().to_owned();
+        Engines { pg: Some(pg), url, nats: Some(nats), nats_url, credentials, secret_file, _secrets: secrets }
     })
     .await
     .unwrap()
 }
 
 /// A host of the cluster: short leases and sweeps, so the tests wait seconds, not minutes.
-async fn host(e: &Engines, id: &str) -> Server {
+pub(crate) async fn host(e: &Engines, id: &str) -> Server {
     host_with(e, id, "2", &[]).await
 }
 
 /// A host with its own lease (seconds) and more flags.
-async fn host_with(e: &Engines, id: &str, lease_secs: &str, extra: &[&str]) -> Server {
-    let mut args =
-        vec!["--database-url", &e.url, "--nats-url", &e.nats_url, "--host-id", id, "--lease-secs", lease_secs];
+pub(crate) async fn host_with(e: &Engines, id: &str, lease_secs: &str, extra: &[&str]) -> Server {
+    let mut args = vec!["--database-url", &e.url, "--nats-url", &e.nats_url, "--host-id", id];
+    args.extend_from_slice(&["--nats-credentials", &e.credentials, "--cluster-secret-file", &e.secret_file]);
+    args.extend_from_slice(&["--lease-secs", lease_secs]);
     args.extend_from_slice(&["--gap-sweep-ms", "100"]);
     args.extend_from_slice(extra);
     Server::start_relaying_log(&args).await
@@ -107,6 +121,10 @@ async fn every_host_sees_one_identical_gap_free_sequence_of_a_shared_room() {
     let (a, b, c) = (host(&e, "a").await, host(&e, "b").await, host(&e, "c").await);
     let (_, ready) = c.get("/readyz").await;
     assert_eq!((ready["hostId"].as_str(), ready["nats"].as_str()), (Some("c"), Some("connected")), "{ready}");
+    // Without the token: ready or not, nothing more.
+    let res = reqwest::get(c.url("/readyz")).await.unwrap();
+    let (status, ready) = decode(res).await;
+    assert_eq!((status, ready), (StatusCode::OK, json!({"status": "ok"})));
     let mut sockets = [a.ws("r", None).await, b.ws("r", None).await, c.ws("r", None).await];
     for ws in &mut sockets {
         ws.hello().await;

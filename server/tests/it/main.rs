@@ -14,6 +14,7 @@ mod at_rest;
 mod bounds;
 mod chaos;
 mod cluster;
+mod cluster_attacks;
 mod codex;
 mod codex_env;
 mod codex_goals;

@@ -4,6 +4,7 @@
 //! 127.0.0.1 (nothing listens on another address), wait until they answer, and stop them when
 //! dropped. Each child is the leader of its own process group and gets SIGKILL when this process
 //! dies (`PR_SET_PDEATHSIG`), so no server outlives the tests, not even one kept in a `static`.
+//! nats-server admits only clients with its credentials ([`Nats::credentials_file`]).
 //!
 //! The calls block (they start processes and wait for them); they may be made from async tests.
 //! When a binary is missing, `start` fails with what to install: tests must not skip silently.
@@ -14,5 +15,5 @@ mod postgres;
 mod process;
 
 pub use database::{SHARED_ENV, TestDatabase};
-pub use nats::Nats;
+pub use nats::{NATS_USER, Nats};
 pub use postgres::Postgres;

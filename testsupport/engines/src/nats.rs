@@ -1,9 +1,11 @@
-//! A throwaway nats-server on a free loopback port.
+//! A throwaway nats-server on a free loopback port, which admits only clients with its
+//! credentials (a user and a random password, like a deployment's).
 
 use std::fs::OpenOptions;
-use std::io::{BufRead, BufReader, Seek, SeekFrom};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpStream};
-use std::path::PathBuf;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -19,14 +21,31 @@ const STOP_TIMEOUT: Duration = Duration::from_secs(10);
 /// Attempts at a free port: another process may take the one we picked before the server binds it.
 const PORT_ATTEMPTS: usize = 5;
 
+/// The user the server admits.
+pub const NATS_USER: &str = "ensemble";
+
 /// A nats-server of its own, listening on 127.0.0.1 only (no monitoring, cluster or leaf-node
-/// port). Dropping it kills the server.
+/// port), admitting only [`NATS_USER`] with [`Nats::password`]. Dropping it kills the server.
 pub struct Nats {
     bin: PathBuf,
-    /// Holds the server's log.
+    /// Holds the server's configuration, log and the clients' credentials file.
     dir: TempDir,
     port: u16,
+    password: String,
     child: Option<Child>,
+}
+
+/// Writes a file only its owner may read (as the server requires of secret files).
+fn write_private(path: &Path, content: &str) -> std::io::Result<()> {
+    let mut f = OpenOptions::new().write(true).create_new(true).mode(0o600).open(path)?;
+    f.write_all(content.as_bytes())
+}
+
+/// 24 random bytes as hex, from the OS.
+fn random_hex() -> std::io::Result<String> {
+    let mut bytes = [0u8; 24];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 impl Nats {
@@ -41,7 +60,13 @@ impl Nats {
             bail!("`nats-server` not found on PATH nor in /usr/sbin: {INSTALL_HINT}");
         };
         let dir = tempfile::Builder::new().prefix("ensemble-nats-").tempdir().context("creating a temp dir")?;
-        let mut nats = Nats { bin, dir, port: 0, child: None };
+        let password = random_hex().context("generating a password")?;
+        // Hex only: nothing in it needs quoting in either file.
+        let config = format!("authorization {{\n  user: {NATS_USER}\n  password: \"{password}\"\n}}\n");
+        write_private(&dir.path().join("nats-server.conf"), &config).context("writing nats-server.conf")?;
+        let creds = format!("user={NATS_USER}\npassword={password}\n");
+        write_private(&dir.path().join("credentials"), &creds).context("writing the credentials file")?;
+        let mut nats = Nats { bin, dir, port: 0, password, child: None };
         for attempt in 1..=PORT_ATTEMPTS {
             nats.port = process::free_port().context("picking a free port")?;
             match nats.launch() {
@@ -61,6 +86,16 @@ impl Nats {
 
     pub fn port(&self) -> u16 {
         self.port
+    }
+
+    /// A file for `--nats-credentials` (`user=` and `password=`, mode 0600).
+    pub fn credentials_file(&self) -> PathBuf {
+        self.dir.path().join("credentials")
+    }
+
+    /// The password of [`NATS_USER`].
+    pub fn password(&self) -> &str {
+        &self.password
     }
 
     /// Stops the server (SIGTERM, then SIGKILL if it lingers) and waits for it to exit. Does
@@ -92,7 +127,7 @@ impl Nats {
         let mut log = OpenOptions::new().create(true).append(true).open(&log_path)?;
         let log_start = log.seek(SeekFrom::End(0))?;
         let mut cmd = Command::new(&self.bin);
-        cmd.args(["-a", "127.0.0.1", "-p", &self.port.to_string()])
+        cmd.args(["-c", "nats-server.conf", "-a", "127.0.0.1", "-p", &self.port.to_string()])
             .current_dir(self.dir.path())
             .stdin(Stdio::null())
             .stdout(log.try_clone()?)

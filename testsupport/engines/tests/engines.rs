@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use ensemble_test_engines::{Nats, Postgres};
+use ensemble_test_engines::{NATS_USER, Nats, Postgres};
 use futures::StreamExt;
 use tokio::time::timeout;
 use tokio_postgres::NoTls;
@@ -166,8 +166,13 @@ async fn nats_round_trip_survives_a_restart() {
     assert_eq!(nats.url(), format!("nats://127.0.0.1:{port}"));
     assert_eq!(listeners(port), ["0100007F"], "nats-server listens on 127.0.0.1 only");
 
+    // Without the credentials a client is turned away; with them it is in.
+    let refused = async_nats::ConnectOptions::new().connect(nats.url()).await;
+    assert!(refused.is_err(), "an anonymous client connected");
+    let creds = std::fs::read_to_string(nats.credentials_file()).unwrap();
+    assert_eq!(creds, format!("user={NATS_USER}\npassword={}\n", nats.password()));
     let (events_tx, mut events) = tokio::sync::mpsc::unbounded_channel();
-    let client = async_nats::ConnectOptions::new()
+    let client = async_nats::ConnectOptions::with_user_and_password(NATS_USER.into(), nats.password().into())
         .event_callback(move |event| {
             let events_tx = events_tx.clone();
             async move {
@@ -229,7 +234,8 @@ fn nats_drop_kills_the_server() {
 #[tokio::test]
 async fn a_server_outlives_the_thread_that_started_it() {
     let nats = std::thread::spawn(nats).join().unwrap();
-    let client = timeout(WAIT, async_nats::connect(nats.url())).await.unwrap().unwrap();
+    let login = async_nats::ConnectOptions::with_user_and_password(NATS_USER.into(), nats.password().into());
+    let client = timeout(WAIT, login.connect(nats.url())).await.unwrap().unwrap();
     let mut sub = client.subscribe("engines.thread").await.unwrap();
     client.publish("engines.thread", "still here".into()).await.unwrap();
     let msg = timeout(WAIT, sub.next()).await.unwrap().unwrap();

@@ -65,6 +65,8 @@ export interface paths {
         /**
          * Readiness: 503 while draining, while the database does not answer, or (with several hosts)
          *     while NATS is disconnected.
+         * @description Without the bearer token only `status` (a probe needs no more; the engine, the host id and the
+         *     NATS state are for those who hold the token).
          */
         get: operations["readyz"];
         put?: never;
@@ -819,13 +821,13 @@ export interface components {
             goal: components["schemas"]["Goal"];
         };
         Health: {
-            /** @description `/readyz` only: the store's engine, `sqlite` or `postgres`. */
+            /** @description `/readyz` with the bearer token only: the store's engine, `sqlite` or `postgres`. */
             database?: string | null;
-            /** @description `/readyz` with several hosts (`--nats-url`): this host's id. */
+            /** @description `/readyz` with the bearer token and several hosts (`--nats-url`): this host's id. */
             hostId?: string | null;
             /**
-             * @description `/readyz` with several hosts: `connected`, or `disconnected` (then the status is
-             *     `nats_unavailable`).
+             * @description `/readyz` with the bearer token and several hosts: `connected`, or `disconnected` (then the
+             *     status is `nats_unavailable`).
              */
             nats?: string | null;
             /**
@@ -1719,7 +1721,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Ready */
+            /** @description Ready (`database`, `hostId` and `nats` only with the bearer token) */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -28,10 +28,11 @@ class Health:
                 store's database does not answer, `storage_full` (its disk is full) or `store_unwritable`
                 while its last commit failed, and `nats_unavailable` while a host of several cannot reach
                 NATS.
-            database (None | str | Unset): `/readyz` only: the store's engine, `sqlite` or `postgres`.
-            host_id (None | str | Unset): `/readyz` with several hosts (`--nats-url`): this host's id.
-            nats (None | str | Unset): `/readyz` with several hosts: `connected`, or `disconnected` (then the status is
-                `nats_unavailable`).
+            database (None | str | Unset): `/readyz` with the bearer token only: the store's engine, `sqlite` or `postgres`.
+            host_id (None | str | Unset): `/readyz` with the bearer token and several hosts (`--nats-url`): this host's id.
+            nats (None | str | Unset): `/readyz` with the bearer token and several hosts: `connected`, or `disconnected`
+                (then the
+                status is `nats_unavailable`).
      """
 
     status: str

@@ -70,6 +70,9 @@ def sync_detailed(
     """ Readiness: 503 while draining, while the database does not answer, or (with several hosts)
     while NATS is disconnected.
 
+     Without the bearer token only `status` (a probe needs no more; the engine, the host id and the
+    NATS state are for those who hold the token).
+
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
@@ -97,6 +100,9 @@ def sync(
     """ Readiness: 503 while draining, while the database does not answer, or (with several hosts)
     while NATS is disconnected.
 
+     Without the bearer token only `status` (a probe needs no more; the engine, the host id and the
+    NATS state are for those who hold the token).
+
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
@@ -118,6 +124,9 @@ async def asyncio_detailed(
 ) -> Response[Health]:
     """ Readiness: 503 while draining, while the database does not answer, or (with several hosts)
     while NATS is disconnected.
+
+     Without the bearer token only `status` (a probe needs no more; the engine, the host id and the
+    NATS state are for those who hold the token).
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -145,6 +154,9 @@ async def asyncio(
 ) -> Health | None:
     """ Readiness: 503 while draining, while the database does not answer, or (with several hosts)
     while NATS is disconnected.
+
+     Without the bearer token only `status` (a probe needs no more; the engine, the host id and the
+    NATS state are for those who hold the token).
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
