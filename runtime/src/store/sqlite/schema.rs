@@ -112,8 +112,8 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (room_id, session_id, session_created_at_ms, provider_session_id, fingerprint)
      ) WITHOUT ROWID;",
     // 3: events and session records in row-id tables with a unique index, instead of clustered by
-    // room. Their rows are large (0.3–3 KB); clustered, a group of starts across 32 rooms split
-    // pages in 32 places and the commit wrote dozens of pages to the WAL. Appended by row id, the
+    // room. Their rows are large; clustered, a group of starts across many rooms split pages in
+    // as many places and the commit wrote a page for each to the WAL. Appended by row id, the
     // rows land at the end of one B-tree and only the small index entries go to each room's page.
     "CREATE TABLE events_v3 (
         id INTEGER PRIMARY KEY,
@@ -140,7 +140,7 @@ const MIGRATIONS: &[&str] = &[
      ALTER TABLE sessions_v3 RENAME TO sessions;
      CREATE UNIQUE INDEX sessions_room_session ON sessions (room_id, session_id);",
     // 4: session records without an index by room. Kept with each insert, it put each room's
-    // entries on a page of their own: a group of starts across 32 rooms rewrote 32 of its pages.
+    // entries on a page of their own: a group of starts across many rooms rewrote a page per room.
     // The writer finds a record by its row id (it loads them all when it starts), and each room's
     // row counts its records for `GET /v1/rooms`.
     "ALTER TABLE rooms ADD COLUMN sessions INTEGER NOT NULL DEFAULT 0;
@@ -173,7 +173,7 @@ const MIGRATIONS: &[&str] = &[
      DROP INDEX events_room_seq;",
     // 6: a start's record kept as a reference to its `session.started` event (`started_id`, with
     // `record` empty until the record first changes), not as a second copy of the same session: a
-    // record was a quarter of the pages a start wrote to the WAL. No index: the writer knows which
+    // record was a large share of the pages a start wrote to the WAL. No index: the writer knows which
     // records still refer to an event (it gives them their JSON before retention prunes it).
     "ALTER TABLE sessions ADD COLUMN started_id INTEGER;",
     // 7: a provider's constant list (the scripted agent's commands) kept once. An event that
@@ -181,8 +181,7 @@ const MIGRATIONS: &[&str] = &[
     // it; readers spliced it back. Undone by 8.
     "CREATE TABLE shared_payloads (id INTEGER PRIMARY KEY, json TEXT NOT NULL UNIQUE);
      ALTER TABLE events ADD COLUMN payload_ref INTEGER;",
-    // 8: migration 7 undone — its gain (a few percent of a scripted start's instructions) was
-    // within the machine's noise, and every read spliced the list back. Each event that referred
+    // 8: migration 7 undone — its gain was within the machine's noise, and every read spliced the list back. Each event that referred
     // to a shared list gets it back in its own JSON, so an event is its row again.
     "UPDATE events SET json = substr(json, 1, length(json) - 6)
             || (SELECT s.json FROM shared_payloads s WHERE s.id = events.payload_ref) || '}}'
