@@ -14,7 +14,7 @@ use crate::model::Session;
 ///
 /// Why: a start serialised the same session twice — the store's writer into the
 /// `session.started` frame, then the request thread into the REST answer — and the answer's was
-/// ~4% of the instructions a start costs the server. The writer makes the JSON first (the answer
+/// a visible share of the instructions a start costs the server. The writer makes the JSON first (the answer
 /// waits for the commit), so the answer sends the kept JSON as it is.
 ///
 /// The JSON is kept only as long as the event and the answer are: the controller's own copy of

@@ -212,7 +212,7 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Json<T> {
         }
         // Read straight into the type; only a body that does not fit it is read again through
         // axum's `Json` (serde_path_to_error, which tracks each member's path for the error
-        // message: ~40% of a submit body's reading when it succeeds, for nothing).
+        // message: most of a submit body's reading when it succeeds, for nothing).
         if let Ok(value) = serde_json::from_str::<T>(raw.get()) {
             return Ok(Json(value));
         }

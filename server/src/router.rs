@@ -87,7 +87,7 @@ pub fn router(state: AppState) -> Router {
 ///
 /// One middleware rather than five: `Router::layer` wraps every route in the whole stack, and each
 /// `from_fn` layer clones the boxed services below it per request (allocations, copies of large
-/// futures). Merged, the server's CPU for a run of 24,000 starts and submits fell by about 4%.
+/// futures). Merged, the lifecycle bench's server CPU fell (docs/performance/log.md).
 async fn edge(State(state): State<AppState>, req: Request, next: Next) -> Response {
     let work = telemetry::track_http(req, |req| {
         security::guarded(&state.access, req, |req| async {

@@ -46,7 +46,7 @@ fn entry(conn: &Connection, room: &str, row: &RoomRow, seq: u64) -> Result<i64, 
 
 /// Visits the room's events with seqs `lo..=hi` (within `row.pruned_through + 1 ..= row.head`),
 /// newest first, as `visit(seq, row id, column)`. One statement walks the links (a recursive
-/// query: a statement per row cost 1.5x as long for short reads), each step only to the row whose
+/// query: a statement per row was measurably slower, see docs/performance/log.md), each step only to the row whose
 /// seq is one less. A chain that breaks before `lo` (a missing row, a link to another seq) is an
 /// error, never a shorter answer: the log must not hand out a gap.
 pub(super) fn walk(

@@ -37,13 +37,12 @@ pub(super) fn room_row(conn: &Connection, room: &str) -> Result<RoomRow, StoreEr
 ///
 /// This checkpoint stays on: only a checkpoint right after a commit, on this connection, finds
 /// every frame copied and lets the next commit restart the WAL from its start (without it the WAL
-/// grew to 500 MB over 10,000 starts). The `checkpoint` thread copies most frames before it, so it
-/// finds little left to do, but what it copies it must fsync (the WAL, the database, and the WAL
-/// header once it restarts), and the writer commits nothing meanwhile: at 8,000 pages that stalled
-/// it ~6 times a second, ~12 ms each. At 32,000 pages (~128 MB of WAL at most) it runs a quarter as
-/// often (lifecycle bench, 32 clients, six alternating pairs: starts 1.04×, accept-path submits
-/// 1.07×, streaming submits 1.03×). A restart after a stop reads no WAL (the writer empties it when
-/// it stops); after a crash SQLite reads back at most that much.
+/// grows without bound). The `checkpoint` thread copies most frames before it, so it finds little
+/// left to do, but what it copies it must fsync (the WAL, the database, and the WAL header once it
+/// restarts), and the writer commits nothing meanwhile: set high, it runs rarely and stalls the
+/// writer rarely (the lifecycle bench's measurements are in docs/performance/log.md). A restart
+/// after a stop reads no WAL (the writer empties it when it stops); after a crash SQLite reads
+/// back at most that much.
 pub(super) const AUTOCHECKPOINT_PAGES: u32 = 32_000;
 
 pub(super) fn open_write_connection(path: &Path, sync: Synchronous) -> Result<Connection, StoreError> {
@@ -192,8 +191,9 @@ const MIGRATIONS: &[&str] = &[
 
 /// Every how many seqs a room's event chain has an entry in `event_marks` (migration 5 writes the
 /// same number into its SQL): a read walks fewer than this many rows before the ones it returns
-/// (half on average; at 64, 400 random 50-event pages read over HTTP took 1.2x as long as through
-/// the index), and a room's marks cost a 32nd of what the index's entries cost its writes.
+/// (half on average; with marks twice as sparse, random pages read over HTTP were slower than
+/// through the index), and a room's marks cost a fraction of what the index's entries cost its
+/// writes.
 pub(super) const MARK_EVERY: u64 = 32;
 
 pub(super) fn migrate(conn: &mut Connection) -> Result<(), StoreError> {

@@ -321,8 +321,8 @@ impl Undo {
 
     /// The rooms whose heads the group changed, each with its heads before the group.
     fn rooms_before(&self) -> HashMap<&str, Option<Heads>> {
-        // Sized for every change at once: grown from empty it rehashed three or four times per
-        // group, ~2% of the store threads' samples in a profile of session starts.
+        // Sized for every change at once: grown from empty it rehashed several times per group,
+        // which showed in a profile of session starts.
         let mut out = HashMap::with_capacity(self.0.len());
         for change in &self.0 {
             if let Change::Heads(room, before) = change {
