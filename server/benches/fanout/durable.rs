@@ -5,7 +5,11 @@
 //! (`dur-writer`) takes what is queued (up to 512 events, lingering at most 2 ms for more when work is queued, as
 //! Ensemble's defaults), inserts each into one table in one transaction (rusqlite bundled, WAL,
 //! `synchronous=NORMAL`, the statement prepared once), commits, and only then broadcasts the frames.
-//! The table is the one Ensemble's log started with (`(room_id, seq)` primary key, WITHOUT ROWID).
+//! The table is the minimal log: rows appended by row id, no index (a room's reader would ask for
+//! a row-id range). It used to be the table Ensemble's log started with, clustered by
+//! `(room_id, seq)`: a profile of the 1-subscriber scenario put the text-key B-tree descent and
+//! its page splits among the writer's largest costs, work a minimal room does not do, so the
+//! ratio flattered Ensemble (docs/performance/log.md).
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -75,12 +79,12 @@ fn open(path: &Path) -> Connection {
     group_commit::open(
         path,
         "CREATE TABLE events (
+            id INTEGER PRIMARY KEY,
             room_id TEXT NOT NULL,
             seq INTEGER NOT NULL,
             occurred_at_ms INTEGER NOT NULL,
-            json TEXT NOT NULL,
-            PRIMARY KEY (room_id, seq)
-         ) WITHOUT ROWID;",
+            json TEXT NOT NULL
+         );",
     )
 }
 
