@@ -3,8 +3,8 @@
 //! A commit that extends the WAL makes the kernel find or allocate a page-cache folio, zero what the
 //! write leaves of it, and reserve a disk block for every frame it appends (a frame, a 24-byte header
 //! and a page, straddles the file's pages, so each append is two partial-page writes). In a profile
-//! of session starts on a fresh data dir that was three quarters of the store writer's `pwrite`
-//! time, and a fresh WAL grows for its first ~128 MiB, until SQLite restarts it (below). Zeros
+//! of session starts on a fresh data dir that was most of the store writer's `pwrite` time, and a
+//! fresh WAL grows until it reaches the autocheckpoint cap and SQLite restarts it (below). Zeros
 //! written a little ahead, in one large write at a time, leave the commits overwriting pages that
 //! are already there — what PostgreSQL does for its WAL segments (`wal_init_zero`).
 //!
