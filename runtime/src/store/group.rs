@@ -8,7 +8,8 @@ use std::time::Duration;
 use tokio::sync::{Notify, mpsc, oneshot};
 
 use super::health::Loss;
-use super::types::{AppendBatch, CommitListener, CommittedEvent, Queued, StoreConfig, StoreError, StoreStats, WriteOp};
+use super::health::StoreStats;
+use super::types::{AppendBatch, CommitListener, CommittedEvent, Queued, StoreConfig, StoreError, WriteOp};
 use crate::budget::ByteBudget;
 use crate::goal::Binding;
 

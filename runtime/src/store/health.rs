@@ -164,3 +164,11 @@ mod tests {
         assert_eq!(h.take_losses().len(), 2);
     }
 }
+
+/// Counters of the writer, for tests and `/metrics`, and whether its last commit failed.
+#[derive(Debug, Default)]
+pub struct StoreStats {
+    pub commits: std::sync::atomic::AtomicU64,
+    pub events: std::sync::atomic::AtomicU64,
+    pub health: StoreHealth,
+}

@@ -27,11 +27,11 @@ use async_trait::async_trait;
 use serde_json::value::RawValue;
 use tokio::sync::{mpsc, oneshot};
 
-pub use health::{StoreHealth, WriteFailure};
+pub use health::{StoreHealth, StoreStats, WriteFailure};
 pub use postgres::{Claim, Leases, NewClaim};
 pub use types::{
     AppendBatch, CommitListener, CommittedEvent, DEFAULT_WAL_PREFILL, EventPage, LedgerKey, RecordBody, RecordRow,
-    Retention, RoomInfo, Rung, StoreConfig, StoreError, StoreStats, Synchronous, WriteOp, WritePermit,
+    Retention, RoomInfo, Rung, StoreConfig, StoreError, Synchronous, WriteOp, WritePermit,
 };
 
 use group::Inbox;

@@ -387,11 +387,3 @@ pub struct EventPage {
     /// Every event with `seq <= pruned_through` is gone.
     pub pruned_through: u64,
 }
-
-/// Counters of the writer, for tests and `/metrics`, and whether its last commit failed.
-#[derive(Debug, Default)]
-pub struct StoreStats {
-    pub commits: std::sync::atomic::AtomicU64,
-    pub events: std::sync::atomic::AtomicU64,
-    pub health: super::health::StoreHealth,
-}

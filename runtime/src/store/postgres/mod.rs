@@ -18,7 +18,8 @@ use serde_json::value::RawValue;
 use tokio_postgres::{Client, IsolationLevel, NoTls};
 
 use super::Engine;
-use super::types::{CommitListener, EventPage, LedgerKey, RoomInfo, StoreConfig, StoreError, StoreStats};
+use super::health::StoreStats;
+use super::types::{CommitListener, EventPage, LedgerKey, RoomInfo, StoreConfig, StoreError};
 use crate::goal::{Binding, GoalIdentity};
 use crate::session::SessionRecord;
 

@@ -14,9 +14,8 @@ use tokio_postgres::{Client, GenericClient, Statement};
 use super::{WRITER_LOCK, classify, connect, read_binding, take_writer_lock};
 use crate::goal::{Binding, GoalIdentity};
 use crate::store::group::{Done, Inbox, Value, deliver, event_json, frame, next_group};
-use crate::store::types::{
-    AppendBatch, CommitListener, CommittedEvent, LedgerKey, StoreConfig, StoreError, StoreStats, WriteOp,
-};
+use crate::store::health::StoreStats;
+use crate::store::types::{AppendBatch, CommitListener, CommittedEvent, LedgerKey, StoreConfig, StoreError, WriteOp};
 
 /// Statements prepared once per connection.
 struct Stmts {

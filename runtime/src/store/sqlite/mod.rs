@@ -16,9 +16,8 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::value::RawValue;
 
 use super::Engine;
-use super::types::{
-    CommitListener, EventPage, LedgerKey, RoomInfo, StoreConfig, StoreError, StoreStats, record_of_started_event,
-};
+use super::health::StoreStats;
+use super::types::{CommitListener, EventPage, LedgerKey, RoomInfo, StoreConfig, StoreError, record_of_started_event};
 use crate::goal::Binding;
 use crate::session::SessionRecord;
 use chain::Step;

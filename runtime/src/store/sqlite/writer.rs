@@ -15,9 +15,10 @@ use super::prefill::Prefill;
 use super::schema::{AUTOCHECKPOINT_PAGES, MARK_EVERY, RoomRow, room_row};
 use crate::event::EventBody;
 use crate::store::group::{Done, Inbox, Value, deliver, event_json, frame, next_group};
+use crate::store::health::StoreStats;
 use crate::store::types::{
-    AppendBatch, CommitListener, CommittedEvent, RecordBody, Retention, StoreConfig, StoreError, StoreStats, WriteOp,
-    record_json, record_of_started_event,
+    AppendBatch, CommitListener, CommittedEvent, RecordBody, Retention, StoreConfig, StoreError, WriteOp, record_json,
+    record_of_started_event,
 };
 
 /// What the writer keeps of a room: its `rooms` row (the record count is what `GET /v1/rooms`
