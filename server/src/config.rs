@@ -40,8 +40,9 @@ pub enum SqliteSync {
 
 #[derive(Clone, Debug, Args)]
 pub struct ServeArgs {
-    /// Address to listen on (port 0 picks a free port).
-    #[arg(long, env = "ENSEMBLE_LISTEN", default_value = "127.0.0.1:7878")]
+    /// Address to listen on, `IP:PORT` or `HOST:PORT` (`localhost:7878`; a name is resolved at
+    /// start, IPv4 first); port 0 picks a free port.
+    #[arg(long, env = "ENSEMBLE_LISTEN", default_value = "127.0.0.1:7878", value_parser = parse_listen)]
     pub listen: SocketAddr,
 
     /// Where the database and managed state live [default: $XDG_DATA_HOME/ensemble].
@@ -387,6 +388,23 @@ fn parse_host_id(v: &str) -> Result<String, String> {
 }
 
 /// Only PostgreSQL URLs: anything else is refused at start with a clear message.
+/// `--listen`: a socket address, or a host name and port resolved now (its first IPv4 address, else
+/// its first address), so `localhost:7878` works as people type it.
+fn parse_listen(v: &str) -> Result<SocketAddr, String> {
+    if let Ok(addr) = v.parse::<SocketAddr>() {
+        return Ok(addr);
+    }
+    let usage = "expected IP:PORT or HOST:PORT, e.g. 127.0.0.1:7878 or localhost:7878";
+    let Some((host, port)) = v.rsplit_once(':') else { return Err(usage.into()) };
+    if host.is_empty() || port.parse::<u16>().is_err() {
+        return Err(usage.into());
+    }
+    let addrs: Vec<SocketAddr> = std::net::ToSocketAddrs::to_socket_addrs(v)
+        .map_err(|e| format!("cannot resolve `{host}`: {e} ({usage})"))?
+        .collect();
+    addrs.iter().find(|a| a.is_ipv4()).or(addrs.first()).copied().ok_or_else(|| format!("`{host}` has no address"))
+}
+
 fn parse_database_url(v: &str) -> Result<String, String> {
     if v.starts_with("postgres://") || v.starts_with("postgresql://") {
         Ok(v.to_owned())
@@ -462,6 +480,12 @@ mod tests {
 
     #[test]
     fn serve_is_the_default_subcommand() {
+        let named = Cli::try_parse_from(["ensemble", "--listen", "localhost:7879"]).unwrap();
+        assert!(named.serve.listen.ip().is_loopback() && named.serve.listen.port() == 7879, "{:?}", named.serve.listen);
+        for bad in ["localhost", "localhost:http", ":80", "127.0.0.1:99999"] {
+            let e = Cli::try_parse_from(["ensemble", "--listen", bad]).unwrap_err().to_string();
+            assert!(e.contains("HOST:PORT"), "{bad}: {e}");
+        }
         let cli = Cli::try_parse_from(["ensemble", "--listen", "127.0.0.1:0"]).unwrap();
         assert!(cli.command.is_none());
         assert_eq!(cli.serve.listen.port(), 0);

@@ -220,10 +220,25 @@ pub fn listener_config(args: &ServeArgs, soft_file_limit: Option<u64>) -> Listen
     }
 }
 
+/// The listening socket, with a message that says what to do when the port is taken.
+async fn bind(listen: std::net::SocketAddr) -> anyhow::Result<TcpListener> {
+    match TcpListener::bind(listen).await {
+        Ok(l) => Ok(l),
+        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => anyhow::bail!(
+            "{listen} is already in use (another server on that port?); choose another with --listen HOST:PORT \
+             (port 0 picks a free one)"
+        ),
+        Err(e) => Err(e).with_context(|| format!("binding {listen}")),
+    }
+}
+
 /// Runs the server until SIGINT/SIGTERM, then shuts down gracefully.
 pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     // Before anything else: a mistaken exposure must not even open the store.
     security::check_listen(args.listen, args.token_file.as_deref())?;
+    // Bound next, before the data dir, the token or the store are made: a port in use must not
+    // leave a half-made data dir behind (connections wait in the backlog until serving starts).
+    let listener = bind(args.listen).await?;
     telemetry::metrics_handle();
     let data_dir = args.data_dir();
     // Private (0700), ours, and not writable by anyone else, before anything is read from it.
@@ -263,7 +278,6 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     if let Some(node) = &node {
         node.spawn(controller.clone(), app.clone(), cluster_stop.clone()).await?;
     }
-    let listener = TcpListener::bind(args.listen).await.with_context(|| format!("binding {}", args.listen))?;
     let addr = listener.local_addr()?;
     // Tests and scripts read this exact line to learn the bound address.
     println!("listening on http://{addr}");

@@ -153,9 +153,36 @@ pub fn load(path: &Path, reserved: &[&str], rpc: &RpcConfig) -> Result<Vec<AcpCo
     })
 }
 
+/// Where a `[provider]` or `[provider.mcp_server]` header (single brackets) starts, and its name.
+fn single_table_header(text: &str) -> Option<(usize, &'static str)> {
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let t = line.trim();
+        let t = t.split('#').next().unwrap_or_default().trim();
+        let name = match t {
+            "[provider]" => "provider",
+            "[provider.mcp_server]" => "provider.mcp_server",
+            _ => "",
+        };
+        if !name.is_empty() {
+            return Some((offset + line.len() - line.trim_start().len(), name));
+        }
+        offset += line.len();
+    }
+    None
+}
+
 /// Parses a providers file's text; an error is (1-based line, message).
 pub fn parse(text: &str, reserved: &[&str], rpc: &RpcConfig) -> Result<Vec<AcpConfig>, (Option<usize>, String)> {
     let line_of = |offset: usize| text[..offset.min(text.len())].bytes().filter(|b| *b == b'\n').count() + 1;
+    // `[provider]` (one table) where `[[provider]]` (an entry of a list) is meant: TOML's own
+    // error ("invalid type: map, expected a sequence") does not say what to write instead.
+    if let Some((at, name)) = single_table_header(text) {
+        return Err((
+            Some(line_of(at)),
+            format!("write `[[{name}]]` (two brackets: one entry of a list), not `[{name}]`"),
+        ));
+    }
     let file: File = toml::from_str(text).map_err(|e| (e.span().map(|s| line_of(s.start)), e.message().to_owned()))?;
     let mut out: Vec<AcpConfig> = Vec::new();
     for entry in file.provider {
@@ -313,6 +340,16 @@ command = "/opt/other"
             ("[[provider]]\nid = \"a\"\nkind = \"acp\"\ncommand = \"/x\"\ncall_timeout_secs = 0\n", 5, "at least 1"),
             ("[[provider]]\nid = \"a\"\nkind = \"acp\"\ncommand = \"/x\"\nenv = { \"A B\" = \"1\" }\n", 5, "`A B`"),
             ("[[provider]\n", 1, ""),
+            (
+                "# agents\n[provider]\nid = \"a\"\nkind = \"acp\"\ncommand = \"/x\"\n",
+                2,
+                "write `[[provider]]` (two brackets",
+            ),
+            (
+                "[[provider]]\nid = \"a\"\nkind = \"acp\"\ncommand = \"/x\"\n[provider.mcp_server]\nname = \"m\"\ncommand = \"/m\"\n",
+                5,
+                "`[[provider.mcp_server]]`",
+            ),
             ("[[provider]]\nid = \"a\"\nkind = \"acp\"\ncommand = \"bin/agent\"\n", 4, "relative `bin/agent`"),
             ("[[provider]]\nid = \"a\"\nkind = \"acp\"\ncommand = \"./agent\"\n", 4, "absolute path"),
             (

@@ -237,6 +237,26 @@ impl AcpAdapter {
     }
 }
 
+/// What to say when the provider's command is not there: the command as written, where it was
+/// looked for, and how agents of this kind are usually installed.
+fn missing_command(config: &AcpConfig, e: &std::io::Error) -> Option<String> {
+    if e.kind() != std::io::ErrorKind::NotFound {
+        return None;
+    }
+    let command = config.command.display();
+    // A bare name stays bare when PATH did not have it at start.
+    let looked = if config.command.is_absolute() { "" } else { " on PATH" };
+    let name = config.command.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let hint = match name.as_str() {
+        "claude-agent-acp" => " (install it: `npm install -g @agentclientprotocol/claude-agent-acp`)",
+        "codex-acp" => " (install it: `npm install -g @zed-industries/codex-acp`)",
+        "gemini" => " (install it: `npm install -g @google/gemini-cli`)",
+        "opencode" => " (install it: `npm install -g opencode-ai`)",
+        _ => " (install it, or give its absolute path as `command`)",
+    };
+    Some(format!("provider `{}`: the command `{command}` was not found{looked}{hint}", config.id))
+}
+
 /// Spawns an agent process and completes `initialize`.
 async fn spawn(
     config: &Arc<AcpConfig>,
@@ -248,7 +268,8 @@ async fn spawn(
 ) -> Result<(Arc<Live>, wire::InitializeResponse), AdapterError> {
     let spec = process_spec(config, cwd);
     let spawned = Supervised::spawn(&spec).map_err(|e| {
-        let reason = binary::spawn_failure(&config.id, &config.command, &e);
+        let reason =
+            missing_command(config, &e).unwrap_or_else(|| binary::spawn_failure(&config.id, &config.command, &e));
         availability.failed(reason.clone());
         AdapterError::Unavailable(reason)
     })?;
@@ -544,5 +565,24 @@ impl Adapter for AcpAdapter {
             live.sink.send(open).await;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests fail loudly")]
+
+    use super::*;
+
+    #[test]
+    fn a_missing_command_is_named_with_how_to_install_it() {
+        let gone = std::io::Error::from(std::io::ErrorKind::NotFound);
+        let m = missing_command(&AcpConfig::new("claude", "claude-agent-acp"), &gone).unwrap();
+        assert!(m.contains("provider `claude`: the command `claude-agent-acp` was not found on PATH"), "{m}");
+        assert!(m.contains("npm install -g @agentclientprotocol/claude-agent-acp"), "{m}");
+        let m = missing_command(&AcpConfig::new("x", "/opt/x/agent"), &gone).unwrap();
+        assert!(m.contains("`/opt/x/agent` was not found (install it, or give its absolute path"), "{m}");
+        let denied = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        assert!(missing_command(&AcpConfig::new("x", "/opt/x/agent"), &denied).is_none());
     }
 }

@@ -617,6 +617,24 @@ async fn a_second_server_on_the_same_data_dir_refuses_to_start() {
 }
 
 #[tokio::test]
+async fn a_port_in_use_is_said_before_anything_is_made() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_ensemble"))
+        .args(["serve", "--listen", &addr, "--data-dir"])
+        .arg(&data)
+        .stdin(Stdio::null())
+        .output();
+    let out = tokio::time::timeout(WAIT, out).await.unwrap().unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(&format!("{addr} is already in use")) && stderr.contains("--listen"), "{stderr}");
+    assert!(!data.exists(), "no data dir, token or database was made");
+}
+
+#[tokio::test]
 async fn session_cwd_stays_inside_the_workspace_roots() {
     let s = Server::start(&[]).await;
     let root = s.dir.canonicalize().unwrap();

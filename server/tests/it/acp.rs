@@ -573,9 +573,9 @@ async fn a_missing_agent_binary_is_listed_unavailable_with_the_reason() {
     let p = provider(&s, "ghost").await;
     assert_eq!(p["available"], false, "{p}");
     assert!(
-        p["unavailableReason"]
-            .as_str()
-            .is_some_and(|r| r.contains("not found") && r.contains("/nonexistent/ghost-acp")),
+        p["unavailableReason"].as_str().is_some_and(|r| r.contains("not found")
+            && r.contains("/nonexistent/ghost-acp")
+            && r.contains("install it")),
         "{p}"
     );
     let (status, body) = s.post("/v1/rooms/r/sessions", json!({"sessionId": "g2", "provider": "ghost"})).await;
