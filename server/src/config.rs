@@ -42,289 +42,295 @@ pub enum SqliteSync {
 pub struct ServeArgs {
     /// Address to listen on, `IP:PORT` or `HOST:PORT` (`localhost:7878`; a name is resolved at
     /// start, IPv4 first); port 0 picks a free port.
-    #[arg(long, env = "ENSEMBLE_LISTEN", default_value = "127.0.0.1:7878", value_parser = parse_listen)]
+    #[arg(help_heading = "Essentials", long, env = "ENSEMBLE_LISTEN", default_value = "127.0.0.1:7878", value_parser = parse_listen)]
     pub listen: SocketAddr,
 
     /// Where the database and managed state live [default: $XDG_DATA_HOME/ensemble].
-    #[arg(long, env = "ENSEMBLE_DATA_DIR")]
+    #[arg(help_heading = "Essentials", long, env = "ENSEMBLE_DATA_DIR")]
     pub data_dir: Option<PathBuf>,
 
-    #[arg(long, env = "ENSEMBLE_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    /// The provider of sessions started without one.
+    #[arg(help_heading = "Essentials", long, env = "ENSEMBLE_DEFAULT_PROVIDER", default_value = "scripted")]
+    pub default_provider: String,
+
+    #[arg(help_heading = "Essentials", long, env = "ENSEMBLE_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
 
     /// File holding the bearer token (absolute path; trimmed; at least 32 bytes) [default: a token
     /// generated at first start into DATA_DIR/token, mode 0600]. Required for a non-loopback --listen.
-    #[arg(long, env = "ENSEMBLE_TOKEN_FILE")]
+    #[arg(help_heading = "Security", long, env = "ENSEMBLE_TOKEN_FILE")]
     pub token_file: Option<PathBuf>,
 
     /// Accept a --token-file (and --cluster-secret-file, --nats-credentials) that group or others
     /// may read (refused otherwise): for secret mounts (Docker, Kubernetes) that cannot be 0600 and
     /// owned by the server's user.
-    #[arg(long, env = "ENSEMBLE_ALLOW_SHARED_TOKEN_FILE", value_parser = clap::builder::BoolishValueParser::new())]
+    #[arg(help_heading = "Security", long, env = "ENSEMBLE_ALLOW_SHARED_TOKEN_FILE", value_parser = clap::builder::BoolishValueParser::new())]
     pub allow_shared_token_file: bool,
 
     /// Host names (or IPs) accepted in the `Host` header besides loopback ones and the listen IP,
     /// comma separated; `*` accepts any (only behind a proxy that checks Host).
-    #[arg(long, env = "ENSEMBLE_ALLOWED_HOSTS", value_delimiter = ',')]
+    #[arg(help_heading = "Security", long, env = "ENSEMBLE_ALLOWED_HOSTS", value_delimiter = ',')]
     pub allowed_hosts: Vec<String>,
 
     /// Origins (`scheme://host[:port]`) allowed besides the server's own, comma separated.
-    #[arg(long, env = "ENSEMBLE_TRUSTED_ORIGINS", value_delimiter = ',')]
+    #[arg(help_heading = "Security", long, env = "ENSEMBLE_TRUSTED_ORIGINS", value_delimiter = ',')]
     pub trusted_origins: Vec<String>,
 
     /// Directories a session's `cwd` must be inside, `:`-separated [default: the user's home].
-    #[arg(long, env = "ENSEMBLE_WORKSPACE_ROOTS", value_delimiter = ':')]
+    #[arg(help_heading = "Security", long, env = "ENSEMBLE_WORKSPACE_ROOTS", value_delimiter = ':')]
     pub workspace_roots: Vec<PathBuf>,
 
     /// Working directory of sessions started without `cwd` [default: the user's home].
-    #[arg(long, env = "ENSEMBLE_DEFAULT_CWD")]
+    #[arg(help_heading = "Security", long, env = "ENSEMBLE_DEFAULT_CWD")]
     pub default_cwd: Option<PathBuf>,
 
-    /// Events kept per room; older ones are pruned (0 = keep all).
-    #[arg(long, env = "ENSEMBLE_RETENTION_EVENTS", default_value_t = 100_000)]
-    pub retention_events: u64,
-
-    /// Events older than this many seconds are pruned (0 = no age limit).
-    #[arg(long, env = "ENSEMBLE_RETENTION_SECS", default_value_t = 0)]
-    pub retention_secs: u64,
-
-    /// Longest the store writer waits to group more work into one commit, when work is piling up
-    /// (an operation with nothing queued behind it commits at once; a lull of a quarter of it ends
-    /// the wait). 0, the default: a group is whatever queued during the previous commit, which
-    /// measured faster on every bench (docs/performance/log.md).
-    #[arg(long, env = "ENSEMBLE_COMMIT_LINGER_MS", default_value_t = 0)]
-    pub commit_linger_ms: u64,
-
-    /// Linger before every commit, also when nothing is queued: fewer commits (less CPU) at
-    /// moderate event rates, for a few ms more latency on every event.
-    #[arg(long, env = "ENSEMBLE_COMMIT_LINGER_WHEN_IDLE", value_parser = clap::builder::BoolishValueParser::new())]
-    pub commit_linger_when_idle: bool,
-
-    /// Most events in one commit.
-    #[arg(long, env = "ENSEMBLE_COMMIT_MAX_BATCH", default_value_t = 512)]
-    pub commit_max_batch: usize,
-
-    /// Write operations queued for the store before publishers wait.
-    #[arg(long, env = "ENSEMBLE_STORE_QUEUE", default_value_t = 4096)]
-    pub store_queue: usize,
-
-    /// Bytes of agent output queued for the store before its sessions wait (the count alone would
-    /// let large events pile up in memory while the writer is behind).
-    #[arg(long, env = "ENSEMBLE_STORE_QUEUE_BYTES", default_value_t = 16 << 20)]
-    pub store_queue_bytes: usize,
-
-    /// After a commit failed (a full disk, a database gone), how often the store is tried again;
-    /// once it writes, the sessions that lost events meanwhile are repaired. Milliseconds.
-    #[arg(long, env = "ENSEMBLE_STORE_RETRY_MS", default_value_t = 1_000, value_parser = clap::value_parser!(u64).range(10..=60_000))]
-    pub store_retry_ms: u64,
-
-    /// After a failed commit, the SQLite store counts as writing again only once its data dir's
-    /// file system has this many bytes free (small writes land on a full disk where large ones
-    /// fail). Bytes.
-    #[arg(long, env = "ENSEMBLE_STORE_MIN_FREE_BYTES", default_value_t = 16 << 20)]
-    pub store_min_free_bytes: u64,
-
-    /// Store reads (room logs, session lists, `hello` snapshots) run on this many threads of their
-    /// own, never on the pool anything else can fill; with PostgreSQL, the idle read connections kept.
-    #[arg(long, env = "ENSEMBLE_STORE_READERS", default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=256))]
-    pub store_readers: u64,
-
-    /// `postgres://user:password@host:port/db`: keep sessions, room logs, goals and provider state in
-    /// PostgreSQL instead of the SQLite file in the data dir (migrations are applied at start).
-    /// Without `--nats-url`, one server per database (docs/several-hosts.md). The
-    /// URL may carry credentials: it is never logged.
-    #[arg(long, env = "ENSEMBLE_DATABASE_URL", value_parser = parse_database_url, hide_env_values = true)]
-    pub database_url: Option<String>,
-
-    /// `nats://host:port`: join the other hosts on this NATS server (needs `--database-url`;
-    /// docs/several-hosts.md). Room frames and forwarded requests travel over it.
-    #[arg(long, env = "ENSEMBLE_NATS_URL", requires = "database_url", hide_env_values = true)]
-    pub nats_url: Option<String>,
-
-    /// How this host authenticates to the NATS server (absolute path; the token file's permission
-    /// checks): a NATS `.creds` file (user JWT and nkey seed), or `key=value` lines: `user=` and
-    /// `password=`, or `token=`, or `nkey=` (a seed). Without it, the connection is anonymous.
-    #[arg(long, env = "ENSEMBLE_NATS_CREDENTIALS", requires = "nats_url")]
-    pub nats_credentials: Option<PathBuf>,
-
-    /// The secret every host shares (absolute path; at least 32 bytes, trimmed; the token file's
-    /// permission checks); required with `--nats-url`. Every forwarded request, its answer and every
-    /// room frame carries a MAC keyed by it; a host acts on nothing without a valid one.
-    #[arg(long, env = "ENSEMBLE_CLUSTER_SECRET_FILE", requires = "nats_url")]
-    pub cluster_secret_file: Option<PathBuf>,
-
-    /// How far a forwarded request's or a room frame's timestamp may be from this host's clock
-    /// (either way) before it is refused as stale; forwarded requests' nonces are remembered for
-    /// twice as long, so a captured request cannot be replayed. Seconds.
-    #[arg(long, env = "ENSEMBLE_CLUSTER_MAX_SKEW_SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
-    pub cluster_max_skew_secs: u64,
-
-    /// Nonces of forwarded requests remembered at once (within twice `--cluster-max-skew-secs`);
-    /// when full, further forwarded requests are refused (503 on the forwarding host) until old
-    /// ones expire.
-    #[arg(long, env = "ENSEMBLE_CLUSTER_REPLAY_CACHE", default_value_t = 131_072, value_parser = clap::value_parser!(u64).range(1..))]
-    pub cluster_replay_cache: u64,
-
-    /// This host's name among the hosts (unique; default: the hostname plus a random suffix). Keep
-    /// it across restarts to recover this host's own sessions at once instead of after its lease.
-    #[arg(long, env = "ENSEMBLE_HOST_ID", value_parser = parse_host_id)]
-    pub host_id: Option<String>,
-
-    /// Seconds a host's lease lasts without renewal (renewed every third of it); when it expires,
-    /// another host takes the host's sessions over.
-    #[arg(long, env = "ENSEMBLE_LEASE_SECS", default_value_t = 15, value_parser = clap::value_parser!(u64).range(2..=3600))]
-    pub lease_secs: u64,
-
-    /// Frames queued for NATS before this host drops some (other hosts then fill the gap from the
-    /// database).
-    #[arg(long, env = "ENSEMBLE_NATS_OUTBOX", default_value_t = 65_536)]
-    pub nats_outbox: usize,
-
-    /// How often a host compares the rooms its sockets watch with the database's heads, to deliver
-    /// frames NATS lost (it delivers at most once). Milliseconds.
-    #[arg(long, env = "ENSEMBLE_GAP_SWEEP_MS", default_value_t = 1_000, value_parser = clap::value_parser!(u64).range(10..))]
-    pub gap_sweep_ms: u64,
-
-    /// SQLite durability: `normal` survives a killed process, `full` also a power loss.
-    #[arg(long, env = "ENSEMBLE_SQLITE_SYNC", value_enum, default_value_t = SqliteSync::Normal)]
-    pub sqlite_sync: SqliteSync,
-
-    /// Bytes of the SQLite WAL written with zeros ahead of its last frame, so commits overwrite
-    /// pages the file has instead of growing it (docs/performance/log.md); 0 turns it off. Default:
-    /// 256 KiB, or 0 when the data dir is on a copy-on-write file system (btrfs, ZFS, bcachefs),
-    /// where an overwrite allocates anew and it measured no gain.
-    #[arg(long, env = "ENSEMBLE_SQLITE_WAL_PREFILL_BYTES")]
-    pub sqlite_wal_prefill_bytes: Option<u64>,
-
-    /// Longest a lifecycle operation waits for its session's lock.
-    #[arg(long, env = "ENSEMBLE_LOCK_TIMEOUT_MS", default_value_t = 10_000)]
-    pub lock_timeout_ms: u64,
-
-    /// How long close waits for a canceled turn to end before forcing it.
-    #[arg(long, env = "ENSEMBLE_CLOSE_GRACE_MS", default_value_t = 3_000)]
-    pub close_grace_ms: u64,
+    /// Every registered provider's options (see `ensemble_adapters::registry`).
+    #[command(flatten, next_help_heading = "Providers")]
+    pub providers: ProviderOptions,
 
     /// Largest accepted request body (413 beyond).
-    #[arg(long, env = "ENSEMBLE_MAX_BODY_BYTES", default_value_t = 8 * 1024 * 1024)]
+    #[arg(help_heading = "Limits", long, env = "ENSEMBLE_MAX_BODY_BYTES", default_value_t = 8 * 1024 * 1024)]
     pub max_body_bytes: usize,
 
     /// Largest turn input text.
-    #[arg(long, env = "ENSEMBLE_MAX_INPUT_BYTES", default_value_t = 1024 * 1024)]
+    #[arg(help_heading = "Limits", long, env = "ENSEMBLE_MAX_INPUT_BYTES", default_value_t = 1024 * 1024)]
     pub max_input_bytes: usize,
-
-    /// Open room WebSockets in total (503 + Retry-After beyond).
-    #[arg(long, env = "ENSEMBLE_MAX_WS_CONNECTIONS", default_value_t = 1024)]
-    pub max_ws_connections: usize,
-
-    /// Open WebSockets per room (503 + Retry-After beyond).
-    #[arg(long, env = "ENSEMBLE_MAX_WS_PER_ROOM", default_value_t = 128)]
-    pub max_ws_per_room: usize,
-
-    /// Sessions kept in total, side conversations included (429 beyond; close some to start more).
-    #[arg(long, env = "ENSEMBLE_MAX_SESSIONS", default_value_t = 4096)]
-    pub max_sessions: usize,
-
-    /// Sessions kept per room (429 beyond).
-    #[arg(long, env = "ENSEMBLE_MAX_SESSIONS_PER_ROOM", default_value_t = 256)]
-    pub max_sessions_per_room: usize,
-
-    /// Live provider sessions (processes) at once; starting or resuming beyond is refused with
-    /// 503 and Retry-After.
-    #[arg(long, env = "ENSEMBLE_MAX_LIVE_SESSIONS", default_value_t = 32)]
-    pub max_live_sessions: usize,
-
-    /// Largest event payload (serialised); a larger one is replaced by a `notice`.
-    #[arg(long, env = "ENSEMBLE_MAX_EVENT_BYTES", default_value_t = 1024 * 1024)]
-    pub max_event_bytes: usize,
-
-    /// A live session idle this long (no turn, no pending interaction, no open side) is released;
-    /// 0 = never.
-    #[arg(long, env = "ENSEMBLE_IDLE_RELEASE_SECS", default_value_t = 1800)]
-    pub idle_release_secs: u64,
-
-    /// Largest message a WebSocket client may send.
-    #[arg(long, env = "ENSEMBLE_WS_MAX_MESSAGE_BYTES", default_value_t = 64 * 1024)]
-    pub ws_max_message_bytes: usize,
-
-    /// Frames a WebSocket client may fall behind before it gets `resync` and is closed.
-    #[arg(long, env = "ENSEMBLE_WS_QUEUE", default_value_t = 4096)]
-    pub ws_queue: usize,
-
-    /// Bytes of frames a WebSocket client may fall behind before it gets `resync` and is closed
-    /// (what its room's ring keeps for it: with large events the frame count alone would let one
-    /// slow client hold up to `--ws-queue` × `--max-event-bytes`).
-    #[arg(long, env = "ENSEMBLE_WS_QUEUE_BYTES", default_value_t = 16 * 1024 * 1024)]
-    pub ws_queue_bytes: usize,
-
-    /// Bytes buffered for a WebSocket peer that does not read before the connection is dropped.
-    #[arg(long, env = "ENSEMBLE_WS_WRITE_BUFFER_BYTES", default_value_t = 4 * 1024 * 1024)]
-    pub ws_write_buffer_bytes: usize,
-
-    /// Interval of server pings on WebSockets.
-    #[arg(long, env = "ENSEMBLE_WS_PING_SECS", default_value_t = 20)]
-    pub ws_ping_secs: u64,
-
-    /// A WebSocket peer silent for this long is closed.
-    #[arg(long, env = "ENSEMBLE_WS_IDLE_SECS", default_value_t = 60)]
-    pub ws_idle_secs: u64,
-
-    /// Longest a write to a WebSocket peer may take before the peer counts as dead.
-    #[arg(long, env = "ENSEMBLE_WS_WRITE_TIMEOUT_SECS", default_value_t = 10)]
-    pub ws_write_timeout_secs: u64,
-
-    /// On SIGTERM/SIGINT: how long `/readyz` answers 503 (and new work is refused) before the
-    /// listener stops.
-    #[arg(long, env = "ENSEMBLE_DRAIN_MS", default_value_t = 250)]
-    pub drain_ms: u64,
-
-    /// Longest the shutdown waits for open requests and connections.
-    #[arg(long, env = "ENSEMBLE_SHUTDOWN_TIMEOUT_SECS", default_value_t = 10)]
-    pub shutdown_timeout_secs: u64,
-
-    /// Events a side conversation keeps in memory for replay.
-    #[arg(long, env = "ENSEMBLE_SIDE_LOG_EVENTS", default_value_t = 10_000)]
-    pub side_log_events: usize,
-
-    /// Bytes of events a side conversation keeps in memory for replay (the newest is always kept).
-    #[arg(long, env = "ENSEMBLE_SIDE_LOG_BYTES", default_value_t = 16 << 20)]
-    pub side_log_bytes: usize,
-
-    /// Bytes of events an agent may send while its session starts, resumes or opens (they wait
-    /// for the session's announcement); later ones are dropped, and a warning notice says so.
-    #[arg(long, env = "ENSEMBLE_START_BUFFER_BYTES", default_value_t = 16 << 20)]
-    pub start_buffer_bytes: usize,
-
-    /// Test-only routes (a handler that panics), for the server's own tests.
-    #[arg(long, env = "ENSEMBLE_TEST_HOOKS", hide = true)]
-    pub test_hooks: bool,
-
-    /// Longest a REST request may take (408 beyond).
-    #[arg(long, env = "ENSEMBLE_REQUEST_TIMEOUT_SECS", default_value_t = 120)]
-    pub request_timeout_secs: u64,
-
-    /// Longest a client may take to send a request's headers (from the connection's start, or from
-    /// the end of the previous response); the connection is closed beyond.
-    #[arg(long, env = "ENSEMBLE_HEADER_READ_TIMEOUT_SECS", default_value_t = 10)]
-    pub header_read_timeout_secs: u64,
-
-    /// An HTTP connection idle this long between requests is closed.
-    #[arg(long, env = "ENSEMBLE_KEEP_ALIVE_IDLE_SECS", default_value_t = 5)]
-    pub keep_alive_idle_secs: u64,
 
     /// Open HTTP connections (room WebSockets are counted by --max-ws-connections instead). At the
     /// cap the oldest connection without a request in progress is closed to make room; when every
     /// one is busy, new connections wait in the listen backlog. Lowered to half the open-file limit
     /// if that is smaller.
-    #[arg(long, env = "ENSEMBLE_MAX_CONNECTIONS", default_value_t = 1024)]
+    #[arg(help_heading = "Limits", long, env = "ENSEMBLE_MAX_CONNECTIONS", default_value_t = 1024)]
     pub max_connections: usize,
 
-    /// The provider of sessions started without one.
-    #[arg(long, env = "ENSEMBLE_DEFAULT_PROVIDER", default_value = "scripted")]
-    pub default_provider: String,
+    /// Open room WebSockets in total (503 + Retry-After beyond).
+    #[arg(help_heading = "Limits", long, env = "ENSEMBLE_MAX_WS_CONNECTIONS", default_value_t = 1024)]
+    pub max_ws_connections: usize,
 
-    /// Every registered provider's options (see `ensemble_adapters::registry`).
-    #[command(flatten)]
-    pub providers: ProviderOptions,
+    /// Open WebSockets per room (503 + Retry-After beyond).
+    #[arg(help_heading = "Limits", long, env = "ENSEMBLE_MAX_WS_PER_ROOM", default_value_t = 128)]
+    pub max_ws_per_room: usize,
+
+    /// Sessions kept in total, side conversations included (429 beyond; close some to start more).
+    #[arg(help_heading = "Limits", long, env = "ENSEMBLE_MAX_SESSIONS", default_value_t = 4096)]
+    pub max_sessions: usize,
+
+    /// Sessions kept per room (429 beyond).
+    #[arg(help_heading = "Limits", long, env = "ENSEMBLE_MAX_SESSIONS_PER_ROOM", default_value_t = 256)]
+    pub max_sessions_per_room: usize,
+
+    /// Live provider sessions (processes) at once; starting or resuming beyond is refused with
+    /// 503 and Retry-After.
+    #[arg(help_heading = "Limits", long, env = "ENSEMBLE_MAX_LIVE_SESSIONS", default_value_t = 32)]
+    pub max_live_sessions: usize,
+
+    /// Largest event payload (serialised); a larger one is replaced by a `notice`.
+    #[arg(help_heading = "Limits", long, env = "ENSEMBLE_MAX_EVENT_BYTES", default_value_t = 1024 * 1024)]
+    pub max_event_bytes: usize,
+
+    /// A live session idle this long (no turn, no pending interaction, no open side) is released;
+    /// 0 = never.
+    #[arg(help_heading = "Limits", long, env = "ENSEMBLE_IDLE_RELEASE_SECS", default_value_t = 1800)]
+    pub idle_release_secs: u64,
+
+    /// Largest message a WebSocket client may send.
+    #[arg(help_heading = "Limits", long, env = "ENSEMBLE_WS_MAX_MESSAGE_BYTES", default_value_t = 64 * 1024)]
+    pub ws_max_message_bytes: usize,
+
+    /// Frames a WebSocket client may fall behind before it gets `resync` and is closed.
+    #[arg(help_heading = "Limits", long, env = "ENSEMBLE_WS_QUEUE", default_value_t = 4096)]
+    pub ws_queue: usize,
+
+    /// Bytes of frames a WebSocket client may fall behind before it gets `resync` and is closed
+    /// (what its room's ring keeps for it: with large events the frame count alone would let one
+    /// slow client hold up to `--ws-queue` × `--max-event-bytes`).
+    #[arg(help_heading = "Limits", long, env = "ENSEMBLE_WS_QUEUE_BYTES", default_value_t = 16 * 1024 * 1024)]
+    pub ws_queue_bytes: usize,
+
+    /// Events a side conversation keeps in memory for replay.
+    #[arg(help_heading = "Limits", long, env = "ENSEMBLE_SIDE_LOG_EVENTS", default_value_t = 10_000)]
+    pub side_log_events: usize,
+
+    /// Bytes of events a side conversation keeps in memory for replay (the newest is always kept).
+    #[arg(help_heading = "Limits", long, env = "ENSEMBLE_SIDE_LOG_BYTES", default_value_t = 16 << 20)]
+    pub side_log_bytes: usize,
+
+    /// Bytes of events an agent may send while its session starts, resumes or opens (they wait
+    /// for the session's announcement); later ones are dropped, and a warning notice says so.
+    #[arg(help_heading = "Limits", long, env = "ENSEMBLE_START_BUFFER_BYTES", default_value_t = 16 << 20)]
+    pub start_buffer_bytes: usize,
+
+    /// Longest a REST request may take (408 beyond).
+    #[arg(help_heading = "Limits", long, env = "ENSEMBLE_REQUEST_TIMEOUT_SECS", default_value_t = 120)]
+    pub request_timeout_secs: u64,
+
+    /// Longest a client may take to send a request's headers (from the connection's start, or from
+    /// the end of the previous response); the connection is closed beyond.
+    #[arg(help_heading = "Limits", long, env = "ENSEMBLE_HEADER_READ_TIMEOUT_SECS", default_value_t = 10)]
+    pub header_read_timeout_secs: u64,
+
+    /// An HTTP connection idle this long between requests is closed.
+    #[arg(help_heading = "Limits", long, env = "ENSEMBLE_KEEP_ALIVE_IDLE_SECS", default_value_t = 5)]
+    pub keep_alive_idle_secs: u64,
+
+    /// Longest a lifecycle operation waits for its session's lock.
+    #[arg(help_heading = "Limits", long, env = "ENSEMBLE_LOCK_TIMEOUT_MS", default_value_t = 10_000)]
+    pub lock_timeout_ms: u64,
+
+    /// How long close waits for a canceled turn to end before forcing it.
+    #[arg(help_heading = "Limits", long, env = "ENSEMBLE_CLOSE_GRACE_MS", default_value_t = 3_000)]
+    pub close_grace_ms: u64,
+
+    /// On SIGTERM/SIGINT: how long `/readyz` answers 503 (and new work is refused) before the
+    /// listener stops.
+    #[arg(help_heading = "Limits", long, env = "ENSEMBLE_DRAIN_MS", default_value_t = 250)]
+    pub drain_ms: u64,
+
+    /// Longest the shutdown waits for open requests and connections.
+    #[arg(help_heading = "Limits", long, env = "ENSEMBLE_SHUTDOWN_TIMEOUT_SECS", default_value_t = 10)]
+    pub shutdown_timeout_secs: u64,
+
+    /// Events kept per room; older ones are pruned (0 = keep all).
+    #[arg(help_heading = "Storage", long, env = "ENSEMBLE_RETENTION_EVENTS", default_value_t = 100_000)]
+    pub retention_events: u64,
+
+    /// Events older than this many seconds are pruned (0 = no age limit).
+    #[arg(help_heading = "Storage", long, env = "ENSEMBLE_RETENTION_SECS", default_value_t = 0)]
+    pub retention_secs: u64,
+
+    /// `postgres://user:password@host:port/db`: keep sessions, room logs, goals and provider state in
+    /// PostgreSQL instead of the SQLite file in the data dir (migrations are applied at start).
+    /// Without `--nats-url`, one server per database (docs/several-hosts.md). The
+    /// URL may carry credentials: it is never logged.
+    #[arg(help_heading = "Storage", long, env = "ENSEMBLE_DATABASE_URL", value_parser = parse_database_url, hide_env_values = true)]
+    pub database_url: Option<String>,
+
+    /// SQLite durability: `normal` survives a killed process, `full` also a power loss.
+    #[arg(help_heading = "Storage", long, env = "ENSEMBLE_SQLITE_SYNC", value_enum, default_value_t = SqliteSync::Normal)]
+    pub sqlite_sync: SqliteSync,
+
+    /// After a commit failed (a full disk, a database gone), how often the store is tried again;
+    /// once it writes, the sessions that lost events meanwhile are repaired. Milliseconds.
+    #[arg(help_heading = "Storage", long, env = "ENSEMBLE_STORE_RETRY_MS", default_value_t = 1_000, value_parser = clap::value_parser!(u64).range(10..=60_000))]
+    pub store_retry_ms: u64,
+
+    /// After a failed commit, the SQLite store counts as writing again only once its data dir's
+    /// file system has this many bytes free (small writes land on a full disk where large ones
+    /// fail). Bytes.
+    #[arg(help_heading = "Storage", long, env = "ENSEMBLE_STORE_MIN_FREE_BYTES", default_value_t = 16 << 20)]
+    pub store_min_free_bytes: u64,
+
+    /// `nats://host:port`: join the other hosts on this NATS server (needs `--database-url`;
+    /// docs/several-hosts.md). Room frames and forwarded requests travel over it.
+    #[arg(
+        help_heading = "Several hosts",
+        long,
+        env = "ENSEMBLE_NATS_URL",
+        requires = "database_url",
+        hide_env_values = true
+    )]
+    pub nats_url: Option<String>,
+
+    /// How this host authenticates to the NATS server (absolute path; the token file's permission
+    /// checks): a NATS `.creds` file (user JWT and nkey seed), or `key=value` lines: `user=` and
+    /// `password=`, or `token=`, or `nkey=` (a seed). Without it, the connection is anonymous.
+    #[arg(help_heading = "Several hosts", long, env = "ENSEMBLE_NATS_CREDENTIALS", requires = "nats_url")]
+    pub nats_credentials: Option<PathBuf>,
+
+    /// The secret every host shares (absolute path; at least 32 bytes, trimmed; the token file's
+    /// permission checks); required with `--nats-url`. Every forwarded request, its answer and every
+    /// room frame carries a MAC keyed by it; a host acts on nothing without a valid one.
+    #[arg(help_heading = "Several hosts", long, env = "ENSEMBLE_CLUSTER_SECRET_FILE", requires = "nats_url")]
+    pub cluster_secret_file: Option<PathBuf>,
+
+    /// How far a forwarded request's or a room frame's timestamp may be from this host's clock
+    /// (either way) before it is refused as stale; forwarded requests' nonces are remembered for
+    /// twice as long, so a captured request cannot be replayed. Seconds.
+    #[arg(help_heading = "Several hosts", long, env = "ENSEMBLE_CLUSTER_MAX_SKEW_SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub cluster_max_skew_secs: u64,
+
+    /// Nonces of forwarded requests remembered at once (within twice `--cluster-max-skew-secs`);
+    /// when full, further forwarded requests are refused (503 on the forwarding host) until old
+    /// ones expire.
+    #[arg(help_heading = "Several hosts", long, env = "ENSEMBLE_CLUSTER_REPLAY_CACHE", default_value_t = 131_072, value_parser = clap::value_parser!(u64).range(1..))]
+    pub cluster_replay_cache: u64,
+
+    /// This host's name among the hosts (unique; default: the hostname plus a random suffix). Keep
+    /// it across restarts to recover this host's own sessions at once instead of after its lease.
+    #[arg(help_heading = "Several hosts", long, env = "ENSEMBLE_HOST_ID", value_parser = parse_host_id)]
+    pub host_id: Option<String>,
+
+    /// Seconds a host's lease lasts without renewal (renewed every third of it); when it expires,
+    /// another host takes the host's sessions over.
+    #[arg(help_heading = "Several hosts", long, env = "ENSEMBLE_LEASE_SECS", default_value_t = 15, value_parser = clap::value_parser!(u64).range(2..=3600))]
+    pub lease_secs: u64,
+
+    /// Frames queued for NATS before this host drops some (other hosts then fill the gap from the
+    /// database).
+    #[arg(help_heading = "Several hosts", long, env = "ENSEMBLE_NATS_OUTBOX", default_value_t = 65_536)]
+    pub nats_outbox: usize,
+
+    /// How often a host compares the rooms its sockets watch with the database's heads, to deliver
+    /// frames NATS lost (it delivers at most once). Milliseconds.
+    #[arg(help_heading = "Several hosts", long, env = "ENSEMBLE_GAP_SWEEP_MS", default_value_t = 1_000, value_parser = clap::value_parser!(u64).range(10..))]
+    pub gap_sweep_ms: u64,
+
+    /// Longest the store writer waits to group more work into one commit, when work is piling up
+    /// (an operation with nothing queued behind it commits at once; a lull of a quarter of it ends
+    /// the wait). 0, the default: a group is whatever queued during the previous commit, which
+    /// measured faster on every bench (docs/performance/log.md).
+    #[arg(help_heading = "Tuning", long, env = "ENSEMBLE_COMMIT_LINGER_MS", default_value_t = 0)]
+    pub commit_linger_ms: u64,
+
+    /// Linger before every commit, also when nothing is queued: fewer commits (less CPU) at
+    /// moderate event rates, for a few ms more latency on every event.
+    #[arg(help_heading = "Tuning", long, env = "ENSEMBLE_COMMIT_LINGER_WHEN_IDLE", value_parser = clap::builder::BoolishValueParser::new())]
+    pub commit_linger_when_idle: bool,
+
+    /// Most events in one commit.
+    #[arg(help_heading = "Tuning", long, env = "ENSEMBLE_COMMIT_MAX_BATCH", default_value_t = 512)]
+    pub commit_max_batch: usize,
+
+    /// Write operations queued for the store before publishers wait.
+    #[arg(help_heading = "Tuning", long, env = "ENSEMBLE_STORE_QUEUE", default_value_t = 4096)]
+    pub store_queue: usize,
+
+    /// Bytes of agent output queued for the store before its sessions wait (the count alone would
+    /// let large events pile up in memory while the writer is behind).
+    #[arg(help_heading = "Tuning", long, env = "ENSEMBLE_STORE_QUEUE_BYTES", default_value_t = 16 << 20)]
+    pub store_queue_bytes: usize,
+
+    /// Store reads (room logs, session lists, `hello` snapshots) run on this many threads of their
+    /// own, never on the pool anything else can fill; with PostgreSQL, the idle read connections kept.
+    #[arg(help_heading = "Tuning", long, env = "ENSEMBLE_STORE_READERS", default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=256))]
+    pub store_readers: u64,
+
+    /// Bytes of the SQLite WAL written with zeros ahead of its last frame, so commits overwrite
+    /// pages the file has instead of growing it (docs/performance/log.md); 0 turns it off. Default:
+    /// 256 KiB, or 0 when the data dir is on a copy-on-write file system (btrfs, ZFS, bcachefs),
+    /// where an overwrite allocates anew and it measured no gain.
+    #[arg(help_heading = "Tuning", long, env = "ENSEMBLE_SQLITE_WAL_PREFILL_BYTES")]
+    pub sqlite_wal_prefill_bytes: Option<u64>,
+
+    /// Bytes buffered for a WebSocket peer that does not read before the connection is dropped.
+    #[arg(help_heading = "Tuning", long, env = "ENSEMBLE_WS_WRITE_BUFFER_BYTES", default_value_t = 4 * 1024 * 1024)]
+    pub ws_write_buffer_bytes: usize,
+
+    /// Interval of server pings on WebSockets.
+    #[arg(help_heading = "Tuning", long, env = "ENSEMBLE_WS_PING_SECS", default_value_t = 20)]
+    pub ws_ping_secs: u64,
+
+    /// A WebSocket peer silent for this long is closed.
+    #[arg(help_heading = "Tuning", long, env = "ENSEMBLE_WS_IDLE_SECS", default_value_t = 60)]
+    pub ws_idle_secs: u64,
+
+    /// Longest a write to a WebSocket peer may take before the peer counts as dead.
+    #[arg(help_heading = "Tuning", long, env = "ENSEMBLE_WS_WRITE_TIMEOUT_SECS", default_value_t = 10)]
+    pub ws_write_timeout_secs: u64,
+
+    /// Test-only routes (a handler that panics), for the server's own tests.
+    #[arg(long, env = "ENSEMBLE_TEST_HOOKS", hide = true)]
+    pub test_hooks: bool,
 }
 
 impl ServeArgs {
@@ -418,6 +424,20 @@ mod tests {
     use clap::CommandFactory;
 
     use super::*;
+
+    #[test]
+    fn help_is_grouped_with_the_essentials_first() {
+        let help = Cli::command().find_subcommand_mut("serve").unwrap().render_long_help().to_string();
+        let at = |needle: &str| help.find(needle).unwrap_or_else(|| panic!("{needle} not in the help"));
+        let headings =
+            ["Essentials:", "Security:", "Providers:", "Limits:", "Storage:", "Several hosts:", "Tuning:"].map(at);
+        assert!(headings.windows(2).all(|w| w[0] < w[1]), "headings out of order: {headings:?}");
+        for essential in ["--listen", "--data-dir", "--default-provider", "--providers", "--codex-bin"] {
+            let i = at(&format!("      {essential} "));
+            assert!(headings[0] < i && i < headings[1], "{essential} is not among the essentials");
+        }
+        assert!(at("--commit-linger-ms") > headings[6], "a tuning knob outside Tuning");
+    }
 
     #[test]
     fn defaults_match_the_contract() {

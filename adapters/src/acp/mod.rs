@@ -66,7 +66,7 @@ pub const PROVIDERS_FILE: &str = "providers.toml";
 pub struct AcpOptions {
     /// The providers file: the ACP agents to offer as providers (TOML, `[[provider]]` tables)
     /// [default: DATA_DIR/providers.toml when it exists].
-    #[arg(long = "providers", env = "ENSEMBLE_PROVIDERS")]
+    #[arg(long = "providers", env = "ENSEMBLE_PROVIDERS", help_heading = "Essentials")]
     pub providers: Option<PathBuf>,
 }
 

@@ -11,7 +11,7 @@ use crate::kit::provider::{ProviderEnv, ProviderError};
 #[derive(Clone, Debug, clap::Args)]
 pub struct CodexOptions {
     /// The `codex` executable [default: `codex` on PATH].
-    #[arg(long, env = "ENSEMBLE_CODEX_BIN")]
+    #[arg(long, env = "ENSEMBLE_CODEX_BIN", help_heading = "Essentials")]
     pub codex_bin: Option<PathBuf>,
 
     /// `KEY=VALUE` passed to every codex process as `-c KEY=VALUE` (repeatable; in the environment
