@@ -1,0 +1,303 @@
+// RoomStream: the room WebSocket (`GET /v1/rooms/{roomId}/ws?after=N`) as an async iterable of
+// typed frames that reconnects by itself with `after=<last seq>`, so no durable event is lost or
+// repeated. Browser-safe: it only uses the standard WebSocket API; in Node pass the `ws` package's
+// class as `WebSocket`.
+/**
+ * Why a RoomStream stopped for good. The iterator throws it after the frames received before it.
+ *
+ * - `history_expired`: the events after `lastSeq` were pruned (`--retention-events`/`-secs`); the
+ *   stream cannot continue without a gap. Reload the state over REST (sessions, goal, interactions)
+ *   and open a new stream with `after: headSeq`.
+ * - `ahead_of_log`: the server's log ends before `lastSeq` (e.g. its data dir was replaced): reload
+ *   likewise.
+ * - `retries_exhausted`: `maxRetries` connection attempts in a row failed (server down, wrong
+ *   token, refused Host/Origin, too many connections); `cause` holds the last failure.
+ * - `sequence_gap`: an `event` frame's seq was not the previous one + 1 (a server bug; never
+ *   expected).
+ * - `no_websocket`: no WebSocket implementation (Node 20 without `ws` passed as `WebSocket`).
+ */
+export class RoomStreamError extends Error {
+    reason;
+    headSeq;
+    name = "RoomStreamError";
+    constructor(reason, message, 
+    /** The room's head seq, from the `resync` frame (`history_expired`, `ahead_of_log`). */
+    headSeq, options) {
+        super(message, options);
+        this.reason = reason;
+        this.headSeq = headSeq;
+    }
+}
+/** The subprotocol the server answers with. */
+export const APP_PROTOCOL = "ensemble.v1";
+const BEARER_PREFIX = "ensemble.bearer.";
+/**
+ * `resync` reasons (the server closes with 4000 after the frame) after which reconnecting with
+ * `after=<last seq>` continues without a gap; any other reason stops the stream.
+ */
+const RECOVERABLE_RESYNC = new Set(["lagged", "closed", "store_error"]);
+/**
+ * A typed, self-reconnecting view of a room's WebSocket. It connects as soon as it is created and
+ * buffers frames until they are read; read it with `for await (const frame of stream)` (one reader).
+ * Leaving the loop (`break`, `return`, a throw) or `close()` closes it; a terminal failure ends
+ * the loop with a {@link RoomStreamError}.
+ *
+ * Reconnects: when a connection drops (network, server restart, idle close, a `lagged` resync),
+ * the stream reconnects with `after=<seq of the last event frame>`: the server replays what was
+ * missed, and event frames at or below that seq are dropped, so every durable event is yielded
+ * exactly once, in order. Attempts that fail before `hello` back off exponentially; after
+ * `maxRetries` failures in a row the stream fails.
+ */
+export class RoomStream {
+    opts;
+    WS;
+    last;
+    queue = [];
+    waiters = [];
+    failure;
+    closed = false;
+    socket = null;
+    /** Identifies the current connection; callbacks of older ones are ignored. */
+    generation = 0;
+    helloSeen = false;
+    heard = false;
+    failedAttempts = 0;
+    lastCause;
+    hellos = 0;
+    retryTimer;
+    connectTimer;
+    pingTimer;
+    constructor(options) {
+        this.opts = {
+            baseUrl: options.baseUrl,
+            token: options.token,
+            roomId: options.roomId,
+            maxRetries: options.maxRetries ?? 8,
+            retryDelayMs: options.retryDelayMs ?? 250,
+            maxRetryDelayMs: options.maxRetryDelayMs ?? 10_000,
+            connectTimeoutMs: options.connectTimeoutMs ?? 10_000,
+            pingIntervalMs: options.pingIntervalMs ?? 20_000,
+        };
+        this.last = options.after;
+        this.WS = options.WebSocket ?? globalThis.WebSocket;
+        if (!this.WS) {
+            this.fail(new RoomStreamError("no_websocket", "no WebSocket implementation: pass one as `WebSocket` (in Node 20, the `ws` package's)"));
+            return;
+        }
+        this.connect();
+    }
+    /** The seq of the last durable event yielded (or received and buffered); the next connection asks for `after=` it. */
+    get lastSeq() {
+        return this.last;
+    }
+    /** How many times the stream reconnected (connections that delivered `hello`, after the first). */
+    get reconnects() {
+        return Math.max(0, this.hellos - 1);
+    }
+    /** Closes the connection and ends the iteration (frames not yet read are dropped). Idempotent. */
+    close() {
+        if (this.closed)
+            return;
+        this.closed = true;
+        this.queue = [];
+        this.teardown(1000, "client closed");
+        for (const w of this.waiters.splice(0))
+            w.resolve({ value: undefined, done: true });
+    }
+    /** The next frame; `done` once closed; rejects with the {@link RoomStreamError} that stopped the stream. */
+    next() {
+        const frame = this.queue.shift();
+        if (frame)
+            return Promise.resolve({ value: frame, done: false });
+        if (this.closed)
+            return Promise.resolve({ value: undefined, done: true });
+        if (this.failure)
+            return Promise.reject(this.failure);
+        return new Promise((resolve, reject) => this.waiters.push({ resolve, reject }));
+    }
+    [Symbol.asyncIterator]() {
+        return {
+            next: () => this.next(),
+            return: () => {
+                this.close();
+                return Promise.resolve({ value: undefined, done: true });
+            },
+        };
+    }
+    url() {
+        const location = globalThis.location;
+        const url = new URL(this.opts.baseUrl, location?.href);
+        if (url.protocol === "http:")
+            url.protocol = "ws:";
+        else if (url.protocol === "https:")
+            url.protocol = "wss:";
+        url.pathname = `${url.pathname.replace(/\/+$/, "")}/v1/rooms/${encodeURIComponent(this.opts.roomId)}/ws`;
+        url.search = this.last === undefined ? "" : `?after=${this.last}`;
+        url.hash = "";
+        return url.toString();
+    }
+    connect() {
+        this.retryTimer = undefined;
+        if (this.closed || this.failure || !this.WS)
+            return;
+        const generation = ++this.generation;
+        this.helloSeen = false;
+        let ws;
+        try {
+            ws = new this.WS(this.url(), [APP_PROTOCOL, `${BEARER_PREFIX}${this.opts.token}`]);
+        }
+        catch (e) {
+            this.dropped(e);
+            return;
+        }
+        this.socket = ws;
+        const current = () => generation === this.generation;
+        ws.onmessage = (ev) => {
+            if (current())
+                this.received(ev.data);
+        };
+        ws.onclose = (ev) => {
+            if (current())
+                this.dropped(new Error(`connection closed (code ${ev.code ?? "?"}${ev.reason ? `: ${ev.reason}` : ""})`));
+        };
+        ws.onerror = (ev) => {
+            // A close follows; remember why for `retries_exhausted`.
+            if (current())
+                this.lastCause = ev.error ?? new Error(ev.message ?? "WebSocket error");
+        };
+        this.connectTimer = setTimeout(() => {
+            if (current() && !this.helloSeen)
+                this.dropped(new Error(`no hello within ${this.opts.connectTimeoutMs} ms`));
+        }, this.opts.connectTimeoutMs);
+        if (this.opts.pingIntervalMs > 0) {
+            this.heard = true;
+            let silentTicks = 0;
+            this.pingTimer = setInterval(() => {
+                if (!current() || !this.helloSeen)
+                    return;
+                silentTicks = this.heard ? 0 : silentTicks + 1;
+                if (silentTicks >= 2) {
+                    this.dropped(new Error(`nothing received for ${2 * this.opts.pingIntervalMs} ms despite pings`));
+                    return;
+                }
+                this.heard = false;
+                try {
+                    ws.send(JSON.stringify({ type: "ping" }));
+                }
+                catch {
+                    // Not open (any more): the close event follows.
+                }
+            }, this.opts.pingIntervalMs);
+        }
+    }
+    received(data) {
+        this.heard = true;
+        if (typeof data !== "string")
+            return; // the server only sends text frames
+        let frame;
+        try {
+            frame = JSON.parse(data);
+        }
+        catch (e) {
+            this.dropped(new Error("the server sent a frame that is not JSON", { cause: e }));
+            return;
+        }
+        switch (frame.type) {
+            case "hello":
+                this.helloSeen = true;
+                this.hellos += 1;
+                this.failedAttempts = 0;
+                this.lastCause = undefined;
+                clearTimeout(this.connectTimer);
+                if (this.last === undefined)
+                    this.last = frame.headSeq;
+                this.push(frame);
+                return;
+            case "event": {
+                const seq = frame.event.seq;
+                const last = this.last ?? seq - 1;
+                if (seq <= last)
+                    return; // already yielded (replay overlap)
+                if (seq !== last + 1) {
+                    this.fail(new RoomStreamError("sequence_gap", `event seq ${seq} after ${last}`));
+                    return;
+                }
+                this.last = seq;
+                this.push(frame);
+                return;
+            }
+            case "side_event":
+            case "error":
+                this.push(frame);
+                return;
+            case "pong":
+                return;
+            case "resync":
+                if (RECOVERABLE_RESYNC.has(frame.reason))
+                    return; // the close (4000) follows: reconnect then
+                this.fail(new RoomStreamError(frame.reason === "ahead_of_log" ? "ahead_of_log" : "history_expired", `resync (${frame.reason}): the room's events after seq ${this.last ?? 0} cannot be replayed (head ${frame.headSeq}); reload over REST and reconnect with after=headSeq`, frame.headSeq));
+                return;
+            default:
+                return; // a frame type this client does not know: ignored
+        }
+    }
+    /** The current connection ended (or never came up): reconnect, or give up. */
+    dropped(cause) {
+        const hadHello = this.helloSeen;
+        this.teardown(1000, "reconnecting");
+        if (this.closed || this.failure)
+            return;
+        if (hadHello) {
+            this.failedAttempts = 0;
+        }
+        else {
+            this.failedAttempts += 1;
+            this.lastCause = this.lastCause ?? cause;
+            if (this.failedAttempts > this.opts.maxRetries) {
+                this.fail(new RoomStreamError("retries_exhausted", `${this.failedAttempts} connection attempts in a row failed`, undefined, {
+                    cause: this.lastCause,
+                }));
+                return;
+            }
+        }
+        const exp = Math.min(this.opts.maxRetryDelayMs, this.opts.retryDelayMs * 2 ** Math.max(0, this.failedAttempts - 1));
+        const delay = exp * (0.5 + Math.random() / 2);
+        this.retryTimer = setTimeout(() => this.connect(), delay);
+    }
+    /** Forgets the current connection (its late callbacks are ignored) and stops the timers. */
+    teardown(code, reason) {
+        this.generation += 1;
+        clearTimeout(this.connectTimer);
+        clearTimeout(this.retryTimer);
+        clearInterval(this.pingTimer);
+        this.connectTimer = this.retryTimer = this.pingTimer = undefined;
+        const ws = this.socket;
+        this.socket = null;
+        if (ws) {
+            ws.onmessage = ws.onclose = null;
+            ws.onerror = () => { }; // `ws` emits an error when closed while still connecting
+            try {
+                ws.close(code, reason);
+            }
+            catch {
+                // Already closed.
+            }
+        }
+    }
+    push(frame) {
+        const w = this.waiters.shift();
+        if (w)
+            w.resolve({ value: frame, done: false });
+        else
+            this.queue.push(frame);
+    }
+    fail(error) {
+        if (this.failure || this.closed)
+            return;
+        this.failure = error;
+        this.teardown(1000, "client gave up");
+        // Buffered frames are read first; only then does `next()` reject.
+        for (const w of this.waiters.splice(0))
+            w.reject(error);
+    }
+}
