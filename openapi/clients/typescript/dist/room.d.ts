@@ -59,18 +59,22 @@ export interface RoomStreamOptions {
  *   and open a new stream with `after: headSeq`.
  * - `ahead_of_log`: the server's log ends before `lastSeq` (e.g. its data dir was replaced): reload
  *   likewise.
- * - `retries_exhausted`: `maxRetries` connection attempts in a row failed (server down, wrong
- *   token, refused Host/Origin, too many connections); `cause` holds the last failure.
+ * - `refused`: the server answered the upgrade 401 or 403 (a wrong token, a refused Host or
+ *   Origin): retrying cannot help, so the stream fails at once. Seen where the WebSocket says the
+ *   status (Node's `ws`); a browser's WebSocket hides it, and there this ends as
+ *   `retries_exhausted`.
+ * - `retries_exhausted`: `maxRetries` connection attempts in a row failed (server down, too many
+ *   connections); `cause` holds the last failure.
  * - `sequence_gap`: an `event` frame's seq was not the previous one + 1 (a server bug; never
  *   expected).
  * - `no_websocket`: no WebSocket implementation (Node 20 without `ws` passed as `WebSocket`).
  */
 export declare class RoomStreamError extends Error {
-    readonly reason: "history_expired" | "ahead_of_log" | "retries_exhausted" | "sequence_gap" | "no_websocket";
+    readonly reason: "history_expired" | "ahead_of_log" | "refused" | "retries_exhausted" | "sequence_gap" | "no_websocket";
     /** The room's head seq, from the `resync` frame (`history_expired`, `ahead_of_log`). */
     readonly headSeq?: number | undefined;
     readonly name = "RoomStreamError";
-    constructor(reason: "history_expired" | "ahead_of_log" | "retries_exhausted" | "sequence_gap" | "no_websocket", message: string, 
+    constructor(reason: "history_expired" | "ahead_of_log" | "refused" | "retries_exhausted" | "sequence_gap" | "no_websocket", message: string, 
     /** The room's head seq, from the `resync` frame (`history_expired`, `ahead_of_log`). */
     headSeq?: number | undefined, options?: {
         cause?: unknown;

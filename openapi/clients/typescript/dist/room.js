@@ -10,8 +10,12 @@
  *   and open a new stream with `after: headSeq`.
  * - `ahead_of_log`: the server's log ends before `lastSeq` (e.g. its data dir was replaced): reload
  *   likewise.
- * - `retries_exhausted`: `maxRetries` connection attempts in a row failed (server down, wrong
- *   token, refused Host/Origin, too many connections); `cause` holds the last failure.
+ * - `refused`: the server answered the upgrade 401 or 403 (a wrong token, a refused Host or
+ *   Origin): retrying cannot help, so the stream fails at once. Seen where the WebSocket says the
+ *   status (Node's `ws`); a browser's WebSocket hides it, and there this ends as
+ *   `retries_exhausted`.
+ * - `retries_exhausted`: `maxRetries` connection attempts in a row failed (server down, too many
+ *   connections); `cause` holds the last failure.
  * - `sequence_gap`: an `event` frame's seq was not the previous one + 1 (a server bug; never
  *   expected).
  * - `no_websocket`: no WebSocket implementation (Node 20 without `ws` passed as `WebSocket`).
@@ -161,9 +165,20 @@ export class RoomStream {
                 this.dropped(new Error(`connection closed (code ${ev.code ?? "?"}${ev.reason ? `: ${ev.reason}` : ""})`));
         };
         ws.onerror = (ev) => {
+            if (!current())
+                return;
+            const cause = ev.error ?? new Error(ev.message ?? "WebSocket error");
+            // `ws` reports a refused upgrade as "Unexpected server response: 401".
+            const status = /Unexpected server response: (\d{3})/.exec(String(ev.message ?? cause.message ?? ""));
+            if (status && (status[1] === "401" || status[1] === "403")) {
+                this.teardown(1000, "refused");
+                this.fail(new RoomStreamError("refused", `the server refused the connection (HTTP ${status[1]}): check the token, Host and Origin`, undefined, {
+                    cause,
+                }));
+                return;
+            }
             // A close follows; remember why for `retries_exhausted`.
-            if (current())
-                this.lastCause = ev.error ?? new Error(ev.message ?? "WebSocket error");
+            this.lastCause = cause;
         };
         this.connectTimer = setTimeout(() => {
             if (current() && !this.helloSeen)

@@ -135,15 +135,27 @@ describe("RoomStream", () => {
     assert.equal(sockets.length, 1, "no reconnect");
   });
 
-  it("gives up after maxRetries failed attempts (a wrong token)", async () => {
+  it("fails at once when the server refuses the token (401), without retrying", async () => {
     const room = roomId("denied");
-    const { stream, sockets } = server.roomStream(room, { token: "W".repeat(40), maxRetries: 2, retryDelayMs: 10 });
+    const begun = Date.now();
+    const { stream, sockets } = server.roomStream(room, { token: "W".repeat(40), maxRetries: 8, retryDelayMs: 1000 });
     const err = await streamError(new Collector(stream));
-    assert.equal(err.reason, "retries_exhausted");
+    assert.equal(err.reason, "refused");
+    assert.match(err.message, /HTTP 401/);
     assert.match(String((err.cause as Error | undefined)?.message), /401/);
-    assert.equal(sockets.length, 3);
+    assert.equal(sockets.length, 1, "one attempt");
+    assert.ok(Date.now() - begun < 1000, `took ${Date.now() - begun} ms`);
     const rest = await server.client.GET("/v1/rooms", { headers: { Authorization: `Bearer ${"W".repeat(40)}` } });
     assert.deepEqual([rest.response.status, rest.error?.error.code], [401, "unauthorized"]);
+  });
+
+  it("gives up after maxRetries failed attempts when nothing answers", async () => {
+    // The server's own port after it is gone would race its restart; an address nothing listens on
+    // is refused at once.
+    const { stream, sockets } = server.roomStream(roomId("down"), { baseUrl: "http://127.0.0.1:9", maxRetries: 2, retryDelayMs: 10 });
+    const err = await streamError(new Collector(stream));
+    assert.equal(err.reason, "retries_exhausted");
+    assert.equal(sockets.length, 3);
   });
 
   it("needs a WebSocket implementation where there is no global one", async () => {
