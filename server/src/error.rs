@@ -127,6 +127,15 @@ impl From<ControllerError> for ApiError {
             C::LockTimeout(_) => {
                 return ApiError::new(StatusCode::SERVICE_UNAVAILABLE, code, e.to_string()).retry_after(1);
             }
+            C::AuthRequired(message) => {
+                // The command to run, when the provider's message quotes one (`codex login`).
+                let login = message.split('`').nth(1).filter(|c| !c.is_empty());
+                let mut details = serde_json::json!({ "authMessage": message });
+                if let Some(login) = login {
+                    details["loginCommand"] = serde_json::Value::String(login.to_owned());
+                }
+                return ApiError::new(StatusCode::CONFLICT, code, e.to_string()).with_details(details);
+            }
             C::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
             C::TooManySessions(_) => {
                 return ApiError::new(StatusCode::TOO_MANY_REQUESTS, code, e.to_string()).retry_after(5);

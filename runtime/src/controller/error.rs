@@ -22,6 +22,9 @@ pub enum ControllerError {
     SessionExists(String),
     #[error("turn `{0}` is active")]
     TurnActive(String),
+    /// The session's provider needs a login (or a key) before it can run a turn.
+    #[error("{0}")]
+    AuthRequired(String),
     #[error("the session has no active turn")]
     NoActiveTurn,
     #[error("{0}")]
@@ -86,6 +89,7 @@ impl ControllerError {
             Self::SessionNotFound(_) => "session_not_found",
             Self::SessionExists(_) => "session_exists",
             Self::TurnActive(_) => "turn_active",
+            Self::AuthRequired(_) => "auth_required",
             Self::NoActiveTurn => "no_active_turn",
             Self::SessionBusy(_) => "session_busy",
             Self::SessionClosed => "session_closed",

@@ -44,6 +44,13 @@ impl Controller {
             {
                 return Ok(TurnAccepted { turn_id: turn.to_owned(), duplicate: true, steered: false });
             }
+            // Refused at once: the agent would only retry its model API for a long while.
+            if e.rec.session.auth_state == Some(crate::model::AuthState::AuthRequired) {
+                let message = e.rec.session.auth_message.clone().unwrap_or_else(|| {
+                    format!("provider `{}` needs a login before it can run a turn", e.rec.session.provider)
+                });
+                return Err(ControllerError::AuthRequired(message));
+            }
             (e.rec.session.provider.clone(), e.rec.session.active_turn_id.clone())
         };
         let adapter = self.adapter(&provider)?;

@@ -566,14 +566,14 @@ async fn a_missing_api_key_is_reported_as_auth_required() {
     assert_eq!(started["authState"], "auth_required", "{started}");
     let msg = started["authMessage"].as_str().unwrap_or_default();
     assert!(msg.contains("MOCK_API_KEY") && msg.contains("--codex-env"), "{msg}");
-    s.turn("r", "c1", "hello?").await;
-    let events = ws.until(is_terminal).await;
-    let end = events.last().unwrap();
-    assert_eq!(end["type"], "turn.failed", "{:?}\n{}", types(&events), s.log());
-    let code = end["payload"]["error"]["code"].as_str().unwrap();
-
-    assert!(code == "auth_required" || code == "unauthorized", "{end}");
-    assert!(end["payload"]["error"]["message"].as_str().unwrap().contains("MOCK_API_KEY"), "{end}");
+    // A turn is refused at once, with the message and what to do, rather than accepted and left
+    // to codex's retries of a model API it cannot call.
+    let (status, body) =
+        s.post("/v1/rooms/r/sessions/c1/turns", json!({"input": [{"type": "text", "text": "hello?"}]})).await;
+    assert_eq!((status, body["error"]["code"].as_str()), (StatusCode::CONFLICT, Some("auth_required")), "{body}");
+    let details = &body["error"]["details"];
+    assert!(details["authMessage"].as_str().is_some_and(|m| m.contains("MOCK_API_KEY")), "{body}");
+    assert_eq!(session(&s, "c1").await["activeTurnId"], Value::Null, "no turn was started");
     assert!(c.mock.requests().is_empty(), "codex gave up before calling the model");
 }
 
