@@ -201,7 +201,7 @@ async fn start_up_errors_go_to_stderr_with_a_non_zero_exit() {
     let cwd = ["--default-cwd", s.dir.to_str().unwrap(), "--workspace-roots", s.dir.to_str().unwrap()];
     let mut a = args([&"--listen", &s.addr, &"--token-file", &token, &"--data-dir", &s.dir.join("d2")]);
     a.extend(cwd.iter().map(OsString::from));
-    refused(&a, &["ensemble: binding", &s.addr]).await;
+    refused(&a, &["is already in use", &s.addr, "--listen"]).await;
     // An unknown default provider.
     let mut a = args([&"--listen", &"127.0.0.1:0", &"--token-file", &token, &"--data-dir", &s.dir.join("d3")]);
     a.extend(["--default-provider", "nope"].map(OsString::from));
