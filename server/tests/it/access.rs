@@ -622,12 +622,13 @@ async fn a_port_in_use_is_said_before_anything_is_made() {
     let addr = taken.local_addr().unwrap().to_string();
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_ensemble"))
-        .args(["serve", "--listen", &addr, "--data-dir"])
-        .arg(&data)
-        .stdin(Stdio::null())
-        .output();
-    let out = tokio::time::timeout(WAIT, out).await.unwrap().unwrap();
+    let out = run_to_exit(&[
+        std::ffi::OsStr::new("--listen"),
+        std::ffi::OsStr::new(&addr),
+        std::ffi::OsStr::new("--data-dir"),
+        data.as_os_str(),
+    ])
+    .await;
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains(&format!("{addr} is already in use")) && stderr.contains("--listen"), "{stderr}");

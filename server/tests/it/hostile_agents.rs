@@ -2,6 +2,7 @@
 //! hard links to the token, the server's own files) and providers files that point a command at
 //! the repository being worked on.
 
+use std::ffi::OsStr;
 use std::time::{Duration, Instant};
 
 use reqwest::StatusCode;
@@ -107,13 +108,16 @@ async fn a_relative_command_is_refused_at_start() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("providers.toml");
     std::fs::write(&file, "[[provider]]\nid = \"x\"\nkind = \"acp\"\ncommand = \"node_modules/.bin/agent\"\n").unwrap();
-    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_ensemble"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
-        .arg(dir.path().join("data"))
-        .arg("--providers")
-        .arg(&file)
-        .output();
-    let out = tokio::time::timeout(WAIT, out).await.expect("exits").expect("runs");
+    let data = dir.path().join("data");
+    let out = run_to_exit(&[
+        OsStr::new("--listen"),
+        OsStr::new("127.0.0.1:0"),
+        OsStr::new("--data-dir"),
+        data.as_os_str(),
+        OsStr::new("--providers"),
+        file.as_os_str(),
+    ])
+    .await;
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains(&format!("{}:4:", file.display())) && stderr.contains("relative"), "{stderr}");
