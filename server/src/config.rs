@@ -24,6 +24,32 @@ pub enum Command {
     Serve(Box<ServeArgs>),
     /// Print the OpenAPI document.
     Openapi,
+    /// Print the running server's address (`http://IP:PORT`), read from its data dir.
+    Url(LocalArgs),
+    /// Print the token a client of the running server sends (from its data dir).
+    Token(LocalArgs),
+}
+
+/// Which server a local subcommand (`url`, `token`) asks: the one running on this data dir.
+#[derive(Clone, Debug, Args)]
+pub struct LocalArgs {
+    /// The server's data dir [default: $XDG_DATA_HOME/ensemble].
+    #[arg(long, env = "ENSEMBLE_DATA_DIR")]
+    pub data_dir: Option<PathBuf>,
+}
+
+impl LocalArgs {
+    pub fn data_dir(&self) -> PathBuf {
+        self.data_dir.clone().unwrap_or_else(default_data_dir)
+    }
+}
+
+/// `$XDG_DATA_HOME/ensemble`, or `~/.local/share/ensemble`.
+pub fn default_data_dir() -> PathBuf {
+    if let Some(x) = std::env::var_os("XDG_DATA_HOME").filter(|v| !v.is_empty()) {
+        return PathBuf::from(x).join("ensemble");
+    }
+    home_dir().join(".local").join("share").join("ensemble")
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -335,13 +361,7 @@ pub struct ServeArgs {
 
 impl ServeArgs {
     pub fn data_dir(&self) -> PathBuf {
-        if let Some(d) = &self.data_dir {
-            return d.clone();
-        }
-        if let Some(x) = std::env::var_os("XDG_DATA_HOME").filter(|v| !v.is_empty()) {
-            return PathBuf::from(x).join("ensemble");
-        }
-        home_dir().join(".local").join("share").join("ensemble")
+        self.data_dir.clone().unwrap_or_else(default_data_dir)
     }
 
     pub fn default_cwd(&self) -> PathBuf {

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use ensemble_adapters::kit::process::{self, ChildDefaults};
 use ensemble_server::config::{Cli, Command};
-use ensemble_server::{openapi, os, router, server, telemetry};
+use ensemble_server::{openapi, os, router, runs, server, telemetry};
 
 // glibc's malloc (its arenas, `malloc_consolidate`) dominated a profile of session starts;
 // mimalloc's thread-local free lists cut that (docs/performance/log.md).
@@ -19,6 +19,8 @@ fn main() -> ExitCode {
             print!("{}", openapi::pretty(&router::openapi()));
             return ExitCode::SUCCESS;
         }
+        Some(Command::Url(local)) => return print_local(runs::running(&local.data_dir()).map(|r| r.url)),
+        Some(Command::Token(local)) => return print_local(runs::token(&local.data_dir())),
         Some(Command::Serve(args)) => *args,
         None => cli.serve,
     };
@@ -51,6 +53,21 @@ fn main() -> ExitCode {
     };
     match runtime.block_on(server::serve(args)) {
         Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("ensemble: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// What `ensemble url` and `ensemble token` print: the value alone on stdout (for `$(…)`), or why
+/// not on stderr.
+fn print_local(value: anyhow::Result<String>) -> ExitCode {
+    match value {
+        Ok(v) => {
+            println!("{v}");
+            ExitCode::SUCCESS
+        }
         Err(e) => {
             eprintln!("ensemble: {e:#}");
             ExitCode::FAILURE

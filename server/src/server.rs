@@ -251,7 +251,21 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     // So are the cluster secret and the NATS credentials.
     let cluster = cluster_settings(&args)?;
     // Before any agent can start: one server per data dir, and nothing left from a crashed run.
-    let (run, reaped) = Run::begin(&data_dir)?;
+    let addr = listener.local_addr()?;
+    // The address this host's own tools use (`ensemble url`, the console line): loopback when
+    // listening on all addresses.
+    let local_addr = if addr.ip().is_unspecified() {
+        match addr {
+            SocketAddr::V4(_) => SocketAddr::from(([127, 0, 0, 1], addr.port())),
+            SocketAddr::V6(_) => SocketAddr::from((std::net::Ipv6Addr::LOCALHOST, addr.port())),
+        }
+    } else {
+        addr
+    };
+    let token_path = match &token_source {
+        TokenSource::File(p) | TokenSource::Generated(p) | TokenSource::DataDir(p) => p.as_path(),
+    };
+    let (run, reaped) = Run::begin(&data_dir, &format!("http://{local_addr}"), Some(token_path))?;
     tracing::info!(run = %run.id, reaped, "run registered");
     let (controller, node) = build_controller_with(&args, cluster).await?;
     if let Some(node) = &node {
@@ -278,12 +292,11 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     if let Some(node) = &node {
         node.spawn(controller.clone(), app.clone(), cluster_stop.clone()).await?;
     }
-    let addr = listener.local_addr()?;
     // Tests and scripts read this exact line to learn the bound address.
     println!("listening on http://{addr}");
     // The console URL carries the token in the fragment, which browsers never send to a server.
     // It goes to stdout only, never to the logs.
-    let console_addr = if addr.ip().is_unspecified() { SocketAddr::from(([127, 0, 0, 1], addr.port())) } else { addr };
+    let console_addr = local_addr;
     // Percent-encode what a URL fragment may not carry verbatim (the token alphabet allows `#%&`).
     let console_token = console_token.map(|t| {
         t.bytes()
