@@ -186,6 +186,29 @@ pub struct EventsQuery {
     pub limit: Option<u32>,
 }
 
+/// What `GET …/sessions/{id}?wait=` waits for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionWait {
+    /// No turn runs: the status is `ready`, `disconnected`, `failed` or `completed`.
+    Idle,
+    /// Idle, or the running turn waits on an answer (status `waiting`, see `…/interactions`).
+    Input,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct SessionQuery {
+    /// Answer only once the session is in this state (or when `timeoutSecs` passes: then the
+    /// session as it is, its status says which).
+    #[param(inline)]
+    pub wait: Option<SessionWait>,
+    /// How long `wait` may wait (default 30; at most 90% of the server's request timeout).
+    #[param(minimum = 0, maximum = 86400)]
+    pub timeout_secs: Option<u32>,
+}
+
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(rename_all = "camelCase")]
 #[into_params(parameter_in = Query)]

@@ -30,9 +30,32 @@ impl Controller {
                     capabilities,
                     default: a.id() == self.inner.config.default_provider,
                     agent: d.agent,
+                    auth_state: None,
+                    auth_message: None,
+                    login_command: None,
                 }
             })
+            .map(|mut p| {
+                if let Some((state, message)) = self.last_auth(&p.id) {
+                    p.login_command = message.as_deref().and_then(crate::model::login_command);
+                    p.auth_state = Some(state);
+                    p.auth_message = message;
+                }
+                p
+            })
             .collect()
+    }
+
+    /// The auth state of the provider's most recently updated session that has one: what its
+    /// agent said when it last started (a login since shows at the next start).
+    fn last_auth(&self, provider: &str) -> Option<(crate::model::AuthState, Option<String>)> {
+        let st = self.state();
+        st.sessions
+            .values()
+            .map(|e| &e.rec.session)
+            .filter(|s| s.provider == provider && s.auth_state.is_some())
+            .max_by_key(|s| s.updated_at_ms)
+            .and_then(|s| s.auth_state.map(|a| (a, s.auth_message.clone())))
     }
 
     /// Canonical, visible, announced sessions of a room, oldest first.
@@ -83,6 +106,30 @@ impl Controller {
 
     pub fn session(&self, key: &SessionKey) -> Result<Session> {
         self.snapshot(key)
+    }
+
+    /// The session once `until` holds for it, or as it is when `timeout` passes first (the
+    /// caller reads its status). Woken by the room's events, so it costs nothing while it waits.
+    pub async fn wait_session(
+        &self,
+        key: &SessionKey,
+        until: impl Fn(&Session) -> bool,
+        timeout: std::time::Duration,
+    ) -> Result<Session> {
+        // Subscribed before the first look, so a change between the look and the wait still wakes.
+        let mut events = self.hub().subscribe(&key.room_id);
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let session = self.snapshot(key)?;
+            if until(&session) {
+                return Ok(session);
+            }
+            match tokio::time::timeout_at(deadline, events.recv()).await {
+                // Any frame may be the change (a lagging subscriber looks again, too).
+                Ok(Ok(_)) | Ok(Err(crate::bus::RecvError::Lagged(_))) => {}
+                Ok(Err(crate::bus::RecvError::Closed)) | Err(_) => return self.snapshot(key),
+            }
+        }
     }
 
     pub fn interactions(&self, key: &SessionKey) -> Result<Vec<Interaction>> {

@@ -10,8 +10,12 @@ use ensemble_runtime::model::{ConfigChange, Session};
 use ensemble_runtime::limits::check_text;
 
 use super::params::{RoomPath, SessionPath};
-use crate::api::{ConfigRequest, SessionList, StartSessionRequest};
-use crate::error::{ApiError, ErrorResponse, Json};
+use std::time::Duration;
+
+use ensemble_runtime::model::SessionStatus;
+
+use crate::api::{ConfigRequest, SessionList, SessionQuery, SessionWait, StartSessionRequest};
+use crate::error::{ApiError, ErrorResponse, Json, Query};
 use crate::state::AppState;
 
 /// Starts a session. The room is created on first use.
@@ -59,13 +63,36 @@ pub async fn list_sessions(State(state): State<AppState>, room: RoomPath) -> Res
     Ok(Json(SessionList { data: state.controller.room_sessions(room.id()?).await? }))
 }
 
-/// One session (side sessions too).
+/// One session (side sessions too). With `wait`, answered once the session is idle (or waits on
+/// an answer), so a script can run a turn and then read its result.
 #[utoipa::path(get, path = "/v1/rooms/{roomId}/sessions/{sessionId}", tag = "sessions",
-    params(SessionPath),
-    responses((status = 200, description = "The session", body = Session), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
-pub async fn get_session(State(state): State<AppState>, session: SessionPath) -> Result<Json<Session>, ApiError> {
-    Ok(Json(state.controller.session(&session.key()?)?))
+    params(SessionPath, SessionQuery),
+    responses((status = 200, description = "The session (with `wait`: once in that state, or as it is when the timeout passed)", body = Session), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
+pub async fn get_session(
+    State(state): State<AppState>,
+    session: SessionPath,
+    Query(q): Query<SessionQuery>,
+) -> Result<Json<Session>, ApiError> {
+    let key = session.key()?;
+    let Some(wait) = q.wait else { return Ok(Json(state.controller.session(&key)?)) };
+    // Under the request timeout, so the caller gets the session rather than 408.
+    let limit = state.request_timeout.mul_f64(0.9);
+    let timeout = Duration::from_secs(q.timeout_secs.map_or(DEFAULT_WAIT_SECS, u64::from)).min(limit);
+    let until = move |s: &Session| match s.status {
+        SessionStatus::Ready | SessionStatus::Disconnected | SessionStatus::Failed | SessionStatus::Completed => true,
+        SessionStatus::Waiting => wait == SessionWait::Input,
+        SessionStatus::Starting | SessionStatus::Working => false,
+    };
+    // A shutting-down server answers at once rather than holding the drain up.
+    let shutdown = state.shutdown.clone();
+    tokio::select! {
+        r = state.controller.wait_session(&key, until, timeout) => Ok(Json(r?)),
+        () = shutdown.cancelled() => Ok(Json(state.controller.session(&key)?)),
+    }
 }
+
+/// How long `?wait=` waits when the request does not say.
+const DEFAULT_WAIT_SECS: u64 = 30;
 
 /// Closes a session. Idempotent.
 #[utoipa::path(delete, path = "/v1/rooms/{roomId}/sessions/{sessionId}", tag = "sessions",
