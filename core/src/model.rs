@@ -525,6 +525,22 @@ pub struct ProviderInfo {
     /// What the agent said about itself when it last started (ACP agents).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<AgentInfo>,
+    /// Whether the provider's agent could call its model when a session of it last started
+    /// (absent before the first): `auth_required` means it needs a login first, see
+    /// `authMessage`; its sessions refuse turns with 409 `auth_required` until then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth_state: Option<AuthState>,
+    /// How to log in, when `authState` is `auth_required`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth_message: Option<String>,
+    /// The command that logs in, when the message names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub login_command: Option<String>,
+}
+
+/// The command to run that an auth message quotes (its first `` `…` `` span), e.g. `codex login`.
+pub fn login_command(auth_message: &str) -> Option<String> {
+    auth_message.split('`').nth(1).filter(|c| !c.trim().is_empty()).map(str::to_owned)
 }
 
 /// What an agent advertised in its handshake (ACP `initialize`).
@@ -650,5 +666,14 @@ mod tests {
         let huge = session_table::<()>(usize::MAX);
         assert!(huge.capacity() >= SESSION_TABLE_PRESIZE_MAX, "{}", huge.capacity());
         assert!(huge.capacity() < 2 * SESSION_TABLE_PRESIZE_MAX, "{}", huge.capacity());
+    }
+
+    #[test]
+    fn the_login_command_is_the_first_quoted_command() {
+        let logged_out = "codex is not logged in: run `CODEX_HOME=/d/codex codex login`, or point it at a provider";
+        assert_eq!(login_command(logged_out).as_deref(), Some("CODEX_HOME=/d/codex codex login"));
+        // A message that quotes no command names none.
+        assert_eq!(login_command("codex's model provider \"mock\" reads its API key from KEY"), None);
+        assert_eq!(login_command("empty `` quotes"), None);
     }
 }

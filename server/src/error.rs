@@ -129,10 +129,9 @@ impl From<ControllerError> for ApiError {
             }
             C::AuthRequired(message) => {
                 // The command to run, when the provider's message quotes one (`codex login`).
-                let login = message.split('`').nth(1).filter(|c| !c.is_empty());
                 let mut details = serde_json::json!({ "authMessage": message });
-                if let Some(login) = login {
-                    details["loginCommand"] = serde_json::Value::String(login.to_owned());
+                if let Some(login) = ensemble_runtime::model::login_command(message) {
+                    details["loginCommand"] = serde_json::Value::String(login);
                 }
                 return ApiError::new(StatusCode::CONFLICT, code, e.to_string()).with_details(details);
             }

@@ -133,7 +133,7 @@ pub(super) async fn auth(config: &CodexConfig, live: &Live) -> (AuthState, Optio
             return (
                 AuthState::AuthRequired,
                 Some(format!(
-                    "codex's model provider `{default}` reads its API key from {var}, which is not set: start Ensemble with --codex-env {var}=<key>"
+                    "codex's model provider \"{default}\" reads its API key from {var}, which is not set: start Ensemble with --codex-env {var}=<key>"
                 )),
             );
         }
