@@ -562,10 +562,19 @@ async fn a_missing_api_key_is_reported_as_auth_required() {
     let s = Server::start(&c.args()).await;
     let mut ws = s.ws("r", None).await;
     ws.hello().await;
+    let codex_listed =
+        |providers: &Value| providers["data"].as_array().unwrap().iter().find(|p| p["id"] == "codex").cloned().unwrap();
+    let (_, providers) = s.get("/v1/providers").await;
+    assert_eq!(codex_listed(&providers).get("authState"), None, "nothing is known before a session: {providers}");
     let started = start_codex(&s, &c, "c1", json!({})).await;
     assert_eq!(started["authState"], "auth_required", "{started}");
     let msg = started["authMessage"].as_str().unwrap_or_default();
     assert!(msg.contains("MOCK_API_KEY") && msg.contains("--codex-env"), "{msg}");
+    // The provider is listed as needing it, with the same message.
+    let (_, providers) = s.get("/v1/providers").await;
+    let listed = codex_listed(&providers);
+    assert_eq!(listed["authState"], "auth_required", "{listed}");
+    assert_eq!(listed["authMessage"], msg, "{listed}");
     // A turn is refused at once, with the message and what to do, rather than accepted and left
     // to codex's retries of a model API it cannot call.
     let (status, body) =

@@ -24,6 +24,7 @@ mod connections;
 mod docs;
 mod durability;
 mod errors;
+mod first_session;
 mod full_disk;
 mod goals;
 mod hostile_agents;
