@@ -153,7 +153,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One session (side sessions too). */
+        /**
+         * One session (side sessions too). With `wait`, answered once the session is idle (or waits on
+         *     an answer), so a script can run a turn and then read its result.
+         */
         get: operations["get_session"];
         put?: never;
         post?: never;
@@ -1081,12 +1084,17 @@ export interface components {
         };
         ProviderInfo: {
             agent?: components["schemas"]["AgentInfo"] | null;
+            /** @description How to log in, when `authState` is `auth_required`. */
+            authMessage?: string | null;
+            authState?: components["schemas"]["AuthState"] | null;
             available: boolean;
             capabilities: components["schemas"]["ProviderCapabilities"];
             /** @description The provider of sessions started without one (`--default-provider`). */
             default?: boolean;
             displayName: string;
             id: string;
+            /** @description The command that logs in, when the message names one. */
+            loginCommand?: string | null;
             unavailableReason?: string | null;
         };
         ProviderList: {
@@ -1960,7 +1968,15 @@ export interface operations {
     };
     get_session: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Answer only once the session is in this state (or when `timeoutSecs` passes: then the
+                 *     session as it is, its status says which).
+                 */
+                wait?: "idle" | "input";
+                /** @description How long `wait` may wait (default 30; at most 90% of the server's request timeout). */
+                timeoutSecs?: number;
+            };
             header?: never;
             path: {
                 roomId: string;
@@ -1970,7 +1986,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The session */
+            /** @description The session (with `wait`: once in that state, or as it is when the timeout passed) */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -42,6 +42,7 @@ from .event_frame import EventFrame
 from .event_frame_type import EventFrameType
 from .event_list import EventList
 from .file_change import FileChange
+from .get_session_wait import GetSessionWait
 from .goal import Goal
 from .goal_cleared_event import GoalClearedEvent
 from .goal_cleared_event_type import GoalClearedEventType
@@ -196,6 +197,7 @@ __all__ = (
     "EventFrameType",
     "EventList",
     "FileChange",
+    "GetSessionWait",
     "Goal",
     "GoalClearedEvent",
     "GoalClearedEventType",

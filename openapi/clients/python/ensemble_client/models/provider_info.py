@@ -8,6 +8,7 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
+from ..models.auth_state import AuthState
 from ..types import UNSET, Unset
 from typing import cast
 
@@ -32,7 +33,10 @@ class ProviderInfo:
             display_name (str):
             id (str):
             agent (AgentInfo | None | Unset):
+            auth_message (None | str | Unset): How to log in, when `authState` is `auth_required`.
+            auth_state (AuthState | None | Unset):
             default (bool | Unset): The provider of sessions started without one (`--default-provider`).
+            login_command (None | str | Unset): The command that logs in, when the message names one.
             unavailable_reason (None | str | Unset):
      """
 
@@ -41,7 +45,10 @@ class ProviderInfo:
     display_name: str
     id: str
     agent: AgentInfo | None | Unset = UNSET
+    auth_message: None | str | Unset = UNSET
+    auth_state: AuthState | None | Unset = UNSET
     default: bool | Unset = UNSET
+    login_command: None | str | Unset = UNSET
     unavailable_reason: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -68,7 +75,27 @@ class ProviderInfo:
         else:
             agent = self.agent
 
+        auth_message: None | str | Unset
+        if isinstance(self.auth_message, Unset):
+            auth_message = UNSET
+        else:
+            auth_message = self.auth_message
+
+        auth_state: None | str | Unset
+        if isinstance(self.auth_state, Unset):
+            auth_state = UNSET
+        elif isinstance(self.auth_state, AuthState):
+            auth_state = self.auth_state.value
+        else:
+            auth_state = self.auth_state
+
         default = self.default
+
+        login_command: None | str | Unset
+        if isinstance(self.login_command, Unset):
+            login_command = UNSET
+        else:
+            login_command = self.login_command
 
         unavailable_reason: None | str | Unset
         if isinstance(self.unavailable_reason, Unset):
@@ -87,8 +114,14 @@ class ProviderInfo:
         })
         if agent is not UNSET:
             field_dict["agent"] = agent
+        if auth_message is not UNSET:
+            field_dict["authMessage"] = auth_message
+        if auth_state is not UNSET:
+            field_dict["authState"] = auth_state
         if default is not UNSET:
             field_dict["default"] = default
+        if login_command is not UNSET:
+            field_dict["loginCommand"] = login_command
         if unavailable_reason is not UNSET:
             field_dict["unavailableReason"] = unavailable_reason
 
@@ -132,7 +165,47 @@ class ProviderInfo:
         agent = _parse_agent(d.pop("agent", UNSET))
 
 
+        def _parse_auth_message(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        auth_message = _parse_auth_message(d.pop("authMessage", UNSET))
+
+
+        def _parse_auth_state(data: object) -> AuthState | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                auth_state_type_0 = AuthState(data)
+
+
+
+                return auth_state_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(AuthState | None | Unset, data)
+
+        auth_state = _parse_auth_state(d.pop("authState", UNSET))
+
+
         default = d.pop("default", UNSET)
+
+        def _parse_login_command(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        login_command = _parse_login_command(d.pop("loginCommand", UNSET))
+
 
         def _parse_unavailable_reason(data: object) -> None | str | Unset:
             if data is None:
@@ -150,7 +223,10 @@ class ProviderInfo:
             display_name=display_name,
             id=id,
             agent=agent,
+            auth_message=auth_message,
+            auth_state=auth_state,
             default=default,
+            login_command=login_command,
             unavailable_reason=unavailable_reason,
         )
 

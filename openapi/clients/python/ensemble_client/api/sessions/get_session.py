@@ -9,7 +9,9 @@ from ...types import Response, UNSET
 from ... import errors
 
 from ...models.error_response import ErrorResponse
+from ...models.get_session_wait import GetSessionWait
 from ...models.session import Session
+from ...types import UNSET, Unset
 from typing import cast
 
 
@@ -17,17 +19,33 @@ from typing import cast
 def _get_kwargs(
     room_id: str,
     session_id: str,
+    *,
+    wait: GetSessionWait | Unset = UNSET,
+    timeout_secs: int | Unset = UNSET,
 
 ) -> dict[str, Any]:
     
 
     
 
-    
+    params: dict[str, Any] = {}
+
+    json_wait: str | Unset = UNSET
+    if not isinstance(wait, Unset):
+        json_wait = wait.value
+
+    params["wait"] = json_wait
+
+    params["timeoutSecs"] = timeout_secs
+
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
 
     _kwargs: dict[str, Any] = {
         "method": "get",
         "url": "/v1/rooms/{room_id}/sessions/{session_id}".format(room_id=quote(str(room_id), safe=""),session_id=quote(str(session_id), safe=""),),
+        "params": params,
     }
 
 
@@ -77,13 +95,18 @@ def sync_detailed(
     session_id: str,
     *,
     client: AuthenticatedClient | Client,
+    wait: GetSessionWait | Unset = UNSET,
+    timeout_secs: int | Unset = UNSET,
 
 ) -> Response[ErrorResponse | Session]:
-    """ One session (side sessions too).
+    """ One session (side sessions too). With `wait`, answered once the session is idle (or waits on
+    an answer), so a script can run a turn and then read its result.
 
     Args:
         room_id (str):
         session_id (str):
+        wait (GetSessionWait | Unset): What `GET …/sessions/{id}?wait=` waits for.
+        timeout_secs (int | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -97,6 +120,8 @@ def sync_detailed(
     kwargs = _get_kwargs(
         room_id=room_id,
 session_id=session_id,
+wait=wait,
+timeout_secs=timeout_secs,
 
     )
 
@@ -111,13 +136,18 @@ def sync(
     session_id: str,
     *,
     client: AuthenticatedClient | Client,
+    wait: GetSessionWait | Unset = UNSET,
+    timeout_secs: int | Unset = UNSET,
 
 ) -> ErrorResponse | Session | None:
-    """ One session (side sessions too).
+    """ One session (side sessions too). With `wait`, answered once the session is idle (or waits on
+    an answer), so a script can run a turn and then read its result.
 
     Args:
         room_id (str):
         session_id (str):
+        wait (GetSessionWait | Unset): What `GET …/sessions/{id}?wait=` waits for.
+        timeout_secs (int | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -132,6 +162,8 @@ def sync(
         room_id=room_id,
 session_id=session_id,
 client=client,
+wait=wait,
+timeout_secs=timeout_secs,
 
     ).parsed
 
@@ -140,13 +172,18 @@ async def asyncio_detailed(
     session_id: str,
     *,
     client: AuthenticatedClient | Client,
+    wait: GetSessionWait | Unset = UNSET,
+    timeout_secs: int | Unset = UNSET,
 
 ) -> Response[ErrorResponse | Session]:
-    """ One session (side sessions too).
+    """ One session (side sessions too). With `wait`, answered once the session is idle (or waits on
+    an answer), so a script can run a turn and then read its result.
 
     Args:
         room_id (str):
         session_id (str):
+        wait (GetSessionWait | Unset): What `GET …/sessions/{id}?wait=` waits for.
+        timeout_secs (int | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -160,6 +197,8 @@ async def asyncio_detailed(
     kwargs = _get_kwargs(
         room_id=room_id,
 session_id=session_id,
+wait=wait,
+timeout_secs=timeout_secs,
 
     )
 
@@ -174,13 +213,18 @@ async def asyncio(
     session_id: str,
     *,
     client: AuthenticatedClient | Client,
+    wait: GetSessionWait | Unset = UNSET,
+    timeout_secs: int | Unset = UNSET,
 
 ) -> ErrorResponse | Session | None:
-    """ One session (side sessions too).
+    """ One session (side sessions too). With `wait`, answered once the session is idle (or waits on
+    an answer), so a script can run a turn and then read its result.
 
     Args:
         room_id (str):
         session_id (str):
+        wait (GetSessionWait | Unset): What `GET …/sessions/{id}?wait=` waits for.
+        timeout_secs (int | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -195,5 +239,7 @@ async def asyncio(
         room_id=room_id,
 session_id=session_id,
 client=client,
+wait=wait,
+timeout_secs=timeout_secs,
 
     )).parsed
