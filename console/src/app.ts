@@ -9,6 +9,7 @@
 
 import { createEnsembleClient, RoomStream, RoomStreamError, type EnsembleClient, type ErrorResponse, type RoomFrame } from "../../openapi/clients/typescript/src/index.js";
 import { RoomModel, type Event, type Session } from "./model.js";
+import { errorText } from "./present.js";
 import type { Schemas } from "../../openapi/clients/typescript/src/client.js";
 
 export type ProviderInfo = Schemas["ProviderInfo"];
@@ -25,15 +26,25 @@ export class ApiFailure extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
+    /** The error's `details`, when the server gave any. */
+    readonly details: Record<string, unknown> | null = null,
   ) {
     super(message);
   }
 }
 
+/** What the console says when the server answers 401: the token it has is not (or no longer) the server's. */
+export const TOKEN_REFUSED = "The server refused this token (401): it is not the server's current token. Paste the token from the console URL the server printed (after #token=), or open that URL.";
+const NO_TOKEN = "No token: open the console URL the server printed (it carries the token after #), or paste the token.";
+
 function failure(error: unknown, response: Response | undefined): ApiFailure {
   const e = (error as ErrorResponse | undefined)?.error;
-  if (e) return new ApiFailure(response?.status ?? 0, e.code, `${e.message} (${response?.status ?? "?"} ${e.code})`);
-  return new ApiFailure(response?.status ?? 0, "http_error", `HTTP ${response?.status ?? "error"}`);
+  const status = response?.status ?? 0;
+  if (e) {
+    const details = e.details && typeof e.details === "object" ? (e.details as Record<string, unknown>) : null;
+    return new ApiFailure(status, e.code, errorText(status, e.code, e.message, details), details);
+  }
+  return new ApiFailure(status, "http_error", `HTTP ${response?.status ?? "error"}`);
 }
 
 /** Unwraps an openapi-fetch result: the data, or throws an ApiFailure. */
@@ -53,6 +64,19 @@ export function randomId(prefix: string): string {
   const b = new Uint8Array(8);
   crypto.getRandomValues(b);
   return `${prefix}-${[...b].map((x) => x.toString(16).padStart(2, "0")).join("")}`;
+}
+
+/** Where the fragment points: `#room=…&session=…&side=…` (a `token=` in it is `takeToken`'s). */
+export interface Place {
+  room: string | null;
+  session: string | null;
+  side: string | null;
+}
+
+export function readPlace(hash: string = location.hash): Place {
+  const p = new URLSearchParams(hash.replace(/^#/, ""));
+  const get = (k: string) => p.get(k)?.trim() || null;
+  return { room: get("room"), session: get("session"), side: get("side") };
 }
 
 /** Reads the token from `#token=…` (then removed from the address bar) or sessionStorage. */
@@ -221,6 +245,15 @@ class RoomWatch {
       this.open(head);
       return;
     }
+    if (reason === "refused") {
+      // 401/403 on the upgrade (where the WebSocket says so): retrying with the same token cannot help.
+      this.state = "offline";
+      this.error = (e as Error).message;
+      this.app.tokenRefused();
+      return;
+    }
+    // A browser's WebSocket hides a refused upgrade's status: ask the REST API whether it is the token.
+    void this.app.checkToken();
     // The server stayed unreachable: try again in a while (the connection indicator says so).
     this.state = "offline";
     this.error = (e as Error).message;
@@ -263,6 +296,8 @@ export class App {
   private scheduled = false;
   private messageId = 0;
   private roomPoll: ReturnType<typeof setInterval> | undefined;
+  /** The interactions (room/session/request) that already took the focus once (see `claimFocus`). */
+  private focused = new Set<string>();
 
   constructor() {
     this.token = takeToken();
@@ -299,22 +334,44 @@ export class App {
     try {
       return await fn();
     } catch (e) {
-      if (e instanceof ApiFailure && e.status === 401) this.tokenProblem = "The server refused the token: paste the current one.";
+      if (e instanceof ApiFailure && e.status === 401) {
+        // Said once, in the token box: not again as every call's failure.
+        this.tokenRefused();
+        return undefined;
+      }
       this.report(`${what} failed: ${(e as Error).message}`);
       return undefined;
     }
   }
 
+  /** The server answered 401 (or refused the WebSocket): the token is wrong or no longer the server's. */
+  tokenRefused(): void {
+    if (this.tokenProblem === TOKEN_REFUSED) return;
+    this.tokenProblem = TOKEN_REFUSED;
+    this.changed();
+  }
+
+  /** Whether the server still takes the token (a failed WebSocket does not say why in a browser). */
+  async checkToken(): Promise<void> {
+    if (!this.token) return;
+    try {
+      await call(this.api.GET("/v1/rooms"));
+    } catch (e) {
+      if (e instanceof ApiFailure && e.status === 401) this.tokenRefused();
+    }
+  }
+
   start(): void {
+    window.removeEventListener("hashchange", this.onHashChange);
+    window.addEventListener("hashchange", this.onHashChange);
     if (!this.token) {
-      this.tokenProblem = "No token: open the console URL the server printed (it carries the token after #), or paste the token.";
+      this.tokenProblem = NO_TOKEN;
       this.changed();
       return;
     }
     this.tokenProblem = null;
-    const fromHash = new URLSearchParams(location.hash.slice(1));
-    const room = fromHash.get("room");
-    if (room) this.openRoom(room, fromHash.get("session"), fromHash.get("side"));
+    const place = readPlace();
+    if (place.room) this.openRoom(place.room, place.session, place.side);
     void this.loadProviders();
     void this.loadRooms();
     // New rooms appear without a refresh: the API has no server-wide stream, so the list is read
@@ -329,13 +386,72 @@ export class App {
     this.api = createEnsembleClient({ baseUrl: this.baseUrl, token });
     for (const w of this.watches.values()) w.close();
     this.watches.clear();
+    const [room, session, side] = [this.selectedRoom, this.selectedSession, this.selectedSide];
     this.start();
-    if (this.selectedRoom) this.openRoom(this.selectedRoom, this.selectedSession);
+    if (room && !this.watches.get(room)?.model.full) this.openRoom(room, session, side);
+  }
+
+  /**
+   * The fragment changed (typed in the address bar, a link, `location.hash = …`): take a token it
+   * carries, and go where it points. The console's own fragment updates use `history.replaceState`,
+   * which fires no `hashchange`, so this only follows what someone else changed.
+   */
+  readonly onHashChange = (): void => {
+    const hadToken = /(^#?|&)token=/.test(location.hash);
+    const place = readPlace();
+    const before = this.token;
+    const token = takeToken();
+    if (token && token !== before) {
+      // A new token: every stream reconnects with it; the place is the fragment's, else the current one.
+      this.selectedRoom = place.room ?? this.selectedRoom;
+      this.selectedSession = place.room ? place.session : this.selectedSession;
+      this.selectedSide = place.room ? place.side : this.selectedSide;
+      this.useToken(token);
+      this.syncHash();
+      return;
+    }
+    if (!this.token) return;
+    if (!place.room) {
+      if (hadToken) {
+        // Only the (same) token: stay where we are, and say so in the address bar again.
+        this.syncHash();
+        return;
+      }
+      if (this.selectedRoom === null) return;
+      this.selectedRoom = null;
+      this.selectedSession = null;
+      this.selectedSide = null;
+      this.changed();
+      return;
+    }
+    if (place.room !== this.selectedRoom) {
+      this.openRoom(place.room, place.session, place.side);
+      return;
+    }
+    if (place.session !== this.selectedSession) {
+      this.selectSession(place.session);
+      if (place.side) this.selectSide(place.side);
+      return;
+    }
+    if (place.side !== this.selectedSide) this.selectSide(place.side);
+    else this.syncHash();
+  };
+
+  /**
+   * Whether an interaction that just appeared may move the focus to its answer: once per
+   * interaction, so re-rendering it (or coming back to its session) never steals the focus again.
+   */
+  claimFocus(sessionId: string, requestId: string): boolean {
+    const key = `${this.selectedRoom ?? ""}/${sessionId}/${requestId}`;
+    if (this.focused.has(key)) return false;
+    this.focused.add(key);
+    return true;
   }
 
   forgetToken(): void {
     sessionStorage.removeItem(TOKEN_KEY);
-    location.hash = "";
+    window.removeEventListener("hashchange", this.onHashChange);
+    history.replaceState(null, "", location.pathname + location.search);
     location.reload();
   }
 
@@ -359,7 +475,8 @@ export class App {
       this.watchRooms();
       this.changed();
     } catch (e) {
-      if (!quiet) this.act("listing rooms", () => Promise.reject(e));
+      if (e instanceof ApiFailure && e.status === 401) this.tokenRefused();
+      else if (!quiet) void this.act("listing rooms", () => Promise.reject(e));
     }
   }
 

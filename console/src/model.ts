@@ -37,8 +37,18 @@ export type Item =
       status: "running" | Schemas["CallStatus"];
       exitCode: number | null;
       changes: FileChange[];
+      /** The key of the interaction that gates this call (an approval asked after the call was announced), if any. */
+      gatedBy: string | null;
     }
-  | { kind: "interaction"; key: string; rev: number; request: InteractionRequest; resolved: InteractionResolution | null }
+  | {
+      kind: "interaction";
+      key: string;
+      rev: number;
+      request: InteractionRequest;
+      resolved: InteractionResolution | null;
+      /** The agent's option this console answered with (`optionId`): the resolution names only the decision. */
+      picked: string | null;
+    }
   | { kind: "plan"; key: string; rev: number; steps: PlanStep[]; explanation: string | null }
   | { kind: "usage"; key: string; rev: number; usage: Usage }
   | { kind: "notice"; key: string; rev: number; level: Schemas["NoticeLevel"]; message: string }
@@ -57,7 +67,13 @@ export function itemKey(kind: "message" | "reasoning" | "call" | "interaction", 
   return `${kind}:${turnId ?? "-"}:${id}`;
 }
 
-/** One session's transcript: items in the order they appeared, each updated in place as it streams. */
+/**
+ * One session's transcript: items in the order their content came in, each updated in place as it
+ * streams. One exception keeps that order readable: a call announced before the approval that gates
+ * it (codex announces a command, then asks whether to run it) moves below that approval while
+ * nothing of it has run yet, so the command's output comes after the question that allowed it, as
+ * its events did.
+ */
 export class Transcript {
   readonly items: Item[] = [];
   private readonly byKey = new Map<string, Item>();
@@ -73,6 +89,21 @@ export class Transcript {
     this.items.push(item);
     this.byKey.set(item.key, item);
     return item;
+  }
+
+  /** Whether the call `item` still waits for the answer to the approval that gates it. */
+  awaitingApproval(item: Item): boolean {
+    if (item.kind !== "call" || !item.gatedBy || item.status !== "running") return false;
+    const gate = this.byKey.get(item.gatedBy);
+    return gate?.kind === "interaction" && gate.resolved === null;
+  }
+
+  /** Moves `item` to the end (it has had no content of its own yet). */
+  private moveToEnd(item: Item): void {
+    const i = this.items.indexOf(item);
+    if (i < 0 || i === this.items.length - 1) return;
+    this.items.splice(i, 1);
+    this.items.push(item);
   }
 
   /** A key unique within this transcript for items that have no id of their own. */
@@ -146,6 +177,7 @@ export class Transcript {
           status: "running",
           exitCode: null,
           changes: p.changes ?? [],
+          gatedBy: null,
         });
         return;
       }
@@ -161,7 +193,7 @@ export class Transcript {
         const p = e.payload;
         let item = this.get(itemKey("call", e.turnId, p.callId));
         if (item?.kind !== "call") {
-          item = this.add({ kind: "call", key: itemKey("call", e.turnId, p.callId), rev: 0, callId: p.callId, name: "call", callKind: "other", command: null, cwd: null, input: null, output: "", status: "running", exitCode: null, changes: [] });
+          item = this.add({ kind: "call", key: itemKey("call", e.turnId, p.callId), rev: 0, callId: p.callId, name: "call", callKind: "other", command: null, cwd: null, input: null, output: "", status: "running", exitCode: null, changes: [], gatedBy: null });
         }
         if (item.kind !== "call") return;
         item.status = p.status;
@@ -172,7 +204,16 @@ export class Transcript {
         return;
       }
       case "interaction.requested": {
-        this.add({ kind: "interaction", key: itemKey("interaction", e.turnId, e.payload.requestId), rev: 0, request: e.payload, resolved: null });
+        const key = itemKey("interaction", e.turnId, e.payload.requestId);
+        const known = this.get(key);
+        this.add({ kind: "interaction", key, rev: 0, request: e.payload, resolved: null, picked: null });
+        const call = e.payload.callId ? this.get(itemKey("call", e.turnId, e.payload.callId)) : undefined;
+        if (!known && call?.kind === "call" && call.status === "running" && !call.output && call.gatedBy === null) {
+          // The call waits for this answer: it runs (and shows output) after it, so it reads after it.
+          call.gatedBy = key;
+          this.moveToEnd(call);
+          touch(call);
+        }
         return;
       }
       case "interaction.resolved": {
@@ -180,6 +221,9 @@ export class Transcript {
         if (item?.kind === "interaction") {
           item.resolved = e.payload;
           touch(item);
+          const callId = item.request.callId;
+          const call = callId ? this.get(itemKey("call", e.turnId, callId)) : undefined;
+          if (call?.kind === "call" && call.gatedBy === item.key) touch(call);
         }
         return;
       }

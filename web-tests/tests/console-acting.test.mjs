@@ -154,6 +154,9 @@ test('the goal panel: set, pause, resume, clear, and the turns that pursued it',
   await page.waitForSelector(`${view} ${tid('turn-origin')}[data-origin="goal_continuation"]`);
   const started = (await h.rest.events('goal')).data.filter((e) => e.type === 'turn.started' && e.payload.origin === 'goal_continuation');
   assert.equal(started.length, 1);
-  assert.equal(await page.textContent(`${panel} ${tid('goal-turn')} code`), started[0].payload.turnId);
+  // Named for a person ("continuation 1"), the turn id kept in the title and data-turn.
+  assert.equal(await page.textContent(`${panel} ${tid('goal-turn-name')}`), 'continuation 1');
+  assert.equal(await page.getAttribute(`${panel} ${tid('goal-turn-name')}`, 'title'), `turn ${started[0].payload.turnId}`);
+  assert.equal(await page.getAttribute(`${panel} ${tid('goal-turn')}`, 'data-turn'), started[0].payload.turnId);
   page.assertClean();
 });

@@ -5,6 +5,7 @@ import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/ho
 import type { App, ProviderInfo } from "../app.js";
 import { statusLabel, type SessionState, type SessionStatus } from "../model.js";
 import { showControls } from "../text.js";
+import { sideName } from "../present.js";
 import { TranscriptItems, type ItemContext } from "./items.js";
 import type { Schemas } from "../../../openapi/clients/typescript/src/client.js";
 
@@ -60,7 +61,7 @@ export function Root({ app }: { app: App }) {
   );
 }
 
-/** A session's title, or its id while it has the default title. */
+/** A session's title, or its id while it has the default title (a side conversation's: `sideName`). */
 function displayName(st: SessionState): string {
   const t = st.session.title.trim();
   return showControls(t && t !== "New session" ? t : st.id);
@@ -102,9 +103,13 @@ function TokenBox({ app }: { app: App }) {
         setValue("");
       }}
     >
-      <span class="warn">{app.tokenProblem}</span>
-      <input type="password" autoComplete="off" aria-label="Bearer token" placeholder="bearer token" value={value} onInput={(e) => setValue((e.currentTarget as HTMLInputElement).value)} />
-      <button type="submit">Use token</button>
+      <span class="warn" data-testid="token-problem" role="alert">
+        {app.tokenProblem}
+      </span>
+      <input type="password" autoComplete="off" aria-label="Bearer token" placeholder="bearer token" data-testid="token-input" value={value} onInput={(e) => setValue((e.currentTarget as HTMLInputElement).value)} />
+      <button type="submit" data-testid="use-token">
+        Use token
+      </button>
     </form>
   );
 }
@@ -348,6 +353,15 @@ function SessionView({ app, st }: { app: App; st: SessionState }) {
   const provider = app.providers.find((p) => p.id === s.provider);
   const sides = room?.sidesOf(st.id) ?? [];
   const [confirmClose, setConfirmClose] = useState(false);
+  const closeButton = useRef<HTMLButtonElement>(null);
+  const refocusClose = useRef(false);
+  useLayoutEffect(() => {
+    // Back from the confirmation without closing: the focus returns to the button that opened it.
+    if (!confirmClose && refocusClose.current) {
+      refocusClose.current = false;
+      closeButton.current?.focus();
+    }
+  }, [confirmClose]);
   const [sideOk, setSideOk] = useState<string | null>(null);
   useEffect(() => {
     setSideOk(null);
@@ -377,7 +391,11 @@ function SessionView({ app, st }: { app: App; st: SessionState }) {
           {s.live ? "" : " · not live"}
         </div>
         {s.lastError ? <div class="warn">Last error: {s.lastError}</div> : null}
-        {s.authState === "auth_required" ? <div class="warn">Authentication needed: {s.authMessage}</div> : null}
+        {s.authState === "auth_required" ? (
+          <div class="warn" data-testid="auth-required" role="status">
+            Authentication needed: {showControls(s.authMessage?.trim() || "the agent needs a login before it can take a turn.")}
+          </div>
+        ) : null}
         <div class="row actions">
           {!s.live && s.resumable && !closed ? (
             <button type="button" data-testid="resume" onClick={() => void app.resume(st.id)}>
@@ -397,25 +415,34 @@ function SessionView({ app, st }: { app: App; st: SessionState }) {
           {sides.length ? (
             <span class="sides">
               {sides.map((side) => (
-                <button type="button" class={`chip${app.selectedSide === side.id ? " on" : ""}`} data-testid="side-item" aria-pressed={app.selectedSide === side.id} onClick={() => app.selectSide(side.id)}>
-                  {side.id}
+                <button
+                  type="button"
+                  class={`chip${app.selectedSide === side.id ? " on" : ""}`}
+                  data-testid="side-item"
+                  data-session={side.id}
+                  title={side.id}
+                  aria-pressed={app.selectedSide === side.id}
+                  onClick={() => app.selectSide(side.id)}
+                >
+                  {room ? sideName(room, side) : side.id}
                 </button>
               ))}
             </span>
           ) : null}
           {!closed ? (
             confirmClose ? (
-              <span class="confirm" role="group" aria-label="Confirm closing">
-                Close for good?
-                <button type="button" class="danger" data-testid="confirm-close" onClick={() => (setConfirmClose(false), void app.close(st.id))}>
-                  Close session
-                </button>
-                <button type="button" onClick={() => setConfirmClose(false)}>
-                  Keep
-                </button>
-              </span>
+              <ConfirmClose
+                onClose={() => {
+                  setConfirmClose(false);
+                  void app.close(st.id);
+                }}
+                onKeep={() => {
+                  setConfirmClose(false);
+                  refocusClose.current = true;
+                }}
+              />
             ) : (
-              <button type="button" class="danger" data-testid="close-session" onClick={() => setConfirmClose(true)}>
+              <button type="button" class="danger" data-testid="close-session" ref={closeButton} onClick={() => setConfirmClose(true)}>
                 Close…
               </button>
             )
@@ -426,6 +453,33 @@ function SessionView({ app, st }: { app: App; st: SessionState }) {
       <TranscriptView app={app} st={st} />
       {!closed ? <Composer app={app} st={st} steerable={provider?.capabilities.steer ?? true} /> : <p class="dim">This session is closed.</p>}
     </section>
+  );
+}
+
+/** "Close for good?": the focus moves to Keep; Escape (anywhere on the page) keeps the session. */
+function ConfirmClose({ onClose, onKeep }: { onClose: () => void; onKeep: () => void }) {
+  const keep = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    keep.current?.focus();
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === "Escape") {
+        e.preventDefault();
+        onKeep();
+      }
+    };
+    document.addEventListener("keydown", onKey);
+    return () => document.removeEventListener("keydown", onKey);
+  }, []);
+  return (
+    <span class="confirm" role="group" aria-label="Confirm closing" data-testid="confirm-close-dialog">
+      Close for good?
+      <button type="button" class="danger" data-testid="confirm-close" onClick={onClose}>
+        Close session
+      </button>
+      <button type="button" data-testid="keep-session" ref={keep} onClick={onKeep} title="Keep the session (Escape)">
+        Keep
+      </button>
+    </span>
   );
 }
 
@@ -467,7 +521,11 @@ function TranscriptView({ app, st, label }: { app: App; st: SessionState; label?
   const box = useRef<HTMLDivElement>(null);
   const stick = useRef(true);
   const ctx: ItemContext = useMemo(
-    () => ({ answer: (requestId, body) => app.answer(st.id, requestId, body), goalOperationId: st.goal?.operationId ?? null }),
+    () => ({
+      answer: (requestId, body) => app.answer(st.id, requestId, body),
+      goalOperationId: st.goal?.operationId ?? null,
+      claimFocus: (requestId) => app.claimFocus(st.id, requestId),
+    }),
     [st.id, st.goal?.operationId],
   );
   useLayoutEffect(() => {
@@ -609,11 +667,19 @@ function GoalPanel({ app, st }: { app: App; st: SessionState }) {
         <div class="goal-turns">
           <h3>Turns the agent started</h3>
           <ul class="list" data-testid="goal-turns">
-            {turns.map((t) => (
-              <li data-origin={t.origin} data-testid="goal-turn">
-                <code>{t.turnId}</code> {t.origin === "goal_continuation" ? (t.goalOperationId === g?.operationId ? "goal continuation (current goal)" : "goal continuation") : "started by the agent, not credited to a goal"}
-              </li>
-            ))}
+            {turns.map((t, i) => {
+              const n = turns.slice(0, i + 1).filter((x) => x.origin === t.origin).length;
+              return (
+                <li data-origin={t.origin} data-testid="goal-turn" data-turn={t.turnId}>
+                  <span class="turn-name" title={`turn ${t.turnId}`} data-testid="goal-turn-name">
+                    {t.origin === "goal_continuation" ? `continuation ${n}` : `agent turn ${n}`}
+                  </span>{" "}
+                  <span class="dim">
+                    {t.origin === "goal_continuation" ? (t.goalOperationId === g?.operationId ? "· goal continuation (current goal)" : "· goal continuation (an earlier goal)") : "· started by the agent, not credited to a goal"}
+                  </span>
+                </li>
+              );
+            })}
           </ul>
         </div>
       ) : null}
@@ -623,14 +689,18 @@ function GoalPanel({ app, st }: { app: App; st: SessionState }) {
 
 function SidePanel({ app, st }: { app: App; st: SessionState }) {
   const ended = st.status === "completed";
+  const room = app.room();
+  const source = st.session.sourceSessionId ? room?.session(st.session.sourceSessionId) : undefined;
   return (
     <section class="panel side-panel" data-testid="side-panel" data-session={st.id} aria-labelledby="side-h">
       <div class="row spread">
-        <h2 id="side-h">Side conversation</h2>
+        <h2 id="side-h" data-testid="side-title" title={st.id}>
+          {room ? sideName(room, st) : "Side conversation"}
+        </h2>
         <Badge status={st.status} />
       </div>
       <div class="dim">
-        {st.id} · on the side of {st.session.sourceSessionId}; not part of its history
+        On the side of {source ? displayName(source) : st.session.sourceSessionId}; not part of its history
       </div>
       <TranscriptView app={app} st={st} label="Side conversation transcript" />
       {!ended ? (

@@ -2,11 +2,12 @@
 // each carries a `rev`, so an item re-renders only when it changed.
 
 import { Component } from "preact";
-import { useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { diffStats, parseDiff } from "../diff.js";
 import type { FileChange, Item, Transcript as TranscriptModel } from "../model.js";
 import { Markdown } from "./md.js";
 import { showControls } from "../text.js";
+import { permissionDetail, titleRepeatsQuestion, usageText } from "../present.js";
 import type { Schemas } from "../../../openapi/clients/typescript/src/client.js";
 
 type Decision = Schemas["Decision"];
@@ -17,6 +18,8 @@ export interface ItemContext {
   answer(requestId: string, body: AnswerRequest): Promise<unknown>;
   /** Operation id of the session's current goal, to mark the turns that pursued it. */
   goalOperationId: string | null;
+  /** Whether a pending interaction now shown may move the focus to its answer (true once per interaction). */
+  claimFocus(requestId: string): boolean;
 }
 
 const DECISION_LABEL: Record<Decision, string> = {
@@ -37,19 +40,21 @@ export function TranscriptItems({ transcript, ctx }: { transcript: TranscriptMod
   return (
     <>
       {transcript.items.map((item) => (
-        <ItemView key={item.key} item={item} rev={item.rev} ctx={ctx} />
+        <ItemView key={item.key} item={item} rev={item.rev} ctx={ctx} gated={transcript.awaitingApproval(item)} />
       ))}
     </>
   );
 }
 
-class ItemView extends Component<{ item: Item; rev: number; ctx: ItemContext }> {
-  override shouldComponentUpdate(next: { item: Item; rev: number; ctx: ItemContext }) {
-    return next.item !== this.props.item || next.rev !== this.props.rev || next.ctx.goalOperationId !== this.props.ctx.goalOperationId;
+type ItemProps = { item: Item; rev: number; ctx: ItemContext; gated: boolean };
+
+class ItemView extends Component<ItemProps> {
+  override shouldComponentUpdate(next: ItemProps) {
+    return next.item !== this.props.item || next.rev !== this.props.rev || next.gated !== this.props.gated || next.ctx.goalOperationId !== this.props.ctx.goalOperationId;
   }
 
   override render() {
-    const { item, ctx } = this.props;
+    const { item, ctx, gated } = this.props;
     switch (item.kind) {
       case "turn":
         return <TurnView item={item} ctx={ctx} />;
@@ -78,7 +83,7 @@ class ItemView extends Component<{ item: Item; rev: number; ctx: ItemContext }> 
           </details>
         );
       case "call":
-        return <CallView item={item} />;
+        return <CallView item={item} gated={gated} />;
       case "interaction":
         return <InteractionView item={item} ctx={ctx} />;
       case "plan":
@@ -97,17 +102,12 @@ class ItemView extends Component<{ item: Item; rev: number; ctx: ItemContext }> 
             </ul>
           </div>
         );
-      case "usage": {
-        const u = item.usage;
+      case "usage":
         return (
           <div class="entry usage dim" data-testid="usage">
-            Tokens: {u.inputTokens} in{u.cachedInputTokens ? ` (${u.cachedInputTokens} cached)` : ""} · {u.outputTokens} out
-            {u.reasoningOutputTokens ? ` (${u.reasoningOutputTokens} reasoning)` : ""} · {u.totalTokens} total
-            {u.lastTurnTotalTokens != null ? ` · this turn ${u.lastTurnTotalTokens}` : ""}
-            {u.contextWindow ? ` · context window ${u.contextWindow}` : ""}
+            {usageText(item.usage)}
           </div>
         );
-      }
       case "notice":
         return (
           <div class={`entry notice level-${item.level}`} data-testid="notice">
@@ -178,18 +178,18 @@ function TurnView({ item, ctx }: { item: Extract<Item, { kind: "turn" }>; ctx: I
 
 const CALL_ICON: Record<string, string> = { command: "$", tool: "⚙", fileChange: "✎", mcp: "⚙", webSearch: "⌕", other: "•" };
 
-function CallView({ item }: { item: Extract<Item, { kind: "call" }> }) {
-  const status = item.status === "running" ? "running" : item.status;
+function CallView({ item, gated }: { item: Extract<Item, { kind: "call" }>; gated: boolean }) {
+  const status = gated ? "awaiting approval" : item.status;
   const args = item.input && Object.keys(item.input).length ? JSON.stringify(item.input) : "";
   return (
-    <div class={`entry call call-${item.callKind} status-${status}`} data-testid="call" data-status={status}>
+    <div class={`entry call call-${item.callKind} status-${item.status}`} data-testid="call" data-status={item.status} data-gated={gated ? "true" : undefined} data-call={item.callId}>
       <div class="call-head">
         <span class="call-icon" aria-hidden="true">
           {CALL_ICON[item.callKind] ?? "•"}
         </span>
         <span class="call-name">{showControls(item.command ?? item.name)}</span>
         {item.command ? <span class="dim"> ({item.name})</span> : args ? <code class="dim call-args">{args}</code> : null}
-        <span class={`badge ${status}`}>
+        <span class={`badge ${gated ? "waiting-approval" : status}`}>
           {status}
           {item.exitCode != null ? ` · exit ${item.exitCode}` : ""}
         </span>
@@ -250,25 +250,53 @@ function InteractionView({ item, ctx }: { item: Extract<Item, { kind: "interacti
   const questions = r.questions ?? [];
   const [answers, setAnswers] = useState<Record<string, string>>({});
   const [busy, setBusy] = useState(false);
+  const box = useRef<HTMLDivElement>(null);
   const pending = !item.resolved;
   const agentOptions = r.agentOptions ?? [];
+  // A new question or approval takes the focus to its first answer control, once.
+  useEffect(() => {
+    if (!pending || !ctx.claimFocus(r.requestId)) return;
+    const first = box.current?.querySelector<HTMLElement>("[data-answer]:not([disabled])");
+    first?.focus({ preventScroll: false });
+  }, [pending, r.requestId]);
   const decide = async (decision: Decision, optionId?: string) => {
     setBusy(true);
     const body: AnswerRequest = { decision };
-    if (optionId) body.optionId = optionId;
+    if (optionId) {
+      body.optionId = optionId;
+      item.picked = optionId;
+    }
     if (questions.length && (decision === "accept" || decision === "acceptForSession")) {
       body.answers = Object.fromEntries(questions.map((q) => [q.id, answers[q.id] ?? ""]));
     }
-    await ctx.answer(r.requestId, body);
+    const ok = await ctx.answer(r.requestId, body);
+    if (ok === undefined && optionId && item.picked === optionId) item.picked = null;
     setBusy(false);
   };
+  const detail = agentOptions.length ? permissionDetail(r.detail) : r.detail ?? null;
+  const showTitle = !(r.kind === "userInput" && questions.length && titleRepeatsQuestion(r.title, questions));
+  // Which of the agent's options was picked: the one answered here, else the only one the decision stands for.
+  const pickedOption = item.resolved && agentOptions.length ? (agentOptions.find((o) => o.optionId === item.picked) ?? onlyOne(agentOptions.filter((o) => o.decision === item.resolved?.decision))) : undefined;
   return (
-    <div class={`entry interaction${pending ? " pending" : ""}`} data-testid="interaction" data-kind={r.kind} data-request={r.requestId} data-state={pending ? "pending" : "resolved"} role="group" aria-label={r.title}>
+    <div
+      class={`entry interaction${pending ? " pending" : ""}`}
+      data-testid="interaction"
+      data-kind={r.kind}
+      data-request={r.requestId}
+      data-state={pending ? "pending" : "resolved"}
+      role="group"
+      aria-label={showControls(r.title)}
+      ref={box}
+    >
       <div class="who">
         {r.kind === "userInput" ? "Question" : "Approval"} <span class="dim">· {r.kind}</span>
       </div>
-      <Markdown text={r.title} />
-      {r.detail ? <p class="dim">{r.detail}</p> : null}
+      {showTitle ? <Markdown text={r.title} class="interaction-title" /> : null}
+      {detail ? (
+        <p class="dim detail" data-testid="interaction-detail">
+          {detail}
+        </p>
+      ) : null}
       {r.command ? (
         <pre class="terminal">
           $ {r.command}
@@ -276,13 +304,13 @@ function InteractionView({ item, ctx }: { item: Extract<Item, { kind: "interacti
         </pre>
       ) : null}
       {r.diff ? <DiffView change={{ path: "proposed change", kind: "update", diff: r.diff }} /> : null}
-      {questions.map((q) => {
+      {questions.map((q, i) => {
         const id = `q-${r.requestId}-${q.id}`;
         const options = q.options ?? [];
         const resolved = item.resolved?.answers?.[q.id];
         return (
-          <div class="question">
-            <label for={id}>
+          <div class="question" data-testid="question">
+            <label for={id} data-testid="question-text">
               {q.header ? <strong>{q.header}: </strong> : null}
               {q.question}
             </label>
@@ -292,6 +320,7 @@ function InteractionView({ item, ctx }: { item: Extract<Item, { kind: "interacti
                   id={id}
                   data-testid="answer-input"
                   data-question={q.id}
+                  data-answer={i === 0 ? "first" : "more"}
                   {...(q.isSecret ? { type: "password" as const } : { type: "text" as const })}
                   autoComplete="off"
                   value={answers[q.id] ?? ""}
@@ -330,6 +359,7 @@ function InteractionView({ item, ctx }: { item: Extract<Item, { kind: "interacti
               class={o.decision === "accept" ? "primary" : undefined}
               data-testid={`agent-option-${o.optionId}`}
               data-decision={o.decision}
+              data-answer="option"
               title={o.kind.replace("_", " ")}
               disabled={busy}
               onClick={() => void decide(o.decision, o.optionId)}
@@ -338,7 +368,7 @@ function InteractionView({ item, ctx }: { item: Extract<Item, { kind: "interacti
             </button>
           ))}
           {r.options.includes("cancel") ? (
-            <button type="button" class="danger" data-testid="decision-cancel" disabled={busy} onClick={() => void decide("cancel")}>
+            <button type="button" class="danger" data-testid="decision-cancel" data-answer="option" disabled={busy} onClick={() => void decide("cancel")}>
               {DECISION_LABEL.cancel}
             </button>
           ) : null}
@@ -346,16 +376,26 @@ function InteractionView({ item, ctx }: { item: Extract<Item, { kind: "interacti
       ) : pending ? (
         <div class="row decisions">
           {(r.options.length ? r.options : (["accept", "decline"] as Decision[])).map((d) => (
-            <button type="button" class={d === "accept" ? "primary" : d === "cancel" ? "danger" : undefined} data-testid={`decision-${d}`} disabled={busy} onClick={() => void decide(d)}>
+            <button type="button" class={d === "accept" ? "primary" : d === "cancel" ? "danger" : undefined} data-testid={`decision-${d}`} data-answer="option" disabled={busy} onClick={() => void decide(d)}>
               {questions.length && d === "accept" ? "Answer" : DECISION_LABEL[d]}
             </button>
           ))}
         </div>
       ) : (
-        <div class="resolved dim" data-testid="interaction-resolution">
-          {item.resolved ? `${RESOLVED_LABEL[item.resolved.decision]} (${item.resolved.resolvedBy === "client" ? "answered" : `by ${item.resolved.resolvedBy}`})` : ""}
+        <div class="resolved dim" data-testid="interaction-resolution" data-decision={item.resolved?.decision} data-option={pickedOption?.optionId}>
+          {item.resolved ? resolutionText(item.resolved, pickedOption?.name) : ""}
         </div>
       )}
     </div>
   );
+}
+
+function onlyOne<T>(list: T[]): T | undefined {
+  return list.length === 1 ? list[0] : undefined;
+}
+
+function resolutionText(resolved: Schemas["InteractionResolvedPayload"], option: string | undefined): string {
+  const by = resolved.resolvedBy === "client" ? "answered" : `by ${resolved.resolvedBy}`;
+  if (option && resolved.decision !== "cancel") return `Chose “${showControls(option)}” (${RESOLVED_LABEL[resolved.decision]}; ${by})`;
+  return `${RESOLVED_LABEL[resolved.decision]} (${by})`;
 }

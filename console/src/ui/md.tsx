@@ -3,6 +3,7 @@
 // `safeHref` allowed it.
 
 import type { ComponentChildren } from "preact";
+import { useEffect, useState } from "preact/hooks";
 import { highlight } from "../highlight.js";
 import { parseMarkdown, type Block, type Inline } from "../markdown.js";
 
@@ -15,6 +16,30 @@ export function Code({ code, lang }: { code: string; lang: string }) {
     <code class={lang ? `lang-${lang.replace(/[^a-z0-9+#-]/g, "")}` : undefined}>
       {highlight(code, lang).map((t) => (t.k === "p" ? t.v : <span class={`tok-${t.k}`}>{t.v}</span>))}
     </code>
+  );
+}
+
+/** Copies a code block's text (the Clipboard API: the page is a secure context, 127.0.0.1 or https). */
+function CopyButton({ text }: { text: string }) {
+  const [state, setState] = useState<"idle" | "copied" | "failed">("idle");
+  useEffect(() => {
+    if (state === "idle") return;
+    const t = setTimeout(() => setState("idle"), 2000);
+    return () => clearTimeout(t);
+  }, [state]);
+  const copy = async () => {
+    try {
+      if (!navigator.clipboard) throw new Error("no clipboard");
+      await navigator.clipboard.writeText(text);
+      setState("copied");
+    } catch {
+      setState("failed");
+    }
+  };
+  return (
+    <button type="button" class="link copy" data-testid="copy-code" data-state={state} title="Copy the code to the clipboard" onClick={() => void copy()}>
+      {state === "copied" ? "Copied" : state === "failed" ? "Copy failed" : "Copy"}
+    </button>
   );
 }
 
@@ -37,7 +62,10 @@ function block(b: Block): ComponentChildren {
     case "code":
       return (
         <figure class="codeblock">
-          {b.lang ? <figcaption>{b.lang}</figcaption> : null}
+          <figcaption>
+            <span>{b.lang}</span>
+            <CopyButton text={b.v} />
+          </figcaption>
           <pre>
             <Code code={b.v} lang={b.lang} />
           </pre>
