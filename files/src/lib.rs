@@ -176,6 +176,51 @@ impl Root {
         Ok(())
     }
 
+    /// Creates `dir` and its missing parents beneath the root, one component at a time, never
+    /// through a link (an existing component must be a real directory).
+    pub fn create_dir_all(&self, dir: &Path) -> Result<(), FileError> {
+        let parts = self.components(dir)?;
+        let mut cur: Option<OwnedFd> = None;
+        for part in &parts {
+            let at = cur.as_ref().map_or(self.fd.as_fd(), AsFd::as_fd);
+            match rustix::fs::mkdirat(at, part, Mode::from_raw_mode(0o777)) {
+                Ok(()) | Err(Errno::EXIST) => {}
+                Err(e) => return Err(FileError::from_errno(e)),
+            }
+            let fd = rustix::fs::openat(at, part, OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC, Mode::empty())
+                .map_err(FileError::from_errno)?;
+            let st = rustix::fs::fstat(&fd).map_err(|e| FileError::Io(e.into()))?;
+            match FileType::from_raw_mode(st.st_mode) {
+                FileType::Directory => {}
+                FileType::Symlink => return Err(FileError::Symlink),
+                _ => return Err(FileError::NotRegular("a path component is not a directory")),
+            }
+            if self.guard.dirs.contains(&(st.st_dev, st.st_ino)) {
+                return Err(FileError::Denied);
+            }
+            cur = Some(fd);
+        }
+        Ok(())
+    }
+
+    /// Removes a regular file, or a symbolic link itself (never what it points to). A server file
+    /// is refused by identity, as for a write; a hard-linked file is not (unlinking one name
+    /// leaves the other file as it was).
+    pub fn remove(&self, path: &Path) -> Result<(), FileError> {
+        let (parent, name) = self.parent_of(path)?;
+        let st = rustix::fs::statat(parent.as_fd(), &name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
+            .map_err(FileError::from_errno)?;
+        match FileType::from_raw_mode(st.st_mode) {
+            FileType::RegularFile | FileType::Symlink => {}
+            FileType::Directory => return Err(FileError::NotRegular("a directory")),
+            _ => return Err(FileError::NotRegular("not a file")),
+        }
+        if self.guard.files.contains(&(st.st_dev, st.st_ino)) {
+            return Err(FileError::Denied);
+        }
+        rustix::fs::unlinkat(parent.as_fd(), &name, rustix::fs::AtFlags::empty()).map_err(FileError::from_errno)
+    }
+
     /// The path's components below the root, `..` applied lexically (no link is followed, so
     /// that is what the kernel would do too).
     fn components(&self, path: &Path) -> Result<Vec<OsString>, FileError> {

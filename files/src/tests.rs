@@ -142,3 +142,40 @@ fn a_name_flipped_between_file_and_link_never_yields_the_target() {
         flipper.join().unwrap();
     }
 }
+
+#[test]
+fn remove_takes_a_file_or_a_link_never_its_target() {
+    for r in both() {
+        let f = fixture();
+        let root = root(&f, r);
+        root.remove(&f.work.join("a.txt")).unwrap();
+        assert!(!f.work.join("a.txt").exists());
+        // A link to a file outside goes; the file it names stays.
+        symlink(f.outside.join("secret"), f.work.join("link")).unwrap();
+        root.remove(&f.work.join("link")).unwrap();
+        assert!(std::fs::symlink_metadata(f.work.join("link")).is_err());
+        assert!(f.outside.join("secret").exists());
+        assert!(matches!(root.remove(&f.work.join("sub")), Err(FileError::NotRegular(_))));
+        assert!(matches!(root.remove(&f.outside.join("secret")), Err(FileError::Outside)));
+        assert!(matches!(root.remove(&f.work.join("../secret")), Err(FileError::Outside)));
+        assert!(matches!(root.remove(&f.work.join("gone")), Err(FileError::NotFound)));
+        // Nothing beneath a link to a directory outside is reached.
+        symlink(&f.outside, f.work.join("out")).unwrap();
+        assert!(root.remove(&f.work.join("out/secret")).is_err());
+        assert!(f.outside.join("secret").exists());
+    }
+}
+
+#[test]
+fn directories_are_made_beneath_the_root_and_never_through_a_link() {
+    let f = fixture();
+    let root = root(&f, Resolve::detect());
+    root.create_dir_all(&f.work.join("x/y/z")).unwrap();
+    assert!(f.work.join("x/y/z").is_dir());
+    root.create_dir_all(&f.work.join("x/y")).unwrap();
+    symlink(&f.outside, f.work.join("out")).unwrap();
+    assert!(matches!(root.create_dir_all(&f.work.join("out/new")), Err(FileError::Symlink)));
+    assert!(!f.outside.join("new").exists());
+    assert!(matches!(root.create_dir_all(&f.work.join("a.txt/new")), Err(FileError::NotRegular(_))));
+    assert!(matches!(root.create_dir_all(&f.work.join("../escape")), Err(FileError::Outside)));
+}

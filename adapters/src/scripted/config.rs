@@ -15,6 +15,8 @@ pub struct ScriptedConfig {
     pub side: SideBehavior,
     /// How long a goal continuation waits for evidence of the operation it belongs to.
     pub goal_grace: Duration,
+    /// The server's own files, which file directives never touch.
+    pub guard: ensemble_files::Guard,
 }
 
 impl Default for ScriptedConfig {
@@ -24,6 +26,7 @@ impl Default for ScriptedConfig {
             chunk_delay: Duration::from_millis(20),
             side: SideBehavior::Full,
             goal_grace: Duration::from_millis(250),
+            guard: ensemble_files::Guard::default(),
         }
     }
 }

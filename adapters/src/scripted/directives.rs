@@ -16,8 +16,9 @@ pub enum Directive {
     Say(String),
     /// `/tool NAME [ARGS]`: a simulated tool call.
     Tool { name: String, args: String },
-    /// `/edit PATH [TEXT]`: a simulated file change (a new file with TEXT), with its unified diff.
-    Edit { path: String, text: String },
+    /// `/edit PATH [TEXT]`, `/write PATH [TEXT]`, `/delete PATH`: a real change of a file inside
+    /// the session's cwd (TEXT's `\n`s separate lines), with its unified diff.
+    File { op: FileOp, path: String, text: String },
     /// `/run COMMAND`: asks for approval, then "runs" the command.
     Run(String),
     /// `/ask QUESTION`: asks the user a question.
@@ -48,6 +49,17 @@ pub enum Directive {
     Unknown(String),
 }
 
+/// What a file directive does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileOp {
+    /// Appends TEXT's lines (creating the file when it is missing).
+    Edit,
+    /// Creates or replaces the file with TEXT's lines.
+    Write,
+    /// Removes the file.
+    Delete,
+}
+
 /// Parses a turn's input into directives, one per line.
 pub fn parse(input: &str) -> Vec<Directive> {
     let mut out = Vec::new();
@@ -70,10 +82,12 @@ pub fn parse(input: &str) -> Vec<Directive> {
                     args: args.trim().to_owned(),
                 }
             }
-            "edit" if !arg.is_empty() => {
+            "edit" | "write" if !arg.is_empty() => {
                 let (path, text) = arg.split_once(char::is_whitespace).unwrap_or((&arg, "hello"));
-                Directive::Edit { path: path.to_owned(), text: text.trim().to_owned() }
+                let op = if cmd == "edit" { FileOp::Edit } else { FileOp::Write };
+                Directive::File { op, path: path.to_owned(), text: text.trim().to_owned() }
             }
+            "delete" if !arg.is_empty() => Directive::File { op: FileOp::Delete, path: arg, text: String::new() },
             "run" if !arg.is_empty() => Directive::Run(arg),
             "ask" if !arg.is_empty() => Directive::Ask(arg),
             "slow" => arg.parse().map(Directive::Slow).unwrap_or(Directive::Unknown(line.to_owned())),
@@ -109,7 +123,9 @@ fn list() -> Vec<CommandInfo> {
     };
     vec![
         c("tool", "simulate a tool call", Some("NAME [ARGS]")),
-        c("edit", "change a file (simulated): a new file with TEXT, shown as a diff", Some("PATH [TEXT]")),
+        c("edit", "append TEXT's lines to a file in the cwd (created when missing)", Some("PATH [TEXT]")),
+        c("write", "create or replace a file in the cwd with TEXT", Some("PATH [TEXT]")),
+        c("delete", "remove a file in the cwd", Some("PATH")),
         c("run", "ask for approval, then run a command (simulated)", Some("COMMAND")),
         c("ask", "ask the user a question", Some("QUESTION")),
         c("slow", "milliseconds between streamed chunks for this turn", Some("MS")),

@@ -30,6 +30,7 @@ impl Provider for Scripted {
         let config = ScriptedConfig {
             chunk_delay: Duration::from_millis(options.scripted_chunk_delay_ms),
             goal_grace: env.goal_grace,
+            guard: guard(env),
             ..ScriptedConfig::default()
         };
         Ok(vec![Arc::new(ScriptedAdapter::new(config, env.max_live_sessions))])
@@ -61,9 +62,15 @@ impl Provider for ScriptedTestVariants {
         Ok(ScriptedConfig::test_variants(base.chunk_delay)
             .into_iter()
             .map(|c| {
-                let config = ScriptedConfig { goal_grace: base.goal_grace, ..c };
+                let config = ScriptedConfig { goal_grace: base.goal_grace, guard: guard(env), ..c };
                 Arc::new(ScriptedAdapter::new(config, env.max_live_sessions)) as Arc<dyn Adapter>
             })
             .collect())
     }
+}
+
+/// The server's files (and the data dir's entries), which the scripted agent's file directives
+/// refuse, as an ACP agent's file requests do.
+fn guard(env: &ProviderEnv) -> ensemble_files::Guard {
+    ensemble_files::Guard::new(&env.server_files, std::slice::from_ref(&env.data_dir))
 }

@@ -21,7 +21,7 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use super::config::ScriptedConfig;
-use super::directives::{Directive, goal_steps, parse};
+use super::directives::{Directive, FileOp, goal_steps, parse};
 use super::live::{Answer, Live, RunningTurn};
 use super::modes::Voice;
 
@@ -284,7 +284,7 @@ impl TurnRun {
             Directive::Slow(ms) => self.delay = Duration::from_millis(*ms),
             Directive::Say(text) => said.push(self.voice.say(format!("You said: {text}"))),
             Directive::Tool { name, args } => self.tool(name, args).await?,
-            Directive::Edit { path, text } => self.edit(path, text).await?,
+            Directive::File { op, path, text } => self.file(*op, path, text).await?,
             Directive::Run(cmd) => {
                 let line = self.run_command(cmd).await?;
                 said.push(line);
@@ -429,35 +429,32 @@ impl TurnRun {
     }
 
     /// A simulated file change: nothing is written; the call carries the diff a real edit would.
-    pub(super) async fn edit(&self, path: &str, text: &str) -> Result<(), Stop> {
+    /// A file directive, done for real beneath the session's cwd (no link followed, nothing
+    /// outside): `call.started`, then `call.completed` with the diff, or `failed` with the reason.
+    pub(super) async fn file(&self, op: FileOp, path: &str, text: &str) -> Result<(), Stop> {
         let call_id = self.live.next_id("call");
-        let lines: Vec<&str> = text.split("\\n").collect();
-        let mut diff = format!("--- /dev/null\n+++ b/{path}\n@@ -0,0 +1,{} @@\n", lines.len());
-        for l in &lines {
-            diff.push('+');
-            diff.push_str(l);
-            diff.push('\n');
-        }
-        let change = FileChange { path: path.to_owned(), kind: "add".into(), diff: Some(diff) };
+        let name = match op {
+            FileOp::Edit => "edit",
+            FileOp::Write => "write",
+            FileOp::Delete => "delete",
+        };
         self.emit(EventBody::CallStarted(CallStartedPayload {
             call_id: call_id.clone(),
             kind: CallKind::FileChange,
-            name: "edit".into(),
+            name: name.into(),
             command: None,
             cwd: Some(self.live.cwd.clone()),
-            input: None,
-            changes: vec![change.clone()],
+            input: Some(serde_json::json!({ "path": path })),
+            changes: Vec::new(),
         }))
         .await;
         self.pause(self.delay).await?;
-        self.emit(EventBody::CallCompleted(CallCompletedPayload {
-            call_id,
-            status: CallStatus::Completed,
-            output: None,
-            exit_code: None,
-            changes: vec![change],
-        }))
-        .await;
+        let (status, output, changes) = match change_file(&self.live.cwd, &self.live.config.guard, op, path, text) {
+            Ok(change) => (CallStatus::Completed, None, vec![change]),
+            Err(e) => (CallStatus::Failed, Some(format!("{name} {path}: {e}")), Vec::new()),
+        };
+        self.emit(EventBody::CallCompleted(CallCompletedPayload { call_id, status, output, exit_code: None, changes }))
+            .await;
         Ok(())
     }
 
@@ -599,4 +596,71 @@ pub(super) fn split_words(text: &str) -> Vec<String> {
         out.push(cur);
     }
     out
+}
+
+/// Largest file a scripted edit reads back (to append to it, and for its diff).
+const MAX_EDIT_BYTES: u64 = 1 << 20;
+
+/// Changes one file beneath `cwd`; the change with a unified diff of it.
+fn change_file(
+    cwd: &str,
+    guard: &ensemble_files::Guard,
+    op: FileOp,
+    path: &str,
+    text: &str,
+) -> Result<FileChange, ensemble_files::FileError> {
+    let root = ensemble_files::Root::open(std::path::Path::new(cwd), guard.clone())?;
+    let full = std::path::Path::new(cwd).join(path);
+    let before = match root.read(&full, MAX_EDIT_BYTES) {
+        Ok(bytes) => Some(String::from_utf8_lossy(&bytes).into_owned()),
+        Err(ensemble_files::FileError::NotFound) => None,
+        Err(e) => return Err(e),
+    };
+    let new_lines: String = text.split("\\n").map(|l| format!("{l}\n")).collect();
+    let after = match op {
+        FileOp::Delete => {
+            root.remove(&full)?;
+            None
+        }
+        FileOp::Write => Some(new_lines),
+        FileOp::Edit => Some(format!("{}{new_lines}", before.as_deref().unwrap_or(""))),
+    };
+    if let Some(content) = &after {
+        if let Some(dir) = full.parent().filter(|_| before.is_none()) {
+            root.create_dir_all(dir)?;
+        }
+        root.write(&full, content.as_bytes())?;
+    }
+    let kind = match (&before, &after) {
+        (None, _) => "add",
+        (Some(_), None) => "delete",
+        (Some(_), Some(_)) => "update",
+    };
+    Ok(FileChange {
+        path: path.to_owned(),
+        kind: kind.into(),
+        diff: Some(unified(path, before.as_deref(), after.as_deref())),
+    })
+}
+
+/// A whole-file unified diff: every old line removed, every new line added (the scripted agent
+/// needs no diff algorithm; a reader sees exactly what the file was and is).
+fn unified(path: &str, before: Option<&str>, after: Option<&str>) -> String {
+    let old: Vec<&str> = before.map(|b| b.lines().collect()).unwrap_or_default();
+    let new: Vec<&str> = after.map(|a| a.lines().collect()).unwrap_or_default();
+    let from = if before.is_some() { format!("a/{path}") } else { "/dev/null".to_owned() };
+    let to = if after.is_some() { format!("b/{path}") } else { "/dev/null".to_owned() };
+    let range = |n: usize| if n == 0 { "0,0".to_owned() } else { format!("1,{n}") };
+    let mut diff = format!("--- {from}\n+++ {to}\n@@ -{} +{} @@\n", range(old.len()), range(new.len()));
+    for l in &old {
+        diff.push('-');
+        diff.push_str(l);
+        diff.push('\n');
+    }
+    for l in &new {
+        diff.push('+');
+        diff.push_str(l);
+        diff.push('\n');
+    }
+    diff
 }

@@ -336,19 +336,70 @@ async fn sessions_are_listed_per_room_and_providers_are_described() {
     assert_eq!(status, StatusCode::OK);
 }
 
-/// `/edit` gives a file change with its unified diff (clients render diffs; nothing is written).
+/// `/edit`, `/write` and `/delete` change files in the session's cwd for real, each a file
+/// change with its unified diff.
 #[tokio::test]
-async fn a_scripted_edit_is_a_file_change_with_a_diff() {
+async fn scripted_file_directives_change_files_with_a_diff() {
     let s = Server::start(&[]).await;
     s.session("r", "s").await;
     let mut ws = s.ws("r", None).await;
     ws.hello().await;
-    s.turn("r", "s", r"/edit notes.md first line\nsecond line").await;
+    let change_of = |events: &[Value]| {
+        let done = events.iter().rev().find(|e| e["type"] == "call.completed").unwrap();
+        assert_eq!(done["payload"]["status"], "completed", "{done}");
+        done["payload"]["changes"][0].clone()
+    };
+    s.turn("r", "s", r"/edit docs/notes.md first line\nsecond line").await;
     let events = ws.until_type("turn.completed").await;
     let started = events.iter().find(|e| e["type"] == "call.started").unwrap();
     assert_eq!(started["payload"]["kind"], "fileChange");
-    let done = events.iter().find(|e| e["type"] == "call.completed").unwrap();
-    let change = &done["payload"]["changes"][0];
-    assert_eq!((change["path"].as_str(), change["kind"].as_str()), (Some("notes.md"), Some("add")));
-    assert_eq!(change["diff"], "--- /dev/null\n+++ b/notes.md\n@@ -0,0 +1,2 @@\n+first line\n+second line\n");
+    let change = change_of(&events);
+    assert_eq!((change["path"].as_str(), change["kind"].as_str()), (Some("docs/notes.md"), Some("add")));
+    assert_eq!(change["diff"], "--- /dev/null\n+++ b/docs/notes.md\n@@ -0,0 +1,2 @@\n+first line\n+second line\n");
+    let file = s.dir.join("docs/notes.md");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "first line\nsecond line\n");
+
+    s.turn("r", "s", "/edit docs/notes.md third").await;
+    let change = change_of(&ws.until_type("turn.completed").await);
+    assert_eq!(change["kind"], "update");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "first line\nsecond line\nthird\n");
+
+    s.turn("r", "s", "/write docs/notes.md only").await;
+    change_of(&ws.until_type("turn.completed").await);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "only\n");
+
+    s.turn("r", "s", "/delete docs/notes.md").await;
+    let change = change_of(&ws.until_type("turn.completed").await);
+    assert_eq!(change["kind"], "delete");
+    assert_eq!(change["diff"], "--- a/docs/notes.md\n+++ /dev/null\n@@ -1,1 +0,0 @@\n-only\n");
+    assert!(!file.exists());
+}
+
+/// Nothing outside the session's cwd is changed: not by `..`, an absolute path or a link.
+#[tokio::test]
+async fn scripted_file_directives_stay_inside_the_cwd() {
+    let s = Server::start(&[]).await;
+    let cwd = s.dir.join("work");
+    std::fs::create_dir_all(&cwd).unwrap();
+    let outside = s.dir.join("outside.txt");
+    std::fs::write(&outside, "keep\n").unwrap();
+    std::os::unix::fs::symlink(&outside, cwd.join("link.txt")).unwrap();
+    let (status, _) = s.post("/v1/rooms/r/sessions", json!({"sessionId": "s", "cwd": cwd.to_str().unwrap()})).await;
+    assert_eq!(status, StatusCode::CREATED);
+    let mut ws = s.ws("r", None).await;
+    ws.hello().await;
+    for line in [
+        "/write ../outside.txt gone",
+        &format!("/write {} gone", outside.display()),
+        "/edit link.txt gone",
+        "/delete ../outside.txt",
+    ] {
+        s.turn("r", "s", line).await;
+        let events = ws.until_type("turn.completed").await;
+        let done = events.iter().find(|e| e["type"] == "call.completed").unwrap();
+        assert_eq!(done["payload"]["status"], "failed", "{line}: {done}");
+        let output = done["payload"]["output"].as_str().unwrap();
+        assert!(output.contains("outside") || output.contains("link"), "{line}: {output}");
+        assert_eq!(std::fs::read_to_string(&outside).unwrap(), "keep\n", "{line} changed the file outside");
+    }
 }
