@@ -257,6 +257,10 @@ pub struct Session {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auth_message: Option<String>,
     pub cwd: String,
+    /// Where the session works: a git worktree of its own, or the directory it was given; with
+    /// checkpoints around every turn when that is in a git work tree.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<SessionWorkspace>,
     pub settings: SessionSettings,
     /// The agent's modes, when it has any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -295,6 +299,7 @@ impl Session {
             auth_state: None,
             auth_message: None,
             cwd: cwd.to_owned(),
+            workspace: None,
             settings: SessionSettings::default(),
             modes: None,
             config_options: SharedList::default(),
@@ -538,6 +543,39 @@ pub struct ProviderInfo {
     pub login_command: Option<String>,
 }
 
+/// What kind of workspace a session has.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum WorkspaceKind {
+    /// The directory the session was given (today's behaviour).
+    #[default]
+    Dir,
+    /// A git worktree made for the session, on a branch of its own.
+    Worktree,
+}
+
+/// A session's workspace.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct SessionWorkspace {
+    pub kind: WorkspaceKind,
+    /// The repository: for a worktree the one it was made from; for a dir the work tree's top.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repo: Option<String>,
+    /// The commit the worktree started from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_commit: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    /// The top of the work tree the checkpoints take (a worktree's own directory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// Whether the working tree is checkpointed around every turn.
+    pub checkpoints: bool,
+}
+
 /// The command to run that an auth message quotes (its first `` `…` `` span), e.g. `codex login`.
 pub fn login_command(auth_message: &str) -> Option<String> {
     auth_message.split('`').nth(1).filter(|c| !c.trim().is_empty()).map(str::to_owned)
@@ -624,6 +662,14 @@ mod tests {
             auth_state: Some(AuthState::AuthRequired),
             auth_message: Some(text("log in")),
             cwd: text("/w"),
+            workspace: Some(SessionWorkspace {
+                kind: WorkspaceKind::Worktree,
+                repo: Some(text("/r")),
+                base_commit: Some(text("abc")),
+                branch: Some(text("ensemble/r/s")),
+                path: Some(text("/w")),
+                checkpoints: true,
+            }),
             settings: serde_json::from_str(
                 r#"{"model":"m\"1","reasoningEffort":"high","approvalPolicy":"never","sandbox":"read-only"}"#,
             )
@@ -655,7 +701,7 @@ mod tests {
         }
         // Every optional member of the full session is there.
         let full = serde_json::to_value(full_session()).unwrap();
-        assert_eq!(full.as_object().unwrap().len(), 25, "{full}");
+        assert_eq!(full.as_object().unwrap().len(), 26, "{full}");
     }
 
     #[test]

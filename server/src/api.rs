@@ -27,6 +27,71 @@ pub struct StartSessionRequest {
     pub cwd: Option<String>,
     #[serde(default, deserialize_with = "objects::option")]
     pub settings: Option<SessionSettings>,
+    /// Where the session works: `{"kind": "dir"}` (the default: `cwd` as given) or a git worktree
+    /// of its own (`cwd`, if given, is then relative to the worktree).
+    #[serde(default)]
+    pub workspace: Option<WorkspaceSpec>,
+    /// `false`: no checkpoints around turns even in a git work tree (default: on when the
+    /// session's cwd is in one).
+    #[serde(default)]
+    pub checkpoints: Option<bool>,
+}
+
+/// A session's workspace, as a start asks for it.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum WorkspaceSpec {
+    /// The `cwd` as given (checkpointed when it is in a git work tree).
+    Dir {},
+    /// A new git worktree of `repo` (which must be inside the workspace roots), on a new branch.
+    Worktree {
+        /// Absolute path of the repository.
+        #[schema(max_length = 4096)]
+        repo: String,
+        /// The commit, branch or tag to start from (default: the repository's `HEAD`).
+        #[serde(default)]
+        #[schema(max_length = 4096)]
+        base: Option<String>,
+        /// The new branch (default `ensemble/<room>/<session>`).
+        #[serde(default)]
+        #[schema(max_length = 4096)]
+        branch: Option<String>,
+    },
+}
+
+/// `POST …/restore`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RestoreRequest {
+    /// A checkpoint id from `…/checkpoints` (or a `turn.changes` event).
+    #[schema(max_length = 128)]
+    pub checkpoint: String,
+}
+
+/// `GET …/checkpoints`.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckpointList {
+    pub data: Vec<ensemble_runtime::controller::CheckpointInfo>,
+}
+
+/// `GET …/changes`: which checkpoints to compare (none: the session's base to its latest).
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct ChangesQuery {
+    /// One turn: its checkpoints before and after.
+    #[param(max_length = 128)]
+    pub turn: Option<String>,
+    /// A checkpoint id to compare from (with `to`).
+    #[param(max_length = 128)]
+    pub from: Option<String>,
+    /// A checkpoint id to compare to (with `from`).
+    #[param(max_length = 128)]
+    pub to: Option<String>,
+    /// Only this file's diff (a path relative to the work tree's top).
+    #[param(max_length = 4096)]
+    pub path: Option<String>,
 }
 
 /// `PATCH .../config`: what to change for the next turn.

@@ -235,6 +235,28 @@ pub struct ServeArgs {
     #[arg(help_heading = "Storage", long, env = "ENSEMBLE_SQLITE_SYNC", value_enum, default_value_t = SqliteSync::Normal)]
     pub sqlite_sync: SqliteSync,
 
+    /// The git binary worktrees and checkpoints run (a name is looked up on PATH). Without a
+    /// working git, worktree sessions are refused (503 `git_unavailable`) and nothing is
+    /// checkpointed.
+    #[arg(help_heading = "Workspaces", long, env = "ENSEMBLE_GIT_BIN", default_value = "git")]
+    pub git_bin: PathBuf,
+
+    /// Where worktree sessions' worktrees are made [default: DATA_DIR/worktrees].
+    #[arg(help_heading = "Workspaces", long, env = "ENSEMBLE_WORKTREES_DIR")]
+    pub worktrees_dir: Option<PathBuf>,
+
+    /// Files larger than this are left out of checkpoints (and named in `turn.changes`). Bytes.
+    #[arg(help_heading = "Workspaces", long, env = "ENSEMBLE_CHECKPOINT_MAX_FILE_BYTES", default_value_t = 64 << 20)]
+    pub checkpoint_max_file_bytes: u64,
+
+    /// The longest unified diff `…/changes` answers with; longer ones are cut and flagged. Bytes.
+    #[arg(help_heading = "Workspaces", long, env = "ENSEMBLE_MAX_DIFF_BYTES", default_value_t = 1 << 20)]
+    pub max_diff_bytes: usize,
+
+    /// Longest one git command may run before it is killed. Seconds.
+    #[arg(help_heading = "Workspaces", long, env = "ENSEMBLE_GIT_TIMEOUT_SECS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub git_timeout_secs: u64,
+
     /// After a commit failed (a full disk, a database gone), how often the store is tried again;
     /// once it writes, the sessions that lost events meanwhile are repaired. Milliseconds.
     #[arg(help_heading = "Storage", long, env = "ENSEMBLE_STORE_RETRY_MS", default_value_t = 1_000, value_parser = clap::value_parser!(u64).range(10..=60_000))]
@@ -449,14 +471,23 @@ mod tests {
     fn help_is_grouped_with_the_essentials_first() {
         let help = Cli::command().find_subcommand_mut("serve").unwrap().render_long_help().to_string();
         let at = |needle: &str| help.find(needle).unwrap_or_else(|| panic!("{needle} not in the help"));
-        let headings =
-            ["Essentials:", "Security:", "Providers:", "Limits:", "Storage:", "Several hosts:", "Tuning:"].map(at);
+        let headings = [
+            "Essentials:",
+            "Security:",
+            "Providers:",
+            "Limits:",
+            "Storage:",
+            "Workspaces:",
+            "Several hosts:",
+            "Tuning:",
+        ]
+        .map(at);
         assert!(headings.windows(2).all(|w| w[0] < w[1]), "headings out of order: {headings:?}");
         for essential in ["--listen", "--data-dir", "--default-provider", "--providers", "--codex-bin"] {
             let i = at(&format!("      {essential} "));
             assert!(headings[0] < i && i < headings[1], "{essential} is not among the essentials");
         }
-        assert!(at("--commit-linger-ms") > headings[6], "a tuning knob outside Tuning");
+        assert!(at("--commit-linger-ms") > headings[7], "a tuning knob outside Tuning");
     }
 
     #[test]

@@ -66,6 +66,13 @@ impl ApiError {
         Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "something went wrong on the server")
     }
 
+    /// The same error about another field than the `cwd` its message names (a worktree's repo
+    /// goes through the same checks).
+    pub fn for_field(mut self, field: &str) -> Self {
+        self.message = self.message.replacen("cwd", field, 1);
+        self
+    }
+
     pub fn with_details(mut self, details: Value) -> Self {
         self.details = Some(Box::new(details));
         self
@@ -154,6 +161,10 @@ impl From<ControllerError> for ApiError {
             }
             C::Store(err) => return ApiError::internal("store failure", err),
             C::Provider(a) => return provider_error(a),
+            C::NoWorkspace(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            C::UnknownCheckpoint(_) => StatusCode::NOT_FOUND,
+            C::CwdOutsideWorkspace(_) => StatusCode::BAD_REQUEST,
+            C::Workspace(g) => return git_error(g),
         };
         ApiError::new(status, code, e.to_string())
     }
@@ -270,4 +281,31 @@ pub fn panic_response(err: Box<dyn std::any::Any + Send + 'static>) -> Response 
     tracing::error!(panic = %what, "request handler panicked");
     metrics::counter!("ensemble_http_panics_total").increment(1);
     ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "something went wrong on the server").into_response()
+}
+
+/// What git refused, in the one error shape: the request's fault (400, 409), git missing (503),
+/// or git failing (500, its stderr logged, not sent).
+fn git_error(e: &ensemble_workspace::GitError) -> ApiError {
+    use ensemble_workspace::GitError as G;
+    let code = e.code();
+    match e {
+        G::NotARepo(_) | G::UnknownBase(_) | G::UnknownRev(_) | G::InvalidBranch(_) | G::InvalidRef(_) => {
+            ApiError::bad_request(code, e.to_string())
+        }
+        G::BranchExists(branch) | G::BranchNotMerged(branch) => {
+            ApiError::new(StatusCode::CONFLICT, code, e.to_string())
+                .with_details(serde_json::json!({ "branch": branch }))
+        }
+        G::NothingToCommit => ApiError::new(StatusCode::CONFLICT, code, e.to_string()),
+        G::Unavailable(_) => ApiError::new(StatusCode::SERVICE_UNAVAILABLE, code, e.to_string()),
+        G::Timeout(_) => ApiError::new(StatusCode::GATEWAY_TIMEOUT, code, e.to_string()),
+        G::Failed { .. } | G::Io(_) => {
+            tracing::warn!(error = %e, "git failed");
+            ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                code,
+                "git failed on the session's workspace (see the server log)",
+            )
+        }
+    }
 }

@@ -16,7 +16,7 @@ use utoipa_axum::routes;
 use crate::cluster::forward;
 use crate::error::{self, ApiError};
 use crate::openapi::{self, OpenApiJson};
-use crate::routes::{goals, interactions, providers, rooms, sessions, sides, system, turns};
+use crate::routes::{goals, interactions, providers, rooms, sessions, sides, system, turns, workspaces};
 use crate::state::AppState;
 use crate::{security, telemetry, ws};
 
@@ -42,6 +42,9 @@ fn api_router() -> OpenApiRouter<AppState> {
         .routes(routes!(goals::get_goal, goals::set_goal, goals::clear_goal))
         .routes(routes!(goals::pause_goal))
         .routes(routes!(goals::resume_goal))
+        .routes(routes!(workspaces::list_checkpoints))
+        .routes(routes!(workspaces::get_changes))
+        .routes(routes!(workspaces::restore))
         .routes(routes!(ws::room_ws))
         .routes(routes!(system::healthz))
         .routes(routes!(system::readyz))

@@ -7,7 +7,7 @@ use std::time::Duration;
 use anyhow::Context;
 use ensemble_runtime::bus::RoomHub;
 use ensemble_runtime::clock::SystemClock;
-use ensemble_runtime::controller::{ClusterConfig, Controller, ControllerConfig, ControllerError};
+use ensemble_runtime::controller::{ClusterConfig, Controller, ControllerConfig, ControllerError, WorkspaceConfig};
 use ensemble_runtime::store::{DEFAULT_WAL_PREFILL, Retention, Store, StoreConfig, Synchronous};
 use tokio::net::TcpListener;
 
@@ -84,6 +84,19 @@ pub fn controller_config(args: &ServeArgs) -> ControllerConfig {
         default_provider: args.default_provider.clone(),
         cluster: args.nats_url.as_ref().map(|_| ClusterConfig { host_id: host_id(args) }),
         store_retry: Duration::from_millis(args.store_retry_ms),
+        workspaces: Some(workspace_config(args)),
+    }
+}
+
+/// Where worktrees go and how checkpoints are taken, from the server's configuration.
+pub fn workspace_config(args: &ServeArgs) -> WorkspaceConfig {
+    let data_dir = args.data_dir();
+    WorkspaceConfig {
+        git: ensemble_workspace::Git::new(args.git_bin.clone(), Duration::from_secs(args.git_timeout_secs)),
+        worktrees_dir: args.worktrees_dir.clone().unwrap_or_else(|| data_dir.join("worktrees")),
+        index_dir: data_dir.join("checkpoints"),
+        max_file_bytes: args.checkpoint_max_file_bytes,
+        max_diff_bytes: args.max_diff_bytes,
     }
 }
 
@@ -174,7 +187,17 @@ async fn build_controller_with(
             ids.join(", ")
         );
     }
-    let config = controller_config(args);
+    let mut config = controller_config(args);
+    // Without a git that runs, no worktrees and no checkpoints (worktree starts say why).
+    if let Some(ws) = &config.workspaces {
+        match ws.git.version().await {
+            Ok(v) => tracing::info!(git = %v, "workspaces: worktrees and checkpoints on"),
+            Err(e) => {
+                tracing::warn!(error = %e, "workspaces: no worktrees and no checkpoints");
+                config.workspaces = None;
+            }
+        }
+    }
     Ok((Controller::new(config, store, hub, adapters, Arc::new(SystemClock::default())), node))
 }
 

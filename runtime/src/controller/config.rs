@@ -40,6 +40,8 @@ pub struct ControllerConfig {
     /// After a failed commit, how often the store is tried again (and the sessions that lost
     /// events repaired once it writes).
     pub store_retry: Duration,
+    /// Worktrees and checkpoints; `None`: neither (git is not used).
+    pub workspaces: Option<WorkspaceConfig>,
 }
 
 /// This host's part in a group of hosts sharing one PostgreSQL database.
@@ -47,6 +49,21 @@ pub struct ControllerConfig {
 pub struct ClusterConfig {
     /// This host's name in leases and session ownership (unique among the hosts).
     pub host_id: String,
+}
+
+/// Where and how sessions' workspaces are made and checkpointed (`None` in
+/// [`ControllerConfig::workspaces`]: no worktrees, no checkpoints).
+#[derive(Clone, Debug)]
+pub struct WorkspaceConfig {
+    pub git: ensemble_workspace::Git,
+    /// Where worktree sessions' worktrees are made.
+    pub worktrees_dir: std::path::PathBuf,
+    /// The private index files of the checkpoints, one per session.
+    pub index_dir: std::path::PathBuf,
+    /// Files larger than this are left out of checkpoints (and named in `turn.changes`).
+    pub max_file_bytes: u64,
+    /// The longest unified diff `…/changes` answers with (cut beyond, and flagged).
+    pub max_diff_bytes: usize,
 }
 
 impl Default for ControllerConfig {
@@ -67,6 +84,7 @@ impl Default for ControllerConfig {
             default_provider: "scripted".into(),
             cluster: None,
             store_retry: Duration::from_secs(1),
+            workspaces: None,
         }
     }
 }

@@ -76,6 +76,17 @@ pub enum ControllerError {
     TooManySessions(String),
     #[error("{0}")]
     AtCapacity(String),
+    /// The session has no checkpointed workspace (not in a git work tree, or `checkpoints: false`).
+    #[error("{0}")]
+    NoWorkspace(String),
+    #[error("checkpoint `{0}` not found")]
+    UnknownCheckpoint(String),
+    /// A worktree session's `cwd` that is not a directory inside its worktree.
+    #[error("{0}")]
+    CwdOutsideWorkspace(String),
+    /// What git said (not a repository, an unknown base, a branch that exists, git missing …).
+    #[error(transparent)]
+    Workspace(#[from] ensemble_workspace::GitError),
 }
 
 impl ControllerError {
@@ -116,6 +127,10 @@ impl ControllerError {
             Self::ShuttingDown => "shutting_down",
             Self::TooManySessions(_) => "too_many_sessions",
             Self::AtCapacity(_) => "at_capacity",
+            Self::NoWorkspace(_) => "no_workspace",
+            Self::UnknownCheckpoint(_) => "unknown_checkpoint",
+            Self::CwdOutsideWorkspace(_) => "cwd_outside_workspace",
+            Self::Workspace(e) => e.code(),
         }
     }
 }

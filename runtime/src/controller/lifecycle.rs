@@ -164,6 +164,21 @@ impl Controller {
             self.unclaim(&key).await;
             return Err(e);
         }
+        // The workspace before the agent: a worktree session's agent starts in its worktree.
+        let made = match self.prepare_workspace(&mut session, &req.workspace, req.checkpoints).await {
+            Ok(m) => m,
+            Err(e) => {
+                self.state().remove(&key);
+                self.unclaim(&key).await;
+                return Err(e);
+            }
+        };
+        if session.workspace.is_some()
+            && let Some(e) = self.state().sessions.get_mut(&key)
+        {
+            e.rec.session.cwd.clone_from(&session.cwd);
+            e.rec.session.workspace.clone_from(&session.workspace);
+        }
         // A new session has no goal yet.
         let handle = self.handle_with(&key, generation, session.created_at_ms, GoalIdentity::default());
         let outcome = match adapter.start(&session, handle).await {
@@ -172,6 +187,7 @@ impl Controller {
                 // No residue: the reservation goes, nothing was persisted or published.
                 self.state().remove(&key);
                 self.unclaim(&key).await;
+                self.discard_workspace(&session, made).await;
                 return Err(e.into());
             }
         };
@@ -199,6 +215,7 @@ impl Controller {
                 self.state().remove(&key);
                 let _ = adapter.close(&session).await;
                 self.unclaim(&key).await;
+                self.discard_workspace(&session, made.clone()).await;
                 return Err(e);
             }
         };
@@ -208,6 +225,7 @@ impl Controller {
             self.state().remove(&key);
             let _ = adapter.close(&session).await;
             self.unclaim(&key).await;
+            self.discard_workspace(&session, made.clone()).await;
             return Err(e);
         }
         // The answer is the session as `session.started` carries it, with the JSON the writer

@@ -31,14 +31,16 @@ mod requests;
 mod sides;
 mod store_watch;
 mod turns;
+mod workspaces;
 
 pub use cluster::Location;
-pub use config::{ClusterConfig, ControllerConfig};
+pub use config::{ClusterConfig, ControllerConfig, WorkspaceConfig};
 pub use error::ControllerError;
 pub use fold::{Published, SideEventPage};
 pub use goals::{GoalControl, provider_goal_status};
 pub use requests::{StartSession, SubmitTurn, TurnAccepted};
 pub use sides::SideOpenResult;
+pub use workspaces::{ChangesRange, CheckpointInfo, CheckpointPhase, WorkspaceChanges, WorkspaceRequest};
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64};
@@ -69,6 +71,8 @@ struct Inner {
     receiver: Arc<dyn FactReceiver>,
     /// Every live session's provider state is this store's (one backend shared by all).
     provider_state: Arc<dyn StateBackend>,
+    /// Per checkpointed session: orders its checkpoints and restores (made at first use).
+    workspace_locks: Mutex<std::collections::HashMap<SessionKey, Arc<tokio::sync::Mutex<()>>>>,
 }
 
 /// The shared handle the server holds.
@@ -111,6 +115,7 @@ impl Controller {
             generations: AtomicU64::new(0),
             accepting: AtomicBool::new(true),
             receiver: Arc::new(Forwarder(weak.clone())),
+            workspace_locks: Mutex::default(),
         });
         Self { inner }
     }

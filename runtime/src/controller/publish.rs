@@ -189,6 +189,12 @@ impl Controller {
             self.publish_side(entry, events);
             return Ok(Published(None));
         };
+        // A turn of a checkpointed session ended: its after-checkpoint follows (in the background).
+        let ended = events
+            .iter()
+            .find(|e| e.body.is_turn_terminal())
+            .and_then(|e| e.body.turn_id().map(str::to_owned))
+            .and_then(|turn| Self::checkpointed(&entry.rec.session).map(|top| (turn, top)));
         // Serialised here rather than cloned for the writer: the writer is one thread for every
         // room, and the clone cost as much as the serialisation.
         let records = if !(persist && entry.announced) {
@@ -208,6 +214,9 @@ impl Controller {
         // The writer's wake-up (a system call when it sleeps) after the lock, not inside it.
         drop(st);
         drop(rung);
+        if let Some((turn, top)) = ended {
+            self.after_turn(key, top, &turn);
+        }
         Ok(Published(Some(rx)))
     }
 

@@ -12,6 +12,10 @@ pub struct StartSession {
     pub title: Option<String>,
     pub cwd: Option<String>,
     pub settings: SessionSettings,
+    /// A worktree of its own, or the cwd as given.
+    pub workspace: super::workspaces::WorkspaceRequest,
+    /// `Some(false)`: no checkpoints even in a git work tree.
+    pub checkpoints: Option<bool>,
 }
 
 /// `POST .../turns`.

@@ -97,6 +97,8 @@ impl Controller {
         .await?
         .durable()
         .await?;
+        // Before the agent starts: what the turn changes is measured from here.
+        self.checkpoint_before(key, &session, &turn_id).await;
         let request = TurnRequest { turn_id: turn_id.clone(), input: req.input, client_submit_id };
         if let Err(err) = adapter.start_turn(&session, request).await {
             let (code, message) = (err.code().to_owned(), err.to_string());

@@ -1,7 +1,8 @@
 //! The passes that turn what utoipa derives into the document generators understand (OpenAPI 3.1,
 //! no warnings from `openapi-spec-validator`, `openapi-python-client` or `openapi-typescript`):
 //!
-//! - **Named unions.** `Event`, `ServerFrame`, `ClientFrame` and `InputItem` become `oneOf`s of named
+//! - **Named unions.** `Event`, `ServerFrame`, `ClientFrame`, `InputItem` and `WorkspaceSpec` (tagged
+//!   by `kind`) become `oneOf`s of named
 //!   object schemas (`MessageDeltaEvent`, `HelloFrame`, `PingFrame`, `TextInput`, …), each with its
 //!   `type` as a single-value enum, and a `discriminator` on `type` with an explicit mapping. An
 //!   event's envelope (`seq`, `roomId`, …) is written into every event variant, never as an `allOf`
@@ -34,9 +35,10 @@ pub fn finish(doc: &mut Value) -> Result<(), Unexpected> {
         .and_then(Value::as_object_mut)
         .ok_or_else(|| Unexpected("components".into()))?;
     events(schemas)?;
-    union(schemas, "ServerFrame", |t| format!("{}Frame", pascal(t)))?;
-    union(schemas, "ClientFrame", |t| format!("{}Frame", pascal(t)))?;
-    union(schemas, "InputItem", |t| format!("{}Input", pascal(t)))?;
+    union(schemas, "ServerFrame", "type", |t| format!("{}Frame", pascal(t)))?;
+    union(schemas, "ClientFrame", "type", |t| format!("{}Frame", pascal(t)))?;
+    union(schemas, "InputItem", "type", |t| format!("{}Input", pascal(t)))?;
+    union(schemas, "WorkspaceSpec", "kind", |t| format!("{}Workspace", pascal(t)))?;
     Ok(())
 }
 
@@ -88,9 +90,9 @@ fn open_free_objects(v: &mut Value) {
     }
 }
 
-/// The single value of an inline variant's `type` property.
-fn tag_of(variant: &Value) -> Option<String> {
-    let values = variant.pointer("/properties/type/enum")?.as_array()?;
+/// The single value of an inline variant's tag property (`type`, or `kind`).
+fn tag_of(variant: &Value, tag: &str) -> Option<String> {
+    let values = variant.pointer(&format!("/properties/{tag}/enum"))?.as_array()?;
     match values.as_slice() {
         [Value::String(t)] => Some(t.clone()),
         _ => None,
@@ -106,6 +108,7 @@ fn reference(name: &str) -> String {
 fn name_variants(
     schemas: &mut Map<String, Value>,
     union_name: &str,
+    tag_property: &str,
     variants: Vec<Value>,
     name: impl Fn(&str) -> String,
     extend: impl Fn(&mut Map<String, Value>),
@@ -113,7 +116,7 @@ fn name_variants(
     let mut refs = Vec::new();
     let mut mapping = Map::new();
     for variant in variants {
-        let tag = tag_of(&variant).ok_or_else(|| Unexpected(format!("{union_name} variant")))?;
+        let tag = tag_of(&variant, tag_property).ok_or_else(|| Unexpected(format!("{union_name} variant")))?;
         let Value::Object(mut object) = variant else { return Err(Unexpected(format!("{union_name} variant"))) };
         extend(&mut object);
         let variant_name = name(&tag);
@@ -127,16 +130,21 @@ fn name_variants(
 }
 
 /// A tagged union whose variants utoipa wrote inline.
-fn union(schemas: &mut Map<String, Value>, union_name: &str, name: impl Fn(&str) -> String) -> Result<(), Unexpected> {
+fn union(
+    schemas: &mut Map<String, Value>,
+    union_name: &str,
+    tag_property: &str,
+    name: impl Fn(&str) -> String,
+) -> Result<(), Unexpected> {
     let mut schema = schemas.remove(union_name).ok_or_else(|| Unexpected(union_name.into()))?;
     let variants = match schema.get_mut("oneOf").map(Value::take) {
         Some(Value::Array(v)) => v,
         _ => return Err(Unexpected(union_name.into())),
     };
-    let (refs, mapping) = name_variants(schemas, union_name, variants, name, |_| {})?;
+    let (refs, mapping) = name_variants(schemas, union_name, tag_property, variants, name, |_| {})?;
     let obj = schema.as_object_mut().ok_or_else(|| Unexpected(union_name.into()))?;
     obj.insert("oneOf".into(), Value::Array(refs));
-    obj.insert("discriminator".into(), json!({ "propertyName": "type", "mapping": mapping }));
+    obj.insert("discriminator".into(), json!({ "propertyName": tag_property, "mapping": mapping }));
     schemas.insert(union_name.into(), schema);
     Ok(())
 }
@@ -159,10 +167,11 @@ fn events(schemas: &mut Map<String, Value>) -> Result<(), Unexpected> {
     let (refs, mapping) = name_variants(
         schemas,
         "Event",
+        "type",
         variants,
         |t| format!("{}Event", pascal(t)),
         |variant| {
-            let tag = tag_of(&Value::Object(variant.clone())).unwrap_or_default();
+            let tag = tag_of(&Value::Object(variant.clone()), "type").unwrap_or_default();
             let own = variant.remove("properties").and_then(|p| p.as_object().cloned()).unwrap_or_default();
             let own_required = variant.remove("required").and_then(|r| r.as_array().cloned()).unwrap_or_default();
             let mut props = env_props.clone();

@@ -36,6 +36,7 @@ use crate::api::{ClientFrame, ServerFrame};
         (name = "interactions", description = "Approvals and questions"),
         (name = "sides", description = "Side conversations"),
         (name = "goals", description = "Goals"),
+        (name = "workspaces", description = "Workspaces: checkpoints, changes, restore"),
         (name = "rooms", description = "Rooms, their event log and their WebSocket"),
         (name = "providers", description = "Providers"),
         (name = "system", description = "Health, readiness, metrics, this document"),

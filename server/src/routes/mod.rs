@@ -11,3 +11,4 @@ pub mod sessions;
 pub mod sides;
 pub mod system;
 pub mod turns;
+pub mod workspaces;

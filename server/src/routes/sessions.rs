@@ -4,7 +4,7 @@
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use ensemble_runtime::controller::StartSession;
+use ensemble_runtime::controller::{StartSession, WorkspaceRequest};
 use ensemble_runtime::model::{ConfigChange, Session};
 
 use ensemble_runtime::limits::check_text;
@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use ensemble_runtime::model::SessionStatus;
 
-use crate::api::{ConfigRequest, SessionList, SessionQuery, SessionWait, StartSessionRequest};
+use crate::api::{ConfigRequest, SessionList, SessionQuery, SessionWait, StartSessionRequest, WorkspaceSpec};
 use crate::error::{ApiError, ErrorResponse, Json, Query};
 use crate::state::AppState;
 
@@ -33,7 +33,26 @@ pub async fn start_session(
     if let Some(c) = &body.cwd {
         check_text("cwd", c)?;
     }
-    let cwd = body.cwd.as_deref().map(|c| state.workspace.resolve(c)).transpose()?;
+    let (workspace, cwd) = match body.workspace {
+        None | Some(WorkspaceSpec::Dir {}) => {
+            let cwd = body.cwd.as_deref().map(|c| state.workspace.resolve(c)).transpose()?;
+            (WorkspaceRequest::Dir, cwd.map(|c| c.to_string_lossy().into_owned()))
+        }
+        Some(WorkspaceSpec::Worktree { repo, base, branch }) => {
+            for (field, text) in [
+                ("workspace.repo", Some(&repo)),
+                ("workspace.base", base.as_ref()),
+                ("workspace.branch", branch.as_ref()),
+            ] {
+                if let Some(t) = text {
+                    check_text(field, t)?;
+                }
+            }
+            let repo = state.workspace.resolve(&repo).map_err(|e| e.for_field("workspace.repo"))?;
+            // The worktree's cwd is relative to it: the controller resolves it there.
+            (WorkspaceRequest::Worktree { repo, base, branch, cwd: body.cwd }, None)
+        }
+    };
     let session = state
         .controller
         .start_shared(StartSession {
@@ -41,8 +60,10 @@ pub async fn start_session(
             session_id: body.session_id,
             provider: body.provider,
             title: body.title,
-            cwd: cwd.map(|c| c.to_string_lossy().into_owned()),
+            cwd,
             settings: body.settings.unwrap_or_default(),
+            workspace,
+            checkpoints: body.checkpoints,
         })
         .await?;
     let mut headers = HeaderMap::new();

@@ -37,4 +37,5 @@ mod postgres;
 mod replay;
 mod sessions;
 mod sides;
+mod workspaces;
 mod ws_frame_props;

@@ -1,0 +1,79 @@
+//! A session's workspace: its checkpoints, what changed between them, and restoring one.
+
+use axum::extract::State;
+use ensemble_runtime::controller::{ChangesRange, WorkspaceChanges};
+use ensemble_runtime::event::WorkspaceRestoredPayload;
+use ensemble_runtime::limits::check_text;
+
+use super::params::SessionPath;
+use crate::api::{ChangesQuery, CheckpointList, RestoreRequest};
+use crate::error::{ApiError, ErrorResponse, Json, Query};
+use crate::state::AppState;
+
+/// The session's checkpoints, oldest first: one before and one after every turn (and one before
+/// every restore).
+#[utoipa::path(get, path = "/v1/rooms/{roomId}/sessions/{sessionId}/checkpoints", tag = "workspaces",
+    params(SessionPath),
+    responses((status = 200, description = "The checkpoints, oldest first", body = CheckpointList),
+        (status = 422, description = "The session has no checkpoints (`no_workspace`)", body = ErrorResponse),
+        (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
+pub async fn list_checkpoints(
+    State(state): State<AppState>,
+    session: SessionPath,
+) -> Result<Json<CheckpointList>, ApiError> {
+    Ok(Json(CheckpointList { data: state.controller.checkpoints(&session.key()?).await? }))
+}
+
+/// What changed in the session's workspace: in one turn (`turn`), between two checkpoints
+/// (`from` and `to`), or over the whole session (neither: its base to its latest checkpoint). The
+/// per-file stats, and the unified diff (of `path` only, when given), cut at the server's limit.
+#[utoipa::path(get, path = "/v1/rooms/{roomId}/sessions/{sessionId}/changes", tag = "workspaces",
+    params(SessionPath, ChangesQuery),
+    responses((status = 200, description = "The changed files and their diff", body = WorkspaceChanges),
+        (status = 404, description = "An unknown checkpoint or turn (`unknown_checkpoint`)", body = ErrorResponse),
+        (status = 422, description = "The session has no checkpoints (`no_workspace`)", body = ErrorResponse),
+        (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
+pub async fn get_changes(
+    State(state): State<AppState>,
+    session: SessionPath,
+    Query(q): Query<ChangesQuery>,
+) -> Result<Json<WorkspaceChanges>, ApiError> {
+    let key = session.key()?;
+    for (field, v) in [("turn", &q.turn), ("from", &q.from), ("to", &q.to), ("path", &q.path)] {
+        if let Some(v) = v {
+            check_text(field, v)?;
+        }
+    }
+    let range = match (q.turn, q.from, q.to) {
+        (Some(turn), None, None) => ChangesRange::Turn(turn),
+        (None, Some(from), Some(to)) => ChangesRange::Between { from, to },
+        (None, None, None) => ChangesRange::Session,
+        _ => {
+            return Err(ApiError::bad_request(
+                "invalid_query",
+                "give `turn`, or `from` and `to`, or none of them (the whole session)",
+            ));
+        }
+    };
+    Ok(Json(state.controller.changes(&key, range, q.path.as_deref()).await?))
+}
+
+/// Puts the session's working tree back to a checkpoint. The tree as it was is checkpointed
+/// first (its id is `undo`: restore it to undo this); announced as `workspace.restored`.
+#[utoipa::path(post, path = "/v1/rooms/{roomId}/sessions/{sessionId}/restore", tag = "workspaces",
+    params(SessionPath),
+    request_body = RestoreRequest,
+    responses((status = 200, description = "Restored", body = WorkspaceRestoredPayload),
+        (status = 404, description = "An unknown checkpoint (`unknown_checkpoint`)", body = ErrorResponse),
+        (status = 409, description = "A turn is running (`turn_active`)", body = ErrorResponse),
+        (status = 422, description = "The session has no checkpoints (`no_workspace`)", body = ErrorResponse),
+        (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
+pub async fn restore(
+    State(state): State<AppState>,
+    session: SessionPath,
+    Json(body): Json<RestoreRequest>,
+) -> Result<Json<WorkspaceRestoredPayload>, ApiError> {
+    let key = session.key()?;
+    check_text("checkpoint", &body.checkpoint)?;
+    Ok(Json(state.controller.restore(&key, &body.checkpoint).await?))
+}
