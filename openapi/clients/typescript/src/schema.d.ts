@@ -184,6 +184,47 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/rooms/{roomId}/sessions/{sessionId}/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What changed in the session's workspace: in one turn (`turn`), between two checkpoints
+         *     (`from` and `to`), or over the whole session (neither: its base to its latest checkpoint). The
+         *     per-file stats, and the unified diff (of `path` only, when given), cut at the server's limit.
+         */
+        get: operations["get_changes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/rooms/{roomId}/sessions/{sessionId}/checkpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The session's checkpoints, oldest first: one before and one after every turn (and one before
+         *     every restore).
+         */
+        get: operations["list_checkpoints"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/rooms/{roomId}/sessions/{sessionId}/config": {
         parameters: {
             query?: never;
@@ -342,6 +383,26 @@ export interface paths {
         put?: never;
         /** Stops the live process of an idle session, keeping it resumable. */
         post: operations["release_session"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/rooms/{roomId}/sessions/{sessionId}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Puts the session's working tree back to a checkpoint. The tree as it was is checkpointed
+         *     first (its id is `undo`: restore it to undo this); announced as `workspace.restored`.
+         */
+        post: operations["restore"];
         delete?: never;
         options?: never;
         head?: never;
@@ -602,6 +663,46 @@ export interface components {
         CancelAccepted: {
             turnId: string;
         };
+        /**
+         * @description How a file changed between two checkpoints.
+         * @enum {string}
+         */
+        ChangeStatus: "added" | "modified" | "deleted" | "renamed" | "type_changed";
+        /** @description One file a turn (or a range of checkpoints) changed. */
+        ChangedFile: {
+            /** Format: int64 */
+            added: number;
+            /** @description A binary file (no line counts). */
+            binary?: boolean;
+            /** @description A renamed file's path before. */
+            oldPath?: string | null;
+            /** @description Relative to the work tree's top. */
+            path: string;
+            /** Format: int64 */
+            removed: number;
+            status: components["schemas"]["ChangeStatus"];
+        };
+        /** @description One checkpoint of a session's working tree. */
+        CheckpointInfo: {
+            /** @description The git commit holding it. */
+            commit: string;
+            /** Format: int64 */
+            createdAtMs: number;
+            /** @description Its id (time-ordered): what `…/changes` and `…/restore` take. */
+            id: string;
+            phase: components["schemas"]["CheckpointPhase"];
+            /** @description The turn it was taken for (none for a restore's). */
+            turnId?: string | null;
+        };
+        /** @description `GET …/checkpoints`. */
+        CheckpointList: {
+            data: components["schemas"]["CheckpointInfo"][];
+        };
+        /**
+         * @description When a checkpoint was taken.
+         * @enum {string}
+         */
+        CheckpointPhase: "before" | "after" | "restore";
         /** @description Frames a client may send on a room WebSocket. */
         ClientFrame: components["schemas"]["PingFrame"];
         /** @enum {string} */
@@ -669,6 +770,14 @@ export interface components {
          * @enum {string}
          */
         Decision: "accept" | "acceptForSession" | "decline" | "cancel";
+        /** @description The `cwd` as given (checkpointed when it is in a git work tree). */
+        DirWorkspace: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "dir";
+        };
         ErrorBody: {
             /** @description A stable snake_case code, e.g. `session_not_found`. */
             code: string;
@@ -698,7 +807,7 @@ export interface components {
             error: components["schemas"]["ErrorBody"];
         };
         /** @description A durable (or, for side conversations, ephemeral) event as clients receive it. */
-        Event: components["schemas"]["SessionStartedEvent"] | components["schemas"]["SessionUpdatedEvent"] | components["schemas"]["SessionCompletedEvent"] | components["schemas"]["SessionFailedEvent"] | components["schemas"]["TurnStartedEvent"] | components["schemas"]["TurnCompletedEvent"] | components["schemas"]["TurnFailedEvent"] | components["schemas"]["TurnCanceledEvent"] | components["schemas"]["TurnSteeredEvent"] | components["schemas"]["MessageDeltaEvent"] | components["schemas"]["MessageCompletedEvent"] | components["schemas"]["ReasoningDeltaEvent"] | components["schemas"]["ReasoningCompletedEvent"] | components["schemas"]["CallStartedEvent"] | components["schemas"]["CallUpdatedEvent"] | components["schemas"]["CallCompletedEvent"] | components["schemas"]["InteractionRequestedEvent"] | components["schemas"]["InteractionResolvedEvent"] | components["schemas"]["UsageUpdatedEvent"] | components["schemas"]["CommandsUpdatedEvent"] | components["schemas"]["PlanUpdatedEvent"] | components["schemas"]["GoalUpdatedEvent"] | components["schemas"]["GoalClearedEvent"] | components["schemas"]["GoalReconcileRequiredEvent"] | components["schemas"]["NoticeEvent"];
+        Event: components["schemas"]["SessionStartedEvent"] | components["schemas"]["SessionUpdatedEvent"] | components["schemas"]["SessionCompletedEvent"] | components["schemas"]["SessionFailedEvent"] | components["schemas"]["TurnStartedEvent"] | components["schemas"]["TurnCompletedEvent"] | components["schemas"]["TurnFailedEvent"] | components["schemas"]["TurnCanceledEvent"] | components["schemas"]["TurnSteeredEvent"] | components["schemas"]["MessageDeltaEvent"] | components["schemas"]["MessageCompletedEvent"] | components["schemas"]["ReasoningDeltaEvent"] | components["schemas"]["ReasoningCompletedEvent"] | components["schemas"]["CallStartedEvent"] | components["schemas"]["CallUpdatedEvent"] | components["schemas"]["CallCompletedEvent"] | components["schemas"]["InteractionRequestedEvent"] | components["schemas"]["InteractionResolvedEvent"] | components["schemas"]["UsageUpdatedEvent"] | components["schemas"]["CommandsUpdatedEvent"] | components["schemas"]["PlanUpdatedEvent"] | components["schemas"]["GoalUpdatedEvent"] | components["schemas"]["GoalClearedEvent"] | components["schemas"]["GoalReconcileRequiredEvent"] | components["schemas"]["NoticeEvent"] | components["schemas"]["TurnChangesEvent"] | components["schemas"]["WorkspaceRestoredEvent"];
         /** @description A durable room event. */
         EventFrame: {
             event: components["schemas"]["Event"];
@@ -1159,6 +1268,11 @@ export interface components {
         };
         /** @enum {string} */
         ResolvedBy: "client" | "provider" | "close" | "restart";
+        /** @description `POST …/restore`. */
+        RestoreRequest: {
+            /** @description A checkpoint id from `…/checkpoints` (or a `turn.changes` event). */
+            checkpoint: string;
+        };
         /**
          * @description History the client asked for is gone, or it fell too far behind: reload over REST and
          *     reconnect. The connection closes after this frame.
@@ -1228,6 +1342,7 @@ export interface components {
             /** Format: int64 */
             updatedAtMs: number;
             visible: boolean;
+            workspace?: components["schemas"]["SessionWorkspace"] | null;
         };
         /** @description A `session.completed` event. */
         SessionCompletedEvent: {
@@ -1356,6 +1471,19 @@ export interface components {
             reason: string;
             session: components["schemas"]["Session"];
         };
+        /** @description A session's workspace. */
+        SessionWorkspace: {
+            /** @description The commit the worktree started from. */
+            baseCommit?: string | null;
+            branch?: string | null;
+            /** @description Whether the working tree is checkpointed around every turn. */
+            checkpoints: boolean;
+            kind: components["schemas"]["WorkspaceKind"];
+            /** @description The top of the work tree the checkpoints take (a worktree's own directory). */
+            path?: string | null;
+            /** @description The repository: for a worktree the one it was made from; for a dir the work tree's top. */
+            repo?: string | null;
+        };
         /** @description `PUT .../goal`. */
         SetGoalRequest: {
             /** @description Idempotency key of the operation (the same value again is the same operation). */
@@ -1396,6 +1524,11 @@ export interface components {
         };
         /** @description `POST /v1/rooms/{roomId}/sessions`. */
         StartSessionRequest: {
+            /**
+             * @description `false`: no checkpoints around turns even in a git work tree (default: on when the
+             *     session's cwd is in one).
+             */
+            checkpoints?: boolean | null;
             /** @description Absolute working directory of the agent. */
             cwd?: string | null;
             /** @description Provider id (see `GET /v1/providers`); defaults to the built-in `scripted` provider. */
@@ -1404,6 +1537,7 @@ export interface components {
             sessionId?: string | null;
             settings?: components["schemas"]["SessionSettings"] | null;
             title?: string | null;
+            workspace?: components["schemas"]["WorkspaceSpec"] | null;
         };
         /** @description Whether a turn may be submitted now, and why not. */
         SubmitAvailability: {
@@ -1469,6 +1603,44 @@ export interface components {
         };
         TurnCanceledPayload: {
             reason: string;
+            turnId: string;
+        };
+        /**
+         * @description What a turn changed in the session's workspace, between the checkpoints taken before it
+         *     started and after it ended (follows the turn's end).
+         */
+        TurnChangesEvent: {
+            eventId: string;
+            /** Format: int64 */
+            occurredAtMs: number;
+            /**
+             * @description What a turn changed in the session's workspace, between the checkpoints taken before it
+             *     started and after it ended (follows the turn's end).
+             */
+            payload: components["schemas"]["TurnChangesPayload"];
+            roomId: string;
+            scope: components["schemas"]["Scope"];
+            /**
+             * Format: int64
+             * @description Per room (per side session for side events), from 1, gap-free.
+             */
+            seq: number;
+            sessionId: string;
+            turnId?: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "turn.changes";
+        };
+        TurnChangesPayload: {
+            /** @description The checkpoint taken after it ended. */
+            after: string;
+            /** @description The checkpoint taken before the turn started. */
+            before: string;
+            files: components["schemas"]["ChangedFile"][];
+            /** @description Files left out of the checkpoint (larger than `--checkpoint-max-file-bytes`). */
+            skipped?: string[];
             turnId: string;
         };
         /** @description A `turn.completed` event. */
@@ -1621,6 +1793,67 @@ export interface components {
              * @enum {string}
              */
             type: "usage.updated";
+        };
+        /** @description What changed between two checkpoints (or the session's base and its latest checkpoint). */
+        WorkspaceChanges: {
+            /** @description The unified diff (of `path` only, when asked), cut at the server's limit. */
+            diff: string;
+            files: components["schemas"]["ChangedFile"][];
+            /** @description The commit compared from. */
+            from: string;
+            /** @description The commit compared to. */
+            to: string;
+            /** @description The diff was cut. */
+            truncated: boolean;
+        };
+        /**
+         * @description What kind of workspace a session has.
+         * @enum {string}
+         */
+        WorkspaceKind: "dir" | "worktree";
+        /** @description The workspace was put back to a checkpoint. */
+        WorkspaceRestoredEvent: {
+            eventId: string;
+            /** Format: int64 */
+            occurredAtMs: number;
+            /** @description The workspace was put back to a checkpoint. */
+            payload: components["schemas"]["WorkspaceRestoredPayload"];
+            roomId: string;
+            scope: components["schemas"]["Scope"];
+            /**
+             * Format: int64
+             * @description Per room (per side session for side events), from 1, gap-free.
+             */
+            seq: number;
+            sessionId: string;
+            turnId?: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "workspace.restored";
+        };
+        WorkspaceRestoredPayload: {
+            /** @description The checkpoint the working tree was put back to. */
+            checkpoint: string;
+            /** @description The checkpoint of the working tree just before: restore it to undo this one. */
+            undo: string;
+        };
+        /** @description A session's workspace, as a start asks for it. */
+        WorkspaceSpec: components["schemas"]["DirWorkspace"] | components["schemas"]["WorktreeWorkspace"];
+        /** @description A new git worktree of `repo` (which must be inside the workspace roots), on a new branch. */
+        WorktreeWorkspace: {
+            /** @description The commit, branch or tag to start from (default: the repository's `HEAD`). */
+            base?: string | null;
+            /** @description The new branch (default `ensemble/<room>/<session>`). */
+            branch?: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "worktree";
+            /** @description Absolute path of the repository. */
+            repo: string;
         };
     };
     responses: never;
@@ -2073,6 +2306,124 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CancelAccepted"];
+                };
+            };
+            /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The server or the agent failed, or is at capacity (then with `Retry-After`); the error's `code` says why */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    get_changes: {
+        parameters: {
+            query?: {
+                /** @description One turn: its checkpoints before and after. */
+                turn?: string;
+                /** @description A checkpoint id to compare from (with `to`). */
+                from?: string;
+                /** @description A checkpoint id to compare to (with `from`). */
+                to?: string;
+                /** @description Only this file's diff (a path relative to the work tree's top). */
+                path?: string;
+            };
+            header?: never;
+            path: {
+                roomId: string;
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The changed files and their diff */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceChanges"];
+                };
+            };
+            /** @description An unknown checkpoint or turn (`unknown_checkpoint`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The session has no checkpoints (`no_workspace`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The server or the agent failed, or is at capacity (then with `Retry-After`); the error's `code` says why */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    list_checkpoints: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                roomId: string;
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The checkpoints, oldest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CheckpointList"];
+                };
+            };
+            /** @description The session has no checkpoints (`no_workspace`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */
@@ -2573,6 +2924,78 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The server or the agent failed, or is at capacity (then with `Retry-After`); the error's `code` says why */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    restore: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                roomId: string;
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RestoreRequest"];
+            };
+        };
+        responses: {
+            /** @description Restored */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceRestoredPayload"];
+                };
+            };
+            /** @description An unknown checkpoint (`unknown_checkpoint`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A turn is running (`turn_active`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The session has no checkpoints (`no_workspace`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
             };
             /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */
             "4XX": {

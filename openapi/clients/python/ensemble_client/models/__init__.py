@@ -22,6 +22,11 @@ from .call_updated_event import CallUpdatedEvent
 from .call_updated_event_type import CallUpdatedEventType
 from .call_updated_payload import CallUpdatedPayload
 from .cancel_accepted import CancelAccepted
+from .change_status import ChangeStatus
+from .changed_file import ChangedFile
+from .checkpoint_info import CheckpointInfo
+from .checkpoint_list import CheckpointList
+from .checkpoint_phase import CheckpointPhase
 from .collaboration_mode import CollaborationMode
 from .command_info import CommandInfo
 from .commands_updated_event import CommandsUpdatedEvent
@@ -32,6 +37,8 @@ from .config_option import ConfigOption
 from .config_request import ConfigRequest
 from .config_request_options_type_0 import ConfigRequestOptionsType0
 from .decision import Decision
+from .dir_workspace import DirWorkspace
+from .dir_workspace_kind import DirWorkspaceKind
 from .error_body import ErrorBody
 from .error_body_details import ErrorBodyDetails
 from .error_frame import ErrorFrame
@@ -97,6 +104,7 @@ from .reasoning_completed_event_type import ReasoningCompletedEventType
 from .reasoning_delta_event import ReasoningDeltaEvent
 from .reasoning_delta_event_type import ReasoningDeltaEventType
 from .resolved_by import ResolvedBy
+from .restore_request import RestoreRequest
 from .resync_frame import ResyncFrame
 from .resync_frame_type import ResyncFrameType
 from .room import Room
@@ -120,6 +128,7 @@ from .session_status import SessionStatus
 from .session_updated_event import SessionUpdatedEvent
 from .session_updated_event_type import SessionUpdatedEventType
 from .session_updated_payload import SessionUpdatedPayload
+from .session_workspace import SessionWorkspace
 from .set_goal_request import SetGoalRequest
 from .side_capabilities import SideCapabilities
 from .side_event_frame import SideEventFrame
@@ -137,6 +146,9 @@ from .turn_accepted import TurnAccepted
 from .turn_canceled_event import TurnCanceledEvent
 from .turn_canceled_event_type import TurnCanceledEventType
 from .turn_canceled_payload import TurnCanceledPayload
+from .turn_changes_event import TurnChangesEvent
+from .turn_changes_event_type import TurnChangesEventType
+from .turn_changes_payload import TurnChangesPayload
 from .turn_completed_event import TurnCompletedEvent
 from .turn_completed_event_type import TurnCompletedEventType
 from .turn_completed_payload import TurnCompletedPayload
@@ -153,6 +165,13 @@ from .turn_steered_payload import TurnSteeredPayload
 from .usage_payload import UsagePayload
 from .usage_updated_event import UsageUpdatedEvent
 from .usage_updated_event_type import UsageUpdatedEventType
+from .workspace_changes import WorkspaceChanges
+from .workspace_kind import WorkspaceKind
+from .workspace_restored_event import WorkspaceRestoredEvent
+from .workspace_restored_event_type import WorkspaceRestoredEventType
+from .workspace_restored_payload import WorkspaceRestoredPayload
+from .worktree_workspace import WorktreeWorkspace
+from .worktree_workspace_kind import WorktreeWorkspaceKind
 
 __all__ = (
     "AgentInfo",
@@ -177,6 +196,11 @@ __all__ = (
     "CallUpdatedEventType",
     "CallUpdatedPayload",
     "CancelAccepted",
+    "ChangedFile",
+    "ChangeStatus",
+    "CheckpointInfo",
+    "CheckpointList",
+    "CheckpointPhase",
     "CollaborationMode",
     "CommandInfo",
     "CommandsUpdatedEvent",
@@ -187,6 +211,8 @@ __all__ = (
     "ConfigRequest",
     "ConfigRequestOptionsType0",
     "Decision",
+    "DirWorkspace",
+    "DirWorkspaceKind",
     "ErrorBody",
     "ErrorBodyDetails",
     "ErrorFrame",
@@ -252,6 +278,7 @@ __all__ = (
     "ReasoningDeltaEvent",
     "ReasoningDeltaEventType",
     "ResolvedBy",
+    "RestoreRequest",
     "ResyncFrame",
     "ResyncFrameType",
     "Room",
@@ -275,6 +302,7 @@ __all__ = (
     "SessionUpdatedEvent",
     "SessionUpdatedEventType",
     "SessionUpdatedPayload",
+    "SessionWorkspace",
     "SetGoalRequest",
     "SideCapabilities",
     "SideEventFrame",
@@ -292,6 +320,9 @@ __all__ = (
     "TurnCanceledEvent",
     "TurnCanceledEventType",
     "TurnCanceledPayload",
+    "TurnChangesEvent",
+    "TurnChangesEventType",
+    "TurnChangesPayload",
     "TurnCompletedEvent",
     "TurnCompletedEventType",
     "TurnCompletedPayload",
@@ -308,4 +339,11 @@ __all__ = (
     "UsagePayload",
     "UsageUpdatedEvent",
     "UsageUpdatedEventType",
+    "WorkspaceChanges",
+    "WorkspaceKind",
+    "WorkspaceRestoredEvent",
+    "WorkspaceRestoredEventType",
+    "WorkspaceRestoredPayload",
+    "WorktreeWorkspace",
+    "WorktreeWorkspaceKind",
 )

@@ -32,11 +32,13 @@ if TYPE_CHECKING:
   from ..models.session_started_event import SessionStartedEvent
   from ..models.session_updated_event import SessionUpdatedEvent
   from ..models.turn_canceled_event import TurnCanceledEvent
+  from ..models.turn_changes_event import TurnChangesEvent
   from ..models.turn_completed_event import TurnCompletedEvent
   from ..models.turn_failed_event import TurnFailedEvent
   from ..models.turn_started_event import TurnStartedEvent
   from ..models.turn_steered_event import TurnSteeredEvent
   from ..models.usage_updated_event import UsageUpdatedEvent
+  from ..models.workspace_restored_event import WorkspaceRestoredEvent
 
 
 
@@ -55,12 +57,13 @@ class EventFrame:
                 GoalReconcileRequiredEvent | GoalUpdatedEvent | InteractionRequestedEvent | InteractionResolvedEvent |
                 MessageCompletedEvent | MessageDeltaEvent | NoticeEvent | PlanUpdatedEvent | ReasoningCompletedEvent |
                 ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent | SessionStartedEvent | SessionUpdatedEvent |
-                TurnCanceledEvent | TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent | TurnSteeredEvent |
-                UsageUpdatedEvent): A durable (or, for side conversations, ephemeral) event as clients receive it.
+                TurnCanceledEvent | TurnChangesEvent | TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent |
+                TurnSteeredEvent | UsageUpdatedEvent | WorkspaceRestoredEvent): A durable (or, for side conversations,
+                ephemeral) event as clients receive it.
             type_ (EventFrameType):
      """
 
-    event: CallCompletedEvent | CallStartedEvent | CallUpdatedEvent | CommandsUpdatedEvent | GoalClearedEvent | GoalReconcileRequiredEvent | GoalUpdatedEvent | InteractionRequestedEvent | InteractionResolvedEvent | MessageCompletedEvent | MessageDeltaEvent | NoticeEvent | PlanUpdatedEvent | ReasoningCompletedEvent | ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent | SessionStartedEvent | SessionUpdatedEvent | TurnCanceledEvent | TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent | TurnSteeredEvent | UsageUpdatedEvent
+    event: CallCompletedEvent | CallStartedEvent | CallUpdatedEvent | CommandsUpdatedEvent | GoalClearedEvent | GoalReconcileRequiredEvent | GoalUpdatedEvent | InteractionRequestedEvent | InteractionResolvedEvent | MessageCompletedEvent | MessageDeltaEvent | NoticeEvent | PlanUpdatedEvent | ReasoningCompletedEvent | ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent | SessionStartedEvent | SessionUpdatedEvent | TurnCanceledEvent | TurnChangesEvent | TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent | TurnSteeredEvent | UsageUpdatedEvent | WorkspaceRestoredEvent
     type_: EventFrameType
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -89,11 +92,13 @@ class EventFrame:
         from ..models.session_started_event import SessionStartedEvent # noqa: PLC0415
         from ..models.session_updated_event import SessionUpdatedEvent # noqa: PLC0415
         from ..models.turn_canceled_event import TurnCanceledEvent # noqa: PLC0415
+        from ..models.turn_changes_event import TurnChangesEvent # noqa: PLC0415
         from ..models.turn_completed_event import TurnCompletedEvent # noqa: PLC0415
         from ..models.turn_failed_event import TurnFailedEvent # noqa: PLC0415
         from ..models.turn_started_event import TurnStartedEvent # noqa: PLC0415
         from ..models.turn_steered_event import TurnSteeredEvent # noqa: PLC0415
         from ..models.usage_updated_event import UsageUpdatedEvent # noqa: PLC0415
+        from ..models.workspace_restored_event import WorkspaceRestoredEvent # noqa: PLC0415
         event: dict[str, Any]
         if isinstance(self.event, SessionStartedEvent):
             event = self.event.to_dict()
@@ -143,6 +148,10 @@ class EventFrame:
             event = self.event.to_dict()
         elif isinstance(self.event, GoalReconcileRequiredEvent):
             event = self.event.to_dict()
+        elif isinstance(self.event, NoticeEvent):
+            event = self.event.to_dict()
+        elif isinstance(self.event, TurnChangesEvent):
+            event = self.event.to_dict()
         else:
             event = self.event.to_dict()
 
@@ -183,13 +192,15 @@ class EventFrame:
         from ..models.session_started_event import SessionStartedEvent # noqa: PLC0415
         from ..models.session_updated_event import SessionUpdatedEvent # noqa: PLC0415
         from ..models.turn_canceled_event import TurnCanceledEvent # noqa: PLC0415
+        from ..models.turn_changes_event import TurnChangesEvent # noqa: PLC0415
         from ..models.turn_completed_event import TurnCompletedEvent # noqa: PLC0415
         from ..models.turn_failed_event import TurnFailedEvent # noqa: PLC0415
         from ..models.turn_started_event import TurnStartedEvent # noqa: PLC0415
         from ..models.turn_steered_event import TurnSteeredEvent # noqa: PLC0415
         from ..models.usage_updated_event import UsageUpdatedEvent # noqa: PLC0415
+        from ..models.workspace_restored_event import WorkspaceRestoredEvent # noqa: PLC0415
         d = dict(src_dict)
-        def _parse_event(data: object) -> CallCompletedEvent | CallStartedEvent | CallUpdatedEvent | CommandsUpdatedEvent | GoalClearedEvent | GoalReconcileRequiredEvent | GoalUpdatedEvent | InteractionRequestedEvent | InteractionResolvedEvent | MessageCompletedEvent | MessageDeltaEvent | NoticeEvent | PlanUpdatedEvent | ReasoningCompletedEvent | ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent | SessionStartedEvent | SessionUpdatedEvent | TurnCanceledEvent | TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent | TurnSteeredEvent | UsageUpdatedEvent:
+        def _parse_event(data: object) -> CallCompletedEvent | CallStartedEvent | CallUpdatedEvent | CommandsUpdatedEvent | GoalClearedEvent | GoalReconcileRequiredEvent | GoalUpdatedEvent | InteractionRequestedEvent | InteractionResolvedEvent | MessageCompletedEvent | MessageDeltaEvent | NoticeEvent | PlanUpdatedEvent | ReasoningCompletedEvent | ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent | SessionStartedEvent | SessionUpdatedEvent | TurnCanceledEvent | TurnChangesEvent | TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent | TurnSteeredEvent | UsageUpdatedEvent | WorkspaceRestoredEvent:
             try:
                 if not isinstance(data, dict):
                     raise TypeError()
@@ -430,13 +441,33 @@ class EventFrame:
                 return componentsschemas_event_type_23
             except (TypeError, ValueError, AttributeError, KeyError):
                 pass
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                componentsschemas_event_type_24 = NoticeEvent.from_dict(data)
+
+
+
+                return componentsschemas_event_type_24
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                componentsschemas_event_type_25 = TurnChangesEvent.from_dict(data)
+
+
+
+                return componentsschemas_event_type_25
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
             if not isinstance(data, dict):
                 raise TypeError()
-            componentsschemas_event_type_24 = NoticeEvent.from_dict(data)
+            componentsschemas_event_type_26 = WorkspaceRestoredEvent.from_dict(data)
 
 
 
-            return componentsschemas_event_type_24
+            return componentsschemas_event_type_26
 
         event = _parse_event(d.pop("event"))
 

@@ -31,11 +31,13 @@ if TYPE_CHECKING:
   from ..models.session_started_event import SessionStartedEvent
   from ..models.session_updated_event import SessionUpdatedEvent
   from ..models.turn_canceled_event import TurnCanceledEvent
+  from ..models.turn_changes_event import TurnChangesEvent
   from ..models.turn_completed_event import TurnCompletedEvent
   from ..models.turn_failed_event import TurnFailedEvent
   from ..models.turn_started_event import TurnStartedEvent
   from ..models.turn_steered_event import TurnSteeredEvent
   from ..models.usage_updated_event import UsageUpdatedEvent
+  from ..models.workspace_restored_event import WorkspaceRestoredEvent
 
 
 
@@ -54,12 +56,12 @@ class EventList:
                 GoalReconcileRequiredEvent | GoalUpdatedEvent | InteractionRequestedEvent | InteractionResolvedEvent |
                 MessageCompletedEvent | MessageDeltaEvent | NoticeEvent | PlanUpdatedEvent | ReasoningCompletedEvent |
                 ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent | SessionStartedEvent | SessionUpdatedEvent |
-                TurnCanceledEvent | TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent | TurnSteeredEvent |
-                UsageUpdatedEvent]):
+                TurnCanceledEvent | TurnChangesEvent | TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent |
+                TurnSteeredEvent | UsageUpdatedEvent | WorkspaceRestoredEvent]):
             head_seq (int): The room's latest seq.
      """
 
-    data: list[CallCompletedEvent | CallStartedEvent | CallUpdatedEvent | CommandsUpdatedEvent | GoalClearedEvent | GoalReconcileRequiredEvent | GoalUpdatedEvent | InteractionRequestedEvent | InteractionResolvedEvent | MessageCompletedEvent | MessageDeltaEvent | NoticeEvent | PlanUpdatedEvent | ReasoningCompletedEvent | ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent | SessionStartedEvent | SessionUpdatedEvent | TurnCanceledEvent | TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent | TurnSteeredEvent | UsageUpdatedEvent]
+    data: list[CallCompletedEvent | CallStartedEvent | CallUpdatedEvent | CommandsUpdatedEvent | GoalClearedEvent | GoalReconcileRequiredEvent | GoalUpdatedEvent | InteractionRequestedEvent | InteractionResolvedEvent | MessageCompletedEvent | MessageDeltaEvent | NoticeEvent | PlanUpdatedEvent | ReasoningCompletedEvent | ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent | SessionStartedEvent | SessionUpdatedEvent | TurnCanceledEvent | TurnChangesEvent | TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent | TurnSteeredEvent | UsageUpdatedEvent | WorkspaceRestoredEvent]
     head_seq: int
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -88,11 +90,13 @@ class EventList:
         from ..models.session_started_event import SessionStartedEvent # noqa: PLC0415
         from ..models.session_updated_event import SessionUpdatedEvent # noqa: PLC0415
         from ..models.turn_canceled_event import TurnCanceledEvent # noqa: PLC0415
+        from ..models.turn_changes_event import TurnChangesEvent # noqa: PLC0415
         from ..models.turn_completed_event import TurnCompletedEvent # noqa: PLC0415
         from ..models.turn_failed_event import TurnFailedEvent # noqa: PLC0415
         from ..models.turn_started_event import TurnStartedEvent # noqa: PLC0415
         from ..models.turn_steered_event import TurnSteeredEvent # noqa: PLC0415
         from ..models.usage_updated_event import UsageUpdatedEvent # noqa: PLC0415
+        from ..models.workspace_restored_event import WorkspaceRestoredEvent # noqa: PLC0415
         data = []
         for data_item_data in self.data:
             data_item: dict[str, Any]
@@ -144,6 +148,10 @@ class EventList:
                 data_item = data_item_data.to_dict()
             elif isinstance(data_item_data, GoalReconcileRequiredEvent):
                 data_item = data_item_data.to_dict()
+            elif isinstance(data_item_data, NoticeEvent):
+                data_item = data_item_data.to_dict()
+            elif isinstance(data_item_data, TurnChangesEvent):
+                data_item = data_item_data.to_dict()
             else:
                 data_item = data_item_data.to_dict()
 
@@ -187,16 +195,18 @@ class EventList:
         from ..models.session_started_event import SessionStartedEvent # noqa: PLC0415
         from ..models.session_updated_event import SessionUpdatedEvent # noqa: PLC0415
         from ..models.turn_canceled_event import TurnCanceledEvent # noqa: PLC0415
+        from ..models.turn_changes_event import TurnChangesEvent # noqa: PLC0415
         from ..models.turn_completed_event import TurnCompletedEvent # noqa: PLC0415
         from ..models.turn_failed_event import TurnFailedEvent # noqa: PLC0415
         from ..models.turn_started_event import TurnStartedEvent # noqa: PLC0415
         from ..models.turn_steered_event import TurnSteeredEvent # noqa: PLC0415
         from ..models.usage_updated_event import UsageUpdatedEvent # noqa: PLC0415
+        from ..models.workspace_restored_event import WorkspaceRestoredEvent # noqa: PLC0415
         d = dict(src_dict)
         data = []
         _data = d.pop("data")
         for data_item_data in (_data):
-            def _parse_data_item(data: object) -> CallCompletedEvent | CallStartedEvent | CallUpdatedEvent | CommandsUpdatedEvent | GoalClearedEvent | GoalReconcileRequiredEvent | GoalUpdatedEvent | InteractionRequestedEvent | InteractionResolvedEvent | MessageCompletedEvent | MessageDeltaEvent | NoticeEvent | PlanUpdatedEvent | ReasoningCompletedEvent | ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent | SessionStartedEvent | SessionUpdatedEvent | TurnCanceledEvent | TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent | TurnSteeredEvent | UsageUpdatedEvent:
+            def _parse_data_item(data: object) -> CallCompletedEvent | CallStartedEvent | CallUpdatedEvent | CommandsUpdatedEvent | GoalClearedEvent | GoalReconcileRequiredEvent | GoalUpdatedEvent | InteractionRequestedEvent | InteractionResolvedEvent | MessageCompletedEvent | MessageDeltaEvent | NoticeEvent | PlanUpdatedEvent | ReasoningCompletedEvent | ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent | SessionStartedEvent | SessionUpdatedEvent | TurnCanceledEvent | TurnChangesEvent | TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent | TurnSteeredEvent | UsageUpdatedEvent | WorkspaceRestoredEvent:
                 try:
                     if not isinstance(data, dict):
                         raise TypeError()
@@ -437,13 +447,33 @@ class EventList:
                     return componentsschemas_event_type_23
                 except (TypeError, ValueError, AttributeError, KeyError):
                     pass
+                try:
+                    if not isinstance(data, dict):
+                        raise TypeError()
+                    componentsschemas_event_type_24 = NoticeEvent.from_dict(data)
+
+
+
+                    return componentsschemas_event_type_24
+                except (TypeError, ValueError, AttributeError, KeyError):
+                    pass
+                try:
+                    if not isinstance(data, dict):
+                        raise TypeError()
+                    componentsschemas_event_type_25 = TurnChangesEvent.from_dict(data)
+
+
+
+                    return componentsschemas_event_type_25
+                except (TypeError, ValueError, AttributeError, KeyError):
+                    pass
                 if not isinstance(data, dict):
                     raise TypeError()
-                componentsschemas_event_type_24 = NoticeEvent.from_dict(data)
+                componentsschemas_event_type_26 = WorkspaceRestoredEvent.from_dict(data)
 
 
 
-                return componentsschemas_event_type_24
+                return componentsschemas_event_type_26
 
             data_item = _parse_data_item(data_item_data)
 

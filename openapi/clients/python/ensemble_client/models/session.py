@@ -18,6 +18,7 @@ if TYPE_CHECKING:
   from ..models.config_option import ConfigOption
   from ..models.session_modes import SessionModes
   from ..models.session_settings import SessionSettings
+  from ..models.session_workspace import SessionWorkspace
   from ..models.submit_availability import SubmitAvailability
 
 
@@ -61,6 +62,7 @@ class Session:
                 `session/load`).
             side_request_id (None | str | Unset):
             source_session_id (None | str | Unset):
+            workspace (None | SessionWorkspace | Unset):
      """
 
     created_at_ms: int
@@ -88,6 +90,7 @@ class Session:
     resume_unsupported_reason: None | str | Unset = UNSET
     side_request_id: None | str | Unset = UNSET
     source_session_id: None | str | Unset = UNSET
+    workspace: None | SessionWorkspace | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -98,6 +101,7 @@ class Session:
         from ..models.config_option import ConfigOption # noqa: PLC0415
         from ..models.session_modes import SessionModes # noqa: PLC0415
         from ..models.session_settings import SessionSettings # noqa: PLC0415
+        from ..models.session_workspace import SessionWorkspace # noqa: PLC0415
         from ..models.submit_availability import SubmitAvailability # noqa: PLC0415
         created_at_ms = self.created_at_ms
 
@@ -196,6 +200,14 @@ class Session:
         else:
             source_session_id = self.source_session_id
 
+        workspace: dict[str, Any] | None | Unset
+        if isinstance(self.workspace, Unset):
+            workspace = UNSET
+        elif isinstance(self.workspace, SessionWorkspace):
+            workspace = self.workspace.to_dict()
+        else:
+            workspace = self.workspace
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -236,6 +248,8 @@ class Session:
             field_dict["sideRequestId"] = side_request_id
         if source_session_id is not UNSET:
             field_dict["sourceSessionId"] = source_session_id
+        if workspace is not UNSET:
+            field_dict["workspace"] = workspace
 
         return field_dict
 
@@ -246,6 +260,7 @@ class Session:
         from ..models.config_option import ConfigOption # noqa: PLC0415
         from ..models.session_modes import SessionModes # noqa: PLC0415
         from ..models.session_settings import SessionSettings # noqa: PLC0415
+        from ..models.session_workspace import SessionWorkspace # noqa: PLC0415
         from ..models.submit_availability import SubmitAvailability # noqa: PLC0415
         d = dict(src_dict)
         created_at_ms = d.pop("createdAtMs")
@@ -412,6 +427,26 @@ class Session:
         source_session_id = _parse_source_session_id(d.pop("sourceSessionId", UNSET))
 
 
+        def _parse_workspace(data: object) -> None | SessionWorkspace | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                workspace_type_0 = SessionWorkspace.from_dict(data)
+
+
+
+                return workspace_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | SessionWorkspace | Unset, data)
+
+        workspace = _parse_workspace(d.pop("workspace", UNSET))
+
+
         session = cls(
             created_at_ms=created_at_ms,
             cwd=cwd,
@@ -438,6 +473,7 @@ class Session:
             resume_unsupported_reason=resume_unsupported_reason,
             side_request_id=side_request_id,
             source_session_id=source_session_id,
+            workspace=workspace,
         )
 
 

@@ -12,7 +12,9 @@ from ..types import UNSET, Unset
 from typing import cast
 
 if TYPE_CHECKING:
+  from ..models.dir_workspace import DirWorkspace
   from ..models.session_settings import SessionSettings
+  from ..models.worktree_workspace import WorktreeWorkspace
 
 
 
@@ -27,26 +29,40 @@ class StartSessionRequest:
     """ `POST /v1/rooms/{roomId}/sessions`.
 
         Attributes:
+            checkpoints (bool | None | Unset): `false`: no checkpoints around turns even in a git work tree (default: on
+                when the
+                session's cwd is in one).
             cwd (None | str | Unset): Absolute working directory of the agent.
             provider (None | str | Unset): Provider id (see `GET /v1/providers`); defaults to the built-in `scripted`
                 provider.
             session_id (None | str | Unset): Chosen by the client; generated when absent.
             settings (None | SessionSettings | Unset):
             title (None | str | Unset):
+            workspace (DirWorkspace | None | Unset | WorktreeWorkspace):
      """
 
+    checkpoints: bool | None | Unset = UNSET
     cwd: None | str | Unset = UNSET
     provider: None | str | Unset = UNSET
     session_id: None | str | Unset = UNSET
     settings: None | SessionSettings | Unset = UNSET
     title: None | str | Unset = UNSET
+    workspace: DirWorkspace | None | Unset | WorktreeWorkspace = UNSET
 
 
 
 
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.dir_workspace import DirWorkspace # noqa: PLC0415
         from ..models.session_settings import SessionSettings # noqa: PLC0415
+        from ..models.worktree_workspace import WorktreeWorkspace # noqa: PLC0415
+        checkpoints: bool | None | Unset
+        if isinstance(self.checkpoints, Unset):
+            checkpoints = UNSET
+        else:
+            checkpoints = self.checkpoints
+
         cwd: None | str | Unset
         if isinstance(self.cwd, Unset):
             cwd = UNSET
@@ -79,11 +95,23 @@ class StartSessionRequest:
         else:
             title = self.title
 
+        workspace: dict[str, Any] | None | Unset
+        if isinstance(self.workspace, Unset):
+            workspace = UNSET
+        elif isinstance(self.workspace, DirWorkspace):
+            workspace = self.workspace.to_dict()
+        elif isinstance(self.workspace, WorktreeWorkspace):
+            workspace = self.workspace.to_dict()
+        else:
+            workspace = self.workspace
+
 
         field_dict: dict[str, Any] = {}
 
         field_dict.update({
         })
+        if checkpoints is not UNSET:
+            field_dict["checkpoints"] = checkpoints
         if cwd is not UNSET:
             field_dict["cwd"] = cwd
         if provider is not UNSET:
@@ -94,6 +122,8 @@ class StartSessionRequest:
             field_dict["settings"] = settings
         if title is not UNSET:
             field_dict["title"] = title
+        if workspace is not UNSET:
+            field_dict["workspace"] = workspace
 
         return field_dict
 
@@ -101,8 +131,20 @@ class StartSessionRequest:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.dir_workspace import DirWorkspace # noqa: PLC0415
         from ..models.session_settings import SessionSettings # noqa: PLC0415
+        from ..models.worktree_workspace import WorktreeWorkspace # noqa: PLC0415
         d = dict(src_dict)
+        def _parse_checkpoints(data: object) -> bool | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(bool | None | Unset, data)
+
+        checkpoints = _parse_checkpoints(d.pop("checkpoints", UNSET))
+
+
         def _parse_cwd(data: object) -> None | str | Unset:
             if data is None:
                 return data
@@ -163,12 +205,44 @@ class StartSessionRequest:
         title = _parse_title(d.pop("title", UNSET))
 
 
+        def _parse_workspace(data: object) -> DirWorkspace | None | Unset | WorktreeWorkspace:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                componentsschemas_workspace_spec_type_0 = DirWorkspace.from_dict(data)
+
+
+
+                return componentsschemas_workspace_spec_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                componentsschemas_workspace_spec_type_1 = WorktreeWorkspace.from_dict(data)
+
+
+
+                return componentsschemas_workspace_spec_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(DirWorkspace | None | Unset | WorktreeWorkspace, data)
+
+        workspace = _parse_workspace(d.pop("workspace", UNSET))
+
+
         start_session_request = cls(
+            checkpoints=checkpoints,
             cwd=cwd,
             provider=provider,
             session_id=session_id,
             settings=settings,
             title=title,
+            workspace=workspace,
         )
 
         return start_session_request

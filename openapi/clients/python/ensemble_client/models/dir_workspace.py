@@ -1,0 +1,81 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar, BinaryIO, TextIO, TYPE_CHECKING, Generator
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+from ..models.dir_workspace_kind import DirWorkspaceKind
+
+
+
+
+
+
+T = TypeVar("T", bound="DirWorkspace")
+
+
+
+@_attrs_define
+class DirWorkspace:
+    """ The `cwd` as given (checkpointed when it is in a git work tree).
+
+        Attributes:
+            kind (DirWorkspaceKind):
+     """
+
+    kind: DirWorkspaceKind
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+
+
+
+
+    def to_dict(self) -> dict[str, Any]:
+        kind = self.kind.value
+
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update({
+            "kind": kind,
+        })
+
+        return field_dict
+
+
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        d = dict(src_dict)
+        kind = DirWorkspaceKind(d.pop("kind"))
+
+
+
+
+        dir_workspace = cls(
+            kind=kind,
+        )
+
+
+        dir_workspace.additional_properties = d
+        return dir_workspace
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

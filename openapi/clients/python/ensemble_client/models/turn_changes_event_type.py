@@ -1,0 +1,7 @@
+from enum import StrEnum
+
+class TurnChangesEventType(StrEnum):
+    TURN_CHANGES = "turn.changes"
+
+    def __str__(self) -> str:
+        return str(self.value)
