@@ -158,6 +158,8 @@ event_types! {
     TurnChanges(TurnChangesPayload) = "turn.changes",
     /// The workspace was put back to a checkpoint.
     WorkspaceRestored(WorkspaceRestoredPayload) = "workspace.restored",
+    /// A worktree session's changes were committed on its branch.
+    WorkspaceCommitted(WorkspaceCommittedPayload) = "workspace.committed",
 }
 
 impl EventBody {
@@ -731,6 +733,17 @@ pub struct WorkspaceRestoredPayload {
     pub checkpoint: String,
     /// The checkpoint of the working tree just before: restore it to undo this one.
     pub undo: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceCommittedPayload {
+    /// The new commit.
+    pub commit: String,
+    /// The branch it is on.
+    pub branch: String,
+    pub message: String,
 }
 
 mod clamp;

@@ -334,5 +334,8 @@ impl AsFd for Dir<'_> {
     }
 }
 
+mod listing;
+pub use listing::{Entry, EntryKind};
+
 #[cfg(test)]
 mod tests;

@@ -59,6 +59,37 @@ pub enum WorkspaceSpec {
     },
 }
 
+/// `POST …/workspace/commit`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CommitRequest {
+    #[schema(min_length = 1, max_length = 4096)]
+    pub message: String,
+    /// Default: git's configuration where the repository is.
+    #[serde(default)]
+    pub author: Option<CommitAuthor>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CommitAuthor {
+    #[schema(min_length = 1, max_length = 256)]
+    pub name: String,
+    #[schema(min_length = 1, max_length = 256)]
+    pub email: String,
+}
+
+/// `DELETE …/sessions/{id}`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct CloseQuery {
+    /// Also remove the session's worktree and its checkpoints' refs (its branch too, when merged).
+    pub purge: Option<bool>,
+    /// With `purge`: delete the branch even when it is not merged.
+    pub force: Option<bool>,
+}
+
 /// `POST …/restore`.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

@@ -253,6 +253,10 @@ pub struct ServeArgs {
     #[arg(help_heading = "Workspaces", long, env = "ENSEMBLE_MAX_DIFF_BYTES", default_value_t = 1 << 20)]
     pub max_diff_bytes: usize,
 
+    /// The most of a file `GET …/files/content` shows (the rest is cut, and flagged). Bytes.
+    #[arg(help_heading = "Workspaces", long, env = "ENSEMBLE_MAX_FILE_VIEW_BYTES", default_value_t = 1 << 20)]
+    pub max_file_view_bytes: u64,
+
     /// Longest one git command may run before it is killed. Seconds.
     #[arg(help_heading = "Workspaces", long, env = "ENSEMBLE_GIT_TIMEOUT_SECS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub git_timeout_secs: u64,

@@ -16,7 +16,7 @@ use utoipa_axum::routes;
 use crate::cluster::forward;
 use crate::error::{self, ApiError};
 use crate::openapi::{self, OpenApiJson};
-use crate::routes::{goals, interactions, providers, rooms, sessions, sides, system, turns, workspaces};
+use crate::routes::{files, goals, interactions, providers, rooms, sessions, sides, system, turns, workspaces};
 use crate::state::AppState;
 use crate::{security, telemetry, ws};
 
@@ -45,6 +45,11 @@ fn api_router() -> OpenApiRouter<AppState> {
         .routes(routes!(workspaces::list_checkpoints))
         .routes(routes!(workspaces::get_changes))
         .routes(routes!(workspaces::restore))
+        .routes(routes!(workspaces::get_workspace))
+        .routes(routes!(workspaces::commit_workspace))
+        .routes(routes!(files::list_files))
+        .routes(routes!(files::file_content))
+        .routes(routes!(files::search_files))
         .routes(routes!(ws::room_ws))
         .routes(routes!(system::healthz))
         .routes(routes!(system::readyz))

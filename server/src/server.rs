@@ -201,6 +201,16 @@ async fn build_controller_with(
     Ok((Controller::new(config, store, hub, adapters, Arc::new(SystemClock::default())), node))
 }
 
+/// The server's own files (its secrets, and every entry of the data dir), which no file route
+/// may show, whatever name reaches them.
+fn files_guard(args: &ServeArgs) -> ensemble_files::Guard {
+    let files: Vec<std::path::PathBuf> = [&args.token_file, &args.nats_credentials, &args.cluster_secret_file]
+        .into_iter()
+        .filter_map(|f| f.clone())
+        .collect();
+    ensemble_files::Guard::new(&files, &[args.data_dir()])
+}
+
 /// The HTTP edge's configuration (token, Host/Origin policy, workspace roots, limits), validated.
 /// Expects the data dir to exist (a generated token is kept there).
 pub fn app_config(args: &ServeArgs) -> anyhow::Result<(AppConfig, TokenSource)> {
@@ -224,6 +234,8 @@ pub fn app_config(args: &ServeArgs) -> anyhow::Result<(AppConfig, TokenSource)> 
         request_timeout: Duration::from_secs(args.request_timeout_secs.max(1)),
         access: Access { token, policy },
         workspace,
+        files_guard: files_guard(args),
+        max_file_view_bytes: args.max_file_view_bytes,
         test_hooks: args.test_hooks,
         cluster: None,
     };
@@ -305,6 +317,10 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         }
         Err(e) => return Err(e).context("loading stored sessions"),
     };
+    let pruned = controller.prune_worktrees().await;
+    if pruned > 0 {
+        tracing::info!(pruned, "removed worktrees whose session is gone");
+    }
     controller.spawn_idle_release();
     controller.spawn_store_watch();
     let mut app_config = app_config;

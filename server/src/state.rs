@@ -30,6 +30,10 @@ pub struct App {
     /// What the access guard checks (Host, Origin, token).
     pub access: Access,
     pub workspace: WorkspaceRoots,
+    /// The server's own files, which the workspace file routes refuse.
+    pub files_guard: ensemble_files::Guard,
+    /// The most of a file `…/files/content` shows.
+    pub max_file_view_bytes: u64,
     /// Enables test-only routes (a handler that panics).
     pub test_hooks: bool,
     /// Several hosts: NATS and this host's identity (None: the only host).
@@ -43,6 +47,8 @@ pub struct AppConfig {
     pub request_timeout: Duration,
     pub access: Access,
     pub workspace: WorkspaceRoots,
+    pub files_guard: ensemble_files::Guard,
+    pub max_file_view_bytes: u64,
     pub test_hooks: bool,
     pub cluster: Option<Arc<Node>>,
 }
@@ -70,6 +76,8 @@ impl AppState {
             request_timeout: config.request_timeout,
             access: config.access,
             workspace: config.workspace,
+            files_guard: config.files_guard,
+            max_file_view_bytes: config.max_file_view_bytes,
             test_hooks: config.test_hooks,
             cluster: config.cluster,
         }))

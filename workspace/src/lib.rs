@@ -21,6 +21,7 @@ mod diff;
 mod disk;
 mod exec;
 mod names;
+mod refs;
 mod snapshot;
 mod worktree;
 

@@ -31,6 +31,7 @@ mod requests;
 mod sides;
 mod store_watch;
 mod turns;
+mod workspace_keep;
 mod workspaces;
 
 pub use cluster::Location;
@@ -40,6 +41,7 @@ pub use fold::{Published, SideEventPage};
 pub use goals::{GoalControl, provider_goal_status};
 pub use requests::{StartSession, SubmitTurn, TurnAccepted};
 pub use sides::SideOpenResult;
+pub use workspace_keep::WorkspaceInfo;
 pub use workspaces::{ChangesRange, CheckpointInfo, CheckpointPhase, WorkspaceChanges, WorkspaceRequest};
 
 use std::collections::BTreeMap;

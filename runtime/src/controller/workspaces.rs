@@ -125,7 +125,7 @@ impl Controller {
         })
     }
 
-    fn git(&self) -> Result<&Git> {
+    pub(super) fn git(&self) -> Result<&Git> {
         self.workspace_config().map(|w| &w.git)
     }
 
@@ -204,7 +204,7 @@ impl Controller {
     }
 
     /// The per-session lock that orders checkpoints and restores.
-    fn workspace_lock(&self, key: &SessionKey) -> Arc<tokio::sync::Mutex<()>> {
+    pub(super) fn workspace_lock(&self, key: &SessionKey) -> Arc<tokio::sync::Mutex<()>> {
         let mut locks = self.inner.workspace_locks.lock().unwrap_or_else(|e| e.into_inner());
         locks.entry(key.clone()).or_default().clone()
     }
@@ -408,7 +408,7 @@ impl Controller {
 
 /// The hidden refs of one session's checkpoints (a hash: room and session ids may hold
 /// characters a ref may not).
-fn ref_prefix(key: &SessionKey) -> String {
+pub(super) fn ref_prefix(key: &SessionKey) -> String {
     format!("refs/ensemble/{}/", key_hash(key))
 }
 

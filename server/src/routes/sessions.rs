@@ -14,7 +14,9 @@ use std::time::Duration;
 
 use ensemble_runtime::model::SessionStatus;
 
-use crate::api::{ConfigRequest, SessionList, SessionQuery, SessionWait, StartSessionRequest, WorkspaceSpec};
+use crate::api::{
+    CloseQuery, ConfigRequest, SessionList, SessionQuery, SessionWait, StartSessionRequest, WorkspaceSpec,
+};
 use crate::error::{ApiError, ErrorResponse, Json, Query};
 use crate::state::AppState;
 
@@ -95,6 +97,9 @@ pub async fn get_session(
     Query(q): Query<SessionQuery>,
 ) -> Result<Json<Session>, ApiError> {
     let key = session.key()?;
+    if q.timeout_secs.is_some_and(|t| t > MAX_WAIT_SECS) {
+        return Err(ApiError::bad_request("invalid_query", format!("timeoutSecs must be at most {MAX_WAIT_SECS}")));
+    }
     let Some(wait) = q.wait else { return Ok(Json(state.controller.session(&key)?)) };
     // Under the request timeout, so the caller gets the session rather than 408.
     let limit = state.request_timeout.mul_f64(0.9);
@@ -114,13 +119,27 @@ pub async fn get_session(
 
 /// How long `?wait=` waits when the request does not say.
 const DEFAULT_WAIT_SECS: u64 = 30;
+/// The most `timeoutSecs` may say (the request timeout cuts the wait shorter still).
+const MAX_WAIT_SECS: u32 = 86_400;
 
-/// Closes a session. Idempotent.
+/// Closes a session. Idempotent. With `purge`, its workspace goes too: the worktree and the
+/// checkpoints' refs (the branch only when merged, unless `force`: else 409 `branch_not_merged`,
+/// the worktree removed and the branch kept).
 #[utoipa::path(delete, path = "/v1/rooms/{roomId}/sessions/{sessionId}", tag = "sessions",
-    params(SessionPath),
-    responses((status = 204, description = "Closed"), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
-pub async fn close_session(State(state): State<AppState>, session: SessionPath) -> Result<StatusCode, ApiError> {
-    state.controller.close(&session.key()?).await?;
+    params(SessionPath, CloseQuery),
+    responses((status = 204, description = "Closed (and purged)"),
+        (status = 409, description = "Purged, but its branch is not merged and was kept (`branch_not_merged`)", body = ErrorResponse),
+        (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
+pub async fn close_session(
+    State(state): State<AppState>,
+    session: SessionPath,
+    Query(q): Query<CloseQuery>,
+) -> Result<StatusCode, ApiError> {
+    let key = session.key()?;
+    state.controller.close(&key).await?;
+    if q.purge == Some(true) {
+        state.controller.purge_workspace(&key, q.force == Some(true)).await?;
+    }
     Ok(StatusCode::NO_CONTENT)
 }
 

@@ -1,12 +1,12 @@
 //! A session's workspace: its checkpoints, what changed between them, and restoring one.
 
 use axum::extract::State;
-use ensemble_runtime::controller::{ChangesRange, WorkspaceChanges};
-use ensemble_runtime::event::WorkspaceRestoredPayload;
+use ensemble_runtime::controller::{ChangesRange, WorkspaceChanges, WorkspaceInfo};
+use ensemble_runtime::event::{WorkspaceCommittedPayload, WorkspaceRestoredPayload};
 use ensemble_runtime::limits::check_text;
 
 use super::params::SessionPath;
-use crate::api::{ChangesQuery, CheckpointList, RestoreRequest};
+use crate::api::{ChangesQuery, CheckpointList, CommitRequest, RestoreRequest};
 use crate::error::{ApiError, ErrorResponse, Json, Query};
 use crate::state::AppState;
 
@@ -76,4 +76,45 @@ pub async fn restore(
     let key = session.key()?;
     check_text("checkpoint", &body.checkpoint)?;
     Ok(Json(state.controller.restore(&key, &body.checkpoint).await?))
+}
+
+/// The session's workspace (kind, repository, base, branch, path) and the bytes it takes on disk.
+#[utoipa::path(get, path = "/v1/rooms/{roomId}/sessions/{sessionId}/workspace", tag = "workspaces",
+    params(SessionPath),
+    responses((status = 200, description = "The workspace and its disk use", body = WorkspaceInfo),
+        (status = 422, description = "The session works in a plain directory (`no_workspace`)", body = ErrorResponse),
+        (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
+pub async fn get_workspace(
+    State(state): State<AppState>,
+    session: SessionPath,
+) -> Result<Json<WorkspaceInfo>, ApiError> {
+    Ok(Json(state.controller.workspace_info(&session.key()?).await?))
+}
+
+/// Commits a worktree session's changes on its branch (author: the request's, else git's
+/// configuration), so they can be merged or pushed with the usual tools; announced as
+/// `workspace.committed`.
+#[utoipa::path(post, path = "/v1/rooms/{roomId}/sessions/{sessionId}/workspace/commit", tag = "workspaces",
+    params(SessionPath),
+    request_body = CommitRequest,
+    responses((status = 200, description = "Committed", body = WorkspaceCommittedPayload),
+        (status = 409, description = "A turn is running (`turn_active`), or nothing to commit (`nothing_to_commit`)", body = ErrorResponse),
+        (status = 422, description = "Not a worktree session (`no_workspace`)", body = ErrorResponse),
+        (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
+pub async fn commit_workspace(
+    State(state): State<AppState>,
+    session: SessionPath,
+    Json(body): Json<CommitRequest>,
+) -> Result<Json<WorkspaceCommittedPayload>, ApiError> {
+    let key = session.key()?;
+    check_text("message", &body.message)?;
+    if body.message.trim().is_empty() {
+        return Err(ApiError::bad_request("invalid_input", "the commit message must not be blank"));
+    }
+    if let Some(a) = &body.author {
+        check_text("author.name", &a.name)?;
+        check_text("author.email", &a.email)?;
+    }
+    let author = body.author.as_ref().map(|a| (a.name.as_str(), a.email.as_str()));
+    Ok(Json(state.controller.commit_workspace(&key, &body.message, author).await?))
 }

@@ -165,7 +165,7 @@ async fn wait_input_answers_at_an_approval_and_idle_does_not() {
 async fn a_bad_wait_is_a_400_in_the_error_shape() {
     let server = Server::start(&[]).await;
     server.post("/v1/rooms/w/sessions", json!({"sessionId": "s"})).await;
-    for query in ["wait=soon", "wait=idle&timeoutSecs=-1", "wait=idle&timeoutSecs=x"] {
+    for query in ["wait=soon", "wait=idle&timeoutSecs=-1", "wait=idle&timeoutSecs=x", "timeoutSecs=86401"] {
         let (status, body) = server.get(&format!("/v1/rooms/w/sessions/s?{query}")).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{query}: {body}");
         assert!(body["error"]["code"].is_string(), "{query}: {body}");

@@ -37,5 +37,6 @@ mod postgres;
 mod replay;
 mod sessions;
 mod sides;
+mod workspace_keep;
 mod workspaces;
 mod ws_frame_props;

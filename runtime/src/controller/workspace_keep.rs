@@ -1,0 +1,130 @@
+//! Keeping a workspace's result and letting it go: a worktree session's changes committed on its
+//! branch, its disk use, and purging a closed session's worktree (and, at start-up, the worktrees
+//! whose session is gone).
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::Controller;
+use super::error::{ControllerError, Result};
+use super::publish::Persist;
+use crate::event::{EventBody, WorkspaceCommittedPayload};
+use crate::model::{SessionKey, SessionWorkspace, WorkspaceKind};
+use crate::session::Phase;
+
+/// A session's workspace and the bytes it takes on disk.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceInfo {
+    pub workspace: SessionWorkspace,
+    /// Bytes its files take (a worktree's own directory; for a dir session, its work tree).
+    pub disk_bytes: u64,
+}
+
+impl Controller {
+    /// Commits a worktree session's working tree (everything but ignored files) on its branch,
+    /// so it can be merged or pushed with the usual tools. Refused while a turn runs, and for a
+    /// dir session (its tree is the user's own checkout: theirs to commit).
+    pub async fn commit_workspace(
+        &self,
+        key: &SessionKey,
+        message: &str,
+        author: Option<(&str, &str)>,
+    ) -> Result<WorkspaceCommittedPayload> {
+        let _guard = self.lock(key).await?;
+        let session = self.snapshot(key)?;
+        let Some(ws) = session.workspace.clone().filter(|w| w.kind == WorkspaceKind::Worktree) else {
+            return Err(ControllerError::NoWorkspace(
+                "only a worktree session's changes are committed here (a dir session works in your own checkout)"
+                    .into(),
+            ));
+        };
+        if let Some(turn) = session.active_turn_id {
+            return Err(ControllerError::TurnActive(turn));
+        }
+        let top = PathBuf::from(ws.path.unwrap_or_default());
+        let lock = self.workspace_lock(key);
+        let _held = lock.lock().await;
+        let commit = self.git()?.commit_all(&top, message, author).await?;
+        let payload = WorkspaceCommittedPayload {
+            commit,
+            branch: ws.branch.unwrap_or_default(),
+            message: crate::limits::clip(message),
+        };
+        let event = payload.clone();
+        self.publish_with(key, Persist::Always, |b| {
+            b.emit(None, EventBody::WorkspaceCommitted(event));
+            Ok(())
+        })
+        .await?
+        .durable()
+        .await?;
+        Ok(payload)
+    }
+
+    /// The session's workspace and its disk use.
+    pub async fn workspace_info(&self, key: &SessionKey) -> Result<WorkspaceInfo> {
+        let session = self.snapshot(key)?;
+        let workspace = session
+            .workspace
+            .ok_or_else(|| ControllerError::NoWorkspace("the session's cwd is not in a git work tree".into()))?;
+        let path = PathBuf::from(workspace.path.clone().unwrap_or_default());
+        let disk_bytes =
+            tokio::task::spawn_blocking(move || ensemble_workspace::Git::disk_usage(&path)).await.unwrap_or(0);
+        Ok(WorkspaceInfo { workspace, disk_bytes })
+    }
+
+    /// Removes a closed session's worktree (its branch too when merged, or with `force`) and its
+    /// checkpoints' refs. A session still open is refused (close it first).
+    pub async fn purge_workspace(&self, key: &SessionKey, force: bool) -> Result<()> {
+        let _guard = self.lock(key).await?;
+        let session = self.snapshot(key)?;
+        if self.phase(key)? != Phase::Completed {
+            return Err(ControllerError::SessionBusy("close the session before purging its workspace".into()));
+        }
+        let Some(ws) = session.workspace else { return Ok(()) };
+        let git = self.git()?;
+        let top = ws.path.as_deref().map(PathBuf::from);
+        // The checkpoints' refs first, while the work tree still says which repository they are in.
+        if let Some(top) = top.as_deref().filter(|t| t.exists()) {
+            git.delete_refs(top, &super::workspaces::ref_prefix(key)).await?;
+        }
+        if ws.kind == WorkspaceKind::Worktree
+            && let (Some(repo), Some(path)) = (ws.repo.as_deref(), top.as_deref())
+        {
+            git.remove_worktree(Path::new(repo), path, ws.branch.as_deref(), force).await?;
+        }
+        Ok(())
+    }
+
+    /// At start-up: removes the worktrees under `--worktrees-dir` that no known session works in
+    /// (their session was purged by hand, or its start never finished).
+    pub async fn prune_worktrees(&self) -> usize {
+        let Some(config) = self.inner.config.workspaces.clone() else { return 0 };
+        let Ok(entries) = std::fs::read_dir(&config.worktrees_dir) else { return 0 };
+        let known: std::collections::HashSet<String> =
+            self.state().sessions.values().filter_map(|e| e.rec.session.workspace.as_ref()?.path.clone()).collect();
+        let mut removed = 0;
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if known.contains(path.to_string_lossy().as_ref()) {
+                continue;
+            }
+            // A worktree's `.git` file names its repository's git dir (`…/.git/worktrees/<name>`).
+            let Some(common) = std::fs::read_to_string(path.join(".git"))
+                .ok()
+                .and_then(|t| t.strip_prefix("gitdir:").map(|g| PathBuf::from(g.trim())))
+                .and_then(|g| g.parent()?.parent().map(Path::to_path_buf))
+            else {
+                continue;
+            };
+            match config.git.remove_worktree(&common, &path, None, false).await {
+                Ok(()) => removed += 1,
+                Err(e) => tracing::warn!(path = %path.display(), error = %e, "pruning a worktree without a session"),
+            }
+        }
+        removed
+    }
+}

@@ -1,0 +1,170 @@
+//! A workspace's result kept and let go: a worktree session's changes committed on its branch,
+//! its disk use, purging it after close (never an unmerged branch unless forced), the worktrees
+//! of gone sessions pruned at start-up; and its files browsed, read and searched, confined to it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::common::*;
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn repo(at: &Path) -> PathBuf {
+    std::fs::create_dir_all(at.join("src")).unwrap();
+    git(at, &["init", "-q"]);
+    std::fs::write(at.join("README.md"), "# demo\n").unwrap();
+    std::fs::write(at.join("src/main.rs"), "fn main() {}\n").unwrap();
+    std::fs::write(at.join("logo.png"), [0x89, b'P', b'N', b'G', 0, 1, 2]).unwrap();
+    git(at, &["add", "."]);
+    git(at, &["commit", "-q", "-m", "first"]);
+    at.canonicalize().unwrap()
+}
+
+async fn worktree_session(s: &Server, id: &str, repo: &Path) -> Value {
+    let (status, started) = s
+        .post(
+            "/v1/rooms/r/sessions",
+            json!({"sessionId": id, "workspace": {"kind": "worktree", "repo": repo.to_str().unwrap()}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{started}");
+    started
+}
+
+#[tokio::test]
+async fn a_worktree_is_committed_on_its_branch_then_purged() {
+    let s = Server::start(&[]).await;
+    let dir = repo(&s.dir.join("proj"));
+    let started = worktree_session(&s, "w", &dir).await;
+    let path = PathBuf::from(started["workspace"]["path"].as_str().unwrap());
+    let mut ws = s.ws("r", None).await;
+    ws.hello().await;
+    s.turn("r", "w", "/write notes.txt kept").await;
+    ws.until_type("turn.changes").await;
+
+    let (status, info) = s.get("/v1/rooms/r/sessions/w/workspace").await;
+    assert_eq!(status, StatusCode::OK, "{info}");
+    assert!(info["diskBytes"].as_u64().unwrap() > 0, "{info}");
+
+    let (status, body) = s
+        .post(
+            "/v1/rooms/r/sessions/w/workspace/commit",
+            json!({"message": "notes from the agent", "author": {"name": "Ada", "email": "ada@example.com"}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["branch"], "ensemble/r/w");
+    let commit = body["commit"].as_str().unwrap();
+    assert_eq!(
+        git(&dir, &["log", "-1", "--format=%an <%ae> %s", "ensemble/r/w"]).trim(),
+        "Ada <ada@example.com> notes from the agent"
+    );
+    assert_eq!(git(&dir, &["rev-parse", "ensemble/r/w"]).trim(), commit);
+    ws.until_type("workspace.committed").await;
+    // Nothing left to commit.
+    let (status, body) = s.post("/v1/rooms/r/sessions/w/workspace/commit", json!({"message": "again"})).await;
+    assert_eq!(error_code(status, &body, StatusCode::CONFLICT), "nothing_to_commit");
+
+    // Closed and purged: the worktree goes, but the unmerged branch stays…
+    let (status, body) = s.delete("/v1/rooms/r/sessions/w?purge=true").await;
+    assert_eq!(error_code(status, &body, StatusCode::CONFLICT), "branch_not_merged");
+    assert!(!path.exists(), "the worktree is removed even when the branch is kept");
+    assert!(git(&dir, &["branch", "--list", "ensemble/r/w"]).contains("ensemble/r/w"));
+    assert!(git(&dir, &["for-each-ref", "refs/ensemble/"]).is_empty(), "the checkpoints' refs are gone");
+    // …unless forced.
+    let (status, _) = s.delete("/v1/rooms/r/sessions/w?purge=true&force=true").await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    assert!(git(&dir, &["branch", "--list", "ensemble/r/w"]).is_empty());
+}
+
+#[tokio::test]
+async fn a_dir_session_is_not_committed_for_the_user() {
+    let s = Server::start(&[]).await;
+    let dir = repo(&s.dir.join("proj"));
+    s.post("/v1/rooms/r/sessions", json!({"sessionId": "d", "cwd": dir.to_str().unwrap()})).await;
+    let (status, body) = s.post("/v1/rooms/r/sessions/d/workspace/commit", json!({"message": "x"})).await;
+    assert_eq!(error_code(status, &body, StatusCode::UNPROCESSABLE_ENTITY), "no_workspace");
+    let (status, body) = s.post("/v1/rooms/r/sessions/d/workspace/commit", json!({"message": ""})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+}
+
+#[tokio::test]
+async fn start_up_prunes_the_worktrees_of_sessions_that_are_gone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = repo(&tmp.path().join("proj"));
+    let s = Server::start_in(tmp.path(), &[]).await;
+    worktree_session(&s, "keep", &dir).await;
+    s.stop().await;
+    // A worktree nobody knows, left in the worktrees dir (a start that never finished).
+    let stray = tmp.path().join("data/worktrees/stray");
+    git(&dir, &["worktree", "add", "-q", "-b", "stray", stray.to_str().unwrap()]);
+    let s = Server::start_in(tmp.path(), &[]).await;
+    let (status, kept) = s.get("/v1/rooms/r/sessions/keep").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(Path::new(kept["workspace"]["path"].as_str().unwrap()).exists(), "a known session's worktree stays");
+    assert!(!stray.exists(), "the stray worktree was pruned");
+    assert!(!git(&dir, &["worktree", "list"]).contains("stray"));
+}
+
+#[tokio::test]
+async fn files_are_listed_read_and_searched_inside_the_workspace_only() {
+    let s = Server::start(&[]).await;
+    let dir = repo(&s.dir.join("proj"));
+    let started = worktree_session(&s, "f", &dir).await;
+    let top = PathBuf::from(started["workspace"]["path"].as_str().unwrap());
+    std::os::unix::fs::symlink("/etc", top.join("etc-link")).unwrap();
+    std::fs::write(top.join("big.txt"), "x".repeat(3 << 20)).unwrap();
+
+    let (status, listing) = s.get("/v1/rooms/r/sessions/f/files").await;
+    assert_eq!(status, StatusCode::OK, "{listing}");
+    let names: Vec<&str> = listing["entries"].as_array().unwrap().iter().map(|e| e["name"].as_str().unwrap()).collect();
+    assert_eq!(names[0], "src", "directories first: {names:?}");
+    assert!(names.contains(&"README.md") && names.contains(&"etc-link"), "{names:?}");
+    assert!(!names.contains(&".git"), "{names:?}");
+    let link = listing["entries"].as_array().unwrap().iter().find(|e| e["name"] == "etc-link").unwrap();
+    assert_eq!(link["kind"], "symlink");
+
+    let (status, file) = s.get("/v1/rooms/r/sessions/f/files/content?path=src/main.rs").await;
+    assert_eq!(status, StatusCode::OK, "{file}");
+    assert_eq!((file["content"].as_str(), file["binary"].as_bool()), (Some("fn main() {}\n"), Some(false)));
+    let (_, png) = s.get("/v1/rooms/r/sessions/f/files/content?path=logo.png").await;
+    assert_eq!(png["binary"], true, "{png}");
+    assert!(png.get("content").is_none());
+    let (_, big) = s.get("/v1/rooms/r/sessions/f/files/content?path=big.txt").await;
+    assert_eq!((big["truncated"].as_bool(), big["size"].as_u64()), (Some(true), Some(3 << 20)), "{}", big["size"]);
+    assert!(big["content"].as_str().unwrap().len() < 3 << 20);
+
+    for (path, code, want) in [
+        ("../proj/README.md", "invalid_path", StatusCode::BAD_REQUEST),
+        (".git/config", "invalid_path", StatusCode::BAD_REQUEST),
+        ("etc-link/passwd", "invalid_path", StatusCode::BAD_REQUEST),
+        ("missing.txt", "file_not_found", StatusCode::NOT_FOUND),
+        ("src", "not_a_file", StatusCode::BAD_REQUEST),
+    ] {
+        let (status, body) = s.get(&format!("/v1/rooms/r/sessions/f/files/content?path={path}")).await;
+        assert_eq!(error_code(status, &body, want), code, "{path}");
+    }
+    let (status, body) = s.get("/v1/rooms/r/sessions/f/files?path=etc-link").await;
+    assert_eq!(error_code(status, &body, StatusCode::BAD_REQUEST), "invalid_path");
+
+    let (status, found) = s.get("/v1/rooms/r/sessions/f/files/search?q=mainrs").await;
+    assert_eq!(status, StatusCode::OK, "{found}");
+    assert_eq!(found["data"][0]["path"], "src/main.rs", "{found}");
+    let (_, none) = s.get("/v1/rooms/r/sessions/f/files/search?q=passwd").await;
+    assert!(none["data"].as_array().unwrap().is_empty(), "nothing behind the link is searched: {none}");
+    let (status, _) = s.get("/v1/rooms/r/sessions/f/files/search?q=%20").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+}
