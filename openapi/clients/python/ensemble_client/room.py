@@ -108,6 +108,12 @@ from .models import (
     MessageDeltaEventType,
     NoticeEvent,
     NoticeEventType,
+    TurnChangesEvent,
+    TurnChangesEventType,
+    WorkspaceCommittedEvent,
+    WorkspaceCommittedEventType,
+    WorkspaceRestoredEvent,
+    WorkspaceRestoredEventType,
     PlanUpdatedEvent,
     PlanUpdatedEventType,
     PongFrame,
@@ -194,6 +200,9 @@ Event: TypeAlias = (
     | GoalClearedEvent
     | GoalReconcileRequiredEvent
     | NoticeEvent
+    | TurnChangesEvent
+    | WorkspaceRestoredEvent
+    | WorkspaceCommittedEvent
 )
 """The document's ``Event`` union: one generated class per event ``type``."""
 
@@ -232,6 +241,9 @@ _EVENT_VARIANTS: tuple[tuple[type[Any], type[Enum]], ...] = (
     (GoalClearedEvent, GoalClearedEventType),
     (GoalReconcileRequiredEvent, GoalReconcileRequiredEventType),
     (NoticeEvent, NoticeEventType),
+    (TurnChangesEvent, TurnChangesEventType),
+    (WorkspaceRestoredEvent, WorkspaceRestoredEventType),
+    (WorkspaceCommittedEvent, WorkspaceCommittedEventType),
 )
 
 EVENT_CLASSES: Final[Mapping[str, type[Any]]] = {_single_value(t): cls for cls, t in _EVENT_VARIANTS}

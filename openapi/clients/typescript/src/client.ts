@@ -50,6 +50,9 @@ export type GoalUpdatedEvent = Schemas["GoalUpdatedEvent"];
 export type GoalClearedEvent = Schemas["GoalClearedEvent"];
 export type GoalReconcileRequiredEvent = Schemas["GoalReconcileRequiredEvent"];
 export type NoticeEvent = Schemas["NoticeEvent"];
+export type TurnChangesEvent = Schemas["TurnChangesEvent"];
+export type WorkspaceRestoredEvent = Schemas["WorkspaceRestoredEvent"];
+export type WorkspaceCommittedEvent = Schemas["WorkspaceCommittedEvent"];
 
 // Room WebSocket frames: `ServerFrame` is the discriminated union the server sends.
 export type ServerFrame = Schemas["ServerFrame"];

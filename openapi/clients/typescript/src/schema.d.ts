@@ -160,7 +160,11 @@ export interface paths {
         get: operations["get_session"];
         put?: never;
         post?: never;
-        /** Closes a session. Idempotent. */
+        /**
+         * Closes a session. Idempotent. With `purge`, its workspace goes too: the worktree and the
+         *     checkpoints' refs (the branch only when merged, unless `force`: else 409 `branch_not_merged`,
+         *     the worktree removed and the branch kept).
+         */
         delete: operations["close_session"];
         options?: never;
         head?: never;
@@ -274,6 +278,60 @@ export interface paths {
          *     the side lives. Canonical sessions' events are in the room log (`/v1/rooms/{roomId}/events`).
          */
         get: operations["side_events"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/rooms/{roomId}/sessions/{sessionId}/files": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Lists a directory of the session's workspace. */
+        get: operations["list_files"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/rooms/{roomId}/sessions/{sessionId}/files/content": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A file of the session's workspace: its text (up to the server's limit), or that it is binary. */
+        get: operations["file_content"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/rooms/{roomId}/sessions/{sessionId}/files/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Files of the session's workspace whose path matches `q` fuzzily (its letters in order), best
+         *     first. `.git` and what is under links are not searched.
+         */
+        get: operations["search_files"];
         put?: never;
         post?: never;
         delete?: never;
@@ -475,6 +533,44 @@ export interface paths {
         put?: never;
         /** Submits input: starts a turn (or steers the running one). */
         post: operations["submit_turn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/rooms/{roomId}/sessions/{sessionId}/workspace": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The session's workspace (kind, repository, base, branch, path) and the bytes it takes on disk. */
+        get: operations["get_workspace"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/rooms/{roomId}/sessions/{sessionId}/workspace/commit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Commits a worktree session's changes on its branch (author: the request's, else git's
+         *     configuration), so they can be merged or pushed with the usual tools; announced as
+         *     `workspace.committed`.
+         */
+        post: operations["commit_workspace"];
         delete?: never;
         options?: never;
         head?: never;
@@ -736,6 +832,15 @@ export interface components {
         CommandsUpdatedPayload: {
             commands: components["schemas"]["CommandInfo"][];
         };
+        CommitAuthor: {
+            email: string;
+            name: string;
+        };
+        /** @description `POST …/workspace/commit`. */
+        CommitRequest: {
+            author?: components["schemas"]["CommitAuthor"] | null;
+            message: string;
+        };
         /** @description One value a config option may take. */
         ConfigChoice: {
             description?: string | null;
@@ -807,7 +912,7 @@ export interface components {
             error: components["schemas"]["ErrorBody"];
         };
         /** @description A durable (or, for side conversations, ephemeral) event as clients receive it. */
-        Event: components["schemas"]["SessionStartedEvent"] | components["schemas"]["SessionUpdatedEvent"] | components["schemas"]["SessionCompletedEvent"] | components["schemas"]["SessionFailedEvent"] | components["schemas"]["TurnStartedEvent"] | components["schemas"]["TurnCompletedEvent"] | components["schemas"]["TurnFailedEvent"] | components["schemas"]["TurnCanceledEvent"] | components["schemas"]["TurnSteeredEvent"] | components["schemas"]["MessageDeltaEvent"] | components["schemas"]["MessageCompletedEvent"] | components["schemas"]["ReasoningDeltaEvent"] | components["schemas"]["ReasoningCompletedEvent"] | components["schemas"]["CallStartedEvent"] | components["schemas"]["CallUpdatedEvent"] | components["schemas"]["CallCompletedEvent"] | components["schemas"]["InteractionRequestedEvent"] | components["schemas"]["InteractionResolvedEvent"] | components["schemas"]["UsageUpdatedEvent"] | components["schemas"]["CommandsUpdatedEvent"] | components["schemas"]["PlanUpdatedEvent"] | components["schemas"]["GoalUpdatedEvent"] | components["schemas"]["GoalClearedEvent"] | components["schemas"]["GoalReconcileRequiredEvent"] | components["schemas"]["NoticeEvent"] | components["schemas"]["TurnChangesEvent"] | components["schemas"]["WorkspaceRestoredEvent"];
+        Event: components["schemas"]["SessionStartedEvent"] | components["schemas"]["SessionUpdatedEvent"] | components["schemas"]["SessionCompletedEvent"] | components["schemas"]["SessionFailedEvent"] | components["schemas"]["TurnStartedEvent"] | components["schemas"]["TurnCompletedEvent"] | components["schemas"]["TurnFailedEvent"] | components["schemas"]["TurnCanceledEvent"] | components["schemas"]["TurnSteeredEvent"] | components["schemas"]["MessageDeltaEvent"] | components["schemas"]["MessageCompletedEvent"] | components["schemas"]["ReasoningDeltaEvent"] | components["schemas"]["ReasoningCompletedEvent"] | components["schemas"]["CallStartedEvent"] | components["schemas"]["CallUpdatedEvent"] | components["schemas"]["CallCompletedEvent"] | components["schemas"]["InteractionRequestedEvent"] | components["schemas"]["InteractionResolvedEvent"] | components["schemas"]["UsageUpdatedEvent"] | components["schemas"]["CommandsUpdatedEvent"] | components["schemas"]["PlanUpdatedEvent"] | components["schemas"]["GoalUpdatedEvent"] | components["schemas"]["GoalClearedEvent"] | components["schemas"]["GoalReconcileRequiredEvent"] | components["schemas"]["NoticeEvent"] | components["schemas"]["TurnChangesEvent"] | components["schemas"]["WorkspaceRestoredEvent"] | components["schemas"]["WorkspaceCommittedEvent"];
         /** @description A durable room event. */
         EventFrame: {
             event: components["schemas"]["Event"];
@@ -831,6 +936,53 @@ export interface components {
             /** @description `add`, `delete` or `update`. */
             kind: string;
             path: string;
+        };
+        FileContent: {
+            /** @description Not text (a NUL byte, or not UTF-8): `content` is absent. */
+            binary: boolean;
+            content?: string | null;
+            path: string;
+            /**
+             * Format: int64
+             * @description The file's whole size in bytes.
+             */
+            size: number;
+            /** @description The file is longer than the server shows (`--max-file-view-bytes`): `content` is its start. */
+            truncated: boolean;
+        };
+        FileEntry: {
+            kind: components["schemas"]["FileKind"];
+            name: string;
+            /**
+             * Format: int64
+             * @description Bytes (files only).
+             */
+            size: number;
+        };
+        /**
+         * @description What a directory entry is.
+         * @enum {string}
+         */
+        FileKind: "file" | "dir" | "symlink" | "other";
+        FileListing: {
+            /** @description Directories first, then by name; `.git` is never listed. */
+            entries: components["schemas"]["FileEntry"][];
+            path: string;
+            /** @description More entries than the server lists at once were left out. */
+            truncated: boolean;
+        };
+        FileMatch: {
+            path: string;
+            /**
+             * Format: int64
+             * @description Higher is better.
+             */
+            score: number;
+        };
+        FileSearch: {
+            data: components["schemas"]["FileMatch"][];
+            /** @description The search stopped at the server's bound on entries looked at. */
+            truncated: boolean;
         };
         /** @description The goal of a session (contract §Goal). */
         Goal: {
@@ -1806,6 +1958,44 @@ export interface components {
             /** @description The diff was cut. */
             truncated: boolean;
         };
+        /** @description A worktree session's changes were committed on its branch. */
+        WorkspaceCommittedEvent: {
+            eventId: string;
+            /** Format: int64 */
+            occurredAtMs: number;
+            /** @description A worktree session's changes were committed on its branch. */
+            payload: components["schemas"]["WorkspaceCommittedPayload"];
+            roomId: string;
+            scope: components["schemas"]["Scope"];
+            /**
+             * Format: int64
+             * @description Per room (per side session for side events), from 1, gap-free.
+             */
+            seq: number;
+            sessionId: string;
+            turnId?: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "workspace.committed";
+        };
+        WorkspaceCommittedPayload: {
+            /** @description The branch it is on. */
+            branch: string;
+            /** @description The new commit. */
+            commit: string;
+            message: string;
+        };
+        /** @description A session's workspace and the bytes it takes on disk. */
+        WorkspaceInfo: {
+            /**
+             * Format: int64
+             * @description Bytes its files take (a worktree's own directory; for a dir session, its work tree).
+             */
+            diskBytes: number;
+            workspace: components["schemas"]["SessionWorkspace"];
+        };
         /**
          * @description What kind of workspace a session has.
          * @enum {string}
@@ -2250,7 +2440,12 @@ export interface operations {
     };
     close_session: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Also remove the session's worktree and its checkpoints' refs (its branch too, when merged). */
+                purge?: boolean;
+                /** @description With `purge`: delete the branch even when it is not merged. */
+                force?: boolean;
+            };
             header?: never;
             path: {
                 roomId: string;
@@ -2260,12 +2455,21 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Closed */
+            /** @description Closed (and purged) */
             204: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Purged, but its branch is not merged and was kept (`branch_not_merged`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
             };
             /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */
             "4XX": {
@@ -2581,6 +2785,176 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The server or the agent failed, or is at capacity (then with `Retry-After`); the error's `code` says why */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    list_files: {
+        parameters: {
+            query?: {
+                /** @description Relative to the workspace's top (`""` or absent: the top itself). */
+                path?: string;
+            };
+            header?: never;
+            path: {
+                roomId: string;
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The directory's entries */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileListing"];
+                };
+            };
+            /** @description A path with `..`, through a link, or into `.git` (`invalid_path`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such directory (`file_not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The server or the agent failed, or is at capacity (then with `Retry-After`); the error's `code` says why */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    file_content: {
+        parameters: {
+            query?: {
+                /** @description Relative to the workspace's top (`""` or absent: the top itself). */
+                path?: string;
+            };
+            header?: never;
+            path: {
+                roomId: string;
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileContent"];
+                };
+            };
+            /** @description A path with `..`, through a link, or into `.git` (`invalid_path`), or not a regular file (`not_a_file`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such file (`file_not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The server or the agent failed, or is at capacity (then with `Retry-After`); the error's `code` says why */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    search_files: {
+        parameters: {
+            query: {
+                /** @description Letters the file's path contains in this order (case-insensitive), e.g. `srvmain`. */
+                q: string;
+                /** @description At most this many results (default 50). */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                roomId: string;
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The best matches */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileSearch"];
                 };
             };
             /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */
@@ -3217,6 +3591,119 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TurnAccepted"];
+                };
+            };
+            /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The server or the agent failed, or is at capacity (then with `Retry-After`); the error's `code` says why */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    get_workspace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                roomId: string;
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The workspace and its disk use */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceInfo"];
+                };
+            };
+            /** @description The session works in a plain directory (`no_workspace`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The server or the agent failed, or is at capacity (then with `Retry-After`); the error's `code` says why */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    commit_workspace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                roomId: string;
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CommitRequest"];
+            };
+        };
+        responses: {
+            /** @description Committed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceCommittedPayload"];
+                };
+            };
+            /** @description A turn is running (`turn_active`), or nothing to commit (`nothing_to_commit`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not a worktree session (`no_workspace`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */

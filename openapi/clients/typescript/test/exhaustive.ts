@@ -30,6 +30,9 @@ export const EVENT_TYPES: Record<EventType, true> = {
   "goal.cleared": true,
   "goal.reconcile_required": true,
   notice: true,
+  "turn.changes": true,
+  "workspace.restored": true,
+  "workspace.committed": true,
 };
 
 /**
@@ -88,6 +91,12 @@ export function summarize(e: Event): string {
       return `goal reconcile required: ${e.payload.reason}`;
     case "notice":
       return `notice ${e.payload.level}: ${e.payload.message}`;
+    case "turn.changes":
+      return `changes ${e.payload.files.map((f) => `${f.status} ${f.path}`).join(", ")}`;
+    case "workspace.restored":
+      return `restored ${e.payload.checkpoint} (undo ${e.payload.undo})`;
+    case "workspace.committed":
+      return `committed ${e.payload.commit} on ${e.payload.branch}`;
     default: {
       const unhandled: never = e;
       throw new Error(`an event type the document does not declare: ${JSON.stringify(unhandled)}`);

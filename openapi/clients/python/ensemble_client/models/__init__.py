@@ -32,6 +32,8 @@ from .command_info import CommandInfo
 from .commands_updated_event import CommandsUpdatedEvent
 from .commands_updated_event_type import CommandsUpdatedEventType
 from .commands_updated_payload import CommandsUpdatedPayload
+from .commit_author import CommitAuthor
+from .commit_request import CommitRequest
 from .config_choice import ConfigChoice
 from .config_option import ConfigOption
 from .config_request import ConfigRequest
@@ -49,6 +51,12 @@ from .event_frame import EventFrame
 from .event_frame_type import EventFrameType
 from .event_list import EventList
 from .file_change import FileChange
+from .file_content import FileContent
+from .file_entry import FileEntry
+from .file_kind import FileKind
+from .file_listing import FileListing
+from .file_match import FileMatch
+from .file_search import FileSearch
 from .get_session_wait import GetSessionWait
 from .goal import Goal
 from .goal_cleared_event import GoalClearedEvent
@@ -166,6 +174,10 @@ from .usage_payload import UsagePayload
 from .usage_updated_event import UsageUpdatedEvent
 from .usage_updated_event_type import UsageUpdatedEventType
 from .workspace_changes import WorkspaceChanges
+from .workspace_committed_event import WorkspaceCommittedEvent
+from .workspace_committed_event_type import WorkspaceCommittedEventType
+from .workspace_committed_payload import WorkspaceCommittedPayload
+from .workspace_info import WorkspaceInfo
 from .workspace_kind import WorkspaceKind
 from .workspace_restored_event import WorkspaceRestoredEvent
 from .workspace_restored_event_type import WorkspaceRestoredEventType
@@ -206,6 +218,8 @@ __all__ = (
     "CommandsUpdatedEvent",
     "CommandsUpdatedEventType",
     "CommandsUpdatedPayload",
+    "CommitAuthor",
+    "CommitRequest",
     "ConfigChoice",
     "ConfigOption",
     "ConfigRequest",
@@ -223,6 +237,12 @@ __all__ = (
     "EventFrameType",
     "EventList",
     "FileChange",
+    "FileContent",
+    "FileEntry",
+    "FileKind",
+    "FileListing",
+    "FileMatch",
+    "FileSearch",
     "GetSessionWait",
     "Goal",
     "GoalClearedEvent",
@@ -340,6 +360,10 @@ __all__ = (
     "UsageUpdatedEvent",
     "UsageUpdatedEventType",
     "WorkspaceChanges",
+    "WorkspaceCommittedEvent",
+    "WorkspaceCommittedEventType",
+    "WorkspaceCommittedPayload",
+    "WorkspaceInfo",
     "WorkspaceKind",
     "WorkspaceRestoredEvent",
     "WorkspaceRestoredEventType",

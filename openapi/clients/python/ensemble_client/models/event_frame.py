@@ -38,6 +38,7 @@ if TYPE_CHECKING:
   from ..models.turn_started_event import TurnStartedEvent
   from ..models.turn_steered_event import TurnSteeredEvent
   from ..models.usage_updated_event import UsageUpdatedEvent
+  from ..models.workspace_committed_event import WorkspaceCommittedEvent
   from ..models.workspace_restored_event import WorkspaceRestoredEvent
 
 
@@ -58,12 +59,12 @@ class EventFrame:
                 MessageCompletedEvent | MessageDeltaEvent | NoticeEvent | PlanUpdatedEvent | ReasoningCompletedEvent |
                 ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent | SessionStartedEvent | SessionUpdatedEvent |
                 TurnCanceledEvent | TurnChangesEvent | TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent |
-                TurnSteeredEvent | UsageUpdatedEvent | WorkspaceRestoredEvent): A durable (or, for side conversations,
-                ephemeral) event as clients receive it.
+                TurnSteeredEvent | UsageUpdatedEvent | WorkspaceCommittedEvent | WorkspaceRestoredEvent): A durable (or, for
+                side conversations, ephemeral) event as clients receive it.
             type_ (EventFrameType):
      """
 
-    event: CallCompletedEvent | CallStartedEvent | CallUpdatedEvent | CommandsUpdatedEvent | GoalClearedEvent | GoalReconcileRequiredEvent | GoalUpdatedEvent | InteractionRequestedEvent | InteractionResolvedEvent | MessageCompletedEvent | MessageDeltaEvent | NoticeEvent | PlanUpdatedEvent | ReasoningCompletedEvent | ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent | SessionStartedEvent | SessionUpdatedEvent | TurnCanceledEvent | TurnChangesEvent | TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent | TurnSteeredEvent | UsageUpdatedEvent | WorkspaceRestoredEvent
+    event: CallCompletedEvent | CallStartedEvent | CallUpdatedEvent | CommandsUpdatedEvent | GoalClearedEvent | GoalReconcileRequiredEvent | GoalUpdatedEvent | InteractionRequestedEvent | InteractionResolvedEvent | MessageCompletedEvent | MessageDeltaEvent | NoticeEvent | PlanUpdatedEvent | ReasoningCompletedEvent | ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent | SessionStartedEvent | SessionUpdatedEvent | TurnCanceledEvent | TurnChangesEvent | TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent | TurnSteeredEvent | UsageUpdatedEvent | WorkspaceCommittedEvent | WorkspaceRestoredEvent
     type_: EventFrameType
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -98,6 +99,7 @@ class EventFrame:
         from ..models.turn_started_event import TurnStartedEvent # noqa: PLC0415
         from ..models.turn_steered_event import TurnSteeredEvent # noqa: PLC0415
         from ..models.usage_updated_event import UsageUpdatedEvent # noqa: PLC0415
+        from ..models.workspace_committed_event import WorkspaceCommittedEvent # noqa: PLC0415
         from ..models.workspace_restored_event import WorkspaceRestoredEvent # noqa: PLC0415
         event: dict[str, Any]
         if isinstance(self.event, SessionStartedEvent):
@@ -152,6 +154,8 @@ class EventFrame:
             event = self.event.to_dict()
         elif isinstance(self.event, TurnChangesEvent):
             event = self.event.to_dict()
+        elif isinstance(self.event, WorkspaceRestoredEvent):
+            event = self.event.to_dict()
         else:
             event = self.event.to_dict()
 
@@ -198,9 +202,10 @@ class EventFrame:
         from ..models.turn_started_event import TurnStartedEvent # noqa: PLC0415
         from ..models.turn_steered_event import TurnSteeredEvent # noqa: PLC0415
         from ..models.usage_updated_event import UsageUpdatedEvent # noqa: PLC0415
+        from ..models.workspace_committed_event import WorkspaceCommittedEvent # noqa: PLC0415
         from ..models.workspace_restored_event import WorkspaceRestoredEvent # noqa: PLC0415
         d = dict(src_dict)
-        def _parse_event(data: object) -> CallCompletedEvent | CallStartedEvent | CallUpdatedEvent | CommandsUpdatedEvent | GoalClearedEvent | GoalReconcileRequiredEvent | GoalUpdatedEvent | InteractionRequestedEvent | InteractionResolvedEvent | MessageCompletedEvent | MessageDeltaEvent | NoticeEvent | PlanUpdatedEvent | ReasoningCompletedEvent | ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent | SessionStartedEvent | SessionUpdatedEvent | TurnCanceledEvent | TurnChangesEvent | TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent | TurnSteeredEvent | UsageUpdatedEvent | WorkspaceRestoredEvent:
+        def _parse_event(data: object) -> CallCompletedEvent | CallStartedEvent | CallUpdatedEvent | CommandsUpdatedEvent | GoalClearedEvent | GoalReconcileRequiredEvent | GoalUpdatedEvent | InteractionRequestedEvent | InteractionResolvedEvent | MessageCompletedEvent | MessageDeltaEvent | NoticeEvent | PlanUpdatedEvent | ReasoningCompletedEvent | ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent | SessionStartedEvent | SessionUpdatedEvent | TurnCanceledEvent | TurnChangesEvent | TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent | TurnSteeredEvent | UsageUpdatedEvent | WorkspaceCommittedEvent | WorkspaceRestoredEvent:
             try:
                 if not isinstance(data, dict):
                     raise TypeError()
@@ -461,13 +466,23 @@ class EventFrame:
                 return componentsschemas_event_type_25
             except (TypeError, ValueError, AttributeError, KeyError):
                 pass
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                componentsschemas_event_type_26 = WorkspaceRestoredEvent.from_dict(data)
+
+
+
+                return componentsschemas_event_type_26
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
             if not isinstance(data, dict):
                 raise TypeError()
-            componentsschemas_event_type_26 = WorkspaceRestoredEvent.from_dict(data)
+            componentsschemas_event_type_27 = WorkspaceCommittedEvent.from_dict(data)
 
 
 
-            return componentsschemas_event_type_26
+            return componentsschemas_event_type_27
 
         event = _parse_event(d.pop("event"))
 

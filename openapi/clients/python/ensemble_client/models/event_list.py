@@ -37,6 +37,7 @@ if TYPE_CHECKING:
   from ..models.turn_started_event import TurnStartedEvent
   from ..models.turn_steered_event import TurnSteeredEvent
   from ..models.usage_updated_event import UsageUpdatedEvent
+  from ..models.workspace_committed_event import WorkspaceCommittedEvent
   from ..models.workspace_restored_event import WorkspaceRestoredEvent
 
 
@@ -57,11 +58,11 @@ class EventList:
                 MessageCompletedEvent | MessageDeltaEvent | NoticeEvent | PlanUpdatedEvent | ReasoningCompletedEvent |
                 ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent | SessionStartedEvent | SessionUpdatedEvent |
                 TurnCanceledEvent | TurnChangesEvent | TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent |
-                TurnSteeredEvent | UsageUpdatedEvent | WorkspaceRestoredEvent]):
+                TurnSteeredEvent | UsageUpdatedEvent | WorkspaceCommittedEvent | WorkspaceRestoredEvent]):
             head_seq (int): The room's latest seq.
      """
 
-    data: list[CallCompletedEvent | CallStartedEvent | CallUpdatedEvent | CommandsUpdatedEvent | GoalClearedEvent | GoalReconcileRequiredEvent | GoalUpdatedEvent | InteractionRequestedEvent | InteractionResolvedEvent | MessageCompletedEvent | MessageDeltaEvent | NoticeEvent | PlanUpdatedEvent | ReasoningCompletedEvent | ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent | SessionStartedEvent | SessionUpdatedEvent | TurnCanceledEvent | TurnChangesEvent | TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent | TurnSteeredEvent | UsageUpdatedEvent | WorkspaceRestoredEvent]
+    data: list[CallCompletedEvent | CallStartedEvent | CallUpdatedEvent | CommandsUpdatedEvent | GoalClearedEvent | GoalReconcileRequiredEvent | GoalUpdatedEvent | InteractionRequestedEvent | InteractionResolvedEvent | MessageCompletedEvent | MessageDeltaEvent | NoticeEvent | PlanUpdatedEvent | ReasoningCompletedEvent | ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent | SessionStartedEvent | SessionUpdatedEvent | TurnCanceledEvent | TurnChangesEvent | TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent | TurnSteeredEvent | UsageUpdatedEvent | WorkspaceCommittedEvent | WorkspaceRestoredEvent]
     head_seq: int
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -96,6 +97,7 @@ class EventList:
         from ..models.turn_started_event import TurnStartedEvent # noqa: PLC0415
         from ..models.turn_steered_event import TurnSteeredEvent # noqa: PLC0415
         from ..models.usage_updated_event import UsageUpdatedEvent # noqa: PLC0415
+        from ..models.workspace_committed_event import WorkspaceCommittedEvent # noqa: PLC0415
         from ..models.workspace_restored_event import WorkspaceRestoredEvent # noqa: PLC0415
         data = []
         for data_item_data in self.data:
@@ -152,6 +154,8 @@ class EventList:
                 data_item = data_item_data.to_dict()
             elif isinstance(data_item_data, TurnChangesEvent):
                 data_item = data_item_data.to_dict()
+            elif isinstance(data_item_data, WorkspaceRestoredEvent):
+                data_item = data_item_data.to_dict()
             else:
                 data_item = data_item_data.to_dict()
 
@@ -201,12 +205,13 @@ class EventList:
         from ..models.turn_started_event import TurnStartedEvent # noqa: PLC0415
         from ..models.turn_steered_event import TurnSteeredEvent # noqa: PLC0415
         from ..models.usage_updated_event import UsageUpdatedEvent # noqa: PLC0415
+        from ..models.workspace_committed_event import WorkspaceCommittedEvent # noqa: PLC0415
         from ..models.workspace_restored_event import WorkspaceRestoredEvent # noqa: PLC0415
         d = dict(src_dict)
         data = []
         _data = d.pop("data")
         for data_item_data in (_data):
-            def _parse_data_item(data: object) -> CallCompletedEvent | CallStartedEvent | CallUpdatedEvent | CommandsUpdatedEvent | GoalClearedEvent | GoalReconcileRequiredEvent | GoalUpdatedEvent | InteractionRequestedEvent | InteractionResolvedEvent | MessageCompletedEvent | MessageDeltaEvent | NoticeEvent | PlanUpdatedEvent | ReasoningCompletedEvent | ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent | SessionStartedEvent | SessionUpdatedEvent | TurnCanceledEvent | TurnChangesEvent | TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent | TurnSteeredEvent | UsageUpdatedEvent | WorkspaceRestoredEvent:
+            def _parse_data_item(data: object) -> CallCompletedEvent | CallStartedEvent | CallUpdatedEvent | CommandsUpdatedEvent | GoalClearedEvent | GoalReconcileRequiredEvent | GoalUpdatedEvent | InteractionRequestedEvent | InteractionResolvedEvent | MessageCompletedEvent | MessageDeltaEvent | NoticeEvent | PlanUpdatedEvent | ReasoningCompletedEvent | ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent | SessionStartedEvent | SessionUpdatedEvent | TurnCanceledEvent | TurnChangesEvent | TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent | TurnSteeredEvent | UsageUpdatedEvent | WorkspaceCommittedEvent | WorkspaceRestoredEvent:
                 try:
                     if not isinstance(data, dict):
                         raise TypeError()
@@ -467,13 +472,23 @@ class EventList:
                     return componentsschemas_event_type_25
                 except (TypeError, ValueError, AttributeError, KeyError):
                     pass
+                try:
+                    if not isinstance(data, dict):
+                        raise TypeError()
+                    componentsschemas_event_type_26 = WorkspaceRestoredEvent.from_dict(data)
+
+
+
+                    return componentsschemas_event_type_26
+                except (TypeError, ValueError, AttributeError, KeyError):
+                    pass
                 if not isinstance(data, dict):
                     raise TypeError()
-                componentsschemas_event_type_26 = WorkspaceRestoredEvent.from_dict(data)
+                componentsschemas_event_type_27 = WorkspaceCommittedEvent.from_dict(data)
 
 
 
-                return componentsschemas_event_type_26
+                return componentsschemas_event_type_27
 
             data_item = _parse_data_item(data_item_data)
 

@@ -9,6 +9,7 @@ from ...types import Response, UNSET
 from ... import errors
 
 from ...models.error_response import ErrorResponse
+from ...types import UNSET, Unset
 from typing import cast
 
 
@@ -16,17 +17,29 @@ from typing import cast
 def _get_kwargs(
     room_id: str,
     session_id: str,
+    *,
+    purge: bool | Unset = UNSET,
+    force: bool | Unset = UNSET,
 
 ) -> dict[str, Any]:
     
 
     
 
-    
+    params: dict[str, Any] = {}
+
+    params["purge"] = purge
+
+    params["force"] = force
+
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
 
     _kwargs: dict[str, Any] = {
         "method": "delete",
         "url": "/v1/rooms/{room_id}/sessions/{session_id}".format(room_id=quote(str(room_id), safe=""),session_id=quote(str(session_id), safe=""),),
+        "params": params,
     }
 
 
@@ -38,6 +51,13 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
     if response.status_code == 204:
         response_204 = cast(Any, None)
         return response_204
+
+    if response.status_code == 409:
+        response_409 = ErrorResponse.from_dict(response.json())
+
+
+
+        return response_409
 
     if 400 <= response.status_code <= 499:
         response_4xx = ErrorResponse.from_dict(response.json())
@@ -73,13 +93,19 @@ def sync_detailed(
     session_id: str,
     *,
     client: AuthenticatedClient | Client,
+    purge: bool | Unset = UNSET,
+    force: bool | Unset = UNSET,
 
 ) -> Response[Any | ErrorResponse]:
-    """ Closes a session. Idempotent.
+    """ Closes a session. Idempotent. With `purge`, its workspace goes too: the worktree and the
+    checkpoints' refs (the branch only when merged, unless `force`: else 409 `branch_not_merged`,
+    the worktree removed and the branch kept).
 
     Args:
         room_id (str):
         session_id (str):
+        purge (bool | Unset):
+        force (bool | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -93,6 +119,8 @@ def sync_detailed(
     kwargs = _get_kwargs(
         room_id=room_id,
 session_id=session_id,
+purge=purge,
+force=force,
 
     )
 
@@ -107,13 +135,19 @@ def sync(
     session_id: str,
     *,
     client: AuthenticatedClient | Client,
+    purge: bool | Unset = UNSET,
+    force: bool | Unset = UNSET,
 
 ) -> Any | ErrorResponse | None:
-    """ Closes a session. Idempotent.
+    """ Closes a session. Idempotent. With `purge`, its workspace goes too: the worktree and the
+    checkpoints' refs (the branch only when merged, unless `force`: else 409 `branch_not_merged`,
+    the worktree removed and the branch kept).
 
     Args:
         room_id (str):
         session_id (str):
+        purge (bool | Unset):
+        force (bool | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -128,6 +162,8 @@ def sync(
         room_id=room_id,
 session_id=session_id,
 client=client,
+purge=purge,
+force=force,
 
     ).parsed
 
@@ -136,13 +172,19 @@ async def asyncio_detailed(
     session_id: str,
     *,
     client: AuthenticatedClient | Client,
+    purge: bool | Unset = UNSET,
+    force: bool | Unset = UNSET,
 
 ) -> Response[Any | ErrorResponse]:
-    """ Closes a session. Idempotent.
+    """ Closes a session. Idempotent. With `purge`, its workspace goes too: the worktree and the
+    checkpoints' refs (the branch only when merged, unless `force`: else 409 `branch_not_merged`,
+    the worktree removed and the branch kept).
 
     Args:
         room_id (str):
         session_id (str):
+        purge (bool | Unset):
+        force (bool | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -156,6 +198,8 @@ async def asyncio_detailed(
     kwargs = _get_kwargs(
         room_id=room_id,
 session_id=session_id,
+purge=purge,
+force=force,
 
     )
 
@@ -170,13 +214,19 @@ async def asyncio(
     session_id: str,
     *,
     client: AuthenticatedClient | Client,
+    purge: bool | Unset = UNSET,
+    force: bool | Unset = UNSET,
 
 ) -> Any | ErrorResponse | None:
-    """ Closes a session. Idempotent.
+    """ Closes a session. Idempotent. With `purge`, its workspace goes too: the worktree and the
+    checkpoints' refs (the branch only when merged, unless `force`: else 409 `branch_not_merged`,
+    the worktree removed and the branch kept).
 
     Args:
         room_id (str):
         session_id (str):
+        purge (bool | Unset):
+        force (bool | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -191,5 +241,7 @@ async def asyncio(
         room_id=room_id,
 session_id=session_id,
 client=client,
+purge=purge,
+force=force,
 
     )).parsed
