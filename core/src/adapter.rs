@@ -141,6 +141,16 @@ pub struct SessionHandle {
     pub goal: GoalIdentity,
 }
 
+/// What a durable fork starts from.
+pub struct ForkOpen<'a> {
+    /// The session forked (closed or not).
+    pub source: &'a Session,
+    /// The source's provider state (read it; the fork's own is its handle's).
+    pub source_state: ProviderState,
+    /// The source's turn the fork's conversation goes through (its last).
+    pub through_turn: &'a str,
+}
+
 /// What `start`/`resume` learnt.
 #[derive(Clone, Debug, Default)]
 pub struct StartOutcome {
@@ -371,6 +381,18 @@ pub trait Adapter: Send + Sync + 'static {
     /// (fields left `None` are unchanged). Needs `capabilities().config`.
     async fn set_config(&self, _session: &Session, _change: ConfigChange) -> Result<SessionPatch, AdapterError> {
         unsupported("changing modes and config options")
+    }
+
+    /// Starts a new session (`session`, working in its own workspace) whose conversation is the
+    /// source's through one of its turns: a durable fork, unlike a side conversation. Providers
+    /// that cannot say why ([`AdapterError::Unsupported`]).
+    async fn fork(
+        &self,
+        _open: ForkOpen<'_>,
+        _session: &Session,
+        _handle: SessionHandle,
+    ) -> Result<StartOutcome, AdapterError> {
+        unsupported("forking a conversation through a turn")
     }
 
     /// Applies a user's goal operation at the provider; returns the provider's goal afterwards

@@ -261,6 +261,9 @@ pub struct Session {
     /// checkpoints around every turn when that is in a git work tree.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace: Option<SessionWorkspace>,
+    /// The session this one was forked from (`POST …/fork`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forked_from: Option<ForkedFrom>,
     pub settings: SessionSettings,
     /// The agent's modes, when it has any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -300,6 +303,7 @@ impl Session {
             auth_message: None,
             cwd: cwd.to_owned(),
             workspace: None,
+            forked_from: None,
             settings: SessionSettings::default(),
             modes: None,
             config_options: SharedList::default(),
@@ -543,6 +547,18 @@ pub struct ProviderInfo {
     pub login_command: Option<String>,
 }
 
+/// A fork's lineage.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ForkedFrom {
+    pub session_id: String,
+    /// The source's turn the fork goes through.
+    pub turn_id: String,
+    /// The checkpoint (after that turn) its workspace starts from.
+    pub checkpoint: String,
+}
+
 /// What kind of workspace a session has.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
@@ -670,6 +686,7 @@ mod tests {
                 path: Some(text("/w")),
                 checkpoints: true,
             }),
+            forked_from: Some(ForkedFrom { session_id: text("a"), turn_id: text("t"), checkpoint: text("c") }),
             settings: serde_json::from_str(
                 r#"{"model":"m\"1","reasoningEffort":"high","approvalPolicy":"never","sandbox":"read-only"}"#,
             )
@@ -701,7 +718,7 @@ mod tests {
         }
         // Every optional member of the full session is there.
         let full = serde_json::to_value(full_session()).unwrap();
-        assert_eq!(full.as_object().unwrap().len(), 26, "{full}");
+        assert_eq!(full.as_object().unwrap().len(), 27, "{full}");
     }
 
     #[test]

@@ -59,6 +59,23 @@ pub enum WorkspaceSpec {
     },
 }
 
+/// `POST …/fork`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ForkRequest {
+    /// The source's turn the fork goes through (its workspace starts from the checkpoint after it).
+    #[schema(min_length = 1, max_length = 128)]
+    pub at_turn: String,
+    /// The fork's id; generated when absent.
+    #[serde(default)]
+    #[schema(pattern = "^[A-Za-z0-9._~:-]*[A-Za-z0-9_~:-][A-Za-z0-9._~:-]*$", min_length = 1, max_length = 128)]
+    pub session_id: Option<String>,
+    /// Default: the source's title with " (fork)".
+    #[serde(default)]
+    #[schema(max_length = 4096)]
+    pub title: Option<String>,
+}
+
 /// `POST …/workspace/commit`.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

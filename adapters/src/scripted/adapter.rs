@@ -151,6 +151,24 @@ impl Adapter for ScriptedAdapter {
         self.open(session, handle, Opening::Stored).await
     }
 
+    async fn fork(
+        &self,
+        open: ensemble_core::adapter::ForkOpen<'_>,
+        session: &Session,
+        handle: SessionHandle,
+    ) -> Result<StartOutcome, AdapterError> {
+        let source = Transcript::load(&open.source_state).await?;
+        let Some(forked) = source.through(open.through_turn) else {
+            return Err(AdapterError::Unsupported(format!(
+                "turn {} is not in the scripted agent's transcript (it keeps the last turns only)",
+                open.through_turn
+            )));
+        };
+        // Kept first, so the fork opens as a stored session with that conversation.
+        forked.save(&handle.state).await;
+        self.open(session, handle, Opening::Stored).await
+    }
+
     async fn close(&self, session: &Session) -> Result<(), AdapterError> {
         if let Some(live) = self.remove(&session.key()) {
             stop_turn(&live);

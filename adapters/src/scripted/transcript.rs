@@ -18,6 +18,9 @@ pub(super) struct Transcript {
 pub(super) struct TranscriptTurn {
     pub(super) input: String,
     pub(super) reply: String,
+    /// The turn it was (absent in transcripts written before forks existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) turn_id: Option<String>,
 }
 
 impl Transcript {
@@ -30,10 +33,21 @@ impl Transcript {
     }
 
     /// Adds a turn, forgetting the oldest beyond [`TRANSCRIPT_TURNS`].
-    pub(super) fn push(&mut self, input: &str, reply: &str) {
-        self.turns.push(TranscriptTurn { input: input.to_owned(), reply: reply.to_owned() });
+    pub(super) fn push(&mut self, turn_id: &str, input: &str, reply: &str) {
+        self.turns.push(TranscriptTurn {
+            input: input.to_owned(),
+            reply: reply.to_owned(),
+            turn_id: Some(turn_id.to_owned()),
+        });
         let excess = self.turns.len().saturating_sub(TRANSCRIPT_TURNS);
         self.turns.drain(..excess);
+    }
+
+    /// The transcript through `turn_id` (its turns up to and including that one), or `None` when
+    /// it no longer holds that turn.
+    pub(super) fn through(&self, turn_id: &str) -> Option<Self> {
+        let at = self.turns.iter().position(|t| t.turn_id.as_deref() == Some(turn_id))?;
+        Some(Self { turns: self.turns[..=at].to_vec() })
     }
 
     /// Keeps it in the store (durable once this returns).

@@ -244,7 +244,7 @@ impl TurnRun {
 
     pub(super) async fn record(&self, input: &str, reply: &str) {
         let mut t = self.live.transcript.lock().await;
-        t.push(input, reply);
+        t.push(&self.turn_id, input, reply);
         if !self.live.ephemeral {
             t.save(&self.live.handle.state).await;
         }

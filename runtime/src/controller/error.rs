@@ -84,6 +84,9 @@ pub enum ControllerError {
     /// A worktree session's `cwd` that is not a directory inside its worktree.
     #[error("{0}")]
     CwdOutsideWorkspace(String),
+    /// The provider cannot fork its conversation (the reason).
+    #[error("{0}")]
+    ForkUnsupported(String),
     /// What git said (not a repository, an unknown base, a branch that exists, git missing …).
     #[error(transparent)]
     Workspace(#[from] ensemble_workspace::GitError),
@@ -128,6 +131,7 @@ impl ControllerError {
             Self::TooManySessions(_) => "too_many_sessions",
             Self::AtCapacity(_) => "at_capacity",
             Self::NoWorkspace(_) => "no_workspace",
+            Self::ForkUnsupported(_) => "fork_unsupported",
             Self::UnknownCheckpoint(_) => "unknown_checkpoint",
             Self::CwdOutsideWorkspace(_) => "cwd_outside_workspace",
             Self::Workspace(e) => e.code(),

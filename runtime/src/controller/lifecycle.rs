@@ -132,6 +132,13 @@ impl Controller {
             session.title = title;
         }
         session.settings = req.settings.clone();
+        if let Some(f) = &req.fork {
+            session.forked_from = Some(crate::model::ForkedFrom {
+                session_id: f.source.session_id.clone(),
+                turn_id: f.through_turn.clone(),
+                checkpoint: f.checkpoint.clone(),
+            });
+        }
         // With several hosts the id must be new everywhere; the claim makes this host its owner
         // (a session known here is refused before the database is asked). On one host the
         // reservation below is the check.
@@ -181,13 +188,27 @@ impl Controller {
         }
         // A new session has no goal yet.
         let handle = self.handle_with(&key, generation, session.created_at_ms, GoalIdentity::default());
-        let outcome = match adapter.start(&session, handle).await {
+        let started = match &req.fork {
+            None => adapter.start(&session, handle).await,
+            Some(f) => {
+                let open = crate::adapter::ForkOpen {
+                    source: &f.source,
+                    source_state: crate::adapter::ProviderState::new(self.inner.provider_state.clone(), f.source.key()),
+                    through_turn: &f.through_turn,
+                };
+                adapter.fork(open, &session, handle).await
+            }
+        };
+        let outcome = match started {
             Ok(o) => o,
             Err(e) => {
                 // No residue: the reservation goes, nothing was persisted or published.
                 self.state().remove(&key);
                 self.unclaim(&key).await;
                 self.discard_workspace(&session, made).await;
+                if let (Some(_), crate::adapter::AdapterError::Unsupported(why)) = (&req.fork, &e) {
+                    return Err(ControllerError::ForkUnsupported(why.clone()));
+                }
                 return Err(e.into());
             }
         };

@@ -16,6 +16,17 @@ pub struct StartSession {
     pub workspace: super::workspaces::WorkspaceRequest,
     /// `Some(false)`: no checkpoints even in a git work tree.
     pub checkpoints: Option<bool>,
+    /// A durable fork: the conversation of this session through one of its turns.
+    pub fork: Option<ForkFrom>,
+}
+
+/// What a fork's start forks.
+#[derive(Clone, Debug)]
+pub struct ForkFrom {
+    pub source: crate::model::Session,
+    pub through_turn: String,
+    /// The checkpoint after that turn, which the fork's worktree starts from.
+    pub checkpoint: String,
 }
 
 /// `POST .../turns`.

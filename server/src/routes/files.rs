@@ -20,6 +20,8 @@ use crate::state::AppState;
 pub const MAX_LISTED: usize = 5_000;
 /// Most directory entries one search looks at.
 pub const MAX_SEARCHED: usize = 100_000;
+/// The longest search query, in characters.
+pub const MAX_QUERY_CHARS: usize = 256;
 /// Most results of one search.
 pub const MAX_RESULTS: u32 = 200;
 
@@ -183,8 +185,11 @@ pub async fn search_files(
     Query(q): Query<SearchQuery>,
 ) -> Result<Json<FileSearch>, ApiError> {
     check_text("q", &q.q)?;
-    if q.q.trim().is_empty() {
-        return Err(ApiError::bad_request("invalid_query", "`q` must not be blank"));
+    if q.q.trim().is_empty() || q.q.chars().count() > MAX_QUERY_CHARS {
+        return Err(ApiError::bad_request(
+            "invalid_query",
+            format!("`q` must not be blank, and at most {MAX_QUERY_CHARS} characters"),
+        ));
     }
     let limit = q.limit.unwrap_or(50).clamp(1, MAX_RESULTS) as usize;
     let (root, _) = open(&state, &session, None)?;
@@ -259,6 +264,10 @@ fn relative(path: &str) -> Result<PathBuf, ApiError> {
             Component::Normal(n) if n == ".git" => {
                 return Err(ApiError::bad_request("invalid_path", "nothing under `.git` is shown"));
             }
+            // The kernel's own limit, said plainly rather than met as an I/O error.
+            Component::Normal(n) if n.len() > 255 => {
+                return Err(ApiError::bad_request("invalid_path", "a path component is longer than 255 bytes"));
+            }
             Component::Normal(n) => out.push(n),
             Component::CurDir => {}
             _ => {
@@ -300,6 +309,9 @@ fn file_error(e: FileError) -> ApiError {
         }
         FileError::Denied => ApiError::not_found("file_not_found", "no such file or directory in the workspace"),
         FileError::Root(_) => ApiError::not_found("workspace_gone", e.to_string()),
+        FileError::Io(ref io) if io.raw_os_error() == Some(libc::ENAMETOOLONG) => {
+            ApiError::bad_request("invalid_path", "the path is too long")
+        }
         FileError::Io(_) => ApiError::internal("reading the workspace", e),
     }
 }

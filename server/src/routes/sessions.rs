@@ -4,7 +4,7 @@
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use ensemble_runtime::controller::{StartSession, WorkspaceRequest};
+use ensemble_runtime::controller::{ForkSession, StartSession, WorkspaceRequest};
 use ensemble_runtime::model::{ConfigChange, Session};
 
 use ensemble_runtime::limits::check_text;
@@ -15,7 +15,7 @@ use std::time::Duration;
 use ensemble_runtime::model::SessionStatus;
 
 use crate::api::{
-    CloseQuery, ConfigRequest, SessionList, SessionQuery, SessionWait, StartSessionRequest, WorkspaceSpec,
+    CloseQuery, ConfigRequest, ForkRequest, SessionList, SessionQuery, SessionWait, StartSessionRequest, WorkspaceSpec,
 };
 use crate::error::{ApiError, ErrorResponse, Json, Query};
 use crate::state::AppState;
@@ -66,8 +66,14 @@ pub async fn start_session(
             settings: body.settings.unwrap_or_default(),
             workspace,
             checkpoints: body.checkpoints,
+            fork: None,
         })
         .await?;
+    created(&session)
+}
+
+/// 201 with the started session, as its `session.started` carries it, and where it is.
+fn created(session: &ensemble_runtime::shared_session::SharedSession) -> Result<Response, ApiError> {
     let mut headers = HeaderMap::new();
     if let Ok(loc) = HeaderValue::from_str(&format!("/v1/rooms/{}/sessions/{}", session.room_id, session.session_id)) {
         headers.insert(header::LOCATION, loc);
@@ -76,6 +82,33 @@ pub async fn start_session(
     // The JSON the store's writer made of the session for its `session.started`, as it is.
     let json = session.json().map_err(|e| ApiError::internal("the started session's JSON", e))?;
     Ok((StatusCode::CREATED, headers, json.to_owned()).into_response())
+}
+
+/// Forks a session through one of its turns: a new, durable session in a worktree of its own at
+/// the checkpoint after that turn (on a new branch), with the source's provider and settings and
+/// its conversation through that turn. Its `forkedFrom` names the source, turn and checkpoint.
+#[utoipa::path(post, path = "/v1/rooms/{roomId}/sessions/{sessionId}/fork", tag = "workspaces",
+    params(SessionPath),
+    request_body = ForkRequest,
+    responses((status = 201, description = "The fork", body = Session),
+        (status = 404, description = "No checkpoint after that turn (`unknown_checkpoint`)", body = ErrorResponse),
+        (status = 422, description = "The provider cannot fork its conversation (`fork_unsupported`, with the reason), or the session has no checkpoints (`no_workspace`)", body = ErrorResponse),
+        (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
+pub async fn fork_session(
+    State(state): State<AppState>,
+    session: SessionPath,
+    Json(body): Json<ForkRequest>,
+) -> Result<Response, ApiError> {
+    let source = session.key()?;
+    check_text("atTurn", &body.at_turn)?;
+    if let Some(t) = &body.title {
+        check_text("title", t)?;
+    }
+    let forked = state
+        .controller
+        .fork(ForkSession { source, session_id: body.session_id, at_turn: body.at_turn, title: body.title })
+        .await?;
+    created(&forked)
 }
 
 /// Canonical, visible sessions of a room.

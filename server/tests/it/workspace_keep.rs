@@ -167,4 +167,11 @@ async fn files_are_listed_read_and_searched_inside_the_workspace_only() {
     assert!(none["data"].as_array().unwrap().is_empty(), "nothing behind the link is searched: {none}");
     let (status, _) = s.get("/v1/rooms/r/sessions/f/files/search?q=%20").await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
+    let (status, body) = s.get(&format!("/v1/rooms/r/sessions/f/files/search?q={}", "a".repeat(257))).await;
+    assert_eq!(error_code(status, &body, StatusCode::BAD_REQUEST), "invalid_query");
+    // A name longer than any file system allows is bad input, not a server error.
+    for route in ["files", "files/content"] {
+        let (status, body) = s.get(&format!("/v1/rooms/r/sessions/f/{route}?path={}", "0".repeat(3000))).await;
+        assert_eq!(error_code(status, &body, StatusCode::BAD_REQUEST), "invalid_path", "{route}");
+    }
 }

@@ -340,6 +340,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/rooms/{roomId}/sessions/{sessionId}/fork": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Forks a session through one of its turns: a new, durable session in a worktree of its own at
+         *     the checkpoint after that turn (on a new branch), with the source's provider and settings and
+         *     its conversation through that turn. Its `forkedFrom` names the source, turn and checkpoint.
+         */
+        post: operations["fork_session"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/rooms/{roomId}/sessions/{sessionId}/goal": {
         parameters: {
             query?: never;
@@ -984,6 +1005,23 @@ export interface components {
             /** @description The search stopped at the server's bound on entries looked at. */
             truncated: boolean;
         };
+        /** @description `POST …/fork`. */
+        ForkRequest: {
+            /** @description The source's turn the fork goes through (its workspace starts from the checkpoint after it). */
+            atTurn: string;
+            /** @description The fork's id; generated when absent. */
+            sessionId?: string | null;
+            /** @description Default: the source's title with " (fork)". */
+            title?: string | null;
+        };
+        /** @description A fork's lineage. */
+        ForkedFrom: {
+            /** @description The checkpoint (after that turn) its workspace starts from. */
+            checkpoint: string;
+            sessionId: string;
+            /** @description The source's turn the fork goes through. */
+            turnId: string;
+        };
         /** @description The goal of a session (contract §Goal). */
         Goal: {
             objective: string;
@@ -1470,6 +1508,7 @@ export interface components {
             /** Format: int64 */
             createdAtMs: number;
             cwd: string;
+            forkedFrom?: components["schemas"]["ForkedFrom"] | null;
             lastError?: string | null;
             live: boolean;
             modes?: components["schemas"]["SessionModes"] | null;
@@ -2955,6 +2994,69 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["FileSearch"];
+                };
+            };
+            /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The server or the agent failed, or is at capacity (then with `Retry-After`); the error's `code` says why */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    fork_session: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                roomId: string;
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ForkRequest"];
+            };
+        };
+        responses: {
+            /** @description The fork */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Session"];
+                };
+            };
+            /** @description No checkpoint after that turn (`unknown_checkpoint`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The provider cannot fork its conversation (`fork_unsupported`, with the reason), or the session has no checkpoints (`no_workspace`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */

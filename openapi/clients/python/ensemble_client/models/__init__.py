@@ -57,6 +57,8 @@ from .file_kind import FileKind
 from .file_listing import FileListing
 from .file_match import FileMatch
 from .file_search import FileSearch
+from .fork_request import ForkRequest
+from .forked_from import ForkedFrom
 from .get_session_wait import GetSessionWait
 from .goal import Goal
 from .goal_cleared_event import GoalClearedEvent
@@ -243,6 +245,8 @@ __all__ = (
     "FileListing",
     "FileMatch",
     "FileSearch",
+    "ForkedFrom",
+    "ForkRequest",
     "GetSessionWait",
     "Goal",
     "GoalClearedEvent",

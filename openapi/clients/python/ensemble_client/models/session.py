@@ -16,6 +16,7 @@ from typing import cast
 
 if TYPE_CHECKING:
   from ..models.config_option import ConfigOption
+  from ..models.forked_from import ForkedFrom
   from ..models.session_modes import SessionModes
   from ..models.session_settings import SessionSettings
   from ..models.session_workspace import SessionWorkspace
@@ -54,6 +55,7 @@ class Session:
             auth_state (AuthState | None | Unset):
             config_options (list[ConfigOption] | Unset): The settings a client may change for the next turn (`PATCH
                 …/config`).
+            forked_from (ForkedFrom | None | Unset):
             last_error (None | str | Unset):
             modes (None | SessionModes | Unset):
             provider_session_id (None | str | Unset):
@@ -84,6 +86,7 @@ class Session:
     auth_message: None | str | Unset = UNSET
     auth_state: AuthState | None | Unset = UNSET
     config_options: list[ConfigOption] | Unset = UNSET
+    forked_from: ForkedFrom | None | Unset = UNSET
     last_error: None | str | Unset = UNSET
     modes: None | SessionModes | Unset = UNSET
     provider_session_id: None | str | Unset = UNSET
@@ -99,6 +102,7 @@ class Session:
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.config_option import ConfigOption # noqa: PLC0415
+        from ..models.forked_from import ForkedFrom # noqa: PLC0415
         from ..models.session_modes import SessionModes # noqa: PLC0415
         from ..models.session_settings import SessionSettings # noqa: PLC0415
         from ..models.session_workspace import SessionWorkspace # noqa: PLC0415
@@ -161,6 +165,14 @@ class Session:
                 config_options.append(config_options_item)
 
 
+
+        forked_from: dict[str, Any] | None | Unset
+        if isinstance(self.forked_from, Unset):
+            forked_from = UNSET
+        elif isinstance(self.forked_from, ForkedFrom):
+            forked_from = self.forked_from.to_dict()
+        else:
+            forked_from = self.forked_from
 
         last_error: None | str | Unset
         if isinstance(self.last_error, Unset):
@@ -236,6 +248,8 @@ class Session:
             field_dict["authState"] = auth_state
         if config_options is not UNSET:
             field_dict["configOptions"] = config_options
+        if forked_from is not UNSET:
+            field_dict["forkedFrom"] = forked_from
         if last_error is not UNSET:
             field_dict["lastError"] = last_error
         if modes is not UNSET:
@@ -258,6 +272,7 @@ class Session:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.config_option import ConfigOption # noqa: PLC0415
+        from ..models.forked_from import ForkedFrom # noqa: PLC0415
         from ..models.session_modes import SessionModes # noqa: PLC0415
         from ..models.session_settings import SessionSettings # noqa: PLC0415
         from ..models.session_workspace import SessionWorkspace # noqa: PLC0415
@@ -355,6 +370,26 @@ class Session:
 
 
                 config_options.append(config_options_item)
+
+
+        def _parse_forked_from(data: object) -> ForkedFrom | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                forked_from_type_0 = ForkedFrom.from_dict(data)
+
+
+
+                return forked_from_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(ForkedFrom | None | Unset, data)
+
+        forked_from = _parse_forked_from(d.pop("forkedFrom", UNSET))
 
 
         def _parse_last_error(data: object) -> None | str | Unset:
@@ -467,6 +502,7 @@ class Session:
             auth_message=auth_message,
             auth_state=auth_state,
             config_options=config_options,
+            forked_from=forked_from,
             last_error=last_error,
             modes=modes,
             provider_session_id=provider_session_id,

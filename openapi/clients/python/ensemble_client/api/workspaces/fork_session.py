@@ -1,0 +1,241 @@
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import quote
+
+import httpx
+
+from ...client import AuthenticatedClient, Client
+from ...types import Response, UNSET
+from ... import errors
+
+from ...models.error_response import ErrorResponse
+from ...models.fork_request import ForkRequest
+from ...models.session import Session
+from typing import cast
+
+
+
+def _get_kwargs(
+    room_id: str,
+    session_id: str,
+    *,
+    body: ForkRequest,
+
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+
+    
+
+    
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/v1/rooms/{room_id}/sessions/{session_id}/fork".format(room_id=quote(str(room_id), safe=""),session_id=quote(str(session_id), safe=""),),
+    }
+
+    _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> ErrorResponse | Session | None:
+    if response.status_code == 201:
+        response_201 = Session.from_dict(response.json())
+
+
+
+        return response_201
+
+    if response.status_code == 404:
+        response_404 = ErrorResponse.from_dict(response.json())
+
+
+
+        return response_404
+
+    if response.status_code == 422:
+        response_422 = ErrorResponse.from_dict(response.json())
+
+
+
+        return response_422
+
+    if 400 <= response.status_code <= 499:
+        response_4xx = ErrorResponse.from_dict(response.json())
+
+
+
+        return response_4xx
+
+    if 500 <= response.status_code <= 599:
+        response_5xx = ErrorResponse.from_dict(response.json())
+
+
+
+        return response_5xx
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[ErrorResponse | Session]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    room_id: str,
+    session_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: ForkRequest,
+
+) -> Response[ErrorResponse | Session]:
+    """ Forks a session through one of its turns: a new, durable session in a worktree of its own at
+    the checkpoint after that turn (on a new branch), with the source's provider and settings and
+    its conversation through that turn. Its `forkedFrom` names the source, turn and checkpoint.
+
+    Args:
+        room_id (str):
+        session_id (str):
+        body (ForkRequest): `POST …/fork`.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ErrorResponse | Session]
+     """
+
+
+    kwargs = _get_kwargs(
+        room_id=room_id,
+session_id=session_id,
+body=body,
+
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+def sync(
+    room_id: str,
+    session_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: ForkRequest,
+
+) -> ErrorResponse | Session | None:
+    """ Forks a session through one of its turns: a new, durable session in a worktree of its own at
+    the checkpoint after that turn (on a new branch), with the source's provider and settings and
+    its conversation through that turn. Its `forkedFrom` names the source, turn and checkpoint.
+
+    Args:
+        room_id (str):
+        session_id (str):
+        body (ForkRequest): `POST …/fork`.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ErrorResponse | Session
+     """
+
+
+    return sync_detailed(
+        room_id=room_id,
+session_id=session_id,
+client=client,
+body=body,
+
+    ).parsed
+
+async def asyncio_detailed(
+    room_id: str,
+    session_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: ForkRequest,
+
+) -> Response[ErrorResponse | Session]:
+    """ Forks a session through one of its turns: a new, durable session in a worktree of its own at
+    the checkpoint after that turn (on a new branch), with the source's provider and settings and
+    its conversation through that turn. Its `forkedFrom` names the source, turn and checkpoint.
+
+    Args:
+        room_id (str):
+        session_id (str):
+        body (ForkRequest): `POST …/fork`.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ErrorResponse | Session]
+     """
+
+
+    kwargs = _get_kwargs(
+        room_id=room_id,
+session_id=session_id,
+body=body,
+
+    )
+
+    response = await client.get_async_httpx_client().request(
+        **kwargs
+    )
+
+    return _build_response(client=client, response=response)
+
+async def asyncio(
+    room_id: str,
+    session_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: ForkRequest,
+
+) -> ErrorResponse | Session | None:
+    """ Forks a session through one of its turns: a new, durable session in a worktree of its own at
+    the checkpoint after that turn (on a new branch), with the source's provider and settings and
+    its conversation through that turn. Its `forkedFrom` names the source, turn and checkpoint.
+
+    Args:
+        room_id (str):
+        session_id (str):
+        body (ForkRequest): `POST …/fork`.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ErrorResponse | Session
+     """
+
+
+    return (await asyncio_detailed(
+        room_id=room_id,
+session_id=session_id,
+client=client,
+body=body,
+
+    )).parsed

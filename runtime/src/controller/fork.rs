@@ -1,0 +1,87 @@
+//! Durable forks: a new session in a worktree of its own at the checkpoint after one of a
+//! session's turns, its conversation forked through that turn where the provider can.
+
+use std::path::Path;
+
+use super::Controller;
+use super::error::{ControllerError, Result};
+use super::requests::{ForkFrom, StartSession};
+use super::workspaces::{CheckpointPhase, WorkspaceRequest};
+use crate::model::{SessionKey, WorkspaceKind};
+use crate::shared_session::SharedSession;
+
+/// `POST …/sessions/{id}/fork`.
+#[derive(Clone, Debug)]
+pub struct ForkSession {
+    pub source: SessionKey,
+    /// The fork's id; generated when absent.
+    pub session_id: Option<String>,
+    /// The source's turn the fork goes through.
+    pub at_turn: String,
+    pub title: Option<String>,
+}
+
+impl Controller {
+    /// Starts the fork: its worktree from the checkpoint after `at_turn` (on a new branch), the
+    /// source's provider, settings and place in the tree, and the conversation through that turn
+    /// (422 `fork_unsupported` with the provider's reason when it cannot).
+    pub async fn fork(&self, req: ForkSession) -> Result<SharedSession> {
+        let source = self.snapshot(&req.source)?;
+        let Some(top) = Self::checkpointed(&source) else {
+            return Err(ControllerError::NoWorkspace(
+                "only a session with checkpoints can be forked (its cwd is not in a git work tree)".into(),
+            ));
+        };
+        let checkpoint = self
+            .checkpoints(&req.source)
+            .await?
+            .into_iter()
+            .rev()
+            .find(|c| c.turn_id.as_deref() == Some(req.at_turn.as_str()) && c.phase == CheckpointPhase::After)
+            .ok_or_else(|| ControllerError::UnknownCheckpoint(format!("the checkpoint after turn {}", req.at_turn)))?;
+        let ws = source.workspace.clone().unwrap_or_else(|| unreachable_workspace(&top));
+        // A worktree's repository is the one it was made from; a dir session's is its work tree.
+        let repo = match ws.kind {
+            WorkspaceKind::Worktree => ws.repo.clone().unwrap_or_default(),
+            WorkspaceKind::Dir => top.to_string_lossy().into_owned(),
+        };
+        // Where in the tree the source works, so the fork works in the same place of its own.
+        let cwd = Path::new(&source.cwd)
+            .strip_prefix(&top)
+            .ok()
+            .map(|p| p.to_string_lossy().into_owned())
+            .filter(|p| !p.is_empty());
+        let title = req.title.clone().unwrap_or_else(|| {
+            if source.title.is_empty() { "fork".to_owned() } else { format!("{} (fork)", source.title) }
+        });
+        self.start_shared(StartSession {
+            room_id: req.source.room_id.clone(),
+            session_id: req.session_id.clone(),
+            provider: Some(source.provider.clone()),
+            title: Some(title),
+            cwd: None,
+            settings: source.settings.clone(),
+            workspace: WorkspaceRequest::Worktree {
+                repo: repo.into(),
+                base: Some(checkpoint.commit.clone()),
+                branch: None,
+                cwd,
+            },
+            checkpoints: None,
+            fork: Some(ForkFrom { source, through_turn: req.at_turn.clone(), checkpoint: checkpoint.id }),
+        })
+        .await
+    }
+}
+
+/// A checkpointed session always has a workspace; this keeps the compiler from needing a panic.
+fn unreachable_workspace(top: &Path) -> crate::model::SessionWorkspace {
+    crate::model::SessionWorkspace {
+        kind: WorkspaceKind::Dir,
+        repo: Some(top.to_string_lossy().into_owned()),
+        base_commit: None,
+        branch: None,
+        path: Some(top.to_string_lossy().into_owned()),
+        checkpoints: true,
+    }
+}
