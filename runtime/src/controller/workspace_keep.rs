@@ -45,6 +45,9 @@ impl Controller {
             return Err(ControllerError::TurnActive(turn));
         }
         let top = PathBuf::from(ws.path.unwrap_or_default());
+        if !top.join(".git").exists() {
+            return Err(super::workspaces::gone(&top));
+        }
         let lock = self.workspace_lock(key);
         let _held = lock.lock().await;
         let commit = self.git()?.commit_all(&top, message, author).await?;
@@ -71,6 +74,9 @@ impl Controller {
             .workspace
             .ok_or_else(|| ControllerError::NoWorkspace("the session's cwd is not in a git work tree".into()))?;
         let path = PathBuf::from(workspace.path.clone().unwrap_or_default());
+        if !path.exists() {
+            return Err(super::workspaces::gone(&path));
+        }
         let disk_bytes =
             tokio::task::spawn_blocking(move || ensemble_workspace::Git::disk_usage(&path)).await.unwrap_or(0);
         Ok(WorkspaceInfo { workspace, disk_bytes })

@@ -324,6 +324,8 @@ impl Controller {
     fn workspace_of(&self, key: &SessionKey) -> Result<(Session, PathBuf)> {
         let session = self.snapshot(key)?;
         match Self::checkpointed(&session) {
+            // Removed by hand (or its repository deleted): say so, rather than what git says.
+            Some(top) if !top.join(".git").exists() => Err(gone(&top)),
             Some(top) if self.workspaces().is_some() => Ok((session, top)),
             _ => Err(ControllerError::NoWorkspace(
                 "the session has no checkpoints: its cwd is not in a git work tree, or it was started with \
@@ -459,4 +461,12 @@ fn inside(top: &Path, rel: &str) -> Option<PathBuf> {
     }
     let dir = top.join(p).canonicalize().ok()?;
     (dir.is_dir() && dir.starts_with(top.canonicalize().ok()?)).then_some(dir)
+}
+
+/// The error for a work tree removed by hand (or whose repository was deleted).
+pub(super) fn gone(top: &Path) -> ControllerError {
+    ControllerError::NoWorkspace(format!(
+        "the session's work tree {} is gone (removed, or its repository deleted)",
+        top.display()
+    ))
 }

@@ -37,6 +37,7 @@ mod postgres;
 mod replay;
 mod sessions;
 mod sides;
+mod workspace_faults;
 mod workspace_fork;
 mod workspace_keep;
 mod workspaces;
