@@ -245,6 +245,11 @@ pub struct ServeArgs {
     #[arg(help_heading = "Workspaces", long, env = "ENSEMBLE_WORKTREES_DIR")]
     pub worktrees_dir: Option<PathBuf>,
 
+    /// A closed session's worktree is removed this long after the close (its branch kept unless
+    /// merged); 0: kept until `DELETE …?purge=true`. Seconds.
+    #[arg(help_heading = "Workspaces", long, env = "ENSEMBLE_WORKTREE_RETENTION_SECS", default_value_t = 0)]
+    pub worktree_retention_secs: u64,
+
     /// Files larger than this are left out of checkpoints (and named in `turn.changes`). Bytes.
     #[arg(help_heading = "Workspaces", long, env = "ENSEMBLE_CHECKPOINT_MAX_FILE_BYTES", default_value_t = 64 << 20)]
     pub checkpoint_max_file_bytes: u64,

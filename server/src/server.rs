@@ -97,6 +97,8 @@ pub fn workspace_config(args: &ServeArgs) -> WorkspaceConfig {
         index_dir: data_dir.join("checkpoints"),
         max_file_bytes: args.checkpoint_max_file_bytes,
         max_diff_bytes: args.max_diff_bytes,
+        worktree_retention: (args.worktree_retention_secs > 0)
+            .then(|| Duration::from_secs(args.worktree_retention_secs)),
     }
 }
 
@@ -322,6 +324,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         tracing::info!(pruned, "removed worktrees whose session is gone");
     }
     controller.spawn_idle_release();
+    controller.spawn_worktree_retention();
     controller.spawn_store_watch();
     let mut app_config = app_config;
     app_config.cluster = node.clone();

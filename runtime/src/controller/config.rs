@@ -64,6 +64,9 @@ pub struct WorkspaceConfig {
     pub max_file_bytes: u64,
     /// The longest unified diff `…/changes` answers with (cut beyond, and flagged).
     pub max_diff_bytes: usize,
+    /// A closed session's worktree is removed this long after the close (its branch kept unless
+    /// merged); `None`: kept until purged.
+    pub worktree_retention: Option<std::time::Duration>,
 }
 
 impl Default for ControllerConfig {

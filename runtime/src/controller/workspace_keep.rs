@@ -105,6 +105,49 @@ impl Controller {
         Ok(())
     }
 
+    /// Removes closed sessions' worktrees once `--worktree-retention-secs` have passed since the
+    /// close (their branches are kept unless merged), in the background.
+    pub fn spawn_worktree_retention(&self) {
+        let Some(keep) = self.inner.config.workspaces.as_ref().and_then(|w| w.worktree_retention) else { return };
+        let inner = std::sync::Arc::downgrade(&self.inner);
+        let tick = keep.clamp(std::time::Duration::from_secs(1), std::time::Duration::from_secs(60));
+        tokio::spawn(async move {
+            let mut interval = tokio::time::interval(tick);
+            interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                interval.tick().await;
+                let Some(inner) = inner.upgrade() else { return };
+                let this = Controller { inner };
+                let now = this.inner.clock.now_ms();
+                let due: Vec<SessionKey> = this
+                    .state()
+                    .sessions
+                    .iter()
+                    .filter(|(_, e)| {
+                        e.rec.phase == Phase::Completed
+                            && e.rec.session.workspace.as_ref().is_some_and(|w| {
+                                w.kind == WorkspaceKind::Worktree
+                                    && w.path.as_deref().is_some_and(|p| Path::new(p).exists())
+                            })
+                            && now.saturating_sub(e.rec.session.updated_at_ms)
+                                >= i64::try_from(keep.as_millis()).unwrap_or(i64::MAX)
+                    })
+                    .map(|(k, _)| k.clone())
+                    .collect();
+                for key in due {
+                    match this.purge_workspace(&key, false).await {
+                        Ok(()) | Err(ControllerError::Workspace(ensemble_workspace::GitError::BranchNotMerged(_))) => {
+                            tracing::info!(room = %key.room_id, session = %key.session_id, "worktree removed after its retention");
+                        }
+                        Err(e) => {
+                            tracing::warn!(room = %key.room_id, session = %key.session_id, error = %e, "removing a worktree after its retention")
+                        }
+                    }
+                }
+            }
+        });
+    }
+
     /// At start-up: removes the worktrees under `--worktrees-dir` that no known session works in
     /// (their session was purged by hand, or its start never finished).
     pub async fn prune_worktrees(&self) -> usize {

@@ -91,6 +91,26 @@ async fn a_worktree_is_committed_on_its_branch_then_purged() {
 }
 
 #[tokio::test]
+async fn a_closed_sessions_worktree_goes_after_its_retention() {
+    let s = Server::start(&["--worktree-retention-secs", "1"]).await;
+    let dir = repo(&s.dir.join("proj"));
+    let open = worktree_session(&s, "open", &dir).await;
+    let closed = worktree_session(&s, "closed", &dir).await;
+    let (status, _) = s.delete("/v1/rooms/r/sessions/closed").await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    let path = PathBuf::from(closed["workspace"]["path"].as_str().unwrap());
+    let deadline = std::time::Instant::now() + WAIT;
+    while path.exists() {
+        assert!(std::time::Instant::now() < deadline, "the closed session's worktree is still there");
+        tokio::task::yield_now().await;
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    // Its branch had nothing of its own: merged, so it went too. The open session's stays.
+    assert!(git(&dir, &["branch", "--list", "ensemble/r/closed"]).is_empty());
+    assert!(Path::new(open["workspace"]["path"].as_str().unwrap()).exists());
+}
+
+#[tokio::test]
 async fn a_dir_session_is_not_committed_for_the_user() {
     let s = Server::start(&[]).await;
     let dir = repo(&s.dir.join("proj"));
