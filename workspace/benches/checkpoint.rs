@@ -1,6 +1,8 @@
 //! `checkpoint` against `git stash create` on the same tree: a repository of 10,000 committed
 //! files, 10 of them changed before each round, the two measured in alternating order.
-//! Run with `cargo bench -p ensemble-workspace --bench checkpoint`; prints the median ratio.
+//! Run with `cargo bench -p ensemble-workspace --bench checkpoint` (scripts/bench does); prints the
+//! median ratio and its target line. `-- --small`: 100 files and 3 rounds, the smoke run of
+//! scripts/test (nothing judged there).
 
 use std::error::Error;
 use std::path::Path;
@@ -9,10 +11,9 @@ use std::time::{Duration, Instant};
 
 use ensemble_workspace::Git;
 
-const DIRS: usize = 100;
-const FILES_PER_DIR: usize = 100;
 const CHANGED: usize = 10;
-const ROUNDS: usize = 15;
+/// The checkpoint may take at most this many times `git stash create`'s time.
+const TARGET: f64 = 1.5;
 
 fn git(dir: &Path, args: &[&str]) -> Result<String, Box<dyn Error>> {
     let out =
@@ -33,12 +34,14 @@ fn ms(d: Duration) -> f64 {
 }
 
 fn main() -> Result<(), Box<dyn Error>> {
+    let small = std::env::args().any(|a| a == "--small");
+    let (dirs, files_per_dir, rounds) = if small { (10, 10, 3) } else { (100, 100, 15) };
     let tmp = tempfile::tempdir()?;
     let top = tmp.path().join("repo");
-    for d in 0..DIRS {
+    for d in 0..dirs {
         let dir = top.join(format!("d{d:03}"));
         std::fs::create_dir_all(&dir)?;
-        for f in 0..FILES_PER_DIR {
+        for f in 0..files_per_dir {
             std::fs::write(dir.join(format!("f{f:03}.txt")), format!("file {d} {f}\n").repeat(8))?;
         }
     }
@@ -71,9 +74,9 @@ fn main() -> Result<(), Box<dyn Error>> {
     println!("first checkpoint (seeding the private index): {:.1} ms", ms(seed));
 
     let (mut ratios, mut ours, mut theirs) = (Vec::new(), Vec::new(), Vec::new());
-    for round in 1..=ROUNDS {
+    for round in 1..=rounds {
         for i in 0..CHANGED {
-            let path = top.join(format!("d{:03}/f{:03}.txt", i * (DIRS / CHANGED), round % FILES_PER_DIR));
+            let path = top.join(format!("d{:03}/f{:03}.txt", (i * dirs / CHANGED) % dirs, (round + i) % files_per_dir));
             std::fs::write(path, format!("round {round} changed {i}\n"))?;
         }
         let (cp, st) = if round % 2 == 0 {
@@ -88,11 +91,16 @@ fn main() -> Result<(), Box<dyn Error>> {
         theirs.push(ms(st));
         println!("round {round:2}: checkpoint {:7.1} ms   stash create {:7.1} ms", ms(cp), ms(st));
     }
+    let ratio = median(ratios);
     println!(
-        "median: checkpoint {:.1} ms, stash create {:.1} ms, ratio {:.2}x (median of per-round ratios)",
+        "median: checkpoint {:.1} ms, stash create {:.1} ms, ratio {ratio:.2}x (median of per-round ratios)",
         median(ours),
         median(theirs),
-        median(ratios)
+    );
+    println!(
+        "target: turn-end checkpoint <= {TARGET}x git stash create ({} files, {CHANGED} changed): {} ({ratio:.2}x)",
+        dirs * files_per_dir,
+        if ratio <= TARGET { "MET" } else { "MISSED" }
     );
     Ok(())
 }

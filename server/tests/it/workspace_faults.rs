@@ -125,3 +125,48 @@ async fn a_corrupt_checkpoint_ref_does_not_break_the_list_or_the_turns() {
     let (_, events) = turn_until(&s, &mut ws, "s", "/write b.txt two", "turn.changes").await;
     assert_eq!(events.last().unwrap()["payload"]["files"][0]["path"], "b.txt");
 }
+
+/// A checkpoint that hangs (git stuck) holds back neither the turn's end nor another session,
+/// and ends at `--git-timeout-secs` with a notice.
+#[tokio::test]
+async fn a_stuck_checkpoint_delays_no_turn_end_and_no_other_session() {
+    let tmp = tempfile::tempdir().unwrap();
+    let marker = tmp.path().join("hang");
+    let real = String::from_utf8(Command::new("sh").args(["-c", "command -v git"]).output().unwrap().stdout).unwrap();
+    // git, except that `add` waits while the marker exists (the checkpoint's first step).
+    let wrapper = tmp.path().join("git");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\nfor a in \"$@\"; do if [ \"$a\" = add ] && [ -e {m} ]; then exec sleep 30; fi; done\nexec {real} \"$@\"\n",
+            m = marker.display(),
+            real = real.trim()
+        ),
+    )
+    .unwrap();
+    let mut perms = std::fs::metadata(&wrapper).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&wrapper, perms).unwrap();
+    let s = Server::start(&["--git-bin", wrapper.to_str().unwrap(), "--git-timeout-secs", "3"]).await;
+    let dir = repo(&s.dir.join("proj"));
+    s.post("/v1/rooms/r/sessions", json!({"sessionId": "a", "cwd": dir.to_str().unwrap()})).await;
+    s.post("/v1/rooms/r/sessions", json!({"sessionId": "b"})).await;
+    let mut ws = s.ws("r", None).await;
+    ws.hello().await;
+    // A's agent is running (its before-checkpoint is done): from now on checkpoints hang.
+    let turn = s.turn("r", "a", "/slow 100\n/chunks 5").await;
+    ws.until(|e| e["type"] == "message.delta" && e["sessionId"] == "a").await;
+    std::fs::write(&marker, "").unwrap();
+    let t = turn.clone();
+    let events = ws.until(move |e| e["type"] == "turn.completed" && e["turnId"] == t.as_str()).await;
+    assert!(events.iter().all(|e| e["type"] != "turn.changes"), "the turn's end waited for its checkpoint");
+    // B goes on meanwhile.
+    let b = s.turn("r", "b", "hello").await;
+    let events = ws.until(move |e| e["type"] == "turn.completed" && e["turnId"] == b.as_str()).await;
+    assert!(events.iter().all(|e| !(e["type"] == "notice" && e["sessionId"] == "a")), "A's checkpoint ended early");
+    // A's checkpoint gives up at the deadline, with a notice.
+    let notice = ws.until(|e| e["type"] == "notice" && e["sessionId"] == "a").await;
+    let message = notice.last().unwrap()["payload"]["message"].as_str().unwrap().to_owned();
+    assert!(message.contains("not recorded") && message.contains("timed out"), "{message}");
+    std::fs::remove_file(&marker).unwrap();
+}
