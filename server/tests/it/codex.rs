@@ -748,3 +748,37 @@ async fn codex_is_unavailable_when_it_is_too_old() {
     std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
     assert_unavailable(&bin, "0.1.0").await;
 }
+
+/// A real codex patch in a git work tree: the turn's checkpoints capture it, and `turn.changes`
+/// lists the file codex wrote.
+#[tokio::test]
+async fn a_codex_patch_is_captured_by_the_turns_checkpoint() {
+    let c = Codex::new(CodexProvider::default().model("gpt-5.5"), Some(MOCK_KEY)).await;
+    let work = c.work.path();
+    for args in [
+        &["init", "-q"][..],
+        &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "first"],
+    ] {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(work)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let s = Server::start(&c.args()).await;
+    let mut ws = s.ws("r", None).await;
+    ws.hello().await;
+    let started = start_codex(&s, &c, "c1", json!({"approvalPolicy": "never", "sandbox": "workspace-write"})).await;
+    assert_eq!(started["workspace"]["checkpoints"], true, "{started}");
+    c.mock.push(Reply::add_file_patch("patched.txt", "first line\nsecond line"));
+    c.mock.push(Reply::text("Patched."));
+    let turn = s.turn("r", "c1", "add a file").await;
+    let t = turn.clone();
+    let events = ws.until(move |e| e["type"] == "turn.changes" && e["turnId"] == t.as_str()).await;
+    assert!(events.iter().any(|e| e["type"] == "turn.completed"), "{:?}\n{}", types(&events), s.log());
+    let files = &events.last().unwrap()["payload"]["files"];
+    assert_eq!(files[0]["path"], "patched.txt", "{files}");
+    assert_eq!((files[0]["status"].as_str(), files[0]["added"].as_u64()), (Some("added"), Some(2)), "{files}");
+}
