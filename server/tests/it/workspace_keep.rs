@@ -195,3 +195,27 @@ async fn files_are_listed_read_and_searched_inside_the_workspace_only() {
         assert_eq!(error_code(status, &body, StatusCode::BAD_REQUEST), "invalid_path", "{route}");
     }
 }
+
+#[tokio::test]
+async fn a_restart_keeps_the_worktree_and_its_checkpoints() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = repo(&tmp.path().join("proj"));
+    let s = Server::start_in(tmp.path(), &[]).await;
+    let started = worktree_session(&s, "w", &dir).await;
+    let mut ws = s.ws("r", None).await;
+    ws.hello().await;
+    s.turn("r", "w", "/write one.txt before the restart").await;
+    ws.until_type("turn.changes").await;
+    s.stop().await;
+    let s = Server::start_in(tmp.path(), &[]).await;
+    let (_, again) = s.get("/v1/rooms/r/sessions/w").await;
+    assert_eq!(again["workspace"], started["workspace"], "{again}");
+    let mut ws = s.ws("r", None).await;
+    ws.hello().await;
+    // The next turn resumes the session in the same worktree, checkpointed as before.
+    s.turn("r", "w", "/write two.txt after it").await;
+    let events = ws.until_type("turn.changes").await;
+    assert_eq!(events.last().unwrap()["payload"]["files"][0]["path"], "two.txt");
+    let (_, list) = s.get("/v1/rooms/r/sessions/w/checkpoints").await;
+    assert_eq!(list["data"].as_array().unwrap().len(), 4, "{list}");
+}
