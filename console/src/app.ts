@@ -642,6 +642,60 @@ export class App {
     return call(this.api.GET("/v1/rooms/{roomId}/sessions/{sessionId}/side-capabilities", { params: this.path(sessionId) }));
   }
 
+  /**
+   * Runs a REST call and hands back its failure instead of reporting it (the caller shows it where
+   * it belongs, e.g. in a dialog); a 401 still asks for the token again.
+   */
+  async attempt<T>(fn: () => Promise<T>): Promise<{ ok: true; data: T } | { ok: false; error: ApiFailure }> {
+    try {
+      return { ok: true, data: await fn() };
+    } catch (e) {
+      const error = e instanceof ApiFailure ? e : new ApiFailure(0, "error", (e as Error).message);
+      if (error.status === 401) this.tokenRefused();
+      return { ok: false, error };
+    }
+  }
+
+  // ---- workspaces ----
+
+  /** A turn's changes (`turn`), or the session's base to its latest checkpoint (none); `path`: one file's diff. */
+  changes(sessionId: string, q: { turn?: string; path?: string }) {
+    return call(this.api.GET("/v1/rooms/{roomId}/sessions/{sessionId}/changes", { params: { ...this.path(sessionId), query: { turn: q.turn, path: q.path } } }));
+  }
+
+  /** Puts the working tree back to a checkpoint (announced as `workspace.restored`). */
+  restore(sessionId: string, checkpoint: string) {
+    return this.act("restoring the workspace", () => call(this.api.POST("/v1/rooms/{roomId}/sessions/{sessionId}/restore", { params: this.path(sessionId), body: { checkpoint } })));
+  }
+
+  /** A new session through turn `atTurn` of this one, in a worktree of its own: selected once made. */
+  async fork(sessionId: string, atTurn: string): Promise<Session | undefined> {
+    const room = this.selectedRoom;
+    const s = await this.act("forking", () => call(this.api.POST("/v1/rooms/{roomId}/sessions/{sessionId}/fork", { params: this.path(sessionId), body: { atTurn } })));
+    if (s && room) {
+      this.room(room)?.onSnapshots([s]);
+      if (this.selectedRoom === room) this.selectSession(s.sessionId);
+      this.roomCount(room, this.room(room)?.canonical.length ?? 1);
+    }
+    return s;
+  }
+
+  commit(sessionId: string, message: string) {
+    return this.attempt(() => call(this.api.POST("/v1/rooms/{roomId}/sessions/{sessionId}/workspace/commit", { params: this.path(sessionId), body: { message } })));
+  }
+
+  listFiles(sessionId: string, path: string) {
+    return call(this.api.GET("/v1/rooms/{roomId}/sessions/{sessionId}/files", { params: { ...this.path(sessionId), query: { path } } }));
+  }
+
+  fileContent(sessionId: string, path: string) {
+    return call(this.api.GET("/v1/rooms/{roomId}/sessions/{sessionId}/files/content", { params: { ...this.path(sessionId), query: { path } } }));
+  }
+
+  searchFiles(sessionId: string, q: string) {
+    return call(this.api.GET("/v1/rooms/{roomId}/sessions/{sessionId}/files/search", { params: { ...this.path(sessionId), query: { q, limit: 50 } } }));
+  }
+
   /** A session's goal over REST: only needed when the room's log no longer has its goal events. */
   async loadGoal(roomId: string, sessionId: string): Promise<void> {
     try {

@@ -17,6 +17,7 @@ export type Usage = Schemas["UsagePayload"];
 export type TurnOrigin = Schemas["TurnOrigin"];
 export type HelloFrame = Schemas["HelloFrame"];
 export type CommandInfo = Schemas["CommandInfo"];
+export type ChangedFile = Schemas["ChangedFile"];
 
 export type Item =
   | { kind: "turn"; key: string; rev: number; turnId: string; origin: TurnOrigin; text: string; goalOperationId: string | null; status: "running" | "completed" | "failed" | "canceled"; at: number }
@@ -54,7 +55,12 @@ export type Item =
   | { kind: "notice"; key: string; rev: number; level: Schemas["NoticeLevel"]; message: string }
   | { kind: "error"; key: string; rev: number; code: string; message: string }
   | { kind: "canceled"; key: string; rev: number; reason: string }
-  | { kind: "info"; key: string; rev: number; text: string };
+  | { kind: "info"; key: string; rev: number; text: string }
+  /** What a turn changed in the workspace (`turn.changes`), between its two checkpoints. */
+  | { kind: "changes"; key: string; rev: number; turnId: string; before: string; after: string; files: ChangedFile[]; skipped: string[] }
+  /** The workspace was put back to `checkpoint`; restoring `undo` undoes it. */
+  | { kind: "restored"; key: string; rev: number; checkpoint: string; undo: string }
+  | { kind: "committed"; key: string; rev: number; commit: string; branch: string; message: string };
 
 export type ItemKind = Item["kind"];
 
@@ -274,7 +280,29 @@ export class Transcript {
         return;
       case "commands.updated":
         return;
+      case "turn.changes": {
+        const p = e.payload;
+        this.add({ kind: "changes", key: `changes:${p.turnId}`, rev: 0, turnId: p.turnId, before: p.before, after: p.after, files: p.files, skipped: p.skipped ?? [] });
+        return;
+      }
+      case "workspace.restored":
+        this.add({ kind: "restored", key: `restored:${e.eventId}`, rev: 0, checkpoint: e.payload.checkpoint, undo: e.payload.undo });
+        return;
+      case "workspace.committed":
+        this.add({ kind: "committed", key: `committed:${e.eventId}`, rev: 0, commit: e.payload.commit, branch: e.payload.branch, message: e.payload.message });
+        return;
     }
+  }
+
+  /** The session's turns, oldest first (1-based numbers for people: "turn 2"). */
+  turnNumber(turnId: string): number | null {
+    let n = 0;
+    for (const item of this.items) {
+      if (item.kind !== "turn") continue;
+      n++;
+      if (item.turnId === turnId) return n;
+    }
+    return null;
   }
 
   info(text: string, key?: string): void {

@@ -16,6 +16,8 @@ export function errorText(status: number, code: string, message: string, details
     const login = typeof details?.loginCommand === "string" && details.loginCommand ? ` To log in, run \`${details.loginCommand}\` where the server runs, then send again.` : "";
     return `the agent needs authentication before it can take a turn: ${said.replace(/[.\s]+$/, "")}.${login} ${tail}`;
   }
+  const branch = typeof details?.branch === "string" ? details.branch : null;
+  if (code === "branch_exists" && branch && !message.includes(branch)) return `${message}: branch ${showControls(branch)} exists already; name another one ${tail}`;
   const roots = strings(details?.workspaceRoots);
   if (roots.length) return `${message}: allowed are ${roots.join(", ")} and the directories below ${roots.length === 1 ? "it" : "them"} ${tail}`;
   return `${message} ${tail}`;

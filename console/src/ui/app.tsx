@@ -6,7 +6,9 @@ import type { App, ProviderInfo } from "../app.js";
 import { statusLabel, type SessionState, type SessionStatus } from "../model.js";
 import { showControls } from "../text.js";
 import { sideName } from "../present.js";
+import { forkText, hasCheckpoints, workspaceText } from "../changes.js";
 import { TranscriptItems, type ItemContext } from "./items.js";
+import { CommitDialog, FilesPanel, SessionChangesPanel } from "./workspace.js";
 import type { Schemas } from "../../../openapi/clients/typescript/src/client.js";
 
 export function Root({ app }: { app: App }) {
@@ -257,6 +259,9 @@ function NewSession({ app, onDone }: { app: App; onDone: () => void }) {
   const [cwd, setCwd] = useState("");
   const [model, setModel] = useState("");
   const [policy, setPolicy] = useState("");
+  const [worktree, setWorktree] = useState(false);
+  const [repo, setRepo] = useState("");
+  const [branch, setBranch] = useState("");
   const [busy, setBusy] = useState(false);
   useEffect(() => {
     if (!provider && firstAvailable) setProvider(firstAvailable);
@@ -279,6 +284,7 @@ function NewSession({ app, onDone }: { app: App; onDone: () => void }) {
         if (title.trim()) body.title = title.trim();
         if (cwd.trim()) body.cwd = cwd.trim();
         if (Object.keys(settings).length) body.settings = settings;
+        if (worktree) body.workspace = { kind: "worktree", repo: repo.trim(), ...(branch.trim() ? { branch: branch.trim() } : {}) };
         const s = await app.startSession(app.selectedRoom, body);
         setBusy(false);
         if (s) {
@@ -318,9 +324,25 @@ function NewSession({ app, onDone }: { app: App; onDone: () => void }) {
         Title <span class="dim">(optional)</span>
         <input value={title} onInput={val(setTitle)} data-testid="title-input" autoComplete="off" />
       </label>
+      <label class="check">
+        <input type="checkbox" checked={worktree} data-testid="worktree-toggle" onChange={(e) => setWorktree((e.currentTarget as HTMLInputElement).checked)} />
+        In a new worktree of…
+      </label>
+      {worktree ? (
+        <>
+          <label>
+            Repository <span class="dim">(absolute path, inside the workspace roots)</span>
+            <input value={repo} onInput={val(setRepo)} data-testid="worktree-repo" placeholder="/absolute/path/to/repo" autoComplete="off" required />
+          </label>
+          <label>
+            Branch <span class="dim">{"(optional; default ensemble/<room>/<session>)"}</span>
+            <input value={branch} onInput={val(setBranch)} data-testid="worktree-branch" autoComplete="off" />
+          </label>
+        </>
+      ) : null}
       <label>
-        Working directory <span class="dim">(default: the server's)</span>
-        <input value={cwd} onInput={val(setCwd)} data-testid="cwd-input" placeholder="/absolute/path" autoComplete="off" />
+        Working directory <span class="dim">{worktree ? "(optional, relative to the worktree)" : "(default: the server's)"}</span>
+        <input value={cwd} onInput={val(setCwd)} data-testid="cwd-input" placeholder={worktree ? "relative/path" : "/absolute/path"} autoComplete="off" />
       </label>
       <label>
         Model <span class="dim">(optional)</span>
@@ -336,7 +358,7 @@ function NewSession({ app, onDone }: { app: App; onDone: () => void }) {
         </select>
       </label>
       <div class="row">
-        <button type="submit" class="primary" data-testid="start-session" disabled={busy || !chosen?.available}>
+        <button type="submit" class="primary" data-testid="start-session" disabled={busy || !chosen?.available || (worktree && !repo.trim())}>
           Start session
         </button>
         <button type="button" onClick={onDone}>
@@ -375,6 +397,13 @@ function SessionView({ app, st }: { app: App; st: SessionState }) {
       gone = true;
     };
   }, [st.id, s.live]);
+  const [pane, setPane] = useState<"transcript" | "changes" | "files">("transcript");
+  const [commitOpen, setCommitOpen] = useState(false);
+  const commitButton = useRef<HTMLButtonElement>(null);
+  const wsLine = workspaceText(s.workspace);
+  const checkpoints = hasCheckpoints(s.workspace);
+  const forkedFrom = s.forkedFrom ?? null;
+  const forkSource = forkedFrom ? room?.session(forkedFrom.sessionId) : undefined;
   const closed = st.status === "completed";
   const sideReason = closed ? "the session is closed" : !s.live ? "resume the session first" : sideOk === null ? "checking…" : sideOk;
   return (
@@ -390,6 +419,23 @@ function SessionView({ app, st }: { app: App; st: SessionState }) {
           {s.settings.approvalPolicy ? ` · approvals: ${s.settings.approvalPolicy}` : ""}
           {s.live ? "" : " · not live"}
         </div>
+        {wsLine || forkedFrom ? (
+          <div class="dim meta workspace-line">
+            {wsLine ? <span data-testid="session-workspace" data-kind={s.workspace?.kind} data-branch={s.workspace?.branch ?? undefined}>{wsLine}</span> : null}
+            {wsLine && forkedFrom ? " · " : ""}
+            {forkedFrom ? (
+              <span data-testid="session-forked-from" data-source={forkedFrom.sessionId} data-turn={forkedFrom.turnId}>
+                {forkSource ? (
+                  <button type="button" class="link" data-testid="fork-source" title={`Open ${forkedFrom.sessionId}`} onClick={() => app.selectSession(forkedFrom.sessionId)}>
+                    {forkText(forkedFrom, displayName(forkSource), forkSource.transcript.turnNumber(forkedFrom.turnId))}
+                  </button>
+                ) : (
+                  forkText(forkedFrom, null, null)
+                )}
+              </span>
+            ) : null}
+          </div>
+        ) : null}
         {s.lastError ? <div class="warn">Last error: {s.lastError}</div> : null}
         {s.authState === "auth_required" ? (
           <div class="warn" data-testid="auth-required" role="status">
@@ -429,6 +475,20 @@ function SessionView({ app, st }: { app: App; st: SessionState }) {
               ))}
             </span>
           ) : null}
+          {checkpoints ? (
+            <span class="panes" role="group" aria-label="Show">
+              {(["transcript", "changes", "files"] as const).map((p) => (
+                <button type="button" class={`chip${pane === p ? " on" : ""}`} data-testid={`pane-${p}`} aria-pressed={pane === p} onClick={() => setPane(p)}>
+                  {p === "transcript" ? "Transcript" : p === "changes" ? "Changes" : "Files"}
+                </button>
+              ))}
+            </span>
+          ) : null}
+          {s.workspace?.kind === "worktree" && !closed && !commitOpen ? (
+            <button type="button" data-testid="commit-open" ref={commitButton} title={`Commit the worktree's changes on ${s.workspace.branch ?? "its branch"}`} onClick={() => setCommitOpen(true)}>
+              Commit…
+            </button>
+          ) : null}
           {!closed ? (
             confirmClose ? (
               <ConfirmClose
@@ -448,9 +508,19 @@ function SessionView({ app, st }: { app: App; st: SessionState }) {
             )
           ) : null}
         </div>
+        {commitOpen ? (
+          <CommitDialog
+            app={app}
+            st={st}
+            onDone={() => {
+              setCommitOpen(false);
+              setTimeout(() => commitButton.current?.focus(), 0);
+            }}
+          />
+        ) : null}
         {!closed ? <ConfigBar app={app} st={st} /> : null}
       </div>
-      <TranscriptView app={app} st={st} />
+      {pane === "changes" && checkpoints ? <SessionChangesPanel app={app} st={st} /> : pane === "files" && checkpoints ? <FilesPanel app={app} st={st} /> : <TranscriptView app={app} st={st} />}
       {!closed ? <Composer app={app} st={st} steerable={provider?.capabilities.steer ?? true} /> : <p class="dim">This session is closed.</p>}
     </section>
   );
@@ -525,8 +595,17 @@ function TranscriptView({ app, st, label }: { app: App; st: SessionState; label?
       answer: (requestId, body) => app.answer(st.id, requestId, body),
       goalOperationId: st.goal?.operationId ?? null,
       claimFocus: (requestId) => app.claimFocus(st.id, requestId),
+      workspace:
+        !st.isSide && hasCheckpoints(st.session.workspace)
+          ? {
+              diff: (turn, path) => app.changes(st.id, turn ? { turn, path } : { path }),
+              restore: (checkpoint) => app.restore(st.id, checkpoint),
+              fork: (turnId) => app.fork(st.id, turnId),
+              turnNumber: (turnId) => st.transcript.turnNumber(turnId),
+            }
+          : null,
     }),
-    [st.id, st.goal?.operationId],
+    [st.id, st.goal?.operationId, !st.isSide && hasCheckpoints(st.session.workspace)],
   );
   useLayoutEffect(() => {
     const el = box.current;

@@ -9,6 +9,7 @@ import { Markdown } from "./md.js";
 import { showControls } from "../text.js";
 import { permissionDetail, titleRepeatsQuestion, usageText } from "../present.js";
 import type { Schemas } from "../../../openapi/clients/typescript/src/client.js";
+import { CommittedView, RestoredView, TurnChangesView, type WorkspaceActions } from "./workspace.js";
 
 type Decision = Schemas["Decision"];
 type AnswerRequest = Schemas["AnswerRequest"];
@@ -20,6 +21,8 @@ export interface ItemContext {
   goalOperationId: string | null;
   /** Whether a pending interaction now shown may move the focus to its answer (true once per interaction). */
   claimFocus(requestId: string): boolean;
+  /** Restore, undo, fork and diffs of the session's workspace (null: a session without checkpoints). */
+  workspace: WorkspaceActions | null;
 }
 
 const DECISION_LABEL: Record<Decision, string> = {
@@ -50,7 +53,7 @@ type ItemProps = { item: Item; rev: number; ctx: ItemContext; gated: boolean };
 
 class ItemView extends Component<ItemProps> {
   override shouldComponentUpdate(next: ItemProps) {
-    return next.item !== this.props.item || next.rev !== this.props.rev || next.gated !== this.props.gated || next.ctx.goalOperationId !== this.props.ctx.goalOperationId;
+    return next.item !== this.props.item || next.rev !== this.props.rev || next.gated !== this.props.gated || next.ctx.goalOperationId !== this.props.ctx.goalOperationId || next.ctx.workspace !== this.props.ctx.workspace;
   }
 
   override render() {
@@ -132,6 +135,12 @@ class ItemView extends Component<ItemProps> {
             {item.text}
           </div>
         );
+      case "changes":
+        return <TurnChangesView item={item} ws={ctx.workspace} />;
+      case "restored":
+        return <RestoredView item={item} ws={ctx.workspace} />;
+      case "committed":
+        return <CommittedView item={item} />;
     }
   }
 }
