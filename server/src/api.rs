@@ -121,6 +121,22 @@ pub struct RestoreRequest {
 #[serde(rename_all = "camelCase")]
 pub struct CheckpointList {
     pub data: Vec<ensemble_runtime::controller::CheckpointInfo>,
+    /// The id to pass as `after` for the next page (absent on the last).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next: Option<String>,
+}
+
+/// `GET …/checkpoints`: a page.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct CheckpointsQuery {
+    /// Checkpoints after this id (oldest first).
+    #[param(max_length = 128)]
+    pub after: Option<String>,
+    /// At most this many (default 100, at most 1000).
+    #[param(minimum = 1, maximum = 1000)]
+    pub limit: Option<u32>,
 }
 
 /// `GET …/changes`: which checkpoints to compare (none: the session's base to its latest).

@@ -6,22 +6,37 @@ use ensemble_runtime::event::{WorkspaceCommittedPayload, WorkspaceRestoredPayloa
 use ensemble_runtime::limits::check_text;
 
 use super::params::SessionPath;
-use crate::api::{ChangesQuery, CheckpointList, CommitRequest, RestoreRequest};
+use crate::api::{ChangesQuery, CheckpointList, CheckpointsQuery, CommitRequest, RestoreRequest};
 use crate::error::{ApiError, ErrorResponse, Json, Query};
 use crate::state::AppState;
 
 /// The session's checkpoints, oldest first: one before and one after every turn (and one before
 /// every restore).
 #[utoipa::path(get, path = "/v1/rooms/{roomId}/sessions/{sessionId}/checkpoints", tag = "workspaces",
-    params(SessionPath),
+    params(SessionPath, CheckpointsQuery),
     responses((status = 200, description = "The checkpoints, oldest first", body = CheckpointList),
         (status = 422, description = "The session has no checkpoints (`no_workspace`)", body = ErrorResponse),
         (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn list_checkpoints(
     State(state): State<AppState>,
     session: SessionPath,
+    Query(q): Query<CheckpointsQuery>,
 ) -> Result<Json<CheckpointList>, ApiError> {
-    Ok(Json(CheckpointList { data: state.controller.checkpoints(&session.key()?).await? }))
+    let limit = match q.limit {
+        None => 100,
+        Some(n @ 1..=1000) => n as usize,
+        Some(_) => return Err(ApiError::bad_request("invalid_query", "limit must be between 1 and 1000")),
+    };
+    if let Some(a) = &q.after {
+        check_text("after", a)?;
+    }
+    let all = state.controller.checkpoints(&session.key()?).await?;
+    // Ids are time-ordered: the page starts past `after`, whether or not that id still exists.
+    let rest: Vec<_> = all.into_iter().filter(|c| q.after.as_deref().is_none_or(|a| c.id.as_str() > a)).collect();
+    let more = rest.len() > limit;
+    let data: Vec<_> = rest.into_iter().take(limit).collect();
+    let next = more.then(|| data.last().map(|c| c.id.clone())).flatten();
+    Ok(Json(CheckpointList { data, next }))
 }
 
 /// What changed in the session's workspace: in one turn (`turn`), between two checkpoints

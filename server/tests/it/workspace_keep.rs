@@ -218,4 +218,16 @@ async fn a_restart_keeps_the_worktree_and_its_checkpoints() {
     assert_eq!(events.last().unwrap()["payload"]["files"][0]["path"], "two.txt");
     let (_, list) = s.get("/v1/rooms/r/sessions/w/checkpoints").await;
     assert_eq!(list["data"].as_array().unwrap().len(), 4, "{list}");
+    assert!(list.get("next").is_none(), "{list}");
+    // Paged: a page of three, then the rest.
+    let (_, first) = s.get("/v1/rooms/r/sessions/w/checkpoints?limit=3").await;
+    assert_eq!(first["data"].as_array().unwrap().len(), 3, "{first}");
+    let next = first["next"].as_str().unwrap();
+    assert_eq!(next, first["data"][2]["id"]);
+    let (_, second) = s.get(&format!("/v1/rooms/r/sessions/w/checkpoints?limit=3&after={next}")).await;
+    assert_eq!(second["data"].as_array().unwrap().len(), 1, "{second}");
+    assert_eq!(second["data"][0]["id"], list["data"][3]["id"]);
+    assert!(second.get("next").is_none());
+    let (status, body) = s.get("/v1/rooms/r/sessions/w/checkpoints?limit=0").await;
+    assert_eq!(error_code(status, &body, StatusCode::BAD_REQUEST), "invalid_query");
 }

@@ -814,6 +814,8 @@ export interface components {
         /** @description `GET …/checkpoints`. */
         CheckpointList: {
             data: components["schemas"]["CheckpointInfo"][];
+            /** @description The id to pass as `after` for the next page (absent on the last). */
+            next?: string | null;
         };
         /**
          * @description When a checkpoint was taken.
@@ -2641,7 +2643,12 @@ export interface operations {
     };
     list_checkpoints: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Checkpoints after this id (oldest first). */
+                after?: string;
+                /** @description At most this many (default 100, at most 1000). */
+                limit?: number;
+            };
             header?: never;
             path: {
                 roomId: string;

@@ -8,6 +8,7 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
+from ..types import UNSET, Unset
 from typing import cast
 
 if TYPE_CHECKING:
@@ -27,9 +28,11 @@ class CheckpointList:
 
         Attributes:
             data (list[CheckpointInfo]):
+            next_ (None | str | Unset): The id to pass as `after` for the next page (absent on the last).
      """
 
     data: list[CheckpointInfo]
+    next_: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -45,12 +48,20 @@ class CheckpointList:
 
 
 
+        next_: None | str | Unset
+        if isinstance(self.next_, Unset):
+            next_ = UNSET
+        else:
+            next_ = self.next_
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update({
             "data": data,
         })
+        if next_ is not UNSET:
+            field_dict["next"] = next_
 
         return field_dict
 
@@ -70,8 +81,19 @@ class CheckpointList:
             data.append(data_item)
 
 
+        def _parse_next_(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        next_ = _parse_next_(d.pop("next", UNSET))
+
+
         checkpoint_list = cls(
             data=data,
+            next_=next_,
         )
 
 

@@ -10,6 +10,7 @@ from ... import errors
 
 from ...models.checkpoint_list import CheckpointList
 from ...models.error_response import ErrorResponse
+from ...types import UNSET, Unset
 from typing import cast
 
 
@@ -17,17 +18,29 @@ from typing import cast
 def _get_kwargs(
     room_id: str,
     session_id: str,
+    *,
+    after: str | Unset = UNSET,
+    limit: int | Unset = UNSET,
 
 ) -> dict[str, Any]:
     
 
     
 
-    
+    params: dict[str, Any] = {}
+
+    params["after"] = after
+
+    params["limit"] = limit
+
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
 
     _kwargs: dict[str, Any] = {
         "method": "get",
         "url": "/v1/rooms/{room_id}/sessions/{session_id}/checkpoints".format(room_id=quote(str(room_id), safe=""),session_id=quote(str(session_id), safe=""),),
+        "params": params,
     }
 
 
@@ -84,6 +97,8 @@ def sync_detailed(
     session_id: str,
     *,
     client: AuthenticatedClient | Client,
+    after: str | Unset = UNSET,
+    limit: int | Unset = UNSET,
 
 ) -> Response[CheckpointList | ErrorResponse]:
     """ The session's checkpoints, oldest first: one before and one after every turn (and one before
@@ -92,6 +107,8 @@ def sync_detailed(
     Args:
         room_id (str):
         session_id (str):
+        after (str | Unset):
+        limit (int | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -105,6 +122,8 @@ def sync_detailed(
     kwargs = _get_kwargs(
         room_id=room_id,
 session_id=session_id,
+after=after,
+limit=limit,
 
     )
 
@@ -119,6 +138,8 @@ def sync(
     session_id: str,
     *,
     client: AuthenticatedClient | Client,
+    after: str | Unset = UNSET,
+    limit: int | Unset = UNSET,
 
 ) -> CheckpointList | ErrorResponse | None:
     """ The session's checkpoints, oldest first: one before and one after every turn (and one before
@@ -127,6 +148,8 @@ def sync(
     Args:
         room_id (str):
         session_id (str):
+        after (str | Unset):
+        limit (int | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -141,6 +164,8 @@ def sync(
         room_id=room_id,
 session_id=session_id,
 client=client,
+after=after,
+limit=limit,
 
     ).parsed
 
@@ -149,6 +174,8 @@ async def asyncio_detailed(
     session_id: str,
     *,
     client: AuthenticatedClient | Client,
+    after: str | Unset = UNSET,
+    limit: int | Unset = UNSET,
 
 ) -> Response[CheckpointList | ErrorResponse]:
     """ The session's checkpoints, oldest first: one before and one after every turn (and one before
@@ -157,6 +184,8 @@ async def asyncio_detailed(
     Args:
         room_id (str):
         session_id (str):
+        after (str | Unset):
+        limit (int | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -170,6 +199,8 @@ async def asyncio_detailed(
     kwargs = _get_kwargs(
         room_id=room_id,
 session_id=session_id,
+after=after,
+limit=limit,
 
     )
 
@@ -184,6 +215,8 @@ async def asyncio(
     session_id: str,
     *,
     client: AuthenticatedClient | Client,
+    after: str | Unset = UNSET,
+    limit: int | Unset = UNSET,
 
 ) -> CheckpointList | ErrorResponse | None:
     """ The session's checkpoints, oldest first: one before and one after every turn (and one before
@@ -192,6 +225,8 @@ async def asyncio(
     Args:
         room_id (str):
         session_id (str):
+        after (str | Unset):
+        limit (int | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -206,5 +241,7 @@ async def asyncio(
         room_id=room_id,
 session_id=session_id,
 client=client,
+after=after,
+limit=limit,
 
     )).parsed
