@@ -39,7 +39,7 @@ impl Controller {
             .rev()
             .find(|c| c.turn_id.as_deref() == Some(req.at_turn.as_str()) && c.phase == CheckpointPhase::After)
             .ok_or_else(|| ControllerError::UnknownCheckpoint(format!("the checkpoint after turn {}", req.at_turn)))?;
-        let ws = source.workspace.clone().unwrap_or_else(|| unreachable_workspace(&top));
+        let ws = source.workspace.clone().map_or_else(|| unreachable_workspace(&top), |w| *w);
         // A worktree's repository is the one it was made from; a dir session's is its work tree.
         let repo = match ws.kind {
             WorkspaceKind::Worktree => ws.repo.clone().unwrap_or_default(),

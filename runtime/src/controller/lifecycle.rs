@@ -133,11 +133,11 @@ impl Controller {
         }
         session.settings = req.settings.clone();
         if let Some(f) = &req.fork {
-            session.forked_from = Some(crate::model::ForkedFrom {
+            session.forked_from = Some(Box::new(crate::model::ForkedFrom {
                 session_id: f.source.session_id.clone(),
                 turn_id: f.through_turn.clone(),
                 checkpoint: f.checkpoint.clone(),
-            });
+            }));
         }
         // With several hosts the id must be new everywhere; the claim makes this host its owner
         // (a session known here is refused before the database is asked). On one host the

@@ -79,7 +79,7 @@ impl Controller {
         }
         let disk_bytes =
             tokio::task::spawn_blocking(move || ensemble_workspace::Git::disk_usage(&path)).await.unwrap_or(0);
-        Ok(WorkspaceInfo { workspace, disk_bytes })
+        Ok(WorkspaceInfo { workspace: *workspace, disk_bytes })
     }
 
     /// Removes a closed session's worktree (its branch too when merged, or with `force`) and its

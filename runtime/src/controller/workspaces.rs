@@ -145,14 +145,14 @@ impl Controller {
                 }
                 // Found without a process: most sessions are not in a repository.
                 let Some(top) = work_tree_top(Path::new(&session.cwd)) else { return Ok(None) };
-                session.workspace = Some(SessionWorkspace {
+                session.workspace = Some(Box::new(SessionWorkspace {
                     kind: WorkspaceKind::Dir,
                     repo: Some(top.to_string_lossy().into_owned()),
                     base_commit: None,
                     branch: None,
                     path: Some(top.to_string_lossy().into_owned()),
                     checkpoints: true,
-                });
+                }));
                 Ok(None)
             }
             WorkspaceRequest::Worktree { repo, base, branch, cwd } => {
@@ -180,14 +180,14 @@ impl Controller {
                     },
                 };
                 session.cwd = dir.to_string_lossy().into_owned();
-                session.workspace = Some(SessionWorkspace {
+                session.workspace = Some(Box::new(SessionWorkspace {
                     kind: WorkspaceKind::Worktree,
                     repo: Some(repo.to_string_lossy().into_owned()),
                     base_commit: Some(tree.base_commit),
                     branch: Some(tree.branch),
                     path: Some(tree.path.to_string_lossy().into_owned()),
                     checkpoints: checkpoints != Some(false),
-                });
+                }));
                 Ok(Some(tree.path))
             }
         }
