@@ -3,6 +3,9 @@
 // 1400×900 and 390×844 (no sideways scrolling, the rooms behind a menu button on a phone, the composer
 // on screen).
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { send, sessionStatus, shots, startSession, tid, useConsole } from '../support/console.mjs';
 
@@ -69,6 +72,35 @@ test('every control is labelled, on every screen', { timeout: 30_000 }, async ()
   await page.setViewportSize({ width: 390, height: 844 });
   await page.click('.nav-toggle');
   assert.deepEqual(await unnamed(page), [], 'the phone layout with the menu open');
+  page.assertClean();
+});
+
+test('every control of the workspace panes is labelled', { timeout: 30_000 }, async () => {
+  // A git repository in the server's workspace root: its session is checkpointed.
+  const repo = join(h.server.workspace, 'a11y-repo');
+  mkdirSync(repo, { recursive: true });
+  const git = (...args) =>
+    execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], {
+      cwd: repo,
+      env: { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1' },
+    });
+  git('init', '-q', '-b', 'main');
+  writeFileSync(join(repo, 'README.md'), '# readme\n');
+  git('add', '-A');
+  git('commit', '-q', '-m', 'init');
+  await h.rest.call('POST', '/v1/rooms/a11y-ws/sessions', { sessionId: 'w', cwd: repo }, 201);
+  const page = await h.open({ room: 'a11y-ws', session: 'w' });
+  await send(page, '/write notes.md hello');
+  await page.waitForSelector(`${view} ${tid('turn-changes')}`);
+  await page.click(tid('changed-file-toggle'));
+  await page.waitForSelector(tid('changed-file-diff'));
+  assert.deepEqual(await unnamed(page), [], 'a turn\'s changes with a diff open');
+  await page.click(tid('pane-changes'));
+  await page.waitForSelector(tid('session-changes'));
+  assert.deepEqual(await unnamed(page), [], 'the session\'s changes');
+  await page.click(tid('pane-files'));
+  await page.waitForSelector(tid('file-entry'));
+  assert.deepEqual(await unnamed(page), [], 'the files pane');
   page.assertClean();
 });
 
