@@ -66,13 +66,6 @@ impl ApiError {
         Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", "something went wrong on the server")
     }
 
-    /// The same error about another field than the `cwd` its message names (a worktree's repo
-    /// goes through the same checks).
-    pub fn for_field(mut self, field: &str) -> Self {
-        self.message = self.message.replacen("cwd", field, 1);
-        self
-    }
-
     pub fn with_details(mut self, details: Value) -> Self {
         self.details = Some(Box::new(details));
         self

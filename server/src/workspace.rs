@@ -35,22 +35,33 @@ impl WorkspaceRoots {
     /// The canonical directory for a requested `cwd`, or a 400: not absolute, `.`/`..` components,
     /// not an existing directory, or (after following symlinks) outside every root.
     pub fn resolve(&self, cwd: &str) -> Result<PathBuf, ApiError> {
-        let p = Path::new(cwd);
+        self.resolve_as("cwd", cwd)
+    }
+
+    /// [`Self::resolve`] for a directory the request names in `field` (a worktree's repository);
+    /// the error says that field.
+    pub fn resolve_as(&self, field: &str, dir: &str) -> Result<PathBuf, ApiError> {
+        let p = Path::new(dir);
         if !p.is_absolute() {
-            return Err(ApiError::bad_request("invalid_cwd", "cwd must be an absolute path"));
+            return Err(ApiError::bad_request("invalid_cwd", format!("{field} must be an absolute path")));
         }
         // On the raw text: `Path::components` silently drops inner `.` segments.
-        if cwd.split('/').any(|seg| seg == ".." || seg == ".") {
-            return Err(ApiError::bad_request("invalid_cwd", "cwd must not contain `.` or `..` components"));
+        if dir.split('/').any(|seg| seg == ".." || seg == ".") {
+            return Err(ApiError::bad_request(
+                "invalid_cwd",
+                format!("{field} must not contain `.` or `..` components"),
+            ));
         }
-        let canonical = p
-            .canonicalize()
-            .ok()
-            .filter(|c| c.is_dir())
-            .ok_or_else(|| ApiError::bad_request("invalid_cwd", "cwd must be an existing directory"))?;
+        let canonical =
+            p.canonicalize().ok().filter(|c| c.is_dir()).ok_or_else(|| {
+                ApiError::bad_request("invalid_cwd", format!("{field} must be an existing directory"))
+            })?;
         if !self.contains(&canonical) {
-            return Err(ApiError::bad_request("cwd_outside_workspace", "cwd must be inside a workspace root")
-                .with_details(serde_json::json!({ "workspaceRoots": self.roots })));
+            return Err(ApiError::bad_request(
+                "cwd_outside_workspace",
+                format!("{field} must be inside a workspace root"),
+            )
+            .with_details(serde_json::json!({ "workspaceRoots": self.roots })));
         }
         Ok(canonical)
     }

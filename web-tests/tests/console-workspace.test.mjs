@@ -34,15 +34,6 @@ function makeRepo(name) {
   return dir;
 }
 
-/** Waits (polling, with a deadline) until `fn()` is true. */
-async function until(fn, what, ms = 10_000) {
-  const end = Date.now() + ms;
-  while (!fn()) {
-    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 const fileRow = (path, more = '') => `${tid('changed-file', `[data-path="${path}"]`)}${more}`;
 
 test('a turn\'s changes, its diff, restore (asked first) and undo, on disk', { timeout: 30_000 }, async () => {
@@ -85,8 +76,9 @@ test('a turn\'s changes, its diff, restore (asked first) and undo, on disk', { t
   // Confirmed: the file is gone, and the transcript says so with an Undo.
   await page.click(`${block} ${tid('restore-turn')}`);
   await page.click(tid('confirm-restore'));
+  // The event is published once the tree is restored: the disk is as it will be.
   await page.waitForSelector(`${view} ${tid('workspace-restored')}`);
-  await until(() => !existsSync(join(repo, 'notes.md')), 'notes.md removed by the restore');
+  assert.equal(existsSync(join(repo, 'notes.md')), false, 'notes.md removed by the restore');
   const restored = await h.rest.call('GET', '/v1/rooms/ws1/events?after=0&limit=1000', undefined, 200);
   const ev = restored.json.data.filter((e) => e.type === 'workspace.restored');
   const changes = restored.json.data.find((e) => e.type === 'turn.changes');
@@ -96,7 +88,7 @@ test('a turn\'s changes, its diff, restore (asked first) and undo, on disk', { t
   // Undo: the file is back.
   await page.click(`${view} ${tid('workspace-restored')} ${tid('undo-restore')}`);
   await page.waitForFunction(() => document.querySelectorAll('[data-testid="workspace-restored"]').length === 2);
-  await until(() => existsSync(join(repo, 'notes.md')), 'notes.md back after Undo');
+  assert.ok(existsSync(join(repo, 'notes.md')), 'notes.md back after Undo');
   assert.match(readFileSync(join(repo, 'notes.md'), 'utf8'), /^hello/);
   const undone = (await h.rest.call('GET', '/v1/rooms/ws1/events?after=0&limit=1000', undefined, 200)).json.data.filter((e) => e.type === 'workspace.restored');
   assert.equal(undone[1].payload.checkpoint, ev[0].payload.undo, 'Undo restores the restore\'s undo checkpoint');

@@ -27,7 +27,8 @@ impl Controller {
     /// (422 `fork_unsupported` with the provider's reason when it cannot).
     pub async fn fork(&self, req: ForkSession) -> Result<SharedSession> {
         let source = self.snapshot(&req.source)?;
-        let Some(top) = Self::checkpointed(&source) else {
+        // A checkpointed session has a workspace; its top is where the checkpoints are.
+        let (Some(top), Some(ws)) = (Self::checkpointed(&source), source.workspace.clone()) else {
             return Err(ControllerError::NoWorkspace(
                 "only a session with checkpoints can be forked (its cwd is not in a git work tree)".into(),
             ));
@@ -39,7 +40,6 @@ impl Controller {
             .rev()
             .find(|c| c.turn_id.as_deref() == Some(req.at_turn.as_str()) && c.phase == CheckpointPhase::After)
             .ok_or_else(|| ControllerError::UnknownCheckpoint(format!("the checkpoint after turn {}", req.at_turn)))?;
-        let ws = source.workspace.clone().map_or_else(|| unreachable_workspace(&top), |w| *w);
         // A worktree's repository is the one it was made from; a dir session's is its work tree.
         let repo = match ws.kind {
             WorkspaceKind::Worktree => ws.repo.clone().unwrap_or_default(),
@@ -71,17 +71,5 @@ impl Controller {
             fork: Some(ForkFrom { source, through_turn: req.at_turn.clone(), checkpoint: checkpoint.id }),
         })
         .await
-    }
-}
-
-/// A checkpointed session always has a workspace; this keeps the compiler from needing a panic.
-fn unreachable_workspace(top: &Path) -> crate::model::SessionWorkspace {
-    crate::model::SessionWorkspace {
-        kind: WorkspaceKind::Dir,
-        repo: Some(top.to_string_lossy().into_owned()),
-        base_commit: None,
-        branch: None,
-        path: Some(top.to_string_lossy().into_owned()),
-        checkpoints: true,
     }
 }

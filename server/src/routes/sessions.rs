@@ -50,7 +50,7 @@ pub async fn start_session(
                     check_text(field, t)?;
                 }
             }
-            let repo = state.workspace.resolve(&repo).map_err(|e| e.for_field("workspace.repo"))?;
+            let repo = state.workspace.resolve_as("workspace.repo", &repo)?;
             // The worktree's cwd is relative to it: the controller resolves it there.
             (WorkspaceRequest::Worktree { repo, base, branch, cwd: body.cwd }, None)
         }

@@ -754,19 +754,7 @@ async fn codex_is_unavailable_when_it_is_too_old() {
 #[tokio::test]
 async fn a_codex_patch_is_captured_by_the_turns_checkpoint() {
     let c = Codex::new(CodexProvider::default().model("gpt-5.5"), Some(MOCK_KEY)).await;
-    let work = c.work.path();
-    for args in [
-        &["init", "-q"][..],
-        &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "first"],
-    ] {
-        let out = std::process::Command::new("git")
-            .args(args)
-            .current_dir(work)
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    }
+    git_repo(c.work.path(), &[]);
     let s = Server::start(&c.args()).await;
     let mut ws = s.ws("r", None).await;
     ws.hello().await;

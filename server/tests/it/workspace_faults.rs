@@ -10,25 +10,8 @@ use serde_json::{Value, json};
 
 use crate::common::*;
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"])
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
-}
-
 fn repo(at: &Path) -> PathBuf {
-    std::fs::create_dir_all(at).unwrap();
-    git(at, &["init", "-q"]);
-    std::fs::write(at.join("README.md"), "# demo\n").unwrap();
-    git(at, &["add", "."]);
-    git(at, &["commit", "-q", "-m", "first"]);
-    at.canonicalize().unwrap()
+    git_repo(at, &[("README.md", b"# demo\n")])
 }
 
 /// The events of one turn, through its end and whatever follows it up to `last`.

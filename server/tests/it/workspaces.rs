@@ -3,34 +3,15 @@
 //! changes as an event and over REST, restore (and its undo), and worktree sessions.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use crate::common::*;
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"])
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
-}
-
 /// A repository with one commit (`README.md`, an ignored `build/` and `.gitignore`).
 fn repo(at: &Path) -> PathBuf {
-    std::fs::create_dir_all(at).unwrap();
-    git(at, &["init", "-q"]);
-    std::fs::write(at.join("README.md"), "# demo\n").unwrap();
-    std::fs::write(at.join(".gitignore"), "build/\n").unwrap();
-    git(at, &["add", "."]);
-    git(at, &["commit", "-q", "-m", "first"]);
-    at.canonicalize().unwrap()
+    git_repo(at, &[("README.md", b"# demo\n"), (".gitignore", b"build/\n")])
 }
 
 async fn start(s: &Server, id: &str, body: Value) -> (StatusCode, Value) {

@@ -603,3 +603,30 @@ pub fn workspace_bin(bin: &str, package: &str) -> PathBuf {
     }
     path
 }
+
+/// Real git in `dir`, with no configuration of this machine (an identity for commits, `main`).
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .expect("run git");
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).expect("git's output is UTF-8")
+}
+
+/// A repository at `at` with `files` (relative path, content) committed once; its canonical path.
+pub fn git_repo(at: &Path, files: &[(&str, &[u8])]) -> PathBuf {
+    std::fs::create_dir_all(at).expect("repo dir");
+    git(at, &["init", "-q"]);
+    for (path, content) in files {
+        let file = at.join(path);
+        std::fs::create_dir_all(file.parent().expect("a parent")).expect("parent dir");
+        std::fs::write(file, content).expect("repo file");
+    }
+    git(at, &["add", "."]);
+    git(at, &["commit", "-q", "--allow-empty", "-m", "first"]);
+    at.canonicalize().expect("canonical repo")
+}
