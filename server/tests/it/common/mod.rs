@@ -163,7 +163,14 @@ impl Server {
             dir: dir.to_path_buf(),
             _tmp: None,
             token: token.map(str::to_owned),
-            http: reqwest::Client::builder().timeout(WAIT).default_headers(headers).build().expect("client"),
+            // Pooled connections are dropped well before the server's keep-alive idle close (5 s by
+            // default): reusing one just as the server closes it fails the request mid-way.
+            http: reqwest::Client::builder()
+                .timeout(WAIT)
+                .pool_idle_timeout(Duration::from_secs(2))
+                .default_headers(headers)
+                .build()
+                .expect("client"),
             log_lines,
         }
     }
