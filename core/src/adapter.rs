@@ -149,6 +149,8 @@ pub struct ForkOpen<'a> {
     pub source_state: ProviderState,
     /// The source's turn the fork's conversation goes through (its last).
     pub through_turn: &'a str,
+    /// The source's most recent turn, for providers that can only fork a whole conversation.
+    pub last_turn: Option<&'a str>,
 }
 
 /// What `start`/`resume` learnt.

@@ -36,7 +36,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use ensemble_core::adapter::{
-    Adapter, AdapterError, Capabilities, ProviderDescriptor, SessionHandle, StartOutcome, TurnRequest,
+    Adapter, AdapterError, Capabilities, ForkOpen, ProviderDescriptor, SessionHandle, StartOutcome, TurnRequest,
 };
 use ensemble_core::event::Decision;
 use ensemble_core::model::{AgentInfo, ConfigChange, Session, SessionKey, SessionPatch};
@@ -487,6 +487,48 @@ impl Adapter for AcpAdapter {
                 Err(e)
             }
         }
+    }
+
+    /// ACP's `session/fork` copies a whole session as it is now, so only the source's most recent
+    /// turn can be forked through, and not while another one runs.
+    async fn fork(
+        &self,
+        open: ForkOpen<'_>,
+        session: &Session,
+        handle: SessionHandle,
+    ) -> Result<StartOutcome, AdapterError> {
+        let Some(source) = open.source.provider_session_id.clone() else {
+            return Err(AdapterError::Unsupported("the source session never had an agent session".into()));
+        };
+        if open.last_turn != Some(open.through_turn) {
+            return Err(AdapterError::Unsupported(format!(
+                "ACP's session/fork copies the whole conversation: only the source's last turn ({}) can be forked through",
+                open.last_turn.unwrap_or("none")
+            )));
+        }
+        if let Some(running) = &open.source.active_turn_id {
+            return Err(AdapterError::Unsupported(format!(
+                "ACP's session/fork copies the whole conversation: wait until the source's turn {running} ends"
+            )));
+        }
+        let live = self.spawn(session, handle).await?;
+        if live.agent_capabilities().session_capabilities.fork.is_none() {
+            live.stop().await;
+            return Err(AdapterError::Unsupported(format!("{} does not offer session/fork", self.config.id)));
+        }
+        let request =
+            wire::ForkSessionRequest::new(source, PathBuf::from(&session.cwd)).mcp_servers(self.mcp_servers());
+        let response = match live.call::<wire::ForkSession>(&request, self.config.start_timeout).await {
+            Ok(r) => r,
+            Err(e) => {
+                live.stop().await;
+                return Err(e);
+            }
+        };
+        let mut patch = live.bind(&response.session_id.0, response.modes.as_ref(), response.config_options.as_deref());
+        patch.not_resumable = self.resume_support(&live);
+        self.install(session.key(), live).await;
+        Ok(StartOutcome { patch, events: Vec::new() })
     }
 
     async fn close(&self, session: &Session) -> Result<(), AdapterError> {

@@ -33,6 +33,7 @@ request!(
     acp::SetSessionConfigOptionResponse
 );
 request!(CloseSession, session_close, acp::CloseSessionRequest, acp::CloseSessionResponse);
+request!(ForkSession, session_fork, acp::ForkSessionRequest, acp::ForkSessionResponse);
 
 /// `session/cancel`.
 pub(super) enum Cancel {}

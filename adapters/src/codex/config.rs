@@ -13,6 +13,11 @@ pub const MIN_VERSION: Version = Version::new(0, 169, 0);
 /// Provider-state key: the codex thread that has run a turn (so codex has written its rollout).
 pub(super) const THREAD_USED: &str = "codex.thread_used";
 
+/// Where codex's id of one of our turns is kept.
+pub(super) fn turn_key(ours: &str) -> String {
+    format!("codex.turn.{ours}")
+}
+
 /// How to run codex.
 #[derive(Clone, Debug)]
 pub struct CodexConfig {

@@ -18,7 +18,7 @@ use ensemble_core::model::{InputItem, Session, SessionKey, SessionPatch};
 use serde_json::Value;
 use tokio::sync::Notify;
 
-use super::config::{CodexConfig, THREAD_USED};
+use super::config::{CodexConfig, THREAD_USED, turn_key};
 use super::conn::{Conn, Routed};
 use super::translate::{self, Translator};
 use super::wire::{
@@ -485,6 +485,10 @@ impl Live {
             Ok(response) => {
                 if let Some(started) = response.turn {
                     self.our_turn(Some(&started.id));
+                    // A durable fork through this turn names it to codex by codex's id.
+                    if let Err(e) = self.provider_state.set(&turn_key(&turn.turn_id), started.id).await {
+                        tracing::warn!(session = %session.key(), error = %e, "cannot record codex's turn id");
+                    }
                 }
                 // From now on codex has a rollout for the thread, and a resume must find it.
                 if !self.thread_used.swap(true, Ordering::SeqCst)

@@ -41,8 +41,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use ensemble_core::adapter::{
-    Adapter, AdapterError, Capabilities, ProviderDescriptor, SessionHandle, SideOpen, SideOpened, StartOutcome,
-    TurnRequest,
+    Adapter, AdapterError, Capabilities, ForkOpen, ProviderDescriptor, SessionHandle, SideOpen, SideOpened,
+    StartOutcome, TurnRequest,
 };
 use ensemble_core::event::{CommandInfo, CommandsUpdatedPayload, Decision, EventBody};
 use ensemble_core::goal::{GoalCommand, ProviderGoal};
@@ -242,6 +242,27 @@ impl Adapter for CodexAdapter {
             }
         };
         let outcome = started(&live, session, new_thread, auth);
+        self.install(session.key(), live).await;
+        Ok(outcome)
+    }
+
+    async fn fork(
+        &self,
+        open: ForkOpen<'_>,
+        session: &Session,
+        handle: SessionHandle,
+    ) -> Result<StartOutcome, AdapterError> {
+        let live = start::spawn(&self.config, &self.availability, session, handle).await?;
+        let auth = start::auth(&self.config, &live).await;
+        live.list_models(self.config.call_timeout).await;
+        let thread_id = match start::fork_thread(&self.config, &live, &open, session).await {
+            Ok(t) => t,
+            Err(e) => {
+                live.stop(&self.config).await;
+                return Err(e);
+            }
+        };
+        let outcome = started(&live, session, Some(thread_id), auth);
         self.install(session.key(), live).await;
         Ok(outcome)
     }

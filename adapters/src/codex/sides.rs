@@ -44,6 +44,7 @@ pub(super) async fn open(
         ephemeral: true,
         exclude_turns: true,
         developer_instructions: Some(SIDE_INSTRUCTIONS.into()),
+        ..Default::default()
     };
     let response = match conn.call::<ThreadFork>(&params, t).await {
         Ok(response) => response,

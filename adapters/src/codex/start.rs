@@ -5,17 +5,17 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use ensemble_core::adapter::{AdapterError, SessionHandle};
+use ensemble_core::adapter::{AdapterError, ForkOpen, SessionHandle};
 use ensemble_core::model::{ApprovalPolicy, AuthState, SandboxMode, Session};
 use serde_json::{Map, Value};
 
-use super::config::{CODEX, CodexConfig, THREAD_USED};
+use super::config::{CODEX, CodexConfig, THREAD_USED, turn_key};
 use super::conn::{Conn, route};
 use super::live::Live;
 use super::wire::{
     AccountRead, AskForApproval, ClientInfo, GatewayAuth, GetAccountParams, Initialize, InitializeCapabilities,
-    InitializeParams, Initialized, ModelProviderList, ModelProviderListParams, ProviderSettings, ThreadResume,
-    ThreadResumeParams, ThreadSettings, ThreadStart, ThreadStartParams,
+    InitializeParams, Initialized, ModelProviderList, ModelProviderListParams, ProviderSettings, ThreadFork,
+    ThreadForkParams, ThreadResume, ThreadResumeParams, ThreadSettings, ThreadStart, ThreadStartParams,
 };
 use crate::kit::availability::AvailabilityCell;
 use crate::kit::binary;
@@ -221,4 +221,45 @@ pub(super) async fn resume_thread(
         }
         Some(_) => start_thread(config, live, session).await.map(Some),
     }
+}
+
+/// `thread/fork` of the source's thread through codex's id of our turn `open.through_turn`, on the
+/// fork's own process and in its own cwd; returns the new thread's id. The fork is persisted (not
+/// ephemeral), so it resumes like any thread.
+pub(super) async fn fork_thread(
+    config: &CodexConfig,
+    live: &Arc<Live>,
+    open: &ForkOpen<'_>,
+    session: &Session,
+) -> Result<String, AdapterError> {
+    let Some(parent) = open.source.provider_session_id.clone() else {
+        return Err(AdapterError::Unsupported("the source session never had a codex thread".into()));
+    };
+    let last = open.source_state.get(&turn_key(open.through_turn)).await.ok().flatten().ok_or_else(|| {
+        AdapterError::Unsupported(format!(
+            "codex's id of turn {} is not known (it never reached codex, or ran before Ensemble recorded it)",
+            open.through_turn
+        ))
+    })?;
+    let params = ThreadForkParams {
+        thread_id: parent.clone(),
+        exclude_turns: true,
+        last_turn_id: Some(last),
+        settings: thread_settings(session),
+        ..Default::default()
+    };
+    let response = live.conn.call::<ThreadFork>(&params, config.thread_start_timeout).await?;
+    live.remember_model(&response);
+    let (child, from) = match &response.thread {
+        Some(t) => (t.id.clone(), t.forked_from_id.clone()),
+        None => (String::new(), None),
+    };
+    if child.is_empty() || child == parent || from.as_deref() != Some(parent.as_str()) {
+        return Err(AdapterError::failed(
+            "fork_invalid",
+            format!("thread/fork returned thread `{child}` forked from {from:?}, not from `{parent}`"),
+        ));
+    }
+    live.set_thread(&child);
+    Ok(child)
 }

@@ -33,9 +33,10 @@ impl Controller {
                 "only a session with checkpoints can be forked (its cwd is not in a git work tree)".into(),
             ));
         };
-        let checkpoint = self
-            .checkpoints(&req.source)
-            .await?
+        let checkpoints = self.checkpoints(&req.source).await?;
+        let last_turn =
+            checkpoints.iter().rev().find(|c| c.phase == CheckpointPhase::After).and_then(|c| c.turn_id.clone());
+        let checkpoint = checkpoints
             .into_iter()
             .rev()
             .find(|c| c.turn_id.as_deref() == Some(req.at_turn.as_str()) && c.phase == CheckpointPhase::After)
@@ -68,7 +69,7 @@ impl Controller {
                 cwd,
             },
             checkpoints: None,
-            fork: Some(ForkFrom { source, through_turn: req.at_turn.clone(), checkpoint: checkpoint.id }),
+            fork: Some(ForkFrom { source, through_turn: req.at_turn.clone(), last_turn, checkpoint: checkpoint.id }),
         })
         .await
     }

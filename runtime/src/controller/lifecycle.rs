@@ -195,6 +195,7 @@ impl Controller {
                     source: &f.source,
                     source_state: crate::adapter::ProviderState::new(self.inner.provider_state.clone(), f.source.key()),
                     through_turn: &f.through_turn,
+                    last_turn: f.last_turn.as_deref(),
                 };
                 adapter.fork(open, &session, handle).await
             }

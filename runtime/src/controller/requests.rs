@@ -25,6 +25,8 @@ pub struct StartSession {
 pub struct ForkFrom {
     pub source: crate::model::Session,
     pub through_turn: String,
+    /// The source's most recent turn (the last with a checkpoint after it).
+    pub last_turn: Option<String>,
     /// The checkpoint after that turn, which the fork's worktree starts from.
     pub checkpoint: String,
 }

@@ -770,3 +770,55 @@ async fn a_codex_patch_is_captured_by_the_turns_checkpoint() {
     assert_eq!(files[0]["path"], "patched.txt", "{files}");
     assert_eq!((files[0]["status"].as_str(), files[0]["added"].as_u64()), (Some("added"), Some(2)), "{files}");
 }
+
+/// A durable fork of a codex session through its first turn: a thread of its own (codex's
+/// `thread/fork` through codex's id of that turn), in its own worktree and process, whose model
+/// sees the first turn but not the second; released and resumed, it still does.
+#[tokio::test]
+async fn a_codex_fork_through_a_turn_keeps_that_conversation_only() {
+    let c = Codex::new(CodexProvider::default().model("gpt-5.5"), Some(MOCK_KEY)).await;
+    git_repo(c.work.path(), &[("README.md", b"# demo\n")]);
+    let s = Server::start(&c.args()).await;
+    let mut ws = s.ws("r", None).await;
+    ws.hello().await;
+    let src = start_codex(&s, &c, "src", json!({"approvalPolicy": "never"})).await;
+    let mut turns = Vec::new();
+    for (said, reply) in [("remember: apples", "Apples noted."), ("remember: pears", "Pears noted.")] {
+        c.mock.push(Reply::text(reply));
+        let turn = s.turn("r", "src", said).await;
+        let t = turn.clone();
+        ws.until(move |e| e["type"] == "turn.changes" && e["turnId"] == t.as_str()).await;
+        turns.push(turn);
+    }
+    let (status, fork) = s.post("/v1/rooms/r/sessions/src/fork", json!({"atTurn": turns[0], "sessionId": "f"})).await;
+    assert_eq!(status, StatusCode::CREATED, "{fork}\n{}", s.log());
+    assert_eq!(fork["provider"], "codex");
+    assert_eq!(fork["forkedFrom"]["turnId"], turns[0].as_str(), "{fork}");
+    let thread = fork["providerSessionId"].as_str().expect("a thread");
+    assert_ne!(Some(thread), src["providerSessionId"].as_str(), "a thread of its own");
+    let top = fork["workspace"]["path"].as_str().unwrap();
+    assert_eq!(fork["cwd"], top, "{fork}");
+    assert_eq!(codex_processes_of_server(&c, &s).len(), 2, "a process of its own");
+
+    c.mock.push(Reply::text("Fruit."));
+    let turn = s.turn("r", "f", "which fruits?").await;
+    ws.until(move |e| e["type"] == "turn.completed" && e["turnId"] == turn.as_str()).await;
+    let seen = serde_json::to_string(c.mock.responses_requests().last().unwrap().input()).unwrap();
+    assert!(seen.contains("remember: apples") && !seen.contains("remember: pears"), "{seen}");
+
+    // Released, the fork resumes its own thread with the same history.
+    let (status, body) = s.post_empty("/v1/rooms/r/sessions/f/release").await;
+    assert!(status.is_success(), "{body}");
+    c.mock.push(Reply::text("Fruit."));
+    let turn = s.turn("r", "f", "and now?").await;
+    ws.until(move |e| e["type"] == "turn.completed" && e["turnId"] == turn.as_str()).await;
+    let seen = serde_json::to_string(c.mock.responses_requests().last().unwrap().input()).unwrap();
+    assert!(seen.contains("remember: apples") && seen.contains("which fruits?"), "{seen}");
+    assert!(!seen.contains("remember: pears"), "{seen}");
+    let (_, f) = s.get("/v1/rooms/r/sessions/f").await;
+    assert_eq!(f["providerSessionId"], thread, "the same thread resumed");
+    for id in ["f", "src"] {
+        s.delete(&format!("/v1/rooms/r/sessions/{id}")).await;
+    }
+    no_codex_left(c.home.path()).await;
+}

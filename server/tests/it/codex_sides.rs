@@ -129,12 +129,3 @@ async fn a_side_opens_while_the_source_turn_streams_and_ends_with_its_source() {
     assert_eq!(error_code(status, &body, StatusCode::CONFLICT), "side_expired");
     no_codex_left(c.home.path()).await;
 }
-
-/// The codex app-servers whose parent is this server.
-fn codex_processes_of_server(c: &Codex, s: &Server) -> Vec<i32> {
-    let ppid = |pid: i32| -> i32 {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        stat.rsplit(')').next().and_then(|r| r.split_whitespace().nth(1)).and_then(|p| p.parse().ok()).unwrap_or(0)
-    };
-    codex_processes(c.home.path()).into_iter().filter(|&p| ppid(p) == s.pid()).collect()
-}

@@ -107,3 +107,60 @@ async fn an_agent_that_cannot_fork_is_a_422_with_its_reason_and_leaves_nothing()
     assert!(!git(work, &["branch", "--list"]).contains("ensemble/"), "{}", git(work, &["branch", "--list"]));
     assert_eq!(git(work, &["worktree", "list"]).lines().count(), 1);
 }
+
+/// An ACP agent that offers `session/fork`: the fork (in its own worktree and agent process)
+/// carries the conversation, which ACP copies whole, so only the last turn can be forked through;
+/// an agent without it is refused with the reason.
+#[tokio::test]
+async fn an_acp_fork_copies_the_conversation_through_the_last_turn_only() {
+    use crate::acp::{AcpSetup, message_text, start, turn};
+    let state = tempfile::tempdir().unwrap();
+    let a = AcpSetup::new(&["--fork", "--state-dir", state.path().to_str().unwrap()], "");
+    git_repo(a.work.path(), &[("README.md", b"# demo\n")]);
+    let s = a.server().await;
+    let mut ws = s.ws("r", None).await;
+    ws.hello().await;
+    start(&s, &a, "src").await;
+    let mut turns = Vec::new();
+    for text in ["apples", "pears"] {
+        let events = turn(&s, &mut ws, "src", text).await;
+        let id = events.last().unwrap()["turnId"].as_str().unwrap().to_owned();
+        let t = id.clone();
+        ws.until(move |e| e["type"] == "turn.changes" && e["turnId"] == t.as_str()).await;
+        turns.push(id);
+    }
+    let (status, body) = s.post("/v1/rooms/r/sessions/src/fork", json!({"atTurn": turns[0]})).await;
+    assert_eq!(error_code(status, &body, StatusCode::UNPROCESSABLE_ENTITY), "fork_unsupported");
+    assert!(body["error"]["message"].as_str().unwrap().contains(&turns[1]), "names the last turn: {body}");
+    let before = a.processes().len();
+    let (status, fork) = s.post("/v1/rooms/r/sessions/src/fork", json!({"atTurn": turns[1], "sessionId": "f"})).await;
+    assert_eq!(status, StatusCode::CREATED, "{fork}\n{}", s.log());
+    assert_ne!(fork["providerSessionId"], Value::Null);
+    assert_eq!(a.processes().len(), before + 1, "an agent process of its own");
+    let top = fork["workspace"]["path"].as_str().unwrap();
+    assert_eq!(fork["cwd"], top);
+    let events = turn(&s, &mut ws, "f", "history").await;
+    assert_eq!(message_text(&events), "history: apples | pears");
+    s.delete("/v1/rooms/r/sessions/f").await;
+    s.delete("/v1/rooms/r/sessions/src").await;
+    a.none_left().await;
+
+    // Without `session/fork` the agent says so, and nothing is left of the attempt.
+    let plain = AcpSetup::new(&[], "");
+    git_repo(plain.work.path(), &[("README.md", b"# demo\n")]);
+    let s = plain.server().await;
+    let mut ws = s.ws("r", None).await;
+    ws.hello().await;
+    start(&s, &plain, "src").await;
+    let events = turn(&s, &mut ws, "src", "apples").await;
+    let id = events.last().unwrap()["turnId"].as_str().unwrap().to_owned();
+    let t = id.clone();
+    ws.until(move |e| e["type"] == "turn.changes" && e["turnId"] == t.as_str()).await;
+    let (status, body) = s.post("/v1/rooms/r/sessions/src/fork", json!({"atTurn": id, "sessionId": "f"})).await;
+    assert_eq!(error_code(status, &body, StatusCode::UNPROCESSABLE_ENTITY), "fork_unsupported");
+    assert!(body["error"]["message"].as_str().unwrap().contains("session/fork"), "{body}");
+    let (status, _) = s.get("/v1/rooms/r/sessions/f").await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "no residue");
+    s.delete("/v1/rooms/r/sessions/src").await;
+    plain.none_left().await;
+}

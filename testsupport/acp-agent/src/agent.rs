@@ -8,15 +8,15 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     self, AgentCapabilities, AvailableCommand, AvailableCommandsUpdate, CancelNotification, CloseSessionRequest,
-    CloseSessionResponse, ContentBlock, ContentChunk, CurrentModeUpdate, Diff, Implementation, InitializeRequest,
-    InitializeResponse, LoadSessionRequest, LoadSessionResponse, NewSessionRequest, NewSessionResponse,
-    PermissionOption, PermissionOptionKind, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus, PromptRequest,
-    PromptResponse, ReadTextFileRequest, RequestPermissionOutcome, RequestPermissionRequest, SessionCapabilities,
-    SessionCloseCapabilities, SessionConfigOption, SessionConfigOptionCategory, SessionConfigOptionValue,
-    SessionConfigSelectOption, SessionId, SessionInfoUpdate, SessionMode, SessionModeState, SessionNotification,
-    SessionUpdate, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest,
-    SetSessionModeResponse, StopReason, ToolCall, ToolCallContent, ToolCallStatus, ToolCallUpdate,
-    ToolCallUpdateFields, ToolKind, UsageUpdate, WriteTextFileRequest,
+    CloseSessionResponse, ContentBlock, ContentChunk, CurrentModeUpdate, Diff, ForkSessionRequest, ForkSessionResponse,
+    Implementation, InitializeRequest, InitializeResponse, LoadSessionRequest, LoadSessionResponse, NewSessionRequest,
+    NewSessionResponse, PermissionOption, PermissionOptionKind, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus,
+    PromptRequest, PromptResponse, ReadTextFileRequest, RequestPermissionOutcome, RequestPermissionRequest,
+    SessionCapabilities, SessionCloseCapabilities, SessionConfigOption, SessionConfigOptionCategory,
+    SessionConfigOptionValue, SessionConfigSelectOption, SessionForkCapabilities, SessionId, SessionInfoUpdate,
+    SessionMode, SessionModeState, SessionNotification, SessionUpdate, SetSessionConfigOptionRequest,
+    SetSessionConfigOptionResponse, SetSessionModeRequest, SetSessionModeResponse, StopReason, ToolCall,
+    ToolCallContent, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind, UsageUpdate, WriteTextFileRequest,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, Error, UntypedMessage};
@@ -64,7 +64,8 @@ pub async fn serve(options: Options, transport: impl ConnectTo<Agent> + 'static)
         next_session: AtomicU64::new(1),
         next_message: AtomicU64::new(1),
     });
-    let (s1, s2, s3, s4, s5, s6, s7, s8) = (
+    let (s1, s2, s3, s4, s5, s6, s7, s8, s9) = (
+        state.clone(),
         state.clone(),
         state.clone(),
         state.clone(),
@@ -116,6 +117,12 @@ pub async fn serve(options: Options, transport: impl ConnectTo<Agent> + 'static)
         .on_receive_request(
             async move |request: PromptRequest, responder: Responder<PromptResponse>, cx: Cx| {
                 s7.prompt(request, responder, &cx)
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: ForkSessionRequest, responder: Responder<ForkSessionResponse>, _cx: Cx| {
+                s9.fork_session(request, responder)
             },
             agent_client_protocol::on_receive_request!(),
         )
@@ -179,9 +186,11 @@ impl State {
     }
 
     fn initialize(&self, _request: InitializeRequest, responder: Responder<InitializeResponse>) -> Result<(), Error> {
-        let capabilities = AgentCapabilities::new()
-            .load_session(self.options.load)
-            .session_capabilities(SessionCapabilities::new().close(SessionCloseCapabilities::new()));
+        let mut sessions = SessionCapabilities::new().close(SessionCloseCapabilities::new());
+        if self.options.fork {
+            sessions = sessions.fork(SessionForkCapabilities::new());
+        }
+        let capabilities = AgentCapabilities::new().load_session(self.options.load).session_capabilities(sessions);
         responder.respond(
             InitializeResponse::new(ProtocolVersion::V1)
                 .agent_capabilities(capabilities)
@@ -249,6 +258,32 @@ impl State {
             }
         }
         if let Err(error) = self.persist(&id) {
+            return responder.respond_with_error(error);
+        }
+        responder.respond(response)
+    }
+
+    /// `session/fork`: a new session whose history is a copy of the source's, working in `cwd`.
+    fn fork_session(
+        &self,
+        request: ForkSessionRequest,
+        responder: Responder<ForkSessionResponse>,
+    ) -> Result<(), Error> {
+        if !self.options.fork {
+            return responder.respond_with_error(Error::method_not_found());
+        }
+        let source = request.session_id.0.to_string();
+        let known = self.sessions().get(&source).map(|live| live.data.clone());
+        let Some(mut data) = known.or_else(|| self.store.load(&source)) else {
+            return responder.respond_with_error(schema::Error::session_not_found(request.session_id).into());
+        };
+        data.cwd = request.cwd;
+        let n = self.next_session.fetch_add(1, Ordering::Relaxed);
+        let id = format!("fork-{n}-{}", std::process::id());
+        let response = ForkSessionResponse::new(id.clone()).modes(modes(&data)).config_options(config_options(&data));
+        self.sessions().insert(id.clone(), Live::new(data));
+        if let Err(error) = self.persist(&id) {
+            self.sessions().remove(&id);
             return responder.respond_with_error(error);
         }
         responder.respond(response)
@@ -417,6 +452,11 @@ impl TurnRunner {
             "refuse" => Ok(StopReason::Refusal),
             "max-tokens" => Ok(StopReason::MaxTokens),
             "max-turn-requests" => Ok(StopReason::MaxTurnRequests),
+            "history" => {
+                let prompts = self.session(|data| data.history.iter().map(|t| t.prompt.clone()).collect::<Vec<_>>())?;
+                self.say(format!("history: {}", prompts.join(" | ")))?;
+                Ok(StopReason::EndTurn)
+            }
             "title" => {
                 self.update(SessionUpdate::SessionInfoUpdate(SessionInfoUpdate::new().title(rest.to_owned())))?;
                 self.say("titled")?;

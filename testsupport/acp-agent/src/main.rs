@@ -23,7 +23,10 @@
 //! | `refuse` / `max-tokens` / `max-turn-requests` | stop reason `refusal` / `max_tokens` / `max_turn_requests` |
 //! | `title T…` | `session_info_update` with title T…, "titled", `end_turn` |
 //!
+//! | `history` | "history: P1 \| P2…" (the prompts of the session's history, a fork's inherited ones included), `end_turn` |
+//!
 //! Flags: `--load` (advertise and serve `session/load`, replaying the history before answering),
+//! `--fork` (advertise and serve `session/fork`: a new session with a copy of the history, in the given cwd),
 //! `--state-dir DIR` (persist sessions as `DIR/<session id>.json` so a later process can load them),
 //! `--hang-initialize` (never answer `initialize`; read stdin until EOF, then exit 0). An unknown flag
 //! exits with status 2. `session/close` is always advertised and served.
@@ -47,6 +50,8 @@ pub struct Options {
     pub state_dir: Option<PathBuf>,
     /// `--hang-initialize`: never answer `initialize`.
     pub hang_initialize: bool,
+    /// `--fork`: advertise and serve `session/fork`.
+    pub fork: bool,
 }
 
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
@@ -55,6 +60,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Options, String>
         match arg.as_str() {
             "--load" => options.load = true,
             "--hang-initialize" => options.hang_initialize = true,
+            "--fork" => options.fork = true,
             "--state-dir" => match args.next() {
                 Some(dir) => options.state_dir = Some(PathBuf::from(dir)),
                 None => return Err("--state-dir needs a directory".to_owned()),
@@ -64,7 +70,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Options, String>
                     options.state_dir = Some(PathBuf::from(dir));
                 } else {
                     return Err(format!(
-                        "unknown argument {other:?} (flags: --load, --state-dir DIR, --hang-initialize)"
+                        "unknown argument {other:?} (flags: --load, --fork, --state-dir DIR, --hang-initialize)"
                     ));
                 }
             }
@@ -129,8 +135,8 @@ mod tests {
 
     #[test]
     fn flags_parse() {
-        let options = parse_args(args(&["--load", "--state-dir", "/tmp/x", "--hang-initialize"])).unwrap();
-        assert!(options.load && options.hang_initialize);
+        let options = parse_args(args(&["--load", "--fork", "--state-dir", "/tmp/x", "--hang-initialize"])).unwrap();
+        assert!(options.load && options.fork && options.hang_initialize);
         assert_eq!(options.state_dir.unwrap().to_str(), Some("/tmp/x"));
         assert!(parse_args(args(&["--state-dir"])).is_err());
         assert!(parse_args(args(&["--bogus"])).is_err());

@@ -75,6 +75,11 @@ pub struct ThreadForkParams {
     pub exclude_turns: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub developer_instructions: Option<String>,
+    /// The last of the parent's turns the fork keeps (inclusive; none: all of them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_turn_id: Option<String>,
+    #[serde(flatten)]
+    pub settings: ThreadSettings,
 }
 
 /// The answer to `thread/start`, `thread/resume` and `thread/fork`.

@@ -517,6 +517,15 @@ impl Codex {
     }
 }
 
+/// The codex app-servers whose parent is this server.
+pub fn codex_processes_of_server(c: &Codex, s: &Server) -> Vec<i32> {
+    let ppid = |pid: i32| -> i32 {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        stat.rsplit(')').next().and_then(|r| r.split_whitespace().nth(1)).and_then(|p| p.parse().ok()).unwrap_or(0)
+    };
+    codex_processes(c.home.path()).into_iter().filter(|&p| ppid(p) == s.pid()).collect()
+}
+
 /// Pids of running codex processes whose CODEX_HOME is `home` (from /proc).
 pub fn codex_processes(home: &Path) -> Vec<i32> {
     processes_with_env(&format!("CODEX_HOME={}", home.display()))
