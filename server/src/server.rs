@@ -85,6 +85,7 @@ pub fn controller_config(args: &ServeArgs) -> ControllerConfig {
         cluster: args.nats_url.as_ref().map(|_| ClusterConfig { host_id: host_id(args) }),
         store_retry: Duration::from_millis(args.store_retry_ms),
         workspaces: Some(workspace_config(args)),
+        workspaces_off_reason: None,
     }
 }
 
@@ -197,6 +198,10 @@ async fn build_controller_with(
             Err(e) => {
                 tracing::warn!(error = %e, "workspaces: no worktrees and no checkpoints");
                 config.workspaces = None;
+                config.workspaces_off_reason = Some(match e {
+                    ensemble_workspace::GitError::Unavailable(why) => why,
+                    other => other.to_string(),
+                });
             }
         }
     }

@@ -1,9 +1,11 @@
 // An ACP agent in the console: the provider from the providers file in the new-session form, and a
-// permission request answered with one of the agent's own options (`agentOptions` → `optionId`).
+// permission request answered with one of the agent's own options (`agentOptions` → `optionId`);
+// Fork from here on an agent that cannot fork: 422 fork_unsupported shown with the agent's reason.
 // The agent is the deterministic test agent the Rust tests use (target/debug/ensemble-acp-test-agent,
 // built by `cargo nextest run --workspace`).
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
@@ -35,4 +37,25 @@ test("a permission is answered with the agent's own option", { timeout: 30_000 }
   const resolved = (await h.rest.events('acp')).data.find((e) => e.type === 'interaction.resolved');
   assert.equal(resolved.payload.decision, 'decline');
   page.assertClean();
+});
+
+test('Fork from here on an agent without session/fork shows fork_unsupported and its reason', { timeout: 30_000 }, async () => {
+  const repo = join(h.server.workspace, 'acp-repo');
+  mkdirSync(repo, { recursive: true });
+  const env = { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1' };
+  execFileSync('git', ['init', '-q', '-b', 'main'], { cwd: repo, env });
+  writeFileSync(join(repo, 'README.md'), '# readme\n');
+  await h.rest.call('POST', '/v1/rooms/acpfork/sessions', { sessionId: 'af', provider: 'test-acp', cwd: repo }, 201);
+  const page = await h.open({ room: 'acpfork', session: 'af' });
+  await sessionStatus(page, 'af', 'ready');
+  await send(page, 'hello there');
+  await page.waitForSelector(`${view} ${tid('turn-changes')}`);
+  await page.click(`${view} ${tid('turn-changes')} ${tid('fork-turn')}`);
+  const message = `${tid('app-message')}:has-text("fork_unsupported")`;
+  await page.waitForSelector(message);
+  assert.match(await page.textContent(message), /422 fork_unsupported/);
+  assert.match(await page.textContent(message), /does not offer session\/fork/);
+  assert.equal(await page.getAttribute(view, 'data-session'), 'af', 'the source stays selected');
+  assert.equal((await h.rest.sessions('acpfork')).data.length, 1, 'no fork was made');
+  page.assertClean([/status of 422/]);
 });

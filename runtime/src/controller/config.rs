@@ -42,6 +42,8 @@ pub struct ControllerConfig {
     pub store_retry: Duration,
     /// Worktrees and checkpoints; `None`: neither (git is not used).
     pub workspaces: Option<WorkspaceConfig>,
+    /// Why there are no workspaces (git did not run), for the errors of routes that need them.
+    pub workspaces_off_reason: Option<String>,
 }
 
 /// This host's part in a group of hosts sharing one PostgreSQL database.
@@ -88,6 +90,7 @@ impl Default for ControllerConfig {
             cluster: None,
             store_retry: Duration::from_secs(1),
             workspaces: None,
+            workspaces_off_reason: None,
         }
     }
 }

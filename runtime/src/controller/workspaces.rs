@@ -119,9 +119,10 @@ impl Controller {
     /// The workspace settings, or git's absence as the error (workspaces are off without it).
     fn workspace_config(&self) -> Result<&WorkspaceConfig> {
         self.workspaces().ok_or_else(|| {
-            ControllerError::Workspace(ensemble_workspace::GitError::Unavailable(
-                "no working git on the server (--git-bin)".into(),
-            ))
+            let why = self.inner.config.workspaces_off_reason.as_deref().unwrap_or("workspaces are off");
+            ControllerError::Workspace(ensemble_workspace::GitError::Unavailable(format!(
+                "no working git on the server (--git-bin): {why}"
+            )))
         })
     }
 

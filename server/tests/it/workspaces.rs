@@ -190,6 +190,7 @@ async fn without_git_a_worktree_is_a_clear_503_and_the_rest_works() {
     let (status, body) =
         start(&s, "w", json!({"workspace": {"kind": "worktree", "repo": dir.to_str().unwrap()}})).await;
     assert_eq!(error_code(status, &body, StatusCode::SERVICE_UNAVAILABLE), "git_unavailable");
+    assert!(body["error"]["message"].as_str().unwrap().contains("/nonexistent/git"), "names the git it tried: {body}");
     let (status, providers) = s.get("/v1/providers").await;
     assert_eq!(status, StatusCode::OK);
     assert!(providers["data"].as_array().unwrap().iter().any(|p| p["id"] == "scripted" && p["available"] == true));
