@@ -207,6 +207,9 @@ impl Controller {
     /// The per-session lock that orders checkpoints and restores.
     pub(super) fn workspace_lock(&self, key: &SessionKey) -> Arc<tokio::sync::Mutex<()>> {
         let mut locks = self.inner.workspace_locks.lock().unwrap_or_else(|e| e.into_inner());
+        // A lock nobody holds or waits for orders nothing: dropped, so the map holds only the
+        // sessions checkpointing or restoring now.
+        locks.retain(|k, lock| k == key || Arc::strong_count(lock) > 1);
         locks.entry(key.clone()).or_default().clone()
     }
 
