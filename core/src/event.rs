@@ -23,8 +23,21 @@ pub struct Event {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turn_id: Option<String>,
     pub occurred_at_ms: i64,
+    /// Who caused the event, when a request did (agent output carries none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schema(value_type = Option<Actor>))]
+    pub actor: Option<std::sync::Arc<Actor>>,
     #[serde(flatten)]
     pub body: EventBody,
+}
+
+/// The token behind a request: its id and name (never its secret).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct Actor {
+    pub token_id: String,
+    pub name: String,
 }
 
 /// An event before it has a `seq`.
@@ -36,6 +49,7 @@ pub struct NewEvent {
     pub scope: Scope,
     pub turn_id: Option<String>,
     pub occurred_at_ms: i64,
+    pub actor: Option<std::sync::Arc<Actor>>,
     pub body: EventBody,
 }
 
@@ -55,6 +69,7 @@ impl NewEvent {
             scope: self.scope,
             turn_id: self.turn_id,
             occurred_at_ms: self.occurred_at_ms,
+            actor: self.actor,
             body: self.body,
         }
     }
@@ -72,7 +87,7 @@ impl Serialize for Sequenced<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
         let e = self.event;
-        let mut out = serializer.serialize_struct("Event", 9)?;
+        let mut out = serializer.serialize_struct("Event", 10)?;
         out.serialize_field("seq", &self.seq)?;
         out.serialize_field("roomId", &e.room_id)?;
         out.serialize_field("eventId", &e.event_id)?;
@@ -83,6 +98,10 @@ impl Serialize for Sequenced<'_> {
             None => out.skip_field("turnId")?,
         }
         out.serialize_field("occurredAtMs", &e.occurred_at_ms)?;
+        match &e.actor {
+            Some(a) => out.serialize_field("actor", a)?,
+            None => out.skip_field("actor")?,
+        }
         out.serialize_field("type", e.body.type_name())?;
         e.body.serialize_payload(&mut out)?;
         out.end()

@@ -41,6 +41,7 @@ fn envelope_has_type_and_payload_at_top_level() {
         scope: Scope::Canonical,
         turn_id: Some("t".into()),
         occurred_at_ms: 1,
+        actor: None,
         body: EventBody::MessageDelta(TextDeltaPayload { item_id: "i".into(), text: "hi".into() }),
     };
     let v = serde_json::to_value(&ev).unwrap();
@@ -87,6 +88,7 @@ fn an_events_envelope_serialises_as_the_event_it_becomes() {
                         scope,
                         turn_id: turn_id.clone(),
                         occurred_at_ms: at,
+                        actor: None,
                         body: body.clone(),
                     };
                     let written = serde_json::to_string(&ev.sequenced(seq)).unwrap();
@@ -139,6 +141,7 @@ fn the_size_hint_covers_a_started_session_and_a_command_list() {
             scope: Scope::Canonical,
             turn_id: None,
             occurred_at_ms: 1_750_000_000_000,
+            actor: None,
             body,
         };
         let json = serde_json::to_vec(&event.sequenced(1_000_000)).unwrap();

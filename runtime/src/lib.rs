@@ -10,6 +10,7 @@
 pub use ensemble_core::schema;
 pub use ensemble_core::{adapter, answers, budget, clock, event, goal, limits, model, shared_list, shared_session};
 
+pub mod actor;
 pub mod bus;
 pub mod controller;
 pub mod cursor;

@@ -82,6 +82,7 @@ fn event(i: usize) -> NewEvent {
         scope: Scope::Canonical,
         turn_id: None,
         occurred_at_ms: 0,
+        actor: None,
         body: EventBody::MessageDelta(TextDeltaPayload { item_id: "m".into(), text: format!("{i}") }),
     }
 }

@@ -326,6 +326,7 @@ impl Batch<'_> {
             scope: s.scope,
             turn_id,
             occurred_at_ms: self.now,
+            actor: crate::actor::current(),
             body,
         });
     }

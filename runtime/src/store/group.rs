@@ -103,12 +103,17 @@ fn batch_events(ops: &[WriteOp]) -> usize {
 pub(super) enum Reply {
     Unit(oneshot::Sender<Result<(), StoreError>>),
     Binding(oneshot::Sender<Result<Binding, StoreError>>),
+    Bool(oneshot::Sender<Result<bool, StoreError>>),
+    Count(oneshot::Sender<Result<u64, StoreError>>),
 }
 
 /// What a non-append operation produced, handed to its waiter once committed.
 pub(super) enum Value {
     Unit,
     Binding(Binding),
+    Bool(bool),
+    /// A seq or a number of rows.
+    Count(u64),
 }
 
 /// One operation's result inside a group, in the group's order; delivered after the commit.
@@ -128,7 +133,19 @@ fn answer(reply: Reply, result: Result<Value, StoreError>) {
         Reply::Binding(tx) => {
             let _ = tx.send(result.and_then(|v| match v {
                 Value::Binding(b) => Ok(b),
-                Value::Unit => Err(StoreError::Other("the ledger produced no binding".into())),
+                _ => Err(StoreError::Other("the ledger produced no binding".into())),
+            }));
+        }
+        Reply::Bool(tx) => {
+            let _ = tx.send(result.and_then(|v| match v {
+                Value::Bool(b) => Ok(b),
+                _ => Err(StoreError::Other("the operation produced no answer".into())),
+            }));
+        }
+        Reply::Count(tx) => {
+            let _ = tx.send(result.and_then(|v| match v {
+                Value::Count(n) => Ok(n),
+                _ => Err(StoreError::Other("the operation produced no count".into())),
             }));
         }
     }
@@ -267,8 +284,12 @@ pub(super) fn reply_of(op: WriteOp) -> Option<Reply> {
         WriteOp::SetProviderState { ack, .. }
         | WriteOp::Flush { ack }
         | WriteOp::Probe { ack }
-        | WriteOp::Exec { ack, .. } => Some(Reply::Unit(ack)),
+        | WriteOp::Exec { ack, .. }
+        | WriteOp::TokenInsert { ack, .. }
+        | WriteOp::TokenTouch { ack, .. } => Some(Reply::Unit(ack)),
         WriteOp::GoalBind { ack, .. } => Some(Reply::Binding(ack)),
+        WriteOp::TokenRevoke { ack, .. } => Some(Reply::Bool(ack)),
+        WriteOp::AuditAppend { ack, .. } | WriteOp::AuditPrune { ack, .. } => Some(Reply::Count(ack)),
         WriteOp::Append(_) | WriteOp::DeleteSession { .. } | WriteOp::Shutdown => None,
     }
 }

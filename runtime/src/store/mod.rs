@@ -1,6 +1,6 @@
-//! The store: sessions, room event logs, provider state and the goal ledger, behind one interface
-//! with two engines — embedded SQLite (the default) and PostgreSQL (`postgres://…`, for several
-//! hosts sharing rooms).
+//! The store: sessions, room event logs, provider state, the goal ledger, access tokens and the
+//! audit trail, behind one interface with two engines — embedded SQLite (the default) and
+//! PostgreSQL (`postgres://…`, for several hosts sharing rooms).
 //!
 //! Writes of both engines go through one queue to one writer that commits in groups: it takes
 //! whatever is queued (up to `max_batch` events, lingering for more only when work is piling up),
@@ -13,8 +13,12 @@
 //! writer (one process owns the file); PostgreSQL takes it from the `rooms` row, locked by the
 //! `UPDATE … RETURNING` that moves it, so writers on several hosts commit a room in `seq` order.
 //!
+//! Audit records get their `seq` the same way: from one counter row moved inside the committing
+//! transaction, gap-free, in commit order across hosts, and continued after a prune.
+//!
 //! The same conformance suite (`tests/store_conformance.rs`) runs against both engines.
 
+mod access;
 mod group;
 mod health;
 mod postgres;
@@ -27,6 +31,7 @@ use async_trait::async_trait;
 use serde_json::value::RawValue;
 use tokio::sync::{mpsc, oneshot};
 
+pub use access::{AuditRecord, TokenRecord};
 pub use health::{StoreHealth, StoreStats, WriteFailure};
 pub use postgres::{Claim, Leases, NewClaim};
 pub use types::{
@@ -55,6 +60,8 @@ trait Engine: Send + Sync {
     async fn room_heads(&self, room_id: &str) -> Result<(u64, u64), StoreError>;
     async fn provider_state(&self, room_id: &str, session_id: &str, key: &str) -> Result<Option<String>, StoreError>;
     async fn goal_lookup(&self, key: LedgerKey) -> Result<Option<Binding>, StoreError>;
+    async fn tokens(&self) -> Result<Vec<TokenRecord>, StoreError>;
+    async fn audit_after(&self, after: u64, limit: usize) -> Result<Vec<AuditRecord>, StoreError>;
 }
 
 /// The writer's queue: bounded by count (`queue_capacity`) and by bytes (`queue_bytes`).
@@ -295,5 +302,47 @@ impl Store {
     ) -> Result<(), StoreError> {
         let (room_id, session_id, key) = (room_id.to_owned(), session_id.to_owned(), key.to_owned());
         self.ask(|ack| WriteOp::SetProviderState { room_id, session_id, key, value, ack }).await
+    }
+
+    /// Inserts a token; [`StoreError::Conflict`] when its id or secret hash exists. Durable once
+    /// this returns.
+    pub async fn token_insert(&self, token: TokenRecord) -> Result<(), StoreError> {
+        self.ask(|ack| WriteOp::TokenInsert { token, ack }).await
+    }
+
+    /// Marks a token revoked at `at_ms`: `Ok(true)` if it existed and was not revoked yet,
+    /// `Ok(false)` otherwise (the first revocation's time stays).
+    pub async fn token_revoke(&self, id: &str, at_ms: i64) -> Result<bool, StoreError> {
+        let id = id.to_owned();
+        self.ask(|ack| WriteOp::TokenRevoke { id, at_ms, ack }).await
+    }
+
+    /// Every token (revoked and expired ones included), ordered by `created_at_ms`, then by id
+    /// (byte order).
+    pub async fn tokens(&self) -> Result<Vec<TokenRecord>, StoreError> {
+        self.engine.tokens().await
+    }
+
+    /// Records last use times in one write: a token's `last_used_at_ms` only ever moves forward;
+    /// unknown ids are ignored.
+    pub async fn token_touch(&self, used: Vec<(String, i64)>) -> Result<(), StoreError> {
+        self.ask(|ack| WriteOp::TokenTouch { used, ack }).await
+    }
+
+    /// Appends audit records in one commit, assigning their seqs in order (their own `seq` is
+    /// ignored); returns the last seq assigned (the trail's head when `records` is empty).
+    pub async fn audit_append(&self, records: Vec<AuditRecord>) -> Result<u64, StoreError> {
+        self.ask(|ack| WriteOp::AuditAppend { records, ack }).await
+    }
+
+    /// Audit records with `seq > after`, ascending, at most `limit`.
+    pub async fn audit_after(&self, after: u64, limit: usize) -> Result<Vec<AuditRecord>, StoreError> {
+        self.engine.audit_after(after, limit).await
+    }
+
+    /// Deletes audit records with `at_ms < before_ms` (retention); returns how many. Seqs go on
+    /// from the last one assigned, also when every record is gone.
+    pub async fn audit_prune(&self, before_ms: i64) -> Result<u64, StoreError> {
+        self.ask(|ack| WriteOp::AuditPrune { before_ms, ack }).await
     }
 }

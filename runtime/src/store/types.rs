@@ -8,6 +8,7 @@ use bytes::Bytes;
 use serde_json::value::RawValue;
 use tokio::sync::{Notify, mpsc, oneshot};
 
+use super::access::{AuditRecord, TokenRecord};
 use crate::budget::ByteBudget;
 use crate::event::{EventBody, NewEvent, SessionStartedPayload};
 use crate::goal::{Binding, GoalIdentity};
@@ -42,6 +43,10 @@ pub enum StoreError {
     Closed,
     #[error("io: {0}")]
     Io(#[from] std::io::Error),
+    /// A write refused because it would repeat something unique (a token's id or secret hash);
+    /// nothing of it was written.
+    #[error("{0}")]
+    Conflict(String),
     #[error("{0}")]
     Other(String),
 }
@@ -56,6 +61,16 @@ impl StoreError {
             Self::Io(e) => matches!(e.raw_os_error(), Some(libc::ENOSPC | libc::EDQUOT)),
             Self::Postgres(e) => e.code() == Some(&tokio_postgres::error::SqlState::DISK_FULL),
             _ => false,
+        }
+    }
+
+    /// The stable snake_case code of the error.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Unavailable(_) => "store_unavailable",
+            Self::Conflict(_) => "conflict",
+            e if e.is_full() => "insufficient_storage",
+            _ => "store_error",
         }
     }
 }
@@ -281,6 +296,34 @@ pub enum WriteOp {
         key: LedgerKey,
         identity: GoalIdentity,
         ack: oneshot::Sender<Result<Binding, StoreError>>,
+    },
+    /// Inserts an access token; refused with [`StoreError::Conflict`] when its id or secret hash
+    /// exists.
+    TokenInsert {
+        token: TokenRecord,
+        ack: oneshot::Sender<Result<(), StoreError>>,
+    },
+    /// Marks a token revoked; answered whether it existed and was not revoked yet.
+    TokenRevoke {
+        id: String,
+        at_ms: i64,
+        ack: oneshot::Sender<Result<bool, StoreError>>,
+    },
+    /// Records tokens' last use (only ever moved forward; unknown ids are ignored).
+    TokenTouch {
+        used: Vec<(String, i64)>,
+        ack: oneshot::Sender<Result<(), StoreError>>,
+    },
+    /// Appends audit records, assigning their seqs in order; answered with the last seq assigned
+    /// (the trail's head when there are none).
+    AuditAppend {
+        records: Vec<AuditRecord>,
+        ack: oneshot::Sender<Result<u64, StoreError>>,
+    },
+    /// Deletes audit records older than `before_ms`; answered with how many.
+    AuditPrune {
+        before_ms: i64,
+        ack: oneshot::Sender<Result<u64, StoreError>>,
     },
     /// Answered once everything queued before it is committed.
     Flush {

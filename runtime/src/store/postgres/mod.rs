@@ -3,6 +3,7 @@
 //! `INSERT … ON CONFLICT DO UPDATE … RETURNING`, which locks the row until the commit, so writers
 //! on several hosts hand out one gap-free `seq` order per room, in commit order.
 
+mod access;
 mod leases;
 mod schema;
 mod writer;
@@ -18,6 +19,7 @@ use serde_json::value::RawValue;
 use tokio_postgres::{Client, IsolationLevel, NoTls};
 
 use super::Engine;
+use super::access::{AuditRecord, TokenRecord};
 use super::health::StoreStats;
 use super::types::{CommitListener, EventPage, LedgerKey, RoomInfo, StoreConfig, StoreError};
 use crate::goal::{Binding, GoalIdentity};
@@ -254,6 +256,20 @@ impl Engine for Postgres {
         let b = read_binding(&c, &key, false).await;
         self.give_back(c);
         b
+    }
+
+    async fn tokens(&self) -> Result<Vec<TokenRecord>, StoreError> {
+        let c = self.client().await?;
+        let t = access::tokens(&c).await;
+        self.give_back(c);
+        t
+    }
+
+    async fn audit_after(&self, after: u64, limit: usize) -> Result<Vec<AuditRecord>, StoreError> {
+        let c = self.client().await?;
+        let page = access::audit_after(&c, after, limit).await;
+        self.give_back(c);
+        page
     }
 }
 

@@ -64,6 +64,40 @@ const MIGRATIONS: &[&str] = &[
      CREATE INDEX session_owners_host ON session_owners (host_id);",
     // 3: side conversations' owner rows (never a stored record) do not count as starting sessions.
     "ALTER TABLE session_owners ADD COLUMN side BOOLEAN NOT NULL DEFAULT false;",
+    // 4: access tokens (a hash of each secret, never the secret) and the audit trail. An audit
+    // record's seq comes from the one `audit_head` row, moved by the appending transaction, not
+    // from a sequence: a sequence hands out numbers outside the transaction, so a rolled-back
+    // group (the writer replays one whose operation failed) would leave a gap, and two hosts
+    // could commit seqs out of order (a reader paging by seq would skip the one committed
+    // late). The row stays locked until the commit, so hosts' appends commit one after the
+    // other, in seq order. `audit_at` serves the retention.
+    "CREATE TABLE access_tokens (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        role TEXT NOT NULL,
+        rooms TEXT[] NOT NULL,
+        secret_hash TEXT NOT NULL UNIQUE,
+        created_at_ms BIGINT NOT NULL,
+        created_by TEXT NOT NULL,
+        expires_at_ms BIGINT,
+        revoked_at_ms BIGINT,
+        last_used_at_ms BIGINT
+     );
+     CREATE TABLE audit (
+        seq BIGINT PRIMARY KEY,
+        at_ms BIGINT NOT NULL,
+        token_id TEXT,
+        actor_name TEXT,
+        method TEXT NOT NULL,
+        route TEXT NOT NULL,
+        room_id TEXT,
+        session_id TEXT,
+        status INT NOT NULL,
+        code TEXT
+     );
+     CREATE INDEX audit_at ON audit (at_ms);
+     CREATE TABLE audit_head (id INT PRIMARY KEY CHECK (id = 1), last_seq BIGINT NOT NULL);
+     INSERT INTO audit_head VALUES (1, 0);",
 ];
 
 pub(super) async fn migrate(client: &mut Client) -> Result<(), StoreError> {

@@ -11,6 +11,7 @@ use bytes::Bytes;
 
 use tokio_postgres::{Client, GenericClient, Statement};
 
+use super::access;
 use super::{WRITER_LOCK, classify, connect, read_binding, take_writer_lock};
 use crate::goal::{Binding, GoalIdentity};
 use crate::store::group::{Done, Inbox, Value, deliver, event_json, frame, next_group};
@@ -22,6 +23,7 @@ struct Stmts {
     bump_room: Statement,
     insert_events: Statement,
     upsert_session: Statement,
+    access: access::Stmts,
 }
 
 impl Stmts {
@@ -51,6 +53,7 @@ impl Stmts {
                 )
                 .await
                 .map_err(classify)?,
+            access: access::Stmts::prepare(c).await?,
         })
     }
 }
@@ -190,7 +193,10 @@ impl Writer {
                 Err(StoreError::Unavailable(m)) => return Err(StoreError::Unavailable(m)),
                 Err(e) => {
                     sp.rollback().await.map_err(classify)?;
-                    tracing::error!(error = %e, "store operation failed");
+                    // A refused duplicate is its caller's to report, not a failure of the store.
+                    if !matches!(e, StoreError::Conflict(_)) {
+                        tracing::error!(error = %e, "store operation failed");
+                    }
                     dones.push(Err(e));
                 }
             }
@@ -236,6 +242,23 @@ async fn run_op(
         }
         WriteOp::GoalBind { key, identity, .. } => {
             Ok(Wrote::Value(Value::Binding(bind_goal(tx, key, identity).await?)))
+        }
+        WriteOp::TokenInsert { token, .. } => {
+            access::insert_token(tx, token).await?;
+            Ok(Wrote::Value(Value::Unit))
+        }
+        WriteOp::TokenRevoke { id, at_ms, .. } => {
+            Ok(Wrote::Value(Value::Bool(access::revoke_token(tx, id, *at_ms).await?)))
+        }
+        WriteOp::TokenTouch { used, .. } => {
+            access::touch_tokens(tx, &stmts.access, used).await?;
+            Ok(Wrote::Value(Value::Unit))
+        }
+        WriteOp::AuditAppend { records, .. } => {
+            Ok(Wrote::Value(Value::Count(access::append_audit(tx, &stmts.access, records).await?)))
+        }
+        WriteOp::AuditPrune { before_ms, .. } => {
+            Ok(Wrote::Value(Value::Count(access::prune_audit(tx, *before_ms).await?)))
         }
         WriteOp::Exec { sql, .. } => {
             tx.batch_execute(sql).await.map_err(classify)?;

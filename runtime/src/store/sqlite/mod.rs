@@ -1,5 +1,6 @@
 //! The SQLite engine (the default): one writer thread, a small pool of read-only connections.
 
+mod access;
 mod chain;
 mod checkpoint;
 mod ledger;
@@ -16,6 +17,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::value::RawValue;
 
 use super::Engine;
+use super::access::{AuditRecord, TokenRecord};
 use super::health::StoreStats;
 use super::types::{CommitListener, EventPage, LedgerKey, RoomInfo, StoreConfig, StoreError, record_of_started_event};
 use crate::goal::Binding;
@@ -192,5 +194,13 @@ impl Engine for Sqlite {
 
     async fn goal_lookup(&self, key: LedgerKey) -> Result<Option<Binding>, StoreError> {
         self.read(move |conn| read_binding(conn, &key)).await
+    }
+
+    async fn tokens(&self) -> Result<Vec<TokenRecord>, StoreError> {
+        self.read(access::tokens).await
+    }
+
+    async fn audit_after(&self, after: u64, limit: usize) -> Result<Vec<AuditRecord>, StoreError> {
+        self.read(move |conn| access::audit_after(conn, after, limit)).await
     }
 }

@@ -62,8 +62,8 @@ pub(super) fn open_write_connection(path: &Path, sync: Synchronous) -> Result<Co
     conn.pragma_update(None, "wal_autocheckpoint", AUTOCHECKPOINT_PAGES)?;
     // Savepoints' statement journals in memory, not spilled to temporary files.
     conn.pragma_update(None, "temp_store", "MEMORY")?;
-    // The writer caches about 20 statements (rusqlite keeps 16 by default): none of the hot ones
-    // is parsed again after a rare one (retention, the goal ledger) ran.
+    // The writer caches about 25 statements (rusqlite keeps 16 by default): none of the hot ones
+    // is parsed again after a rare one (retention, the goal ledger, a token's insert) ran.
     conn.set_prepared_statement_cache_capacity(32);
     Ok(conn)
 }
@@ -187,6 +187,37 @@ const MIGRATIONS: &[&str] = &[
         WHERE payload_ref IS NOT NULL;
      ALTER TABLE events DROP COLUMN payload_ref;
      DROP TABLE shared_payloads;",
+    // 9: access tokens (a hash of each secret, never the secret; rooms as a JSON array) and the
+    // audit trail. An audit record's seq comes from the one `audit_head` row, moved in the
+    // appending transaction: gap-free, and continued after a prune that took every record (a
+    // rowid alias would start again after the largest left). `audit_at` serves the retention.
+    "CREATE TABLE access_tokens (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        role TEXT NOT NULL,
+        rooms TEXT NOT NULL,
+        secret_hash TEXT NOT NULL UNIQUE,
+        created_at_ms INTEGER NOT NULL,
+        created_by TEXT NOT NULL,
+        expires_at_ms INTEGER,
+        revoked_at_ms INTEGER,
+        last_used_at_ms INTEGER
+     ) WITHOUT ROWID;
+     CREATE TABLE audit (
+        seq INTEGER PRIMARY KEY,
+        at_ms INTEGER NOT NULL,
+        token_id TEXT,
+        actor_name TEXT,
+        method TEXT NOT NULL,
+        route TEXT NOT NULL,
+        room_id TEXT,
+        session_id TEXT,
+        status INTEGER NOT NULL,
+        code TEXT
+     );
+     CREATE INDEX audit_at ON audit (at_ms);
+     CREATE TABLE audit_head (id INTEGER PRIMARY KEY CHECK (id = 1), last_seq INTEGER NOT NULL);
+     INSERT INTO audit_head VALUES (1, 0);",
 ];
 
 /// Every how many seqs a room's event chain has an entry in `event_marks` (migration 5 writes the

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use rusqlite::{Connection, params};
 
+use super::access;
 use super::chain::{self, Step};
 use super::checkpoint::Checkpointer;
 use super::ledger::bind_goal;
@@ -123,11 +124,12 @@ impl Writer {
         let mut undo = Undo::default();
         let mut dones: Vec<Done> = Vec::with_capacity(batch.len());
         // What this group writes, roughly, for the checkpointer: event frames, ~1 KiB per record
-        // or other operation.
+        // or other operation, ~256 bytes per audit record.
         let written: usize = batch
             .iter()
             .map(|op| match op {
                 WriteOp::Append(b) => b.events.len() * 512 + b.records.len() * 1024,
+                WriteOp::AuditAppend { records, .. } => (records.len() * 256).max(1024),
                 _ => 1024,
             })
             .sum();
@@ -255,6 +257,17 @@ fn run_op(conn: &Connection, op: &WriteOp) -> Result<Value, StoreError> {
             Ok(Value::Unit)
         }
         WriteOp::GoalBind { key, identity, .. } => Ok(Value::Binding(bind_goal(conn, key, identity)?)),
+        WriteOp::TokenInsert { token, .. } => {
+            access::insert_token(conn, token)?;
+            Ok(Value::Unit)
+        }
+        WriteOp::TokenRevoke { id, at_ms, .. } => Ok(Value::Bool(access::revoke_token(conn, id, *at_ms)?)),
+        WriteOp::TokenTouch { used, .. } => {
+            access::touch_tokens(conn, used)?;
+            Ok(Value::Unit)
+        }
+        WriteOp::AuditAppend { records, .. } => Ok(Value::Count(access::append_audit(conn, records)?)),
+        WriteOp::AuditPrune { before_ms, .. } => Ok(Value::Count(access::prune_audit(conn, *before_ms)?)),
         WriteOp::Exec { sql, .. } => {
             conn.execute_batch(sql)?;
             Ok(Value::Unit)
