@@ -427,6 +427,8 @@ pub enum ServerFrame {
         sides: Vec<Session>,
         /// Not every session or side fit the frame.
         sessions_truncated: bool,
+        /// The role of the token the socket was opened with: what this client may do.
+        role: crate::access::Role,
     },
     /// A durable room event.
     Event {

@@ -110,6 +110,14 @@ pub struct ServeArgs {
     #[arg(help_heading = "Security", long, env = "ENSEMBLE_DEFAULT_CWD")]
     pub default_cwd: Option<PathBuf>,
 
+    /// Most managed tokens valid at once (`POST /v1/tokens` beyond it: 409 `too_many_tokens`).
+    #[arg(help_heading = "Security", long, env = "ENSEMBLE_MAX_TOKENS", default_value_t = 1000)]
+    pub max_tokens: usize,
+
+    /// Audit records older than this many days are removed (checked hourly).
+    #[arg(help_heading = "Security", long, env = "ENSEMBLE_AUDIT_RETENTION_DAYS", default_value_t = 90)]
+    pub audit_retention_days: u64,
+
     /// Every registered provider's options (see `ensemble_adapters::registry`).
     #[command(flatten, next_help_heading = "Providers")]
     pub providers: ProviderOptions,

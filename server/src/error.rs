@@ -77,12 +77,19 @@ impl ApiError {
     }
 }
 
+/// The code of an error response, on the response for middleware to read.
+#[derive(Clone, Debug)]
+pub struct ErrorCode(pub String);
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let body = ErrorResponse {
             error: ErrorBody { code: self.code.into_owned(), message: self.message, details: self.details.map(|d| *d) },
         };
+        let code = ErrorCode(body.error.code.clone());
         let mut res = (self.status, axum::Json(body)).into_response();
+        // For the audit trail, which records a refusal's code without reading the body.
+        res.extensions_mut().insert(code);
         if let Some(secs) = self.retry_after
             && let Ok(v) = HeaderValue::from_str(&secs.to_string())
         {

@@ -6,6 +6,7 @@
 //! on the state; `router` puts them together with the OpenAPI document's static part (`openapi`);
 //! `server` runs it.
 
+pub mod access;
 pub mod api;
 pub mod cluster;
 pub mod config;

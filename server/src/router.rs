@@ -16,7 +16,7 @@ use utoipa_axum::routes;
 use crate::cluster::forward;
 use crate::error::{self, ApiError};
 use crate::openapi::{self, OpenApiJson};
-use crate::routes::{files, goals, interactions, providers, rooms, sessions, sides, system, turns, workspaces};
+use crate::routes::{files, goals, interactions, providers, rooms, sessions, sides, system, tokens, turns, workspaces};
 use crate::state::AppState;
 use crate::{security, telemetry, ws};
 
@@ -52,6 +52,10 @@ fn api_router() -> OpenApiRouter<AppState> {
         .routes(routes!(files::file_content))
         .routes(routes!(files::search_files))
         .routes(routes!(ws::room_ws))
+        .routes(routes!(tokens::me))
+        .routes(routes!(tokens::create_token, tokens::list_tokens))
+        .routes(routes!(tokens::revoke_token))
+        .routes(routes!(tokens::list_audit))
         .routes(routes!(system::healthz))
         .routes(routes!(system::readyz))
         .routes(routes!(system::metrics))
@@ -99,7 +103,8 @@ pub fn router(state: AppState) -> Router {
 /// futures). Merged, the lifecycle bench's server CPU fell (docs/performance/log.md).
 async fn edge(State(state): State<AppState>, req: Request, next: Next) -> Response {
     let work = telemetry::track_http(req, |req| {
-        security::guarded(&state.access, req, |req| async {
+        let gate = security::Gate { access: &state.access, tokens: &state.tokens, audit: &state.audit };
+        security::guarded(gate, req, |req| async {
             if let Some(refused) = refuse_declared_oversize(state.max_body_bytes, &req) {
                 return refused;
             }

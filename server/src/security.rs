@@ -17,7 +17,12 @@ use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-use crate::error::ApiError;
+use ensemble_runtime::store::AuditRecord;
+
+use crate::access::audit::AuditLog;
+use crate::access::tokens::Registry;
+use crate::access::{Principal, table};
+use crate::error::{ApiError, ErrorCode};
 
 /// Shortest token accepted (bytes, after trimming).
 pub const MIN_TOKEN_BYTES: usize = 32;
@@ -117,7 +122,17 @@ impl Token {
     /// length of the real token leaks through timing.
     pub fn matches(&self, candidate: &str) -> bool {
         let d: [u8; 32] = Sha256::digest(candidate.as_bytes()).into();
-        bool::from(self.digest.ct_eq(&d))
+        self.matches_digest(&d)
+    }
+
+    /// [`Token::matches`] with the candidate's SHA-256 already made.
+    pub fn matches_digest(&self, digest: &[u8; 32]) -> bool {
+        bool::from(self.digest.ct_eq(digest))
+    }
+
+    /// The SHA-256 of the secret (what the token registry compares with).
+    pub fn digest(&self) -> [u8; 32] {
+        self.digest
     }
 }
 
@@ -530,10 +545,16 @@ pub fn bearer_without_app_protocol(headers: &HeaderMap) -> bool {
     entries.iter().any(|e| e.starts_with(BEARER_PROTOCOL_PREFIX)) && !entries.contains(&APP_PROTOCOL)
 }
 
-/// Finds and checks the token in a request: `Authorization: Bearer …`, or — only when
-/// `websocket_upgrade` (the room WebSocket's upgrade; the caller decides) — a
-/// `Sec-WebSocket-Protocol` entry `ensemble.bearer.…`.
+/// Finds and checks the token file's token in a request (see [`presented`]).
 pub fn authenticate(token: &Token, headers: &HeaderMap, websocket_upgrade: bool) -> Option<Authenticated> {
+    let (secret, how) = presented(headers, websocket_upgrade)?;
+    token.matches(secret).then_some(how)
+}
+
+/// The token a request presents: `Authorization: Bearer …`, or — only when `websocket_upgrade`
+/// (the room WebSocket's upgrade; the caller decides) — a `Sec-WebSocket-Protocol` entry
+/// `ensemble.bearer.…`. Not checked yet.
+pub fn presented(headers: &HeaderMap, websocket_upgrade: bool) -> Option<(&str, Authenticated)> {
     let auth = single(headers, header::AUTHORIZATION).ok()?;
     if let Some(value) = auth {
         let (scheme, credentials) = value.split_once(' ')?;
@@ -542,7 +563,7 @@ pub fn authenticate(token: &Token, headers: &HeaderMap, websocket_upgrade: bool)
             return None;
         }
         let credentials = credentials.trim();
-        return (!credentials.is_empty() && token.matches(credentials)).then_some(Authenticated::Header);
+        return (!credentials.is_empty()).then_some((credentials, Authenticated::Header));
     }
     if !websocket_upgrade {
         return None;
@@ -550,10 +571,10 @@ pub fn authenticate(token: &Token, headers: &HeaderMap, websocket_upgrade: bool)
     let entries = subprotocols(headers);
     let mut bearer = entries.iter().filter_map(|e| e.strip_prefix(BEARER_PROTOCOL_PREFIX));
     let candidate = bearer.next()?;
-    if bearer.next().is_some() || candidate.is_empty() || !token.matches(candidate) {
+    if bearer.next().is_some() || candidate.is_empty() {
         return None;
     }
-    Some(Authenticated::Subprotocol)
+    Some((candidate, Authenticated::Subprotocol))
 }
 
 /// The parameter names of a query string as a form parser reads them (axum's `Query` uses the same
@@ -619,18 +640,101 @@ impl AccessPolicy {
 pub struct Forwarded {
     /// The host that received the request.
     pub from: String,
+    /// The caller's token there (checked again here: revoked, expired, role and rooms).
+    pub token_id: String,
 }
 
-/// The guard: Host, Origin, token (see the module documentation), around `next` (the server's
-/// edge middleware runs it; see `router::edge`).
-pub async fn guarded<F, Fut>(access: &Access, mut req: Request, next: F) -> Response
+/// What the guard checks with besides the [`Access`] policy.
+pub struct Gate<'a> {
+    pub access: &'a Access,
+    pub tokens: &'a Registry,
+    pub audit: &'a AuditLog,
+}
+
+/// The route template and the room and session a request names.
+struct Target {
+    route: Option<String>,
+    room: Option<String>,
+    session: Option<String>,
+}
+
+impl Target {
+    fn of(req: &Request) -> Target {
+        let route = req.extensions().get::<MatchedPath>().map(|p| p.as_str().to_owned());
+        let (mut room, mut session) = (None, None);
+        if let Some(route) = &route {
+            for (t, s) in route.split('/').zip(req.uri().path().split('/')) {
+                let value = || percent_decode(s);
+                match t {
+                    "{roomId}" => room = value(),
+                    "{sessionId}" => session = value(),
+                    _ => {}
+                }
+            }
+        }
+        Target { route, room, session }
+    }
+}
+
+/// Percent-decodes a path segment (None if it is malformed: the handler then answers it).
+pub fn percent_decode(segment: &str) -> Option<String> {
+    let bytes = segment.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = segment.get(i + 1..i + 3)?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// Role and room scope, then `next` acting for the principal.
+async fn authorized<F, Fut>(principal: Principal, target: &Target, mut req: Request, next: F) -> Response
 where
     F: FnOnce(Request) -> Fut,
     Fut: Future<Output = Response>,
 {
+    if let Some(route) = &target.route {
+        let Some(need) = table::need_of(req.method(), route) else {
+            // Fail closed: a route nobody declared a role for is nobody's (a test keeps it empty).
+            tracing::error!(route, method = %req.method(), "a route without a declared role was refused");
+            return ApiError::new(StatusCode::FORBIDDEN, "forbidden", "this route has no declared role")
+                .into_response();
+        };
+        if let Err(e) = principal.check(need, target.room.as_deref()) {
+            return e.into_response();
+        }
+    }
+    let actor = principal.actor.clone();
+    req.extensions_mut().insert(principal);
+    ensemble_runtime::actor::acting(Some(actor), next(req)).await
+}
+
+/// The guard: Host, Origin, token, role and room (see the module documentation), around `next`
+/// (the server's edge middleware runs it; see `router::edge`). Mutating requests are audited.
+pub async fn guarded<F, Fut>(gate: Gate<'_>, req: Request, next: F) -> Response
+where
+    F: FnOnce(Request) -> Fut,
+    Fut: Future<Output = Response>,
+{
+    let access = gate.access;
     let path = req.uri().path();
-    if PUBLIC_PATHS.contains(&path) || req.extensions().get::<Forwarded>().is_some() {
+    if PUBLIC_PATHS.contains(&path) {
         return next(req).await;
+    }
+    if let Some(f) = req.extensions().get::<Forwarded>() {
+        // The receiving host checked Host, Origin and the secret; the identity is checked again.
+        let target = Target::of(&req);
+        return match gate.tokens.principal_by_id(&f.token_id) {
+            Some(p) => authorized(p, &target, req, next).await,
+            None => unauthorized(),
+        };
     }
     let refusal = access.policy.check(req.headers()).and_then(|()| {
         let host = single(req.headers(), header::HOST).ok().flatten();
@@ -708,20 +812,38 @@ where
     let mut res = if access.token_free(path) {
         next(req).await
     } else {
-        match authenticate(&access.token, req.headers(), room_ws) {
-            Some(how) => {
+        let target = Target::of(&req);
+        let method = req.method().clone();
+        let principal = match presented(req.headers(), room_ws) {
+            Some((secret, how)) => gate.tokens.authenticate(secret).await.map(|p| (p, how)),
+            None => None,
+        };
+        let actor = principal.as_ref().map(|(p, _)| p.actor.clone());
+        let res = match principal {
+            Some((p, how)) => {
+                let mut req = req;
                 req.extensions_mut().insert(how);
-                next(req).await
+                authorized(p, &target, req, next).await
             }
-            None => {
-                let mut res =
-                    ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", "a valid bearer token is required")
-                        .into_response();
-                res.headers_mut()
-                    .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"ensemble\""));
-                res
-            }
+            None => unauthorized(),
+        };
+        if !method.is_safe() {
+            gate.audit
+                .record(AuditRecord {
+                    seq: 0,
+                    at_ms: crate::access::tokens::now_ms(),
+                    token_id: actor.as_ref().map(|a| a.token_id.clone()),
+                    actor_name: actor.as_ref().map(|a| a.name.clone()),
+                    method: method.as_str().to_owned(),
+                    route: target.route.clone().unwrap_or_else(|| "(no route)".to_owned()),
+                    room_id: target.room,
+                    session_id: target.session,
+                    status: res.status().as_u16(),
+                    code: res.extensions().get::<ErrorCode>().map(|c| c.0.clone()),
+                })
+                .await;
         }
+        res
     };
     if let Some(origin) = cors {
         let h = res.headers_mut();
@@ -729,6 +851,13 @@ where
         h.insert(header::ACCESS_CONTROL_EXPOSE_HEADERS, HeaderValue::from_static("location, retry-after"));
         h.append(header::VARY, HeaderValue::from_static("Origin"));
     }
+    res
+}
+
+fn unauthorized() -> Response {
+    let mut res =
+        ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", "a valid bearer token is required").into_response();
+    res.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"ensemble\""));
     res
 }
 

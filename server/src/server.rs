@@ -240,6 +240,7 @@ pub fn app_config(args: &ServeArgs) -> anyhow::Result<(AppConfig, TokenSource)> 
         max_body_bytes: args.max_body_bytes,
         request_timeout: Duration::from_secs(args.request_timeout_secs.max(1)),
         access: Access { token, policy },
+        max_tokens: args.max_tokens,
         workspace,
         files_guard: files_guard(args),
         max_file_view_bytes: args.max_file_view_bytes,
@@ -272,6 +273,23 @@ async fn bind(listen: std::net::SocketAddr) -> anyhow::Result<TcpListener> {
         ),
         Err(e) => Err(e).with_context(|| format!("binding {listen}")),
     }
+}
+
+/// Last-use times written every few seconds, and the audit trail pruned.
+fn spawn_access_upkeep(state: &AppState, retention: Duration, stop: tokio_util::sync::CancellationToken) {
+    let tokens = state.tokens.clone();
+    let stopping = stop.clone();
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_secs(5));
+        loop {
+            tokio::select! {
+                () = stopping.cancelled() => break,
+                _ = tick.tick() => tokens.flush_touches().await,
+            }
+        }
+        tokens.flush_touches().await;
+    });
+    tokio::spawn(crate::access::audit::prune(state.controller.store().clone(), retention, stop));
 }
 
 /// Runs the server until SIGINT/SIGTERM, then shuts down gracefully.
@@ -334,11 +352,14 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let mut app_config = app_config;
     app_config.cluster = node.clone();
     let state = AppState::new(controller.clone(), app_config);
+    state.tokens.reload().await.map_err(|e| anyhow::anyhow!("loading the tokens: {}", e.message))?;
     let app = router(state.clone());
     let cluster_stop = tokio_util::sync::CancellationToken::new();
     if let Some(node) = &node {
         node.spawn(controller.clone(), app.clone(), cluster_stop.clone()).await?;
+        node.watch_tokens(state.tokens.clone(), cluster_stop.clone()).await?;
     }
+    spawn_access_upkeep(&state, Duration::from_secs(args.audit_retention_days.max(1) * 86_400), cluster_stop.clone());
     // Tests and scripts read this exact line to learn the bound address.
     println!("listening on http://{addr}");
     // The console URL carries the token in the fragment, which browsers never send to a server.

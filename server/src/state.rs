@@ -10,6 +10,8 @@ use std::time::Duration;
 use ensemble_runtime::controller::Controller;
 use tokio_util::sync::CancellationToken;
 
+use crate::access::audit::AuditLog;
+use crate::access::tokens::Registry;
 use crate::cluster::Node;
 use crate::config::WsLimits;
 use crate::security::Access;
@@ -29,6 +31,10 @@ pub struct App {
     pub request_timeout: Duration,
     /// What the access guard checks (Host, Origin, token).
     pub access: Access,
+    /// Managed tokens (and the token file's, as admin).
+    pub tokens: Arc<Registry>,
+    /// Where mutating requests are recorded.
+    pub audit: AuditLog,
     pub workspace: WorkspaceRoots,
     /// The server's own files, which the workspace file routes refuse.
     pub files_guard: ensemble_files::Guard,
@@ -46,6 +52,8 @@ pub struct AppConfig {
     pub max_body_bytes: usize,
     pub request_timeout: Duration,
     pub access: Access,
+    /// Most valid managed tokens at once.
+    pub max_tokens: usize,
     pub workspace: WorkspaceRoots,
     pub files_guard: ensemble_files::Guard,
     pub max_file_view_bytes: u64,
@@ -64,7 +72,12 @@ impl Deref for AppState {
 }
 
 impl AppState {
+    /// Spawns the audit writer (on the current runtime).
     pub fn new(controller: Controller, config: AppConfig) -> Self {
+        let store = controller.store().clone();
+        let tokens = Arc::new(Registry::new(config.access.token.digest(), store.clone(), config.max_tokens));
+        let (audit, writer) = AuditLog::new(store);
+        tokio::spawn(writer);
         Self(Arc::new(App {
             controller,
             ws: config.ws,
@@ -75,6 +88,8 @@ impl AppState {
             max_body_bytes: config.max_body_bytes,
             request_timeout: config.request_timeout,
             access: config.access,
+            tokens,
+            audit,
             workspace: config.workspace,
             files_guard: config.files_guard,
             max_file_view_bytes: config.max_file_view_bytes,

@@ -9,6 +9,7 @@
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use axum::Extension;
 use axum::extract::State;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
@@ -19,6 +20,7 @@ use ensemble_runtime::cursor::{CursorError, Item, RoomCursor};
 use futures::{SinkExt, StreamExt};
 use tokio::time::{Instant, timeout};
 
+use crate::access::{Principal, Role};
 use crate::api::{ClientFrame, ServerFrame, WsQuery};
 use crate::error::{ApiError, ErrorResponse, Query};
 use crate::routes::params::RoomPath;
@@ -33,6 +35,8 @@ pub const CLOSE_IDLE: u16 = 4001;
 pub const CLOSE_GOING_AWAY: u16 = 1001;
 /// Close code for a client message over `--ws-max-message-bytes` (RFC 6455 "message too big").
 pub const CLOSE_TOO_BIG: u16 = 1009;
+/// Close code when the socket's token was revoked or expired.
+pub const CLOSE_TOKEN_REVOKED: u16 = 4003;
 /// Frames written before one flush.
 const FLUSH_BATCH: usize = 64;
 
@@ -44,6 +48,7 @@ const FLUSH_BATCH: usize = 64;
         (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn room_ws(
     State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
     room: RoomPath,
     Query(q): Query<WsQuery>,
     ws: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
@@ -76,7 +81,7 @@ pub async fn room_ws(
         .max_message_size(limits.max_message_bytes)
         .max_frame_size(limits.max_message_bytes)
         .on_upgrade(move |socket| async move {
-            let outcome = Connection { state: state.clone(), room, socket }.run(q.after).await;
+            let outcome = Connection { state: state.clone(), room, socket, principal }.run(q.after).await;
             tracing::debug!(?outcome, "room websocket ended");
             drop(slot);
         }))
@@ -167,6 +172,7 @@ enum End {
     WriteFailed,
     ReadFailed,
     TooBig,
+    TokenRevoked,
 }
 
 impl End {
@@ -179,6 +185,7 @@ impl End {
             End::WriteFailed => "write_failed",
             End::ReadFailed => "read_failed",
             End::TooBig => "too_big",
+            End::TokenRevoked => "token_revoked",
         }
     }
 }
@@ -187,6 +194,7 @@ struct Connection {
     state: AppState,
     room: String,
     socket: WebSocket,
+    principal: Principal,
 }
 
 impl Connection {
@@ -201,6 +209,7 @@ impl Connection {
             End::Idle => Some((CLOSE_IDLE, "idle timeout")),
             End::Shutdown => Some((CLOSE_GOING_AWAY, "server shutting down")),
             End::TooBig => Some((CLOSE_TOO_BIG, "message too big")),
+            End::TokenRevoked => Some((CLOSE_TOKEN_REVOKED, "token revoked or expired")),
             End::ClientClosed | End::WriteFailed | End::ReadFailed => None,
         };
         // Never let a stalled peer delay shutdown or the task's end.
@@ -239,7 +248,7 @@ impl Connection {
         if let Some(node) = &self.state.cluster {
             sides.extend(node.remote_sides(&controller, &self.room).await);
         }
-        let hello = hello(&controller, &self.room, head, sessions, sides);
+        let hello = hello(&controller, &self.room, head, sessions, sides, self.principal.role);
         let sent = self.send_json(&hello).await;
         // Not kept for the connection's life: a live local would stay in this future's state, and
         // the room's session snapshots (~1.3 KB of heap each) with it, for every open socket.
@@ -265,12 +274,34 @@ impl Connection {
         tokio::pin!(idle);
         let stopping = shutdown.cancelled();
         tokio::pin!(stopping);
+        // The token may be revoked (here or on another host) or expire while the socket is open.
+        let token_id = self.principal.token_id().to_owned();
+        let tokens = self.state.tokens.clone();
+        let mut revocations = tokens.subscribe();
+        // Made once, like the timers above: it wakes only when the set of valid tokens changes.
+        let revoked = async move {
+            while revocations.changed().await.is_ok() {
+                if !tokens.is_active(&token_id) {
+                    return;
+                }
+            }
+        };
+        tokio::pin!(revoked);
+        let expiry = self.state.tokens.expires_at_ms(self.principal.token_id()).map(|at| {
+            let left = u64::try_from(at.saturating_sub(crate::access::tokens::now_ms())).unwrap_or(0);
+            Instant::now() + Duration::from_millis(left)
+        });
+        let expired =
+            tokio::time::sleep_until(expiry.unwrap_or_else(|| Instant::now() + Duration::from_secs(86400 * 365)));
+        tokio::pin!(expired);
         // Looked up once: a registry lookup per batch showed in the fan-out profile.
         let frames_sent = metrics::counter!("ensemble_ws_frames_sent_total");
         loop {
             tokio::select! {
                 biased;
                 _ = &mut stopping => return End::Shutdown,
+                () = &mut revoked => return End::TokenRevoked,
+                _ = &mut expired, if expiry.is_some() => return End::TokenRevoked,
                 batch = cursor.next_batch(FLUSH_BATCH) => {
                     let items = match batch {
                         Ok(items) => items,
@@ -378,6 +409,7 @@ fn hello(
     head: u64,
     sessions: Vec<ensemble_runtime::model::Session>,
     sides: Vec<ensemble_runtime::model::Session>,
+    role: Role,
 ) -> ServerFrame {
     let mut budget = controller.config().max_event_bytes;
     let mut truncated = false;
@@ -396,5 +428,12 @@ fn hello(
     };
     let sessions = fit(sessions);
     let sides = fit(sides);
-    ServerFrame::Hello { room_id: room.to_owned(), head_seq: head, sessions, sides, sessions_truncated: truncated }
+    ServerFrame::Hello {
+        room_id: room.to_owned(),
+        head_seq: head,
+        sessions,
+        sides,
+        sessions_truncated: truncated,
+        role,
+    }
 }

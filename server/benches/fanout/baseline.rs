@@ -140,6 +140,7 @@ pub async fn publish_baseline(room: Arc<BaseRoom>, room_id: String, pace: Pace) 
             scope: Scope::Canonical,
             turn_id: None,
             occurred_at_ms: unix_ms(),
+            actor: None,
             body: EventBody::MessageDelta(TextDeltaPayload { item_id: ITEM.into(), text: stamp_text(now_ns()) }),
         };
         let json = serde_json::to_string(&event).unwrap();

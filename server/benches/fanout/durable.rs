@@ -128,6 +128,7 @@ pub async fn publish_durable(queue: mpsc::Sender<Pending>, room: Arc<BaseRoom>, 
             scope: Scope::Canonical,
             turn_id: None,
             occurred_at_ms: unix_ms(),
+            actor: None,
             body: EventBody::MessageDelta(TextDeltaPayload { item_id: ITEM.into(), text: stamp_text(now_ns()) }),
         };
         // Serialised once, straight into the frame (as Ensemble's writer does).

@@ -32,8 +32,9 @@ use tower::ServiceExt;
 
 use super::auth::{self, MAC_HEADER, NONCE_HEADER, Purpose, Rejection, TIMESTAMP_HEADER};
 use super::{Node, host_subject};
+use crate::access::Principal;
 use crate::error::{ApiError, ErrorBody, ErrorResponse};
-use crate::security::Forwarded;
+use crate::security::{Forwarded, percent_decode};
 
 /// What the routing middleware needs.
 #[derive(Clone)]
@@ -66,33 +67,15 @@ pub async fn route(State(f): State<Forwarding>, req: Request, next: Next) -> Res
 fn session_key(path: &str) -> Option<SessionKey> {
     let rest = path.strip_prefix("/v1/rooms/")?;
     let mut parts = rest.split('/');
-    let room = decode(parts.next()?)?;
+    let room = percent_decode(parts.next()?)?;
     if parts.next()? != "sessions" {
         return None;
     }
-    let session = decode(parts.next()?)?;
+    let session = percent_decode(parts.next()?)?;
     if room.is_empty() || session.is_empty() {
         return None;
     }
     Some(SessionKey { room_id: room, session_id: session })
-}
-
-/// Percent-decodes a path segment (None if it is malformed: the handler then answers it).
-fn decode(segment: &str) -> Option<String> {
-    let bytes = segment.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = segment.get(i + 1..i + 3)?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
 }
 
 fn outcome(label: &'static str) {
@@ -109,6 +92,8 @@ struct RequestFields<'a> {
     uri: &'a str,
     from: &'a str,
     to: &'a str,
+    /// The caller's token id on the receiving host (checked again by the owner).
+    token_id: &'a str,
     content_type: Option<&'a str>,
     timestamp: &'a str,
     nonce: &'a str,
@@ -126,12 +111,13 @@ impl RequestFields<'_> {
         node.keys.verify(Purpose::Request, &self.encoded(&ct), mac)
     }
 
-    fn encoded<'b>(&'b self, content_type: &'b [u8]) -> [&'b [u8]; 8] {
+    fn encoded<'b>(&'b self, content_type: &'b [u8]) -> [&'b [u8]; 9] {
         [
             self.method.as_bytes(),
             self.uri.as_bytes(),
             self.from.as_bytes(),
             self.to.as_bytes(),
+            self.token_id.as_bytes(),
             content_type,
             self.timestamp.as_bytes(),
             self.nonce.as_bytes(),
@@ -158,6 +144,11 @@ impl Node {
     /// Sends `req` to `owner` and turns its answer (or the lack of one) into the response.
     async fn forward(&self, owner: &str, req: Request) -> Response {
         let (parts, body) = req.into_parts();
+        // The edge here authenticated the caller; without a principal nothing is forwarded.
+        let Some(token_id) = parts.extensions.get::<Principal>().map(|p| p.token_id().to_owned()) else {
+            return ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", "a valid bearer token is required")
+                .into_response();
+        };
         let Ok(body) = axum::body::to_bytes(body, self.max_body_bytes).await else {
             return ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "body_too_large", "the request body is too large")
                 .into_response();
@@ -170,6 +161,7 @@ impl Node {
             uri,
             from: &self.host_id,
             to: owner,
+            token_id: &token_id,
             content_type,
             timestamp: &timestamp,
             nonce: &nonce,
@@ -179,6 +171,7 @@ impl Node {
         h.insert("Ensemble-Method", parts.method.as_str());
         h.insert("Ensemble-Uri", uri);
         h.insert("Ensemble-From", self.host_id.as_str());
+        h.insert("Ensemble-Token-Id", token_id.as_str());
         if let Some(ct) = content_type {
             h.insert("Content-Type", ct);
         }
@@ -243,7 +236,13 @@ impl Node {
         };
         let reads = remote.into_iter().map(|(key, owner)| async move {
             let uri = format!("/v1/rooms/{}/sessions/{}", key.room_id, key.session_id);
-            let req = Request::builder().method(Method::GET).uri(uri).body(Body::empty()).ok()?;
+            // For a WebSocket's `hello`, whose caller was checked for the room already.
+            let req = Request::builder()
+                .method(Method::GET)
+                .uri(uri)
+                .extension(Principal::admin())
+                .body(Body::empty())
+                .ok()?;
             let resp = self.forward(&owner, req).await;
             if resp.status() != StatusCode::OK {
                 tracing::debug!(session = %key, owner, status = %resp.status(), "a side's snapshot was not read");
@@ -337,6 +336,7 @@ fn authenticate(node: &Node, msg: &async_nats::Message) -> Result<(), Rejection>
         uri,
         from: get("Ensemble-From").unwrap_or(""),
         to: &node.host_id,
+        token_id: get("Ensemble-Token-Id").unwrap_or(""),
         content_type: get("Content-Type"),
         timestamp,
         nonce,
@@ -390,10 +390,11 @@ async fn serve(node: &Node, app: axum::Router, msg: &async_nats::Message) -> (as
     let method = get("Ensemble-Method").and_then(|m| Method::from_bytes(m.as_bytes()).ok());
     let uri = get("Ensemble-Uri");
     let from = get("Ensemble-From").unwrap_or_default();
+    let token_id = get("Ensemble-Token-Id").unwrap_or_default();
     let nonce = get(NONCE_HEADER).unwrap_or_default();
     let response = match (method, uri) {
         (Some(method), Some(uri)) => {
-            let mut builder = Request::builder().method(method).uri(uri).extension(Forwarded { from });
+            let mut builder = Request::builder().method(method).uri(uri).extension(Forwarded { from, token_id });
             if let Some(ct) = get("Content-Type") {
                 builder = builder.header(header::CONTENT_TYPE, ct);
             }

@@ -24,9 +24,11 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use async_nats::connection::State as NatsState;
+use bytes::Bytes;
 use ensemble_runtime::bus::RoomHub;
 use ensemble_runtime::controller::Controller;
 use ensemble_runtime::cursor;
+use futures::StreamExt;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
@@ -103,6 +105,13 @@ fn subject_room(subject: &str) -> Option<String> {
 }
 
 /// The subject a host answers forwarded requests on.
+/// Where hosts say that tokens changed (made or revoked).
+const TOKENS_SUBJECT: &str = "ensemble.tokens";
+/// Tokens are read again at least this often with several hosts, announcement or not.
+const TOKENS_RELOAD_EVERY: Duration = Duration::from_secs(5);
+/// And at most this often, however many announcements come.
+const TOKENS_RELOAD_MIN: Duration = Duration::from_millis(100);
+
 fn host_subject(host: &str) -> String {
     format!("ensemble.host.{host}.http")
 }
@@ -190,6 +199,43 @@ impl Node {
         tokio::spawn(self.clone().sweep(controller.clone(), stop.clone()));
         tokio::spawn(self.clone().keep_lease(controller, stop.clone()));
         tokio::spawn(forward::answer(self.clone(), requests, app, stop));
+        Ok(())
+    }
+
+    /// Keeps the token registry in step with the other hosts': a change made here is announced on
+    /// [`TOKENS_SUBJECT`], and an announcement (or, should one be lost, the periodic tick) makes
+    /// this host read the tokens from PostgreSQL again. An announcement carries nothing and is not
+    /// trusted for anything: it only makes the host look, at most every [`TOKENS_RELOAD_MIN`].
+    pub async fn watch_tokens(
+        self: &Arc<Self>,
+        tokens: Arc<crate::access::tokens::Registry>,
+        stop: CancellationToken,
+    ) -> anyhow::Result<()> {
+        let mut announced = self.client.subscribe(TOKENS_SUBJECT).await.context("subscribing to token changes")?;
+        let client = self.client.clone();
+        tokens.on_change(Arc::new(move || {
+            let client = client.clone();
+            tokio::spawn(async move {
+                if let Err(e) = client.publish(TOKENS_SUBJECT, Bytes::new()).await {
+                    tracing::warn!(error = %e, "announcing a token change failed (other hosts reload on their tick)");
+                }
+            });
+        }));
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(TOKENS_RELOAD_EVERY);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tokio::select! {
+                    () = stop.cancelled() => return,
+                    _ = tick.tick() => {}
+                    msg = announced.next() => if msg.is_none() { return },
+                }
+                if let Err(e) = tokens.reload().await {
+                    tracing::warn!(error = %e.message, "reloading tokens failed");
+                }
+                tokio::time::sleep(TOKENS_RELOAD_MIN).await;
+            }
+        });
         Ok(())
     }
 

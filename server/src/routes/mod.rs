@@ -11,5 +11,6 @@ pub mod rooms;
 pub mod sessions;
 pub mod sides;
 pub mod system;
+pub mod tokens;
 pub mod turns;
 pub mod workspaces;

@@ -1,10 +1,12 @@
 //! `/v1/rooms` and a room's durable event log. (The room WebSocket is `crate::ws`.)
 
+use axum::Extension;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use serde_json::value::RawValue;
 
 use super::params::{RoomPath, events_page, history_expired};
+use crate::access::Principal;
 use crate::api::{EventList, EventsQuery, RoomList};
 use crate::error::{ApiError, ErrorResponse, Json, Query};
 use crate::state::AppState;
@@ -12,8 +14,14 @@ use crate::state::AppState;
 /// Rooms that have sessions or events.
 #[utoipa::path(get, path = "/v1/rooms", tag = "rooms",
     responses((status = 200, description = "The rooms", body = RoomList), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
-pub async fn list_rooms(State(state): State<AppState>) -> Result<Json<RoomList>, ApiError> {
-    Ok(Json(RoomList { data: state.controller.rooms().await? }))
+pub async fn list_rooms(
+    State(state): State<AppState>,
+    Extension(p): Extension<Principal>,
+) -> Result<Json<RoomList>, ApiError> {
+    let mut rooms = state.controller.rooms().await?;
+    // A scoped token sees its rooms only.
+    rooms.retain(|r| p.rooms.contains(&r.room_id));
+    Ok(Json(RoomList { data: rooms }))
 }
 
 /// Durable events of a room with `seq > after`, oldest first.

@@ -1,0 +1,292 @@
+//! Managed tokens (`/v1/tokens`), the audit trail (`/v1/audit`) and who the caller is (`/v1/me`).
+
+use axum::Extension;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use ensemble_runtime::limits::check_id;
+use ensemble_runtime::store::{AuditRecord, TokenRecord};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+use crate::access::tokens::{MAX_NAME_CHARS, MAX_ROOMS, NewToken, now_ms};
+use crate::access::{Principal, Role, RoomScope};
+use crate::error::{ApiError, ErrorResponse, Json, Query};
+use crate::state::AppState;
+
+/// The longest life `ttlSecs` may give a token (ten years).
+const MAX_TTL_SECS: u64 = 10 * 365 * 24 * 3600;
+const DEFAULT_AUDIT_LIMIT: usize = 100;
+const MAX_AUDIT_LIMIT: usize = 1000;
+
+/// `POST /v1/tokens`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CreateToken {
+    /// Who or what holds it (shown as the actor of what it does), 1–128 characters.
+    pub name: String,
+    pub role: Role,
+    /// The room ids it reaches, or `["*"]` for every room.
+    pub rooms: Vec<String>,
+    /// When it stops working (milliseconds since the epoch); at most one of this and `ttlSecs`.
+    #[serde(default)]
+    pub expires_at_ms: Option<i64>,
+    /// How long it works from now, in seconds.
+    #[serde(default)]
+    pub ttl_secs: Option<u64>,
+}
+
+/// A managed token, without its secret.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenInfo {
+    pub id: String,
+    pub name: String,
+    pub role: Role,
+    pub rooms: Vec<String>,
+    pub created_at_ms: i64,
+    /// The name of the token that made it.
+    pub created_by: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expires_at_ms: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub revoked_at_ms: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_used_at_ms: Option<i64>,
+    /// Neither revoked nor expired.
+    pub active: bool,
+}
+
+impl From<TokenRecord> for TokenInfo {
+    fn from(r: TokenRecord) -> Self {
+        let active = r.revoked_at_ms.is_none() && r.expires_at_ms.is_none_or(|e| now_ms() < e);
+        TokenInfo {
+            id: r.id,
+            name: r.name,
+            role: Role::parse(&r.role).unwrap_or(Role::Viewer),
+            rooms: r.rooms,
+            created_at_ms: r.created_at_ms,
+            created_by: r.created_by,
+            expires_at_ms: r.expires_at_ms,
+            revoked_at_ms: r.revoked_at_ms,
+            last_used_at_ms: r.last_used_at_ms,
+            active,
+        }
+    }
+}
+
+/// A new token and its secret, which is shown this once and never again.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CreatedToken {
+    pub token: TokenInfo,
+    pub secret: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TokenList {
+    pub data: Vec<TokenInfo>,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Path)]
+pub struct TokenPath {
+    /// Token id
+    token_id: String,
+}
+
+/// Who the caller is.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Me {
+    pub token_id: String,
+    pub name: String,
+    pub role: Role,
+    /// The rooms the token reaches (`["*"]`: every room).
+    pub rooms: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expires_at_ms: Option<i64>,
+}
+
+fn scope_list(scope: &RoomScope) -> Vec<String> {
+    match scope {
+        RoomScope::All => vec!["*".to_owned()],
+        RoomScope::Only(rooms) => rooms.iter().cloned().collect(),
+    }
+}
+
+/// The caller's token: its name, role and rooms.
+#[utoipa::path(get, path = "/v1/me", tag = "access",
+    responses((status = 200, description = "The caller", body = Me), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
+pub async fn me(State(state): State<AppState>, Extension(p): Extension<Principal>) -> Json<Me> {
+    Json(Me {
+        token_id: p.actor.token_id.clone(),
+        name: p.actor.name.clone(),
+        role: p.role,
+        rooms: scope_list(&p.rooms),
+        expires_at_ms: state.tokens.expires_at_ms(p.token_id()),
+    })
+}
+
+fn invalid(field: &str, message: impl Into<String>) -> ApiError {
+    ApiError::bad_request("invalid_input", message).with_details(serde_json::json!({ "field": field }))
+}
+
+/// Makes a token with a role and rooms (admin). Its secret is in this answer only.
+#[utoipa::path(post, path = "/v1/tokens", tag = "access", request_body = CreateToken,
+    responses((status = 201, description = "The token and its secret (shown once)", body = CreatedToken),
+        (status = 409, description = "`too_many_tokens`", body = ErrorResponse),
+        (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
+pub async fn create_token(
+    State(state): State<AppState>,
+    Extension(by): Extension<Principal>,
+    Json(req): Json<CreateToken>,
+) -> Result<(StatusCode, Json<CreatedToken>), ApiError> {
+    let name = req.name.trim().to_owned();
+    if name.is_empty() || name.chars().count() > MAX_NAME_CHARS || name.chars().any(char::is_control) {
+        return Err(invalid(
+            "name",
+            format!("name must be 1–{MAX_NAME_CHARS} characters, none of them control characters"),
+        ));
+    }
+    if req.rooms.is_empty() || req.rooms.len() > MAX_ROOMS {
+        return Err(invalid("rooms", format!("rooms must name 1–{MAX_ROOMS} room ids, or be [\"*\"]")));
+    }
+    let mut rooms: Vec<String> = Vec::with_capacity(req.rooms.len());
+    for room in &req.rooms {
+        if room != "*" && check_id("rooms", room).is_err() {
+            return Err(invalid("rooms", format!("`{room}` is not a room id (1–128 of A-Z a-z 0-9 . _ ~ : -)")));
+        }
+        if !rooms.contains(room) {
+            rooms.push(room.clone());
+        }
+    }
+    if rooms.iter().any(|r| r == "*") {
+        rooms = vec!["*".to_owned()];
+    }
+    // A token never reaches further than the one that made it.
+    if !by.rooms.is_all() && rooms.iter().any(|r| r == "*" || !by.rooms.contains(r)) {
+        return Err(ApiError::new(StatusCode::FORBIDDEN, "forbidden", "a token may only name rooms its maker reaches"));
+    }
+    let now = now_ms();
+    let expires_at_ms = match (req.expires_at_ms, req.ttl_secs) {
+        (Some(_), Some(_)) => return Err(invalid("ttlSecs", "give expiresAtMs or ttlSecs, not both")),
+        (Some(at), None) if at <= now => return Err(invalid("expiresAtMs", "expiresAtMs is in the past")),
+        (Some(at), None) => Some(at),
+        (None, Some(ttl)) if ttl == 0 || ttl > MAX_TTL_SECS => {
+            return Err(invalid("ttlSecs", format!("ttlSecs must be 1–{MAX_TTL_SECS}")));
+        }
+        (None, Some(ttl)) => Some(now.saturating_add(i64::try_from(ttl * 1000).unwrap_or(i64::MAX))),
+        (None, None) => None,
+    };
+    let (record, secret) = state.tokens.create(NewToken { name, role: req.role, rooms, expires_at_ms }, &by).await?;
+    tracing::info!(token = %record.id, name = %record.name, role = %record.role, by = %by.actor.name, "token created");
+    Ok((StatusCode::CREATED, Json(CreatedToken { token: record.into(), secret })))
+}
+
+/// Every managed token, without secrets (admin).
+#[utoipa::path(get, path = "/v1/tokens", tag = "access",
+    responses((status = 200, description = "The tokens, oldest first", body = TokenList), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
+pub async fn list_tokens(State(state): State<AppState>) -> Json<TokenList> {
+    Json(TokenList { data: state.tokens.list().into_iter().map(TokenInfo::from).collect() })
+}
+
+/// Revokes a token at once (admin): its requests fail from now on and its room WebSockets close
+/// with code 4003.
+#[utoipa::path(delete, path = "/v1/tokens/{tokenId}", tag = "access", params(TokenPath),
+    responses((status = 200, description = "The revoked token", body = TokenInfo),
+        (status = 404, description = "`token_not_found`", body = ErrorResponse),
+        (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
+pub async fn revoke_token(
+    State(state): State<AppState>,
+    Extension(by): Extension<Principal>,
+    Path(p): Path<TokenPath>,
+) -> Result<Json<TokenInfo>, ApiError> {
+    let record = state.tokens.revoke(&p.token_id).await?;
+    tracing::info!(token = %record.id, by = %by.actor.name, "token revoked");
+    Ok(Json(record.into()))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct AuditQuery {
+    /// Records after this `seq` (default 0).
+    #[serde(default)]
+    pub after: Option<u64>,
+    /// At most this many (1–1000, default 100).
+    #[serde(default)]
+    pub limit: Option<usize>,
+}
+
+/// One mutating request.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditEntry {
+    pub seq: u64,
+    pub at_ms: i64,
+    /// The caller's token id (absent: no valid token).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub token_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub actor: Option<String>,
+    pub method: String,
+    /// The route template, e.g. `/v1/rooms/{roomId}/sessions`.
+    pub route: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub room_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    pub status: u16,
+    /// The error code of a refusal.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+}
+
+impl From<AuditRecord> for AuditEntry {
+    fn from(r: AuditRecord) -> Self {
+        AuditEntry {
+            seq: r.seq,
+            at_ms: r.at_ms,
+            token_id: r.token_id,
+            actor: r.actor_name,
+            method: r.method,
+            route: r.route,
+            room_id: r.room_id,
+            session_id: r.session_id,
+            status: r.status,
+            code: r.code,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditList {
+    pub data: Vec<AuditEntry>,
+    /// The `after` of the next page, when this one was full.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next: Option<u64>,
+}
+
+/// The mutating requests, refused ones too, oldest first (admin).
+#[utoipa::path(get, path = "/v1/audit", tag = "access", params(AuditQuery),
+    responses((status = 200, description = "A page of the audit trail", body = AuditList), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
+pub async fn list_audit(
+    State(state): State<AppState>,
+    Query(q): Query<AuditQuery>,
+) -> Result<Json<AuditList>, ApiError> {
+    let limit = q.limit.unwrap_or(DEFAULT_AUDIT_LIMIT);
+    if limit == 0 || limit > MAX_AUDIT_LIMIT {
+        return Err(ApiError::bad_request("invalid_query", format!("limit must be 1–{MAX_AUDIT_LIMIT}")));
+    }
+    let records = state.controller.store().audit_after(q.after.unwrap_or(0), limit).await.map_err(|e| {
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "store_unavailable",
+            format!("reading the audit trail failed: {e}"),
+        )
+    })?;
+    let next = (records.len() == limit).then(|| records.last().map(|r| r.seq)).flatten();
+    Ok(Json(AuditList { data: records.into_iter().map(AuditEntry::from).collect(), next }))
+}
