@@ -26,15 +26,76 @@ pub enum Command {
     Openapi,
     /// Print the running server's address (`http://IP:PORT`), read from its data dir.
     Url(LocalArgs),
-    /// Print the token a client of the running server sends (from its data dir).
-    Token(LocalArgs),
+    /// Print the token a client of the running server sends (from its data dir), or manage the
+    /// server's tokens: `create`, `list`, `revoke`.
+    Token(TokenArgs),
+}
+
+/// `ensemble token [create|list|revoke]`.
+#[derive(Clone, Debug, Args)]
+pub struct TokenArgs {
+    #[command(flatten)]
+    pub local: LocalArgs,
+    #[command(subcommand)]
+    pub action: Option<TokenAction>,
+}
+
+#[derive(Clone, Debug, Subcommand)]
+pub enum TokenAction {
+    /// Make a token; prints its secret (shown only this once) on stdout.
+    Create {
+        /// viewer, operator, approver or admin.
+        #[arg(long)]
+        role: String,
+        /// Room ids it reaches, comma separated, or `*` for every room.
+        #[arg(long, value_delimiter = ',', required = true)]
+        rooms: Vec<String>,
+        /// Its name (shown as who did what it does).
+        #[arg(long, default_value = "cli")]
+        name: String,
+        /// How long it works: a number with s, m, h or d (`7d`, `12h`) [default: until revoked].
+        #[arg(long, value_parser = parse_ttl)]
+        ttl: Option<u64>,
+    },
+    /// List the tokens (no secrets).
+    List {
+        /// The API's JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Revoke a token at once (its WebSockets close).
+    Revoke {
+        /// The token's id (`tok_…`, from `list`).
+        id: String,
+    },
+}
+
+/// `7d`, `12h`, `30m`, `90s` or plain seconds, as seconds.
+pub fn parse_ttl(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    let (digits, unit) = match s.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((i, _)) => (&s[..i], &s[i..]),
+        None => (s, "s"),
+    };
+    let n: u64 = digits.parse().map_err(|_| format!("`{s}` is not a duration like 7d, 12h, 30m or 90s"))?;
+    let unit = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => return Err(format!("`{s}`: the unit is one of s, m, h, d")),
+    };
+    match n.checked_mul(unit) {
+        Some(0) | None => Err(format!("`{s}` is not a positive duration")),
+        Some(secs) => Ok(secs),
+    }
 }
 
 /// Which server a local subcommand (`url`, `token`) asks: the one running on this data dir.
 #[derive(Clone, Debug, Args)]
 pub struct LocalArgs {
     /// The server's data dir [default: $XDG_DATA_HOME/ensemble].
-    #[arg(long, env = "ENSEMBLE_DATA_DIR")]
+    #[arg(long, env = "ENSEMBLE_DATA_DIR", global = true)]
     pub data_dir: Option<PathBuf>,
 }
 

@@ -22,6 +22,7 @@ pub mod security;
 pub mod server;
 pub mod state;
 pub mod telemetry;
+pub mod token_cli;
 pub mod workspace;
 pub mod ws;
 

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use ensemble_adapters::kit::process::{self, ChildDefaults};
 use ensemble_server::config::{Cli, Command};
-use ensemble_server::{openapi, os, router, runs, server, telemetry};
+use ensemble_server::{openapi, os, router, runs, server, telemetry, token_cli};
 
 // glibc's malloc (its arenas, `malloc_consolidate`) dominated a profile of session starts;
 // mimalloc's thread-local free lists cut that (docs/performance/log.md).
@@ -20,7 +20,17 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Some(Command::Url(local)) => return print_local(runs::running(&local.data_dir()).map(|r| r.url)),
-        Some(Command::Token(local)) => return print_local(runs::token(&local.data_dir())),
+        Some(Command::Token(t)) => match &t.action {
+            None => return print_local(runs::token(&t.local.data_dir())),
+            Some(action) => {
+                let done = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .map_err(anyhow::Error::from)
+                    .and_then(|rt| rt.block_on(token_cli::run(&t.local, action)));
+                return print_local(done);
+            }
+        },
         Some(Command::Serve(args)) => *args,
         None => cli.serve,
     };

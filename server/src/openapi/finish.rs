@@ -29,6 +29,7 @@ pub struct Unexpected(pub String);
 /// Runs every pass over the document.
 pub fn finish(doc: &mut Value) -> Result<(), Unexpected> {
     describe_responses(doc);
+    roles(doc);
     open_free_objects(doc);
     let schemas = doc
         .pointer_mut("/components/schemas")
@@ -51,6 +52,28 @@ pub fn pascal(tag: &str) -> String {
             c.next().map(|f| f.to_ascii_uppercase().to_string() + c.as_str()).unwrap_or_default()
         })
         .collect()
+}
+
+/// Each operation that needs a token names the role it needs (`x-ensemble-role`; and
+/// `x-ensemble-all-rooms` when a token for every room is needed), from the access table.
+fn roles(doc: &mut Value) {
+    let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else { return };
+    for (path, item) in paths.iter_mut() {
+        let Some(item) = item.as_object_mut() else { continue };
+        for (method, op) in item.iter_mut() {
+            let Ok(m) = axum::http::Method::from_bytes(method.to_ascii_uppercase().as_bytes()) else { continue };
+            let public = op
+                .get("security")
+                .and_then(Value::as_array)
+                .is_some_and(|s| s.iter().any(|r| r.as_object().is_some_and(serde_json::Map::is_empty)));
+            let (Some(op), false) = (op.as_object_mut(), public) else { continue };
+            let Some(need) = crate::access::table::requirement(&m, path) else { continue };
+            op.insert("x-ensemble-role".into(), Value::String(need.role.name().into()));
+            if need.all_rooms {
+                op.insert("x-ensemble-all-rooms".into(), Value::Bool(true));
+            }
+        }
+    }
 }
 
 fn describe_responses(doc: &mut Value) {

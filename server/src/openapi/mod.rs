@@ -40,6 +40,7 @@ use crate::api::{ClientFrame, ServerFrame};
         (name = "rooms", description = "Rooms, their event log and their WebSocket"),
         (name = "providers", description = "Providers"),
         (name = "system", description = "Health, readiness, metrics, this document"),
+        (name = "access", description = "Managed tokens, the audit trail, the caller's role"),
     )
 )]
 struct ApiDoc;
@@ -56,8 +57,12 @@ impl Modify for BearerAuth {
                 HttpBuilder::new()
                     .scheme(HttpAuthScheme::Bearer)
                     .description(Some(
-                        "The server's token (`--token-file`, or DATA_DIR/token). Browsers opening the room \
-                         WebSocket pass it as the subprotocol `ensemble.bearer.<token>` next to `ensemble.v1`.",
+                        "The server's token (`--token-file`, or DATA_DIR/token; role admin on every room), or a \
+                         managed token (`POST /v1/tokens`) with its role and rooms. Each operation names the role \
+                         it needs in `x-ensemble-role` (viewer < operator < approver < admin): too little is 403 \
+                         `forbidden`, a room outside the token's rooms is 404 `room_not_found`. Browsers opening \
+                         the room WebSocket pass the token as the subprotocol `ensemble.bearer.<token>` next to \
+                         `ensemble.v1`.",
                     ))
                     .build(),
             ),

@@ -489,3 +489,44 @@ async fn a_host_that_cannot_renew_its_lease_stops_its_agents_before_the_lease_en
     let lost = log.iter().filter(|e| e["type"] == "session.updated" && e["payload"]["reason"] == "host_lost").count();
     assert_eq!(lost, 1, "{log:?}");
 }
+
+/// Tokens live in PostgreSQL: one made on A works on B at once, a command sent to B for A's
+/// session is forwarded with the caller's identity (A checks it again: the actor is the token's),
+/// and a revocation on A closes the token's sockets on B within two seconds and stops its
+/// forwarded commands.
+#[tokio::test]
+async fn tokens_and_revocations_reach_every_host() {
+    use crate::roles::{As, make_token};
+    let e = engines().await;
+    let (a, b) = (host(&e, "a").await, host(&e, "b").await);
+    a.session("r", "s").await;
+    let (id, secret) = make_token(&a, "ops-bot", "operator", &["r"]).await;
+    let on_b = As { s: &b, token: secret.clone() };
+    let (status, me) = on_b.get("/v1/me").await;
+    assert_eq!((status, me["role"].as_str()), (StatusCode::OK, Some("operator")), "{me}");
+    let mut ws = on_b.ws("r").await.expect("the token's socket on B");
+    assert_eq!(ws.hello().await["role"], "operator");
+    let (status, body) =
+        on_b.post("/v1/rooms/r/sessions/s/turns", json!({"input": [{"type": "text", "text": "hi"}]})).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    let done = ws.until_type("turn.started").await;
+    assert_eq!(
+        done.last().unwrap()["actor"],
+        json!({"tokenId": id, "name": "ops-bot"}),
+        "the owner acted for the caller"
+    );
+    ws.until_type("turn.completed").await;
+    // Too little role on B is refused on B, before anything is forwarded.
+    let (status, body) = on_b.post("/v1/rooms/r/sessions/s/interactions/q", json!({"decision": "accept"})).await;
+    assert_eq!(error_code(status, &body, StatusCode::FORBIDDEN), "forbidden");
+
+    let at = std::time::Instant::now();
+    let (status, _) = a.delete(&format!("/v1/tokens/{id}")).await;
+    assert_eq!(status, StatusCode::OK);
+    let closed = ws.frames_until(|f| f["type"] == "__close").await;
+    assert_eq!(closed.last().unwrap()["code"], 4003);
+    assert!(at.elapsed() < std::time::Duration::from_secs(2), "closed on B after {:?}", at.elapsed());
+    let (status, _) =
+        on_b.post("/v1/rooms/r/sessions/s/turns", json!({"input": [{"type": "text", "text": "hi"}]})).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+}

@@ -157,13 +157,20 @@ async fn a_captured_forwarded_request_replayed_is_refused() {
     };
     let headers = captured.headers.clone().unwrap();
     assert!(header(&captured, "Ensemble-Mac").is_some() && header(&captured, "Ensemble-Nonce").is_some());
-    // Sent again as it was: refused as a replay. Sent to B instead: its MAC names A.
+    // The caller's identity travels under the MAC: a copy claiming another token is a forgery.
     let body: Value = serde_json::from_slice(&captured.payload).unwrap();
+    assert_eq!(header(&captured, "Ensemble-Token-Id"), Some("admin"));
+    let mut swapped = headers.clone();
+    swapped.insert("Ensemble-Token-Id", "tok_someone_else");
+    let answer = publish_request(&nats, "a", swapped, body.clone()).await;
+    assert_refused(&answer, "bad_mac");
+    // Sent again as it was: refused as a replay. Sent to B instead: its MAC names A.
     let answer = publish_request(&nats, "a", headers.clone(), body.clone()).await;
     assert_refused(&answer, "replayed");
     let answer = publish_request(&nats, "b", headers, body).await;
     assert_refused(&answer, "bad_mac");
     assert_eq!(metric(&a, &refused("replayed")).await, 1.0);
+    assert_eq!(metric(&a, &refused("bad_mac")).await, 1.0);
     assert_eq!(metric(&b, &refused("bad_mac")).await, 1.0);
     // One turn ran, not two.
     let started = a.events("r").await.iter().filter(|e| e["type"] == "turn.started").count();

@@ -35,6 +35,7 @@ mod observability;
 mod openapi;
 mod postgres;
 mod replay;
+mod roles;
 mod sessions;
 mod sides;
 mod workspace_faults;

@@ -77,6 +77,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The mutating requests, refused ones too, oldest first (admin). */
+        get: operations["list_audit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's token: its name, role and rooms. */
+        get: operations["me"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/providers": {
         parameters: {
             query?: never;
@@ -615,10 +649,53 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every managed token, without secrets (admin). */
+        get: operations["list_tokens"];
+        put?: never;
+        /** Makes a token with a role and rooms (admin). Its secret is in this answer only. */
+        post: operations["create_token"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tokens/{tokenId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revokes a token at once (admin): its requests fail from now on and its room WebSockets close
+         *     with code 4003.
+         */
+        delete: operations["revoke_token"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description The token behind a request: its id and name (never its secret). */
+        Actor: {
+            name: string;
+            tokenId: string;
+        };
         /** @description What an agent advertised in its handshake (ACP `initialize`). */
         AgentInfo: {
             /** @description Ids of the authentication methods it offers. */
@@ -679,10 +756,38 @@ export interface components {
         };
         /** @enum {string} */
         ApprovalPolicy: "untrusted" | "on-request" | "never";
+        /** @description One mutating request. */
+        AuditEntry: {
+            actor?: string | null;
+            /** Format: int64 */
+            atMs: number;
+            /** @description The error code of a refusal. */
+            code?: string | null;
+            method: string;
+            roomId?: string | null;
+            /** @description The route template, e.g. `/v1/rooms/{roomId}/sessions`. */
+            route: string;
+            /** Format: int64 */
+            seq: number;
+            sessionId?: string | null;
+            /** Format: int32 */
+            status: number;
+            /** @description The caller's token id (absent: no valid token). */
+            tokenId?: string | null;
+        };
+        AuditList: {
+            data: components["schemas"]["AuditEntry"][];
+            /**
+             * Format: int64
+             * @description The `after` of the next page, when this one was full.
+             */
+            next?: number | null;
+        };
         /** @enum {string} */
         AuthState: "authenticated" | "auth_required";
         /** @description A `call.completed` event. */
         CallCompletedEvent: {
+            actor?: components["schemas"]["Actor"] | null;
             eventId: string;
             /** Format: int64 */
             occurredAtMs: number;
@@ -717,6 +822,7 @@ export interface components {
         CallKind: "tool" | "command" | "fileChange" | "mcp" | "webSearch" | "other";
         /** @description A `call.started` event. */
         CallStartedEvent: {
+            actor?: components["schemas"]["Actor"] | null;
             eventId: string;
             /** Format: int64 */
             occurredAtMs: number;
@@ -751,6 +857,7 @@ export interface components {
         CallStatus: "completed" | "failed" | "declined" | "interrupted";
         /** @description A `call.updated` event. */
         CallUpdatedEvent: {
+            actor?: components["schemas"]["Actor"] | null;
             eventId: string;
             /** Format: int64 */
             occurredAtMs: number;
@@ -833,6 +940,7 @@ export interface components {
         };
         /** @description A `commands.updated` event. */
         CommandsUpdatedEvent: {
+            actor?: components["schemas"]["Actor"] | null;
             eventId: string;
             /** Format: int64 */
             occurredAtMs: number;
@@ -892,6 +1000,29 @@ export interface components {
             options?: {
                 [key: string]: string;
             } | null;
+        };
+        /** @description `POST /v1/tokens`. */
+        CreateToken: {
+            /**
+             * Format: int64
+             * @description When it stops working (milliseconds since the epoch); at most one of this and `ttlSecs`.
+             */
+            expiresAtMs?: number | null;
+            /** @description Who or what holds it (shown as the actor of what it does), 1–128 characters. */
+            name: string;
+            role: components["schemas"]["Role"];
+            /** @description The room ids it reaches, or `["*"]` for every room. */
+            rooms: string[];
+            /**
+             * Format: int64
+             * @description How long it works from now, in seconds.
+             */
+            ttlSecs?: number | null;
+        };
+        /** @description A new token and its secret, which is shown this once and never again. */
+        CreatedToken: {
+            secret: string;
+            token: components["schemas"]["TokenInfo"];
         };
         /**
          * @description An answer to an interaction.
@@ -1043,6 +1174,7 @@ export interface components {
         };
         /** @description A `goal.cleared` event. */
         GoalClearedEvent: {
+            actor?: components["schemas"]["Actor"] | null;
             eventId: string;
             /** Format: int64 */
             occurredAtMs: number;
@@ -1073,6 +1205,7 @@ export interface components {
         GoalOrigin: "user" | "provider";
         /** @description A `goal.reconcile_required` event. */
         GoalReconcileRequiredEvent: {
+            actor?: components["schemas"]["Actor"] | null;
             eventId: string;
             /** Format: int64 */
             occurredAtMs: number;
@@ -1102,6 +1235,7 @@ export interface components {
         GoalStatus: "active" | "paused" | "blocked" | "complete";
         /** @description A `goal.updated` event. */
         GoalUpdatedEvent: {
+            actor?: components["schemas"]["Actor"] | null;
             eventId: string;
             /** Format: int64 */
             occurredAtMs: number;
@@ -1150,6 +1284,8 @@ export interface components {
         HelloFrame: {
             /** Format: int64 */
             headSeq: number;
+            /** @description The role of the token the socket was opened with: what this client may do. */
+            role: components["schemas"]["Role"];
             roomId: string;
             /** @description The room's canonical sessions, oldest first. */
             sessions: components["schemas"]["Session"][];
@@ -1179,6 +1315,7 @@ export interface components {
         };
         /** @description A `interaction.requested` event. */
         InteractionRequestedEvent: {
+            actor?: components["schemas"]["Actor"] | null;
             eventId: string;
             /** Format: int64 */
             occurredAtMs: number;
@@ -1218,6 +1355,7 @@ export interface components {
         };
         /** @description A `interaction.resolved` event. */
         InteractionResolvedEvent: {
+            actor?: components["schemas"]["Actor"] | null;
             eventId: string;
             /** Format: int64 */
             occurredAtMs: number;
@@ -1246,8 +1384,19 @@ export interface components {
             requestId: string;
             resolvedBy: components["schemas"]["ResolvedBy"];
         };
+        /** @description Who the caller is. */
+        Me: {
+            /** Format: int64 */
+            expiresAtMs?: number | null;
+            name: string;
+            role: components["schemas"]["Role"];
+            /** @description The rooms the token reaches (`["*"]`: every room). */
+            rooms: string[];
+            tokenId: string;
+        };
         /** @description A `message.completed` event. */
         MessageCompletedEvent: {
+            actor?: components["schemas"]["Actor"] | null;
             eventId: string;
             /** Format: int64 */
             occurredAtMs: number;
@@ -1269,6 +1418,7 @@ export interface components {
         };
         /** @description A `message.delta` event. */
         MessageDeltaEvent: {
+            actor?: components["schemas"]["Actor"] | null;
             eventId: string;
             /** Format: int64 */
             occurredAtMs: number;
@@ -1296,6 +1446,7 @@ export interface components {
         };
         /** @description A `notice` event. */
         NoticeEvent: {
+            actor?: components["schemas"]["Actor"] | null;
             eventId: string;
             /** Format: int64 */
             occurredAtMs: number;
@@ -1343,6 +1494,7 @@ export interface components {
         };
         /** @description A `plan.updated` event. */
         PlanUpdatedEvent: {
+            actor?: components["schemas"]["Actor"] | null;
             eventId: string;
             /** Format: int64 */
             occurredAtMs: number;
@@ -1418,6 +1570,7 @@ export interface components {
         };
         /** @description A `reasoning.completed` event. */
         ReasoningCompletedEvent: {
+            actor?: components["schemas"]["Actor"] | null;
             eventId: string;
             /** Format: int64 */
             occurredAtMs: number;
@@ -1439,6 +1592,7 @@ export interface components {
         };
         /** @description A `reasoning.delta` event. */
         ReasoningDeltaEvent: {
+            actor?: components["schemas"]["Actor"] | null;
             eventId: string;
             /** Format: int64 */
             occurredAtMs: number;
@@ -1479,6 +1633,11 @@ export interface components {
              */
             type: "resync";
         };
+        /**
+         * @description What a token may do; each role may do everything the ones before it may.
+         * @enum {string}
+         */
+        Role: "viewer" | "operator" | "approver" | "admin";
         /** @description A room as `GET /v1/rooms` lists it. */
         Room: {
             /** Format: int64 */
@@ -1539,6 +1698,7 @@ export interface components {
         };
         /** @description A `session.completed` event. */
         SessionCompletedEvent: {
+            actor?: components["schemas"]["Actor"] | null;
             eventId: string;
             /** Format: int64 */
             occurredAtMs: number;
@@ -1564,6 +1724,7 @@ export interface components {
         };
         /** @description A `session.failed` event. */
         SessionFailedEvent: {
+            actor?: components["schemas"]["Actor"] | null;
             eventId: string;
             /** Format: int64 */
             occurredAtMs: number;
@@ -1608,6 +1769,7 @@ export interface components {
         };
         /** @description A `session.started` event. */
         SessionStartedEvent: {
+            actor?: components["schemas"]["Actor"] | null;
             eventId: string;
             /** Format: int64 */
             occurredAtMs: number;
@@ -1640,6 +1802,7 @@ export interface components {
         SessionStatus: "starting" | "ready" | "working" | "waiting" | "disconnected" | "failed" | "completed";
         /** @description A `session.updated` event. */
         SessionUpdatedEvent: {
+            actor?: components["schemas"]["Actor"] | null;
             eventId: string;
             /** Format: int64 */
             occurredAtMs: number;
@@ -1765,6 +1928,28 @@ export interface components {
              */
             type: "text";
         };
+        /** @description A managed token, without its secret. */
+        TokenInfo: {
+            /** @description Neither revoked nor expired. */
+            active: boolean;
+            /** Format: int64 */
+            createdAtMs: number;
+            /** @description The name of the token that made it. */
+            createdBy: string;
+            /** Format: int64 */
+            expiresAtMs?: number | null;
+            id: string;
+            /** Format: int64 */
+            lastUsedAtMs?: number | null;
+            name: string;
+            /** Format: int64 */
+            revokedAtMs?: number | null;
+            role: components["schemas"]["Role"];
+            rooms: string[];
+        };
+        TokenList: {
+            data: components["schemas"]["TokenInfo"][];
+        };
         /** @description The answer to an accepted submit. */
         TurnAccepted: {
             /** @description True when this `clientSubmitId` was seen before and no new turn started. */
@@ -1775,6 +1960,7 @@ export interface components {
         };
         /** @description A `turn.canceled` event. */
         TurnCanceledEvent: {
+            actor?: components["schemas"]["Actor"] | null;
             eventId: string;
             /** Format: int64 */
             occurredAtMs: number;
@@ -1803,6 +1989,7 @@ export interface components {
          *     started and after it ended (follows the turn's end).
          */
         TurnChangesEvent: {
+            actor?: components["schemas"]["Actor"] | null;
             eventId: string;
             /** Format: int64 */
             occurredAtMs: number;
@@ -1838,6 +2025,7 @@ export interface components {
         };
         /** @description A `turn.completed` event. */
         TurnCompletedEvent: {
+            actor?: components["schemas"]["Actor"] | null;
             eventId: string;
             /** Format: int64 */
             occurredAtMs: number;
@@ -1862,6 +2050,7 @@ export interface components {
         };
         /** @description A `turn.failed` event. */
         TurnFailedEvent: {
+            actor?: components["schemas"]["Actor"] | null;
             eventId: string;
             /** Format: int64 */
             occurredAtMs: number;
@@ -1889,6 +2078,7 @@ export interface components {
         TurnOrigin: "user" | "goal_continuation" | "provider";
         /** @description A `turn.started` event. */
         TurnStartedEvent: {
+            actor?: components["schemas"]["Actor"] | null;
             eventId: string;
             /** Format: int64 */
             occurredAtMs: number;
@@ -1922,6 +2112,7 @@ export interface components {
         };
         /** @description Input added to a running turn (`steer: true`). */
         TurnSteeredEvent: {
+            actor?: components["schemas"]["Actor"] | null;
             eventId: string;
             /** Format: int64 */
             occurredAtMs: number;
@@ -1968,6 +2159,7 @@ export interface components {
         };
         /** @description A `usage.updated` event. */
         UsageUpdatedEvent: {
+            actor?: components["schemas"]["Actor"] | null;
             eventId: string;
             /** Format: int64 */
             occurredAtMs: number;
@@ -2001,6 +2193,7 @@ export interface components {
         };
         /** @description A worktree session's changes were committed on its branch. */
         WorkspaceCommittedEvent: {
+            actor?: components["schemas"]["Actor"] | null;
             eventId: string;
             /** Format: int64 */
             occurredAtMs: number;
@@ -2044,6 +2237,7 @@ export interface components {
         WorkspaceKind: "dir" | "worktree";
         /** @description The workspace was put back to a checkpoint. */
         WorkspaceRestoredEvent: {
+            actor?: components["schemas"]["Actor"] | null;
             eventId: string;
             /** Format: int64 */
             occurredAtMs: number;
@@ -2209,6 +2403,87 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Health"];
+                };
+            };
+        };
+    };
+    list_audit: {
+        parameters: {
+            query?: {
+                /** @description Records after this `seq` (default 0). */
+                after?: number;
+                /** @description At most this many (1–1000, default 100). */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the audit trail */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditList"];
+                };
+            };
+            /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The server or the agent failed, or is at capacity (then with `Retry-After`); the error's `code` says why */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    me: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Me"];
+                };
+            };
+            /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The server or the agent failed, or is at capacity (then with `Retry-After`); the error's `code` says why */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -3857,6 +4132,145 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ServerFrame"];
+                };
+            };
+            /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The server or the agent failed, or is at capacity (then with `Retry-After`); the error's `code` says why */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    list_tokens: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tokens, oldest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenList"];
+                };
+            };
+            /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The server or the agent failed, or is at capacity (then with `Retry-After`); the error's `code` says why */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    create_token: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateToken"];
+            };
+        };
+        responses: {
+            /** @description The token and its secret (shown once) */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedToken"];
+                };
+            };
+            /** @description `too_many_tokens` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The server or the agent failed, or is at capacity (then with `Retry-After`); the error's `code` says why */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    revoke_token: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Token id */
+                tokenId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The revoked token */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenInfo"];
+                };
+            };
+            /** @description `token_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */

@@ -1,5 +1,6 @@
 """ Contains all the data models used in inputs/outputs """
 
+from .actor import Actor
 from .agent_info import AgentInfo
 from .agent_option import AgentOption
 from .agent_option_kind import AgentOptionKind
@@ -8,6 +9,8 @@ from .answer_choices import AnswerChoices
 from .answer_request import AnswerRequest
 from .answer_request_answers import AnswerRequestAnswers
 from .approval_policy import ApprovalPolicy
+from .audit_entry import AuditEntry
+from .audit_list import AuditList
 from .auth_state import AuthState
 from .call_completed_event import CallCompletedEvent
 from .call_completed_event_type import CallCompletedEventType
@@ -38,6 +41,8 @@ from .config_choice import ConfigChoice
 from .config_option import ConfigOption
 from .config_request import ConfigRequest
 from .config_request_options_type_0 import ConfigRequestOptionsType0
+from .create_token import CreateToken
+from .created_token import CreatedToken
 from .decision import Decision
 from .dir_workspace import DirWorkspace
 from .dir_workspace_kind import DirWorkspaceKind
@@ -85,6 +90,7 @@ from .interaction_resolved_event import InteractionResolvedEvent
 from .interaction_resolved_event_type import InteractionResolvedEventType
 from .interaction_resolved_payload import InteractionResolvedPayload
 from .interaction_resolved_payload_answers import InteractionResolvedPayloadAnswers
+from .me import Me
 from .message_completed_event import MessageCompletedEvent
 from .message_completed_event_type import MessageCompletedEventType
 from .message_delta_event import MessageDeltaEvent
@@ -117,6 +123,7 @@ from .resolved_by import ResolvedBy
 from .restore_request import RestoreRequest
 from .resync_frame import ResyncFrame
 from .resync_frame_type import ResyncFrameType
+from .role import Role
 from .room import Room
 from .room_list import RoomList
 from .sandbox_mode import SandboxMode
@@ -152,6 +159,8 @@ from .text_completed_payload import TextCompletedPayload
 from .text_delta_payload import TextDeltaPayload
 from .text_input import TextInput
 from .text_input_type import TextInputType
+from .token_info import TokenInfo
+from .token_list import TokenList
 from .turn_accepted import TurnAccepted
 from .turn_canceled_event import TurnCanceledEvent
 from .turn_canceled_event_type import TurnCanceledEventType
@@ -188,6 +197,7 @@ from .worktree_workspace import WorktreeWorkspace
 from .worktree_workspace_kind import WorktreeWorkspaceKind
 
 __all__ = (
+    "Actor",
     "AgentInfo",
     "AgentOption",
     "AgentOptionKind",
@@ -196,6 +206,8 @@ __all__ = (
     "AnswerRequest",
     "AnswerRequestAnswers",
     "ApprovalPolicy",
+    "AuditEntry",
+    "AuditList",
     "AuthState",
     "CallCompletedEvent",
     "CallCompletedEventType",
@@ -226,6 +238,8 @@ __all__ = (
     "ConfigOption",
     "ConfigRequest",
     "ConfigRequestOptionsType0",
+    "CreatedToken",
+    "CreateToken",
     "Decision",
     "DirWorkspace",
     "DirWorkspaceKind",
@@ -273,6 +287,7 @@ __all__ = (
     "InteractionResolvedEventType",
     "InteractionResolvedPayload",
     "InteractionResolvedPayloadAnswers",
+    "Me",
     "MessageCompletedEvent",
     "MessageCompletedEventType",
     "MessageDeltaEvent",
@@ -305,6 +320,7 @@ __all__ = (
     "RestoreRequest",
     "ResyncFrame",
     "ResyncFrameType",
+    "Role",
     "Room",
     "RoomList",
     "SandboxMode",
@@ -340,6 +356,8 @@ __all__ = (
     "TextDeltaPayload",
     "TextInput",
     "TextInputType",
+    "TokenInfo",
+    "TokenList",
     "TurnAccepted",
     "TurnCanceledEvent",
     "TurnCanceledEventType",

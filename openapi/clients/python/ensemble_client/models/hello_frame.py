@@ -9,6 +9,7 @@ from attrs import field as _attrs_field
 from ..types import UNSET, Unset
 
 from ..models.hello_frame_type import HelloFrameType
+from ..models.role import Role
 from typing import cast
 
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ class HelloFrame:
 
         Attributes:
             head_seq (int):
+            role (Role): What a token may do; each role may do everything the ones before it may.
             room_id (str):
             sessions (list[Session]): The room's canonical sessions, oldest first.
             sessions_truncated (bool): Not every session or side fit the frame.
@@ -38,6 +40,7 @@ class HelloFrame:
      """
 
     head_seq: int
+    role: Role
     room_id: str
     sessions: list[Session]
     sessions_truncated: bool
@@ -52,6 +55,8 @@ class HelloFrame:
     def to_dict(self) -> dict[str, Any]:
         from ..models.session import Session # noqa: PLC0415
         head_seq = self.head_seq
+
+        role = self.role.value
 
         room_id = self.room_id
 
@@ -78,6 +83,7 @@ class HelloFrame:
         field_dict.update(self.additional_properties)
         field_dict.update({
             "headSeq": head_seq,
+            "role": role,
             "roomId": room_id,
             "sessions": sessions,
             "sessionsTruncated": sessions_truncated,
@@ -94,6 +100,11 @@ class HelloFrame:
         from ..models.session import Session # noqa: PLC0415
         d = dict(src_dict)
         head_seq = d.pop("headSeq")
+
+        role = Role(d.pop("role"))
+
+
+
 
         room_id = d.pop("roomId")
 
@@ -126,6 +137,7 @@ class HelloFrame:
 
         hello_frame = cls(
             head_seq=head_seq,
+            role=role,
             room_id=room_id,
             sessions=sessions,
             sessions_truncated=sessions_truncated,

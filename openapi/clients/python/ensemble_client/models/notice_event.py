@@ -14,6 +14,7 @@ from ..types import UNSET, Unset
 from typing import cast
 
 if TYPE_CHECKING:
+  from ..models.actor import Actor
   from ..models.notice_payload import NoticePayload
 
 
@@ -38,6 +39,7 @@ class NoticeEvent:
             seq (int): Per room (per side session for side events), from 1, gap-free.
             session_id (str):
             type_ (NoticeEventType):
+            actor (Actor | None | Unset):
             turn_id (None | str | Unset):
      """
 
@@ -49,6 +51,7 @@ class NoticeEvent:
     seq: int
     session_id: str
     type_: NoticeEventType
+    actor: Actor | None | Unset = UNSET
     turn_id: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -57,6 +60,7 @@ class NoticeEvent:
 
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.actor import Actor # noqa: PLC0415
         from ..models.notice_payload import NoticePayload # noqa: PLC0415
         event_id = self.event_id
 
@@ -73,6 +77,14 @@ class NoticeEvent:
         session_id = self.session_id
 
         type_ = self.type_.value
+
+        actor: dict[str, Any] | None | Unset
+        if isinstance(self.actor, Unset):
+            actor = UNSET
+        elif isinstance(self.actor, Actor):
+            actor = self.actor.to_dict()
+        else:
+            actor = self.actor
 
         turn_id: None | str | Unset
         if isinstance(self.turn_id, Unset):
@@ -93,6 +105,8 @@ class NoticeEvent:
             "sessionId": session_id,
             "type": type_,
         })
+        if actor is not UNSET:
+            field_dict["actor"] = actor
         if turn_id is not UNSET:
             field_dict["turnId"] = turn_id
 
@@ -102,6 +116,7 @@ class NoticeEvent:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.actor import Actor # noqa: PLC0415
         from ..models.notice_payload import NoticePayload # noqa: PLC0415
         d = dict(src_dict)
         event_id = d.pop("eventId")
@@ -129,6 +144,26 @@ class NoticeEvent:
 
 
 
+        def _parse_actor(data: object) -> Actor | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                actor_type_0 = Actor.from_dict(data)
+
+
+
+                return actor_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(Actor | None | Unset, data)
+
+        actor = _parse_actor(d.pop("actor", UNSET))
+
+
         def _parse_turn_id(data: object) -> None | str | Unset:
             if data is None:
                 return data
@@ -148,6 +183,7 @@ class NoticeEvent:
             seq=seq,
             session_id=session_id,
             type_=type_,
+            actor=actor,
             turn_id=turn_id,
         )
 

@@ -14,6 +14,7 @@ from ..types import UNSET, Unset
 from typing import cast
 
 if TYPE_CHECKING:
+  from ..models.actor import Actor
   from ..models.workspace_committed_payload import WorkspaceCommittedPayload
 
 
@@ -37,6 +38,7 @@ class WorkspaceCommittedEvent:
             seq (int): Per room (per side session for side events), from 1, gap-free.
             session_id (str):
             type_ (WorkspaceCommittedEventType):
+            actor (Actor | None | Unset):
             turn_id (None | str | Unset):
      """
 
@@ -48,6 +50,7 @@ class WorkspaceCommittedEvent:
     seq: int
     session_id: str
     type_: WorkspaceCommittedEventType
+    actor: Actor | None | Unset = UNSET
     turn_id: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -56,6 +59,7 @@ class WorkspaceCommittedEvent:
 
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.actor import Actor # noqa: PLC0415
         from ..models.workspace_committed_payload import WorkspaceCommittedPayload # noqa: PLC0415
         event_id = self.event_id
 
@@ -72,6 +76,14 @@ class WorkspaceCommittedEvent:
         session_id = self.session_id
 
         type_ = self.type_.value
+
+        actor: dict[str, Any] | None | Unset
+        if isinstance(self.actor, Unset):
+            actor = UNSET
+        elif isinstance(self.actor, Actor):
+            actor = self.actor.to_dict()
+        else:
+            actor = self.actor
 
         turn_id: None | str | Unset
         if isinstance(self.turn_id, Unset):
@@ -92,6 +104,8 @@ class WorkspaceCommittedEvent:
             "sessionId": session_id,
             "type": type_,
         })
+        if actor is not UNSET:
+            field_dict["actor"] = actor
         if turn_id is not UNSET:
             field_dict["turnId"] = turn_id
 
@@ -101,6 +115,7 @@ class WorkspaceCommittedEvent:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.actor import Actor # noqa: PLC0415
         from ..models.workspace_committed_payload import WorkspaceCommittedPayload # noqa: PLC0415
         d = dict(src_dict)
         event_id = d.pop("eventId")
@@ -128,6 +143,26 @@ class WorkspaceCommittedEvent:
 
 
 
+        def _parse_actor(data: object) -> Actor | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                actor_type_0 = Actor.from_dict(data)
+
+
+
+                return actor_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(Actor | None | Unset, data)
+
+        actor = _parse_actor(d.pop("actor", UNSET))
+
+
         def _parse_turn_id(data: object) -> None | str | Unset:
             if data is None:
                 return data
@@ -147,6 +182,7 @@ class WorkspaceCommittedEvent:
             seq=seq,
             session_id=session_id,
             type_=type_,
+            actor=actor,
             turn_id=turn_id,
         )
 

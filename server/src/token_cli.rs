@@ -1,0 +1,98 @@
+//! `ensemble token create|list|revoke`: the running server's tokens, managed over its own API
+//! with the token file's (admin) token, so a revocation reaches its open sockets at once.
+
+use anyhow::{Context, bail};
+use serde_json::{Value, json};
+
+use crate::config::{LocalArgs, TokenAction};
+use crate::runs;
+
+/// Runs one action; returns what goes to stdout.
+pub async fn run(local: &LocalArgs, action: &TokenAction) -> anyhow::Result<String> {
+    let data_dir = local.data_dir();
+    let url = runs::running(&data_dir)?.url;
+    let admin = runs::token(&data_dir)?;
+    let http = reqwest::Client::builder().timeout(std::time::Duration::from_secs(30)).build()?;
+    let call = |req: reqwest::RequestBuilder| async {
+        let res = req.bearer_auth(&admin).send().await.with_context(|| format!("asking the server at {url}"))?;
+        let status = res.status();
+        let body: Value = res.json().await.unwrap_or(Value::Null);
+        if !status.is_success() {
+            let e = &body["error"];
+            bail!(
+                "{} ({} {})",
+                e["message"].as_str().unwrap_or("the server refused"),
+                status.as_u16(),
+                e["code"].as_str().unwrap_or("")
+            );
+        }
+        Ok(body)
+    };
+    match action {
+        TokenAction::Create { role, rooms, name, ttl } => {
+            let mut body = json!({ "name": name, "role": role, "rooms": rooms });
+            if let Some(ttl) = ttl {
+                body["ttlSecs"] = json!(ttl);
+            }
+            let made = call(http.post(format!("{url}/v1/tokens")).json(&body)).await?;
+            let t = &made["token"];
+            eprintln!(
+                "made {} ({}, rooms {}, {}); the secret is shown only now",
+                t["id"].as_str().unwrap_or("?"),
+                t["role"].as_str().unwrap_or("?"),
+                rooms.join(","),
+                expiry(t)
+            );
+            Ok(made["secret"].as_str().unwrap_or_default().to_owned())
+        }
+        TokenAction::List { json } => {
+            let list = call(http.get(format!("{url}/v1/tokens"))).await?;
+            if *json {
+                return Ok(serde_json::to_string_pretty(&list)?);
+            }
+            let mut out =
+                format!("{:<22} {:<20} {:<9} {:<20} {:<26} {}", "ID", "NAME", "ROLE", "ROOMS", "EXPIRES", "STATE");
+            for t in list["data"].as_array().into_iter().flatten() {
+                let rooms: Vec<&str> = t["rooms"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+                let state = if t["revokedAtMs"].is_number() {
+                    "revoked"
+                } else if t["active"] == true {
+                    "active"
+                } else {
+                    "expired"
+                };
+                out.push_str(&format!(
+                    "\n{:<22} {:<20} {:<9} {:<20} {:<26} {state}",
+                    t["id"].as_str().unwrap_or(""),
+                    t["name"].as_str().unwrap_or(""),
+                    t["role"].as_str().unwrap_or(""),
+                    rooms.join(","),
+                    expiry(t)
+                ));
+            }
+            Ok(out)
+        }
+        TokenAction::Revoke { id } => {
+            let t = call(http.delete(format!("{url}/v1/tokens/{}", urlencode(id)))).await?;
+            Ok(format!("revoked {}", t["id"].as_str().unwrap_or(id)))
+        }
+    }
+}
+
+fn expiry(t: &Value) -> String {
+    let Some(at) = t["expiresAtMs"].as_i64() else { return "no expiry".to_owned() };
+    let left = (at - crate::access::tokens::now_ms()) / 1000;
+    if left <= 0 {
+        return "expired".to_owned();
+    }
+    let (d, h, m) = (left / 86_400, left % 86_400 / 3600, left % 3600 / 60);
+    match (d, h) {
+        (0, 0) => format!("expires in {}m", m.max(1)),
+        (0, _) => format!("expires in {h}h {m}m"),
+        _ => format!("expires in {d}d {h}h"),
+    }
+}
+
+fn urlencode(s: &str) -> String {
+    form_urlencoded::byte_serialize(s.as_bytes()).collect()
+}
