@@ -462,3 +462,42 @@ async fn the_token_commands_make_list_and_revoke() {
     let (ok, _, err) = cli(&["create", "--role", "viewer", "--rooms", "demo", "--ttl", "7w"]).await;
     assert!(!ok && err.contains("s, m, h, d"), "{err}");
 }
+
+/// Restoring, committing and forking name who did it too.
+#[tokio::test]
+async fn workspace_actions_name_who_did_them() {
+    let s = Server::start(&[]).await;
+    let repo = git_repo(&s.dir.join("proj"), &[("README.md", b"# demo\n")]);
+    let (id, secret) = make_token(&s, "ops", "operator", &["r"]).await;
+    let ops = As { s: &s, token: secret };
+    let (status, body) = ops
+        .post(
+            "/v1/rooms/r/sessions",
+            json!({"sessionId": "w", "workspace": {"kind": "worktree", "repo": repo.to_str().unwrap()}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let mut ws = s.ws("r", None).await;
+    ws.hello().await;
+    let (status, turn) = ops
+        .post("/v1/rooms/r/sessions/w/turns", json!({"input": [{"type": "text", "text": "/write a.txt one"}]}))
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{turn}");
+    let turn = turn["turnId"].as_str().unwrap().to_owned();
+    let t = turn.clone();
+    let changes = ws.until(move |e| e["type"] == "turn.changes" && e["turnId"] == t.as_str()).await;
+    let before = changes.last().unwrap()["payload"]["before"].as_str().unwrap().to_owned();
+    let (status, body) = ops.post("/v1/rooms/r/sessions/w/workspace/commit", json!({"message": "one"})).await;
+    assert!(status.is_success(), "{body}");
+    let (status, body) = ops.post("/v1/rooms/r/sessions/w/restore", json!({"checkpoint": before})).await;
+    assert!(status.is_success(), "{body}");
+    let (status, body) = ops.post("/v1/rooms/r/sessions/w/fork", json!({"atTurn": turn, "sessionId": "f"})).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let events = s.events("r").await;
+    let who = json!({"tokenId": id, "name": "ops"});
+    for (ty, session) in [("workspace.committed", "w"), ("workspace.restored", "w"), ("session.started", "f")] {
+        let e =
+            events.iter().find(|e| e["type"] == ty && e["sessionId"] == session).unwrap_or_else(|| panic!("no {ty}"));
+        assert_eq!(e["actor"], who, "{ty}: {e}");
+    }
+}
