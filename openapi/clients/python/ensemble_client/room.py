@@ -53,6 +53,12 @@ Reconnect semantics:
   have failed (a connection that opens but drops before yielding anything counts as failed), the
   stream closes and raises :class:`RetriesExhausted` (its ``__cause__`` is the last error). A
   refusal that retrying cannot fix (400, 401, 403, 404, …) raises :class:`RoomRefused` at once.
+- **A revoked or expired token.** When the stream's token is revoked (``DELETE /v1/tokens/{id}``)
+  or expires while connected, the server closes the socket with code 4003
+  (:data:`CLOSE_TOKEN_REVOKED`). Reconnecting with that token cannot work, so it is never tried:
+  the stream closes and raises :class:`TokenRevoked` at once (frames already yielded stay yielded).
+- **The token's role.** Every ``hello`` says the role of the stream's token (``viewer``,
+  ``operator``, ``approver`` or ``admin``); :attr:`RoomStream.role` is the last one seen.
 - **Parse failures.** A frame the generated models cannot parse (a mismatch between the server
   and the OpenAPI document) raises :class:`FrameParseError` with the raw text; it is not counted
   as yielded, so nothing is skipped silently.
@@ -122,6 +128,7 @@ from .models import (
     ReasoningDeltaEvent,
     ReasoningDeltaEventType,
     ResyncFrame,
+    Role,
     SessionCompletedEvent,
     SessionCompletedEventType,
     SessionFailedEvent,
@@ -150,6 +157,7 @@ __all__ = [
     "BEARER_PREFIX",
     "CLOSE_IDLE",
     "CLOSE_RESYNC",
+    "CLOSE_TOKEN_REVOKED",
     "EVENT_CLASSES",
     "FRAME_CLASSES",
     "Event",
@@ -161,6 +169,7 @@ __all__ = [
     "RoomStream",
     "RoomStreamError",
     "ServerFrame",
+    "TokenRevoked",
     "parse_event",
     "parse_frame",
 ]
@@ -173,6 +182,8 @@ CLOSE_RESYNC: Final = 4000
 """Close code after a ``resync`` frame."""
 CLOSE_IDLE: Final = 4001
 """Close code for a peer silent past the server's idle timeout."""
+CLOSE_TOKEN_REVOKED: Final = 4003
+"""Close code when the socket's token was revoked or expired: never reconnected."""
 
 Event: TypeAlias = (
     SessionStartedEvent
@@ -278,7 +289,8 @@ class FrameParseError(RoomStreamError):
 
 class RoomRefused(RoomStreamError):
     """The server refused the WebSocket handshake with a status retrying cannot fix (400 bad
-    input, 401 no valid token, 403 Host/Origin, 404, …). ``error`` is the parsed body."""
+    input, 401 no valid token, 403 Host/Origin, 404 ``room_not_found``: a room outside the
+    token's rooms, …). ``error`` is the parsed body."""
 
     def __init__(self, status: int, error: ErrorResponse | None, body: bytes) -> None:
         code = error.error.code if error is not None else None
@@ -306,6 +318,23 @@ class ResyncRequired(RoomStreamError):
 class HistoryExpired(ResyncRequired):
     """The history after the stream's position is no longer retained (``resync``
     ``history_expired``): events were pruned, so a gap-free continuation is impossible."""
+
+
+class TokenRevoked(RoomStreamError):
+    """The server closed the room WebSocket with code 4003: the stream's token was revoked or
+    expired while connected. The stream is closed and does not reconnect (the token cannot work
+    again); open a new one with another token. ``close_reason`` is the close frame's reason,
+    ``last_seq`` the stream's position (to continue from with the new token)."""
+
+    def __init__(self, room_id: str, close_reason: str, last_seq: int | None) -> None:
+        super().__init__(
+            f"the room WebSocket of {room_id!r} was closed with {CLOSE_TOKEN_REVOKED}"
+            f" ({close_reason or 'token revoked or expired'}): the token no longer works"
+        )
+        self.room_id = room_id
+        self.close_code: int = CLOSE_TOKEN_REVOKED
+        self.close_reason = close_reason
+        self.last_seq = last_seq
 
 
 class RetriesExhausted(RoomStreamError):
@@ -372,6 +401,14 @@ def _ws_url(base_url: str, room_id: str, after: int | None) -> str:
     path = parts.path.rstrip("/") + f"/v1/rooms/{quote(room_id, safe='')}/ws"
     query = f"after={after}" if after is not None else ""
     return urlunsplit((scheme, parts.netloc, path, query, ""))
+
+
+def _revoked(exc: ConnectionClosed) -> str | None:
+    """The close frame's reason when the server closed with 4003 (token revoked), else ``None``."""
+    rcvd = exc.rcvd
+    if rcvd is not None and rcvd.code == CLOSE_TOKEN_REVOKED:
+        return rcvd.reason
+    return None
 
 
 def _retry_after(exc: InvalidStatus) -> float | None:
@@ -459,6 +496,11 @@ class RoomStream:
         return self._hello
 
     @property
+    def role(self) -> Role | None:
+        """The role of the stream's token, from the last ``hello`` (``None`` before the first)."""
+        return self._hello.role if self._hello is not None else None
+
+    @property
     def reconnects(self) -> int:
         """How many times the stream reopened the WebSocket after the first connection."""
         return self._reconnects
@@ -544,6 +586,7 @@ class RoomStream:
             except ConnectionClosed as exc:
                 if self._closed:
                     raise StopAsyncIteration from None
+                await self._raise_if_revoked(exc)
                 await self._dropped(exc, failed=False)
                 continue
             frame = parse_frame(raw)
@@ -580,6 +623,15 @@ class RoomStream:
             return frame
 
     # ---- connections -------------------------------------------------------------------------
+
+    async def _raise_if_revoked(self, exc: ConnectionClosed) -> None:
+        """A close with 4003 ends the stream: closes it and raises :class:`TokenRevoked`."""
+        reason = _revoked(exc)
+        if reason is None:
+            return
+        last_seq = self._last_seq
+        await self.close()
+        raise TokenRevoked(self._room_id, reason, last_seq) from exc
 
     async def _dropped(self, why: BaseException | str, *, failed: bool) -> None:
         """Forgets the current connection; the next ``__anext__`` reopens it."""
@@ -642,6 +694,8 @@ class RoomStream:
             except (ConnectionClosed, TimeoutError) as exc:
                 if self._closed:
                     raise StopAsyncIteration from None
+                if isinstance(exc, ConnectionClosed):
+                    await self._raise_if_revoked(exc)
                 self._conn = None
                 conn.transport.abort()
                 self._failures += 1

@@ -1,5 +1,5 @@
-"""Hand-written helpers over the generated client and the room stream: run a turn to its end, and
-follow one session's events.
+"""Hand-written helpers over the generated client and the room stream: run a turn to its end,
+follow one session's events, and make or revoke a token.
 
 :func:`run_turn` submits a turn and waits for its terminal event (``turn.completed``,
 ``turn.failed`` or ``turn.canceled``), answering the turn's approvals and questions through a
@@ -24,12 +24,24 @@ turn's)::
         async for event in session_events(stream, "s1"):
             ...
 
+:func:`create_token` makes a token with a role for some rooms (with an admin token) and returns it
+with its secret, which the server shows only this once; :func:`revoke_token` revokes one (its room
+streams end with :class:`~ensemble_client.room.TokenRevoked`)::
+
+    from ensemble_client.models import Role
+    from ensemble_client.session import create_token, revoke_token
+
+    async with AuthenticatedClient(base_url=url, token=admin_token) as admin:
+        info, secret = await create_token(admin, "phone", Role.VIEWER, ["demo"], ttl_secs=7 * 86400)
+        ...  # RoomStream(url, secret, "demo") follows the room; submitting a turn is 403 `forbidden`
+        await revoke_token(admin, info.id)
+
 Errors: a refused REST call raises :class:`ApiError` (``status``, ``code``, ``message``); a turn
 that waits on an interaction nobody answers raises :class:`InteractionRequired` (without a
 callback) or, like any turn that does not end in time, :class:`TurnTimeout`; the stream's own
 errors (:class:`~ensemble_client.room.RoomRefused`, :class:`~ensemble_client.room.RetriesExhausted`,
-…) pass through. None of them cancels the turn on the server: cancel it with
-``ensemble_client.api.turns.cancel_turn`` if that is what you want.
+:class:`~ensemble_client.room.TokenRevoked`, …) pass through. None of them cancels the turn on the
+server: cancel it with ``ensemble_client.api.turns.cancel_turn`` if that is what you want.
 """
 
 from __future__ import annotations
@@ -40,6 +52,8 @@ from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, I
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeAlias
 
+from .api.access import create_token as _create_token
+from .api.access import revoke_token as _revoke_token
 from .api.interactions import answer_interaction
 from .api.rooms import list_events
 from .api.sides import side_events
@@ -47,6 +61,8 @@ from .api.turns import submit_turn
 from .client import AuthenticatedClient
 from .models import (
     AnswerRequest,
+    CreatedToken,
+    CreateToken,
     Decision,
     ErrorInfo,
     ErrorResponse,
@@ -55,10 +71,12 @@ from .models import (
     InteractionRequestedEvent,
     InteractionResolvedEvent,
     MessageCompletedEvent,
+    Role,
     SideEventFrame,
     SubmitTurnRequest,
     TextInput,
     TextInputType,
+    TokenInfo,
     TurnAccepted,
     TurnCanceledEvent,
     TurnCompletedEvent,
@@ -77,7 +95,9 @@ __all__ = [
     "TurnResult",
     "TurnStatus",
     "TurnTimeout",
+    "create_token",
     "reply_text",
+    "revoke_token",
     "run_turn",
     "session_events",
 ]
@@ -388,3 +408,39 @@ async def run_turn(
         if timeout is not None and deadline.expired():
             raise TurnTimeout(timeout, turn.turn_id, list(turn.events)) from None
         raise
+
+
+async def create_token(
+    api: AuthenticatedClient,
+    name: str,
+    role: Role | Literal["viewer", "operator", "approver", "admin"],
+    rooms: Sequence[str],
+    ttl_secs: int | None = None,
+) -> tuple[TokenInfo, str]:
+    """Makes a token (``POST /v1/tokens``; ``api`` needs an ``admin`` token) and returns it with
+    its secret, which the server shows only this once: keep it.
+
+    ``name`` says who holds it (events it causes carry it as ``actor.name``); ``role`` is
+    ``viewer`` (read only), ``operator`` (turns, sessions), ``approver`` (answers approvals too) or
+    ``admin``; ``rooms`` are the room ids it reaches, ``["*"]`` for every room; ``ttl_secs``, when
+    given, is how long it works. Raises :class:`ApiError` when refused (403 ``forbidden`` without an
+    admin token, 400 for a bad name or room, 409 ``too_many_tokens``).
+    """
+    body = CreateToken(name=name, role=Role(role), rooms=list(rooms))
+    if ttl_secs is not None:
+        body.ttl_secs = ttl_secs
+    r = await _create_token.asyncio_detailed(client=api, body=body)
+    if r.status_code != 201 or not isinstance(r.parsed, CreatedToken):
+        raise ApiError(f"creating the token {name!r}", r)
+    return r.parsed.token, r.parsed.secret
+
+
+async def revoke_token(api: AuthenticatedClient, token_id: str) -> TokenInfo:
+    """Revokes a token at once (``DELETE /v1/tokens/{token_id}``, admin): its requests are 401 from
+    then on and its room streams end with :class:`~ensemble_client.room.TokenRevoked`. Returns the
+    revoked token (again for one already revoked); raises :class:`ApiError` when refused (404
+    ``token_not_found``, 400 ``admin_token`` for the token file's)."""
+    r = await _revoke_token.asyncio_detailed(token_id, client=api)
+    if r.status_code != 200 or not isinstance(r.parsed, TokenInfo):
+        raise ApiError(f"revoking the token {token_id}", r)
+    return r.parsed

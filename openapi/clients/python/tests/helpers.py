@@ -302,6 +302,17 @@ class RoomWatch:
     def of_turn(self, turn: str, *, side: bool = False) -> list[Event]:
         return [e for e in (self.side_events if side else self.events) if e.turn_id == turn]
 
+    async def finished(self, timeout: float = WAIT) -> BaseException | None:
+        """Waits (at most `timeout` seconds) for the stream to end by itself; its error, if any."""
+        try:
+            await asyncio.wait_for(asyncio.shield(self._task), timeout)
+        except TimeoutError:
+            if not self._task.done():
+                raise AssertionError(f"the room stream did not end within {timeout}s") from None
+        except Exception:
+            pass  # the stream's error, kept in `self.error`
+        return self.error
+
     async def stop(self) -> None:
         await self.stream.close()
         try:

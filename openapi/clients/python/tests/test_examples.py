@@ -93,3 +93,26 @@ async def test_the_clients_doc_python_snippet_ends_with_its_reply(server: Server
     match = re.fullmatch(r"completed You said: hello\nThe command `make test` ran\.\nclosed (?P<sid>\S+)\n", out)
     assert match, out
     await assert_closed(server, "demo", match["sid"])
+
+
+def test_the_readme_tokens_snippet_type_checks(tmp_path: Path) -> None:
+    # The "Tokens and roles" snippet (top-level `await`s on `url`, `admin_token` and `sid`), as the
+    # body of a function taking those, under `mypy --strict` as the examples are. test_access.py
+    # runs the same steps against the server.
+    readme = (CLIENT / "README.md").read_text()
+    (snippet,) = [b for b in code_blocks(readme, "python") if "create_token(admin" in b]
+    lines = snippet.splitlines()
+    imports = [line for line in lines if line.startswith(("from ", "import "))]
+    body = [f"    {line}" if line else "" for line in lines if line not in imports]
+    script = tmp_path / "tokens_snippet.py"
+    script.write_text(
+        "\n".join([*imports, "", "", "async def main(url: str, admin_token: str, sid: str) -> None:", *body, ""])
+    )
+    check = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-error-summary", str(script)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert check.returncode == 0, check.stdout + check.stderr + script.read_text()

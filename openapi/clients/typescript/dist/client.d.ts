@@ -12,6 +12,17 @@ export type QuestionAnswer = Schemas["QuestionAnswer"];
 export type Decision = Schemas["Decision"];
 export type InputItem = Schemas["InputItem"];
 export type ErrorResponse = Schemas["ErrorResponse"];
+/** `viewer` < `operator` < `approver` < `admin`: each may do everything the ones before it may. */
+export type Role = Schemas["Role"];
+export type TokenInfo = Schemas["TokenInfo"];
+export type CreateToken = Schemas["CreateToken"];
+export type CreatedToken = Schemas["CreatedToken"];
+export type TokenList = Schemas["TokenList"];
+export type Me = Schemas["Me"];
+/** Who caused an event (`event.actor`, on events a request caused): a token's id and name. */
+export type Actor = Schemas["Actor"];
+export type AuditEntry = Schemas["AuditEntry"];
+export type AuditList = Schemas["AuditList"];
 export type Event = Schemas["Event"];
 export type EventType = Event["type"];
 /** The variant of `Event` whose `type` is `T`, e.g. `EventOf<"turn.started">`. */
@@ -69,3 +80,30 @@ export type EnsembleClient = Client<paths>;
  * `data` is the typed success body, `error` the typed `ErrorResponse` of a 4xx/5xx.
  */
 export declare function createEnsembleClient(options: EnsembleClientOptions): EnsembleClient;
+/**
+ * A refused REST call of the helpers below: `status` is the HTTP status, `code` and `message` come
+ * from the error body (`{"error": {"code", "message", "details"?}}`), `error` is that body
+ * (undefined when the answer was not one).
+ */
+export declare class ApiError extends Error {
+    readonly status: number;
+    readonly error: ErrorResponse | undefined;
+    readonly name = "ApiError";
+    readonly code: string | undefined;
+    constructor(what: string, status: number, error: ErrorResponse | undefined);
+}
+/**
+ * Makes a token (`POST /v1/tokens`; `api` needs an `admin` token): `{ token, secret }`, the secret
+ * shown only this once. `request`: `name` (who holds it; the `actor.name` of what it does), `role`,
+ * `rooms` (room ids, or `["*"]` for every room), and `ttlSecs` or `expiresAtMs` for a token that
+ * expires. Throws an {@link ApiError} when refused (403 `forbidden` without an admin token, 400, 409
+ * `too_many_tokens`).
+ */
+export declare function createToken(api: EnsembleClient, request: CreateToken): Promise<CreatedToken>;
+/**
+ * Revokes a token at once (`DELETE /v1/tokens/{tokenId}`, admin): its requests are 401 from then on
+ * and its room streams end with a `TokenRevokedError` (close code 4003). Resolves to the revoked
+ * token (again for one already revoked); throws an {@link ApiError} when refused (404
+ * `token_not_found`, 400 `admin_token` for the token file's).
+ */
+export declare function revokeToken(api: EnsembleClient, tokenId: string): Promise<TokenInfo>;

@@ -59,10 +59,12 @@ export interface RoomStreamOptions {
  *   and open a new stream with `after: headSeq`.
  * - `ahead_of_log`: the server's log ends before `lastSeq` (e.g. its data dir was replaced): reload
  *   likewise.
- * - `refused`: the server answered the upgrade 401 or 403 (a wrong token, a refused Host or
- *   Origin): retrying cannot help, so the stream fails at once. Seen where the WebSocket says the
+ * - `refused`: the server answered the upgrade 401, 403 or 404 (a wrong token, a refused Host or
+ *   Origin, a room outside the token's rooms): retrying cannot help, so the stream fails at once. Seen where the WebSocket says the
  *   status (Node's `ws`); a browser's WebSocket hides it, and there this ends as
  *   `retries_exhausted`.
+ * - `token_revoked`: the server closed the socket with 4003, the stream's token was revoked or
+ *   expired: a {@link TokenRevokedError}, at once and in browsers too (the close code is not hidden).
  * - `retries_exhausted`: `maxRetries` connection attempts in a row failed (server down, too many
  *   connections); `cause` holds the last failure.
  * - `sequence_gap`: an `event` frame's seq was not the previous one + 1 (a server bug; never
@@ -70,15 +72,37 @@ export interface RoomStreamOptions {
  * - `no_websocket`: no WebSocket implementation (Node 20 without `ws` passed as `WebSocket`).
  */
 export declare class RoomStreamError extends Error {
-    readonly reason: "history_expired" | "ahead_of_log" | "refused" | "retries_exhausted" | "sequence_gap" | "no_websocket";
+    readonly reason: "history_expired" | "ahead_of_log" | "refused" | "token_revoked" | "retries_exhausted" | "sequence_gap" | "no_websocket";
     /** The room's head seq, from the `resync` frame (`history_expired`, `ahead_of_log`). */
     readonly headSeq?: number | undefined;
-    readonly name = "RoomStreamError";
-    constructor(reason: "history_expired" | "ahead_of_log" | "refused" | "retries_exhausted" | "sequence_gap" | "no_websocket", message: string, 
+    readonly name: string;
+    constructor(reason: "history_expired" | "ahead_of_log" | "refused" | "token_revoked" | "retries_exhausted" | "sequence_gap" | "no_websocket", message: string, 
     /** The room's head seq, from the `resync` frame (`history_expired`, `ahead_of_log`). */
     headSeq?: number | undefined, options?: {
         cause?: unknown;
     });
+}
+/** The close code of a room WebSocket whose token was revoked or expired (never reconnected). */
+export declare const CLOSE_TOKEN_REVOKED = 4003;
+/**
+ * The server closed the stream's socket with {@link CLOSE_TOKEN_REVOKED} (4003): its token was
+ * revoked (`DELETE /v1/tokens/{tokenId}`) or expired while connected. Reconnecting with that token
+ * cannot work, so the stream ends at once, without a retry (frames already received are read
+ * first). Open a new stream with another token, from `lastSeq`. A `RoomStreamError` whose `reason`
+ * is `token_revoked`.
+ */
+export declare class TokenRevokedError extends RoomStreamError {
+    /** The close frame's reason (`token revoked or expired`). */
+    readonly closeReason: string;
+    /** The stream's position when it ended: the `after` for a new stream with another token. */
+    readonly lastSeq: number | undefined;
+    readonly name: string;
+    readonly closeCode = 4003;
+    constructor(
+    /** The close frame's reason (`token revoked or expired`). */
+    closeReason: string, 
+    /** The stream's position when it ended: the `after` for a new stream with another token. */
+    lastSeq: number | undefined);
 }
 /** The subprotocol the server answers with. */
 export declare const APP_PROTOCOL = "ensemble.v1";
@@ -92,7 +116,8 @@ export declare const APP_PROTOCOL = "ensemble.v1";
  * the stream reconnects with `after=<seq of the last event frame>`: the server replays what was
  * missed, and event frames at or below that seq are dropped, so every durable event is yielded
  * exactly once, in order. Attempts that fail before `hello` back off exponentially; after
- * `maxRetries` failures in a row the stream fails.
+ * `maxRetries` failures in a row the stream fails. A close with 4003 (the token was revoked or
+ * expired) is never retried: the stream fails with a {@link TokenRevokedError}.
  */
 export declare class RoomStream implements AsyncIterable<RoomFrame> {
     private readonly opts;
@@ -110,12 +135,15 @@ export declare class RoomStream implements AsyncIterable<RoomFrame> {
     private failedAttempts;
     private lastCause;
     private hellos;
+    private helloRole;
     private retryTimer;
     private connectTimer;
     private pingTimer;
     constructor(options: RoomStreamOptions);
     /** The seq of the last durable event yielded (or received and buffered); the next connection asks for `after=` it. */
     get lastSeq(): number | undefined;
+    /** The role of the stream's token (`viewer` … `admin`), from the last `hello`; undefined before the first. */
+    get role(): Schemas["Role"] | undefined;
     /** How many times the stream reconnected (connections that delivered `hello`, after the first). */
     get reconnects(): number;
     /** Closes the connection and ends the iteration (frames not yet read are dropped). Idempotent. */

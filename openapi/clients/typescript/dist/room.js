@@ -10,10 +10,12 @@
  *   and open a new stream with `after: headSeq`.
  * - `ahead_of_log`: the server's log ends before `lastSeq` (e.g. its data dir was replaced): reload
  *   likewise.
- * - `refused`: the server answered the upgrade 401 or 403 (a wrong token, a refused Host or
- *   Origin): retrying cannot help, so the stream fails at once. Seen where the WebSocket says the
+ * - `refused`: the server answered the upgrade 401, 403 or 404 (a wrong token, a refused Host or
+ *   Origin, a room outside the token's rooms): retrying cannot help, so the stream fails at once. Seen where the WebSocket says the
  *   status (Node's `ws`); a browser's WebSocket hides it, and there this ends as
  *   `retries_exhausted`.
+ * - `token_revoked`: the server closed the socket with 4003, the stream's token was revoked or
+ *   expired: a {@link TokenRevokedError}, at once and in browsers too (the close code is not hidden).
  * - `retries_exhausted`: `maxRetries` connection attempts in a row failed (server down, too many
  *   connections); `cause` holds the last failure.
  * - `sequence_gap`: an `event` frame's seq was not the previous one + 1 (a server bug; never
@@ -30,6 +32,30 @@ export class RoomStreamError extends Error {
         super(message, options);
         this.reason = reason;
         this.headSeq = headSeq;
+    }
+}
+/** The close code of a room WebSocket whose token was revoked or expired (never reconnected). */
+export const CLOSE_TOKEN_REVOKED = 4003;
+/**
+ * The server closed the stream's socket with {@link CLOSE_TOKEN_REVOKED} (4003): its token was
+ * revoked (`DELETE /v1/tokens/{tokenId}`) or expired while connected. Reconnecting with that token
+ * cannot work, so the stream ends at once, without a retry (frames already received are read
+ * first). Open a new stream with another token, from `lastSeq`. A `RoomStreamError` whose `reason`
+ * is `token_revoked`.
+ */
+export class TokenRevokedError extends RoomStreamError {
+    closeReason;
+    lastSeq;
+    name = "TokenRevokedError";
+    closeCode = CLOSE_TOKEN_REVOKED;
+    constructor(
+    /** The close frame's reason (`token revoked or expired`). */
+    closeReason, 
+    /** The stream's position when it ended: the `after` for a new stream with another token. */
+    lastSeq) {
+        super("token_revoked", `the server closed the room WebSocket with 4003 (${closeReason || "token revoked or expired"}): the token no longer works`);
+        this.closeReason = closeReason;
+        this.lastSeq = lastSeq;
     }
 }
 /** The subprotocol the server answers with. */
@@ -50,7 +76,8 @@ const RECOVERABLE_RESYNC = new Set(["lagged", "closed", "store_error"]);
  * the stream reconnects with `after=<seq of the last event frame>`: the server replays what was
  * missed, and event frames at or below that seq are dropped, so every durable event is yielded
  * exactly once, in order. Attempts that fail before `hello` back off exponentially; after
- * `maxRetries` failures in a row the stream fails.
+ * `maxRetries` failures in a row the stream fails. A close with 4003 (the token was revoked or
+ * expired) is never retried: the stream fails with a {@link TokenRevokedError}.
  */
 export class RoomStream {
     opts;
@@ -68,6 +95,7 @@ export class RoomStream {
     failedAttempts = 0;
     lastCause;
     hellos = 0;
+    helloRole;
     retryTimer;
     connectTimer;
     pingTimer;
@@ -93,6 +121,10 @@ export class RoomStream {
     /** The seq of the last durable event yielded (or received and buffered); the next connection asks for `after=` it. */
     get lastSeq() {
         return this.last;
+    }
+    /** The role of the stream's token (`viewer` … `admin`), from the last `hello`; undefined before the first. */
+    get role() {
+        return this.helloRole;
     }
     /** How many times the stream reconnected (connections that delivered `hello`, after the first). */
     get reconnects() {
@@ -161,8 +193,15 @@ export class RoomStream {
                 this.received(ev.data);
         };
         ws.onclose = (ev) => {
-            if (current())
-                this.dropped(new Error(`connection closed (code ${ev.code ?? "?"}${ev.reason ? `: ${ev.reason}` : ""})`));
+            if (!current())
+                return;
+            const reason = ev.reason ?? "";
+            if (ev.code === CLOSE_TOKEN_REVOKED) {
+                // The token was revoked or expired: reconnecting with it cannot work.
+                this.fail(new TokenRevokedError(reason, this.last));
+                return;
+            }
+            this.dropped(new Error(`connection closed (code ${ev.code ?? "?"}${reason ? `: ${reason}` : ""})`));
         };
         ws.onerror = (ev) => {
             if (!current())
@@ -170,9 +209,9 @@ export class RoomStream {
             const cause = ev.error ?? new Error(ev.message ?? "WebSocket error");
             // `ws` reports a refused upgrade as "Unexpected server response: 401".
             const status = /Unexpected server response: (\d{3})/.exec(String(ev.message ?? cause.message ?? ""));
-            if (status && (status[1] === "401" || status[1] === "403")) {
+            if (status && (status[1] === "401" || status[1] === "403" || status[1] === "404")) {
                 this.teardown(1000, "refused");
-                this.fail(new RoomStreamError("refused", `the server refused the connection (HTTP ${status[1]}): check the token, Host and Origin`, undefined, {
+                this.fail(new RoomStreamError("refused", `the server refused the connection (HTTP ${status[1]}): check the token, its rooms, Host and Origin`, undefined, {
                     cause,
                 }));
                 return;
@@ -226,6 +265,7 @@ export class RoomStream {
                 clearTimeout(this.connectTimer);
                 if (this.last === undefined)
                     this.last = frame.headSeq;
+                this.helloRole = frame.role;
                 this.push(frame);
                 return;
             case "event": {

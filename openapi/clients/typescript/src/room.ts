@@ -73,10 +73,12 @@ export interface RoomStreamOptions {
  *   and open a new stream with `after: headSeq`.
  * - `ahead_of_log`: the server's log ends before `lastSeq` (e.g. its data dir was replaced): reload
  *   likewise.
- * - `refused`: the server answered the upgrade 401 or 403 (a wrong token, a refused Host or
- *   Origin): retrying cannot help, so the stream fails at once. Seen where the WebSocket says the
+ * - `refused`: the server answered the upgrade 401, 403 or 404 (a wrong token, a refused Host or
+ *   Origin, a room outside the token's rooms): retrying cannot help, so the stream fails at once. Seen where the WebSocket says the
  *   status (Node's `ws`); a browser's WebSocket hides it, and there this ends as
  *   `retries_exhausted`.
+ * - `token_revoked`: the server closed the socket with 4003, the stream's token was revoked or
+ *   expired: a {@link TokenRevokedError}, at once and in browsers too (the close code is not hidden).
  * - `retries_exhausted`: `maxRetries` connection attempts in a row failed (server down, too many
  *   connections); `cause` holds the last failure.
  * - `sequence_gap`: an `event` frame's seq was not the previous one + 1 (a server bug; never
@@ -84,15 +86,38 @@ export interface RoomStreamOptions {
  * - `no_websocket`: no WebSocket implementation (Node 20 without `ws` passed as `WebSocket`).
  */
 export class RoomStreamError extends Error {
-  override readonly name = "RoomStreamError";
+  override readonly name: string = "RoomStreamError";
   constructor(
-    readonly reason: "history_expired" | "ahead_of_log" | "refused" | "retries_exhausted" | "sequence_gap" | "no_websocket",
+    readonly reason: "history_expired" | "ahead_of_log" | "refused" | "token_revoked" | "retries_exhausted" | "sequence_gap" | "no_websocket",
     message: string,
     /** The room's head seq, from the `resync` frame (`history_expired`, `ahead_of_log`). */
     readonly headSeq?: number,
     options?: { cause?: unknown },
   ) {
     super(message, options);
+  }
+}
+
+/** The close code of a room WebSocket whose token was revoked or expired (never reconnected). */
+export const CLOSE_TOKEN_REVOKED = 4003;
+
+/**
+ * The server closed the stream's socket with {@link CLOSE_TOKEN_REVOKED} (4003): its token was
+ * revoked (`DELETE /v1/tokens/{tokenId}`) or expired while connected. Reconnecting with that token
+ * cannot work, so the stream ends at once, without a retry (frames already received are read
+ * first). Open a new stream with another token, from `lastSeq`. A `RoomStreamError` whose `reason`
+ * is `token_revoked`.
+ */
+export class TokenRevokedError extends RoomStreamError {
+  override readonly name: string = "TokenRevokedError";
+  readonly closeCode = CLOSE_TOKEN_REVOKED;
+  constructor(
+    /** The close frame's reason (`token revoked or expired`). */
+    readonly closeReason: string,
+    /** The stream's position when it ended: the `after` for a new stream with another token. */
+    readonly lastSeq: number | undefined,
+  ) {
+    super("token_revoked", `the server closed the room WebSocket with 4003 (${closeReason || "token revoked or expired"}): the token no longer works`);
   }
 }
 
@@ -118,7 +143,8 @@ type Waiter = { resolve: (r: IteratorResult<RoomFrame>) => void; reject: (e: unk
  * the stream reconnects with `after=<seq of the last event frame>`: the server replays what was
  * missed, and event frames at or below that seq are dropped, so every durable event is yielded
  * exactly once, in order. Attempts that fail before `hello` back off exponentially; after
- * `maxRetries` failures in a row the stream fails.
+ * `maxRetries` failures in a row the stream fails. A close with 4003 (the token was revoked or
+ * expired) is never retried: the stream fails with a {@link TokenRevokedError}.
  */
 export class RoomStream implements AsyncIterable<RoomFrame> {
   private readonly opts: Required<Omit<RoomStreamOptions, "after" | "WebSocket">>;
@@ -136,6 +162,7 @@ export class RoomStream implements AsyncIterable<RoomFrame> {
   private failedAttempts = 0;
   private lastCause: unknown;
   private hellos = 0;
+  private helloRole: Schemas["Role"] | undefined;
   private retryTimer: Timer | undefined;
   private connectTimer: Timer | undefined;
   private pingTimer: ReturnType<typeof setInterval> | undefined;
@@ -163,6 +190,11 @@ export class RoomStream implements AsyncIterable<RoomFrame> {
   /** The seq of the last durable event yielded (or received and buffered); the next connection asks for `after=` it. */
   get lastSeq(): number | undefined {
     return this.last;
+  }
+
+  /** The role of the stream's token (`viewer` … `admin`), from the last `hello`; undefined before the first. */
+  get role(): Schemas["Role"] | undefined {
+    return this.helloRole;
   }
 
   /** How many times the stream reconnected (connections that delivered `hello`, after the first). */
@@ -227,17 +259,24 @@ export class RoomStream implements AsyncIterable<RoomFrame> {
       if (current()) this.received(ev.data);
     };
     ws.onclose = (ev: { code?: number; reason?: string }) => {
-      if (current()) this.dropped(new Error(`connection closed (code ${ev.code ?? "?"}${ev.reason ? `: ${ev.reason}` : ""})`));
+      if (!current()) return;
+      const reason = ev.reason ?? "";
+      if (ev.code === CLOSE_TOKEN_REVOKED) {
+        // The token was revoked or expired: reconnecting with it cannot work.
+        this.fail(new TokenRevokedError(reason, this.last));
+        return;
+      }
+      this.dropped(new Error(`connection closed (code ${ev.code ?? "?"}${reason ? `: ${reason}` : ""})`));
     };
     ws.onerror = (ev: { message?: string; error?: unknown }) => {
       if (!current()) return;
       const cause = ev.error ?? new Error(ev.message ?? "WebSocket error");
       // `ws` reports a refused upgrade as "Unexpected server response: 401".
       const status = /Unexpected server response: (\d{3})/.exec(String(ev.message ?? (cause as Error).message ?? ""));
-      if (status && (status[1] === "401" || status[1] === "403")) {
+      if (status && (status[1] === "401" || status[1] === "403" || status[1] === "404")) {
         this.teardown(1000, "refused");
         this.fail(
-          new RoomStreamError("refused", `the server refused the connection (HTTP ${status[1]}): check the token, Host and Origin`, undefined, {
+          new RoomStreamError("refused", `the server refused the connection (HTTP ${status[1]}): check the token, its rooms, Host and Origin`, undefined, {
             cause,
           }),
         );
@@ -287,6 +326,7 @@ export class RoomStream implements AsyncIterable<RoomFrame> {
         this.lastCause = undefined;
         clearTimeout(this.connectTimer);
         if (this.last === undefined) this.last = frame.headSeq;
+        this.helloRole = frame.role;
         this.push(frame);
         return;
       case "event": {
