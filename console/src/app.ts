@@ -10,11 +10,16 @@
 import { createEnsembleClient, RoomStream, RoomStreamError, type EnsembleClient, type ErrorResponse, type RoomFrame } from "../../openapi/clients/typescript/src/index.js";
 import { RoomModel, type Event, type Session } from "./model.js";
 import { errorText } from "./present.js";
+import { allows, type Me, type Role, type TokenInfo } from "./access.js";
 import type { Schemas } from "../../openapi/clients/typescript/src/client.js";
 
 export type ProviderInfo = Schemas["ProviderInfo"];
 export type Room = Schemas["Room"];
-export type ConnectionState = "connecting" | "live" | "reconnecting" | "offline";
+/** `revoked`: the server closed the stream with 4003 (the token was revoked or expired); not retried. */
+export type ConnectionState = "connecting" | "live" | "reconnecting" | "offline" | "revoked";
+
+/** The room WebSocket's close code for a token revoked or expired while connected. */
+export const CLOSE_TOKEN_REVOKED = 4003;
 
 const TOKEN_KEY = "ensemble.token";
 /** Live-only streams for at most this many rooms besides the open one. */
@@ -35,6 +40,8 @@ export class ApiFailure extends Error {
 
 /** What the console says when the server answers 401: the token it has is not (or no longer) the server's. */
 export const TOKEN_REFUSED = "The server refused this token (401): it is not the server's current token. Paste the token from the console URL the server printed (after #token=), or open that URL.";
+/** What the console says when a stream is closed with 4003. */
+export const TOKEN_REVOKED = "This token was revoked or has expired (the server closed the connection, 4003): ask whoever shared it for a new link, or paste another token.";
 const NO_TOKEN = "No token: open the console URL the server printed (it carries the token after #), or paste the token.";
 
 function failure(error: unknown, response: Response | undefined): ApiFailure {
@@ -121,7 +128,8 @@ class RoomWatch {
     class TrackedSocket extends WebSocket {
       constructor(url: string, protocols: string[]) {
         super(url, protocols);
-        this.addEventListener("close", () => watch.socketClosed());
+        // Registered before RoomStream's own `onclose`: a 4003 stops the stream before it reconnects.
+        this.addEventListener("close", (ev) => watch.socketClosed(ev.code));
       }
     }
     const stream = new RoomStream({
@@ -137,8 +145,14 @@ class RoomWatch {
     void this.read(stream);
   }
 
-  private socketClosed(): void {
-    if (this.closed || this.state === "offline") return;
+  private socketClosed(code: number): void {
+    if (this.closed) return;
+    if (code === CLOSE_TOKEN_REVOKED) {
+      // The token was revoked or expired: reconnecting cannot help.
+      this.app.tokenRevoked();
+      return;
+    }
+    if (this.state === "offline") return;
     if (this.state === "live") {
       this.state = "reconnecting";
       this.app.changed();
@@ -164,6 +178,7 @@ class RoomWatch {
         this.state = "live";
         this.error = null;
         m.onHello(frame);
+        if (frame.role) this.app.helloRole = frame.role;
         if (m.full) {
           for (const s of frame.sides) this.fetchSide(s.sessionId);
           if (frame.sessionsTruncated) void this.reloadSessions();
@@ -276,6 +291,13 @@ class RoomWatch {
     this.stream?.close();
     this.stream = null;
   }
+
+  /** Stopped for good because the token no longer works: the model stays shown, read-only. */
+  revoke(): void {
+    this.close();
+    this.state = "revoked";
+    this.error = TOKEN_REVOKED;
+  }
 }
 
 export class App {
@@ -286,6 +308,14 @@ export class App {
   providers: ProviderInfo[] = [];
   /** Why the token is needed again (401), or null. */
   tokenProblem: string | null = null;
+  /** Who the token is (`GET /v1/me`), once read. */
+  me: Me | null = null;
+  /** The role the last `hello` said (the same token's: known before `/v1/me` answers). */
+  helloRole: Role | null = null;
+  /** The server closed a stream with 4003: the token was revoked or has expired. */
+  revoked = false;
+  /** The Share dialog is open (admin). */
+  shareOpen = false;
   selectedRoom: string | null = null;
   selectedSession: string | null = null;
   /** The side conversation shown beside the session, if any. */
@@ -344,9 +374,35 @@ export class App {
     }
   }
 
+  /** The token's role, once known (null: not yet, or the token no longer works). */
+  get role(): Role | null {
+    if (this.revoked || !this.token) return null;
+    return this.me?.role ?? this.helloRole;
+  }
+
+  /** Whether the token may do what needs `need` (the server checks again; this only hides what it would refuse). */
+  may(need: Role): boolean {
+    return allows(this.role, need);
+  }
+
+  openShare(open: boolean): void {
+    this.shareOpen = open;
+    this.changed();
+  }
+
+  /** A stream was closed with 4003: every stream stops (no reconnecting), and the token box says why. */
+  tokenRevoked(): void {
+    if (this.revoked) return;
+    this.revoked = true;
+    for (const w of this.watches.values()) w.revoke();
+    clearInterval(this.roomPoll);
+    this.tokenProblem = TOKEN_REVOKED;
+    this.changed();
+  }
+
   /** The server answered 401 (or refused the WebSocket): the token is wrong or no longer the server's. */
   tokenRefused(): void {
-    if (this.tokenProblem === TOKEN_REFUSED) return;
+    if (this.tokenProblem === TOKEN_REFUSED || this.revoked) return;
     this.tokenProblem = TOKEN_REFUSED;
     this.changed();
   }
@@ -370,8 +426,10 @@ export class App {
       return;
     }
     this.tokenProblem = null;
+    this.revoked = false;
     const place = readPlace();
     if (place.room) this.openRoom(place.room, place.session, place.side);
+    void this.loadMe();
     void this.loadProviders();
     void this.loadRooms();
     // New rooms appear without a refresh: the API has no server-wide stream, so the list is read
@@ -383,6 +441,8 @@ export class App {
   useToken(token: string): void {
     sessionStorage.setItem(TOKEN_KEY, token);
     this.token = token;
+    this.me = null;
+    this.helloRole = null;
     this.api = createEnsembleClient({ baseUrl: this.baseUrl, token });
     for (const w of this.watches.values()) w.close();
     this.watches.clear();
@@ -455,6 +515,20 @@ export class App {
     location.reload();
   }
 
+  /** Who the token is: its name and role (the header says them; the controls follow the role). */
+  async loadMe(): Promise<void> {
+    const token = this.token;
+    try {
+      const me = await call(this.api.GET("/v1/me"));
+      if (this.token !== token) return;
+      this.me = me;
+      this.changed();
+    } catch (e) {
+      if (e instanceof ApiFailure && e.status === 401) this.tokenRefused();
+      // Otherwise the hello's role is enough.
+    }
+  }
+
   async loadProviders(): Promise<void> {
     const list = await this.act("listing providers", () => call(this.api.GET("/v1/providers")));
     if (list) {
@@ -481,6 +555,7 @@ export class App {
   }
 
   private watchRooms(): void {
+    if (this.revoked) return;
     let n = 0;
     for (const id of this.rooms.keys()) {
       if (this.watches.has(id)) {
@@ -510,6 +585,15 @@ export class App {
   openRoom(roomId: string, sessionId: string | null = null, sideId: string | null = null): void {
     roomId = roomId.trim();
     if (!roomId) return;
+    if (this.revoked) {
+      // Nothing can be read with this token any more: only what is already shown.
+      this.selectedRoom = roomId;
+      this.selectedSession = sessionId;
+      this.selectedSide = sideId;
+      this.syncHash();
+      this.changed();
+      return;
+    }
     this.selectedRoom = roomId;
     this.selectedSession = sessionId;
     this.selectedSide = sideId;
@@ -728,6 +812,20 @@ export class App {
     );
   }
 
+  // ---- access (admin) ----
+
+  listTokens() {
+    return call(this.api.GET("/v1/tokens"));
+  }
+
+  createToken(body: Schemas["CreateToken"]) {
+    return this.attempt(() => call(this.api.POST("/v1/tokens", { body })));
+  }
+
+  revokeToken(tokenId: string) {
+    return this.attempt(() => call(this.api.DELETE("/v1/tokens/{tokenId}", { params: { path: { tokenId } } })));
+  }
+
   clearGoal(sessionId: string) {
     return this.act("clearing the goal", async () => {
       const r = await this.api.DELETE("/v1/rooms/{roomId}/sessions/{sessionId}/goal", { params: { ...this.path(sessionId), query: { clientSubmitId: randomId("goal") } } });
@@ -736,4 +834,4 @@ export class App {
   }
 }
 
-export type { Event };
+export type { Event, TokenInfo };

@@ -4,6 +4,7 @@
 // Pure and DOM-free: the UI renders it, the unit tests feed it events.
 
 import type { Schemas } from "../../openapi/clients/typescript/src/client.js";
+import { byText } from "./access.js";
 
 export type Session = Schemas["Session"];
 export type Event = Schemas["Event"];
@@ -18,9 +19,11 @@ export type TurnOrigin = Schemas["TurnOrigin"];
 export type HelloFrame = Schemas["HelloFrame"];
 export type CommandInfo = Schemas["CommandInfo"];
 export type ChangedFile = Schemas["ChangedFile"];
+/** The token behind a request (`event.actor`): absent on the agent's own output. */
+export type Actor = Schemas["Actor"];
 
 export type Item =
-  | { kind: "turn"; key: string; rev: number; turnId: string; origin: TurnOrigin; text: string; goalOperationId: string | null; status: "running" | "completed" | "failed" | "canceled"; at: number }
+  | { kind: "turn"; key: string; rev: number; turnId: string; origin: TurnOrigin; text: string; goalOperationId: string | null; status: "running" | "completed" | "failed" | "canceled"; at: number; actor: Actor | null }
   | { kind: "steer"; key: string; rev: number; text: string }
   | { kind: "message"; key: string; rev: number; text: string; done: boolean }
   | { kind: "reasoning"; key: string; rev: number; text: string; done: boolean }
@@ -49,6 +52,8 @@ export type Item =
       resolved: InteractionResolution | null;
       /** The agent's option this console answered with (`optionId`): the resolution names only the decision. */
       picked: string | null;
+      /** Who answered (the resolution's `actor`), when a request did. */
+      answeredBy: Actor | null;
     }
   | { kind: "plan"; key: string; rev: number; steps: PlanStep[]; explanation: string | null }
   | { kind: "usage"; key: string; rev: number; usage: Usage }
@@ -59,8 +64,8 @@ export type Item =
   /** What a turn changed in the workspace (`turn.changes`), between its two checkpoints. */
   | { kind: "changes"; key: string; rev: number; turnId: string; before: string; after: string; files: ChangedFile[]; skipped: string[] }
   /** The workspace was put back to `checkpoint`; restoring `undo` undoes it. */
-  | { kind: "restored"; key: string; rev: number; checkpoint: string; undo: string }
-  | { kind: "committed"; key: string; rev: number; commit: string; branch: string; message: string };
+  | { kind: "restored"; key: string; rev: number; checkpoint: string; undo: string; actor: Actor | null }
+  | { kind: "committed"; key: string; rev: number; commit: string; branch: string; message: string; actor: Actor | null };
 
 export type ItemKind = Item["kind"];
 
@@ -126,7 +131,7 @@ export class Transcript {
       case "turn.started": {
         const p = e.payload;
         const text = (p.input ?? []).map((i) => i.text).join("\n");
-        this.add({ kind: "turn", key: `t:${p.turnId}`, rev: 0, turnId: p.turnId, origin: p.origin, text, goalOperationId: p.goalOperationId ?? null, status: "running", at: e.occurredAtMs });
+        this.add({ kind: "turn", key: `t:${p.turnId}`, rev: 0, turnId: p.turnId, origin: p.origin, text, goalOperationId: p.goalOperationId ?? null, status: "running", at: e.occurredAtMs, actor: e.actor ?? null });
         return;
       }
       case "turn.steered": {
@@ -212,7 +217,7 @@ export class Transcript {
       case "interaction.requested": {
         const key = itemKey("interaction", e.turnId, e.payload.requestId);
         const known = this.get(key);
-        this.add({ kind: "interaction", key, rev: 0, request: e.payload, resolved: null, picked: null });
+        this.add({ kind: "interaction", key, rev: 0, request: e.payload, resolved: null, picked: null, answeredBy: null });
         const call = e.payload.callId ? this.get(itemKey("call", e.turnId, e.payload.callId)) : undefined;
         if (!known && call?.kind === "call" && call.status === "running" && !call.output && call.gatedBy === null) {
           // The call waits for this answer: it runs (and shows output) after it, so it reads after it.
@@ -226,6 +231,7 @@ export class Transcript {
         const item = this.get(itemKey("interaction", e.turnId, e.payload.requestId));
         if (item?.kind === "interaction") {
           item.resolved = e.payload;
+          item.answeredBy = e.actor ?? null;
           touch(item);
           const callId = item.request.callId;
           const call = callId ? this.get(itemKey("call", e.turnId, callId)) : undefined;
@@ -262,7 +268,7 @@ export class Transcript {
         this.info(sessionUpdateText(e.payload.reason, e.payload.session));
         return;
       case "session.completed":
-        this.info(`Session ended (${e.payload.reason})`);
+        this.info(`Session ended${byText(e.actor)} (${e.payload.reason})`);
         return;
       case "session.failed":
         this.add({ kind: "error", key: this.fresh("error"), rev: 0, code: e.payload.error.code, message: e.payload.error.message });
@@ -286,10 +292,10 @@ export class Transcript {
         return;
       }
       case "workspace.restored":
-        this.add({ kind: "restored", key: `restored:${e.eventId}`, rev: 0, checkpoint: e.payload.checkpoint, undo: e.payload.undo });
+        this.add({ kind: "restored", key: `restored:${e.eventId}`, rev: 0, checkpoint: e.payload.checkpoint, undo: e.payload.undo, actor: e.actor ?? null });
         return;
       case "workspace.committed":
-        this.add({ kind: "committed", key: `committed:${e.eventId}`, rev: 0, commit: e.payload.commit, branch: e.payload.branch, message: e.payload.message });
+        this.add({ kind: "committed", key: `committed:${e.eventId}`, rev: 0, commit: e.payload.commit, branch: e.payload.branch, message: e.payload.message, actor: e.actor ?? null });
         return;
     }
   }
@@ -345,6 +351,8 @@ export class SessionState {
   readonly pending = new Map<string, InteractionRequest>();
   readonly transcript = new Transcript();
   goal: Goal | null = null;
+  /** Who closed the session (its `session.completed` event's actor), when a request did. */
+  closedBy: Actor | null = null;
   /** Turns the provider started for a goal (`turn.started.origin`), oldest first. */
   readonly autoTurns: { turnId: string; origin: TurnOrigin; goalOperationId: string | null }[] = [];
   commands: CommandInfo[] = [];
@@ -405,6 +413,7 @@ export class SessionState {
           this.pending.clear();
           this.activeTurnId = null;
         }
+        if (e.type === "session.completed") this.closedBy = e.actor ?? null;
         break;
       case "turn.started":
         this.activeTurnId = e.payload.turnId;
@@ -451,6 +460,8 @@ export class RoomModel {
   lastSeq = 0;
   headSeq = 0;
   truncated = false;
+  /** The role of the token this room's stream was opened with (its latest `hello`'s). */
+  role: HelloFrame["role"] | null = null;
   rev = 0;
 
   constructor(
@@ -490,6 +501,7 @@ export class RoomModel {
     this.rev++;
     this.headSeq = Math.max(this.headSeq, h.headSeq);
     this.truncated = h.sessionsTruncated;
+    this.role = h.role ?? null;
     for (const s of [...h.sessions, ...h.sides]) this.ensure(s).snapshot(s);
     if (h.sessionsTruncated) return;
     const open = new Set(h.sides.map((s) => s.sessionId));

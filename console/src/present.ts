@@ -5,6 +5,7 @@
 import type { Schemas } from "../../openapi/clients/typescript/src/client.js";
 import type { RoomModel, SessionState } from "./model.js";
 import { showControls } from "./text.js";
+import { byText, type Actor } from "./access.js";
 
 /** One line for a person from an API error: its message, what its details add, and its status and code. */
 export function errorText(status: number, code: string, message: string, details: Record<string, unknown> | null): string {
@@ -98,4 +99,24 @@ function firstWords(text: string, n: number): string {
   const head = words.slice(0, n).join(" ");
   const cut = head.length > 48 ? `${head.slice(0, 48)}…` : head;
   return words.length > n && !cut.endsWith("…") ? `${cut}…` : cut;
+}
+
+/** How an answered interaction's decision reads. */
+export const RESOLVED_LABEL: Record<Schemas["Decision"], string> = {
+  accept: "accepted",
+  acceptForSession: "accepted for the session",
+  decline: "declined",
+  cancel: "canceled",
+};
+
+/**
+ * An answered interaction's line: the decision (and the agent's option picked, if any), and who
+ * answered — "declined by alice" when the event names the token that did, else "declined
+ * (answered)"; an interaction ended otherwise says how ("canceled (by close)").
+ */
+export function resolutionText(resolved: Schemas["InteractionResolvedPayload"], option: string | undefined, actor: Actor | null | undefined): string {
+  const how = resolved.resolvedBy === "client" ? "answered" : `by ${resolved.resolvedBy}`;
+  const said = actor ? `${RESOLVED_LABEL[resolved.decision]}${byText(actor)}${resolved.resolvedBy === "client" ? "" : ` (${how})`}` : null;
+  if (option && resolved.decision !== "cancel") return `Chose “${showControls(option)}” (${said ?? `${RESOLVED_LABEL[resolved.decision]}; ${how}`})`;
+  return said ?? `${RESOLVED_LABEL[resolved.decision]} (${how})`;
 }

@@ -50,7 +50,7 @@ export function useConsole({ serverOptions = {} } = {}) {
    * the console keeps them. Script errors and console errors (a CSP violation is one) are collected in
    * `page.problems`; `page.assertClean()` fails on any. With a room, waits until its stream is live.
    */
-  h.open = async ({ room, session, viewport = 'desktop', token = h.server.token, context } = {}) => {
+  h.open = async ({ room, session, viewport = 'desktop', token = h.server.token, context, url } = {}) => {
     const ctx = context ?? (await h.browser.newContext({ viewport: VIEWPORTS[viewport] }));
     if (!context) h.contexts.push(ctx);
     const page = await ctx.newPage();
@@ -60,11 +60,23 @@ export function useConsole({ serverOptions = {} } = {}) {
     if (token) frag.set('token', token);
     if (room) frag.set('room', room);
     if (session) frag.set('session', session);
-    await page.goto(`${h.server.baseUrl}/#${frag}`);
-    if (room) await live(page);
+    // `url`: exactly that address (e.g. a link the console made), waiting for live when it names a room.
+    await page.goto(url ?? `${h.server.baseUrl}/#${frag}`);
+    if (room || (url && /[#&]room=/.test(url))) await live(page);
     return page;
   };
   return h;
+}
+
+/** Controls in Chromium's accessibility tree without a name, as `role (backend node N)` strings. */
+export async function unnamed(page) {
+  const cdp = await page.context().newCDPSession(page);
+  const { nodes } = await cdp.send('Accessibility.getFullAXTree');
+  await cdp.detach();
+  const roles = new Set(['button', 'textbox', 'combobox', 'checkbox', 'link', 'listbox', 'radio', 'menuitem', 'tab', 'searchbox', 'spinbutton']);
+  return nodes
+    .filter((n) => !n.ignored && roles.has(n.role?.value) && !String(n.name?.value ?? '').trim())
+    .map((n) => `${n.role.value} (backend node ${n.backendDOMNodeId})`);
 }
 
 /** Collects page errors and console errors into `page.problems`. */

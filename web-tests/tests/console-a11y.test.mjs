@@ -7,21 +7,10 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { send, sessionStatus, shots, startSession, tid, useConsole } from '../support/console.mjs';
+import { send, sessionStatus, shots, startSession, tid, unnamed, useConsole } from '../support/console.mjs';
 
 const h = useConsole();
 const view = tid('session-view');
-
-/** Controls in Chromium's accessibility tree without a name, as `role "text"` strings. */
-async function unnamed(page) {
-  const cdp = await page.context().newCDPSession(page);
-  const { nodes } = await cdp.send('Accessibility.getFullAXTree');
-  await cdp.detach();
-  const roles = new Set(['button', 'textbox', 'combobox', 'checkbox', 'link', 'listbox', 'radio', 'menuitem', 'tab', 'searchbox', 'spinbutton']);
-  return nodes
-    .filter((n) => !n.ignored && roles.has(n.role?.value) && !String(n.name?.value ?? '').trim())
-    .map((n) => `${n.role.value} (backend node ${n.backendDOMNodeId})`);
-}
 
 /** Presses Tab until the element matching `selector` has focus (at most `max` times). */
 async function tabTo(page, selector, max = 40) {

@@ -57,7 +57,7 @@ test('approvals with every decision, and a question answered inline', { timeout:
   assert.deepEqual([...asked.options].sort(), ['accept', 'acceptForSession', 'cancel', 'decline']);
   await shots(page, '07-approval');
   await page.click(`${pending} ${tid('decision-decline')}`);
-  await page.waitForSelector(`${view} ${tid('interaction')}[data-state="resolved"] >> text=declined (answered)`);
+  await page.waitForSelector(`${view} ${tid('interaction')}[data-state="resolved"] >> text=declined by admin`);
   await sessionStatus(page, 's1', 'ready');
   assert.equal((await texts(page, 'call')).length, 0, 'a declined command ran');
 

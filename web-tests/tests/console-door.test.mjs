@@ -173,7 +173,7 @@ test("an ACP permission shows the agent's options as buttons only, then the opti
   await page.waitForSelector(`${view} ${tid('message')}[data-done="true"]:has-text("permission: abort")`);
   const resolution = `${card} ${tid('interaction-resolution')}`;
   await page.waitForSelector(`${resolution}[data-option="abort"]`);
-  assert.match(await page.textContent(resolution), /^Chose “No, and tell Codex what to do differently” \(declined; answered\)$/);
+  assert.match(await page.textContent(resolution), /^Chose “No, and tell Codex what to do differently” \(declined by admin\)$/);
   assert.equal(await page.$(`${card} [data-testid^="agent-option-"]`), null, 'no buttons once answered');
 
   // The test agent: "Never" is one of two reject options; after a reload the only accept option is named.
@@ -186,7 +186,7 @@ test("an ACP permission shows the agent's options as buttons only, then the opti
   await page.waitForSelector(`${view} ${tid('message')}[data-done="true"]:has-text("permission: allow-once")`);
   await page.reload();
   await page.waitForSelector(`${view}[data-session="p2"] ${tid('interaction-resolution')}[data-option="allow-once"]`);
-  assert.match(await page.textContent(`${view} ${tid('interaction-resolution')}`), /^Chose “Allow” \(accepted; answered\)$/);
+  assert.match(await page.textContent(`${view} ${tid('interaction-resolution')}`), /^Chose “Allow” \(accepted by admin\)$/);
   page.assertClean();
 });
 

@@ -124,7 +124,7 @@ test('reasoning, a tool, a file change with its diff, a command with output, a p
   const replies = await texts(page, 'message');
   assert.equal(replies.length, 1, JSON.stringify(replies));
   assert.match(replies[0], /You said: all done$/);
-  assert.match(await page.textContent(`${view} ${tid('interaction')}`), /accepted \(answered\)/);
+  assert.match(await page.textContent(`${view} ${tid('interaction')}`), /accepted by admin/);
   assert.match(await page.textContent(`${view} ${tid('usage')}`), /Tokens: \d+ in · \d+ out · \d+ total/);
   await shots(page, '06-transcript');
 

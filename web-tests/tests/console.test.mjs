@@ -142,7 +142,7 @@ test('rooms with live counts, the new-session form, badges, resume, release and 
   await page.click(tid('close-session'));
   await page.click(tid('confirm-close'));
   await sessionStatus(page, 's1', 'completed');
-  await page.waitForSelector(`${tid('session-view')} >> text=This session is closed.`);
+  await page.waitForSelector(`${tid('session-view')} ${tid('session-closed')}:text-is("This session is closed by admin.")`);
   assert.equal((await rest.call('GET', '/v1/rooms/work/sessions/s1', undefined, 200)).json.status, 'completed');
   page.assertClean([/the server responded with a status of 400/]);
 });

@@ -9,6 +9,8 @@ import { sideName } from "../present.js";
 import { forkText, hasCheckpoints, workspaceText } from "../changes.js";
 import { TranscriptItems, type ItemContext } from "./items.js";
 import { CommitDialog, FilesPanel, SessionChangesPanel } from "./workspace.js";
+import { ShareButton, ShareDialog } from "./share.js";
+import { byText, whoText } from "../access.js";
 import type { Schemas } from "../../../openapi/clients/typescript/src/client.js";
 
 export function Root({ app }: { app: App }) {
@@ -37,6 +39,7 @@ export function Root({ app }: { app: App }) {
           </span>
         ) : null}
         <Connection app={app} />
+        <WhoAmI app={app} />
         <TokenBox app={app} />
       </header>
       <Messages app={app} />
@@ -59,6 +62,7 @@ export function Root({ app }: { app: App }) {
         {session && !session.isSide ? <GoalPanel app={app} st={session} key={`goal-${session.id}`} /> : null}
         {session && side && side.session.sourceSessionId === session.id ? <SidePanel app={app} st={side} key={side.id} /> : null}
       </aside>
+      {app.shareOpen && app.selectedRoom && app.may("admin") ? <ShareDialog app={app} room={app.selectedRoom} key={app.selectedRoom} /> : null}
     </div>
   );
 }
@@ -69,11 +73,42 @@ function displayName(st: SessionState): string {
   return showControls(t && t !== "New session" ? t : st.id);
 }
 
+/** The token's role and name ("viewer · shared device"): what this page may do. */
+function WhoAmI({ app }: { app: App }) {
+  if (!app.token) return null;
+  if (app.revoked) {
+    return (
+      <span class="whoami revoked" data-testid="whoami" data-role="none">
+        token revoked
+      </span>
+    );
+  }
+  const role = app.role;
+  const text = whoText(role, app.me?.name ?? null);
+  if (!text) return null;
+  return (
+    <span class={`whoami role-${role ?? "unknown"}`} data-testid="whoami" data-role={role ?? undefined} title={app.me ? `token ${app.me.tokenId}; ${app.me.rooms.includes("*") ? "every room" : `rooms: ${app.me.rooms.join(", ")}`}` : undefined}>
+      <span class="sr-only">Signed in as </span>
+      {text}
+    </span>
+  );
+}
+
 function Connection({ app }: { app: App }) {
   const w = app.selectedRoom ? app.watch(app.selectedRoom) : undefined;
   const state = w?.state ?? "idle";
   const text =
-    state === "live" ? "live" : state === "connecting" ? "connecting…" : state === "reconnecting" ? "reconnecting…" : state === "offline" ? "offline, retrying" : "no room open";
+    state === "live"
+      ? "live"
+      : state === "connecting"
+        ? "connecting…"
+        : state === "reconnecting"
+          ? "reconnecting…"
+          : state === "offline"
+            ? "offline, retrying"
+            : state === "revoked"
+              ? "stopped: token revoked or expired"
+              : "no room open";
   return (
     <span class={`conn conn-${state}`} data-testid="connection-status" data-state={state} role="status" title={w?.error ?? undefined}>
       <span class="dot" aria-hidden="true" />
@@ -202,7 +237,8 @@ function SessionList({ app, onPick }: { app: App; onPick: () => void }) {
   const all = room?.canonical ?? [];
   const open = all.filter((s) => s.status !== "completed");
   const closed = all.filter((s) => s.status === "completed");
-  const showForm = formOpen || (room !== undefined && app.watch(room.roomId)?.state === "live" && all.length === 0);
+  const mayStart = app.may("operator");
+  const showForm = mayStart && (formOpen || (room !== undefined && app.watch(room.roomId)?.state === "live" && all.length === 0));
   const entry = (s: SessionState) => (
     <li key={s.id}>
       <button
@@ -230,9 +266,14 @@ function SessionList({ app, onPick }: { app: App; onPick: () => void }) {
     <section class="panel">
       <div class="row spread">
         <h2>Sessions</h2>
-        <button type="button" data-testid="new-session" aria-expanded={showForm} onClick={() => setFormOpen(!showForm)}>
-          + New session
-        </button>
+        <span class="row">
+          {app.may("admin") && app.selectedRoom ? <ShareButton app={app} /> : null}
+          {mayStart ? (
+            <button type="button" data-testid="new-session" aria-expanded={showForm} onClick={() => setFormOpen(!showForm)}>
+              + New session
+            </button>
+          ) : null}
+        </span>
       </div>
       {showForm ? <NewSession app={app} onDone={() => setFormOpen(false)} /> : null}
       <ul class="list" data-testid="session-list">
@@ -405,6 +446,7 @@ function SessionView({ app, st }: { app: App; st: SessionState }) {
   const forkedFrom = s.forkedFrom ?? null;
   const forkSource = forkedFrom ? room?.session(forkedFrom.sessionId) : undefined;
   const closed = st.status === "completed";
+  const operate = app.may("operator");
   const sideReason = closed ? "the session is closed" : !s.live ? "resume the session first" : sideOk === null ? "checking…" : sideOk;
   return (
     <section class="session-view" data-testid="session-view" data-session={st.id} aria-label={`Session ${displayName(st)}`}>
@@ -443,17 +485,17 @@ function SessionView({ app, st }: { app: App; st: SessionState }) {
           </div>
         ) : null}
         <div class="row actions">
-          {!s.live && s.resumable && !closed ? (
+          {operate && !s.live && s.resumable && !closed ? (
             <button type="button" data-testid="resume" onClick={() => void app.resume(st.id)}>
               Resume
             </button>
           ) : null}
-          {s.live && !closed ? (
+          {operate && s.live && !closed ? (
             <button type="button" data-testid="release" disabled={st.status !== "ready"} title="Stop the agent process; the session resumes on its next turn" onClick={() => void app.release(st.id)}>
               Release
             </button>
           ) : null}
-          {!closed ? (
+          {operate && !closed ? (
             <button type="button" data-testid="open-side" disabled={sideReason !== ""} title={sideReason || "Ask a question on the side, without touching this session's history"} onClick={() => void app.openSide(st.id)}>
               Side conversation
             </button>
@@ -484,12 +526,12 @@ function SessionView({ app, st }: { app: App; st: SessionState }) {
               ))}
             </span>
           ) : null}
-          {s.workspace?.kind === "worktree" && !closed && !commitOpen ? (
+          {operate && s.workspace?.kind === "worktree" && !closed && !commitOpen ? (
             <button type="button" data-testid="commit-open" ref={commitButton} title={`Commit the worktree's changes on ${s.workspace.branch ?? "its branch"}`} onClick={() => setCommitOpen(true)}>
               Commit…
             </button>
           ) : null}
-          {!closed ? (
+          {operate && !closed ? (
             confirmClose ? (
               <ConfirmClose
                 onClose={() => {
@@ -518,11 +560,28 @@ function SessionView({ app, st }: { app: App; st: SessionState }) {
             }}
           />
         ) : null}
-        {!closed ? <ConfigBar app={app} st={st} /> : null}
+        {operate && !closed ? <ConfigBar app={app} st={st} /> : null}
       </div>
       {pane === "changes" && checkpoints ? <SessionChangesPanel app={app} st={st} /> : pane === "files" && checkpoints ? <FilesPanel app={app} st={st} /> : <TranscriptView app={app} st={st} />}
-      {!closed ? <Composer app={app} st={st} steerable={provider?.capabilities.steer ?? true} /> : <p class="dim">This session is closed.</p>}
+      {closed ? (
+        <p class="dim" data-testid="session-closed">
+          This session is closed{byText(st.closedBy)}.
+        </p>
+      ) : operate ? (
+        <Composer app={app} st={st} steerable={provider?.capabilities.steer ?? true} />
+      ) : (
+        <ReadOnlyNote app={app} />
+      )}
     </section>
+  );
+}
+
+/** Where the composer would be, for a token that may only watch. */
+function ReadOnlyNote({ app }: { app: App }) {
+  return (
+    <p class="dim read-only" data-testid="read-only" role="note">
+      {app.revoked ? "This token no longer works: what is shown stays, nothing more comes." : `Watching only: this token's role is ${app.role ?? "not known yet"}, which may not send to the agent.`}
+    </p>
   );
 }
 
@@ -590,11 +649,16 @@ function ConfigBar({ app, st }: { app: App; st: SessionState }) {
 function TranscriptView({ app, st, label }: { app: App; st: SessionState; label?: string }) {
   const box = useRef<HTMLDivElement>(null);
   const stick = useRef(true);
+  const canAct = app.may("operator");
+  const canAnswer = app.may("approver");
+  const myTokenId = app.me?.tokenId ?? null;
   const ctx: ItemContext = useMemo(
     () => ({
       answer: (requestId, body) => app.answer(st.id, requestId, body),
       goalOperationId: st.goal?.operationId ?? null,
       claimFocus: (requestId) => app.claimFocus(st.id, requestId),
+      canAnswer,
+      myTokenId,
       workspace:
         !st.isSide && hasCheckpoints(st.session.workspace)
           ? {
@@ -602,10 +666,11 @@ function TranscriptView({ app, st, label }: { app: App; st: SessionState; label?
               restore: (checkpoint) => app.restore(st.id, checkpoint),
               fork: (turnId) => app.fork(st.id, turnId),
               turnNumber: (turnId) => st.transcript.turnNumber(turnId),
+              canAct,
             }
           : null,
     }),
-    [st.id, st.goal?.operationId, !st.isSide && hasCheckpoints(st.session.workspace)],
+    [st.id, st.goal?.operationId, !st.isSide && hasCheckpoints(st.session.workspace), canAct, canAnswer, myTokenId],
   );
   useLayoutEffect(() => {
     const el = box.current;
@@ -695,6 +760,7 @@ function GoalPanel({ app, st }: { app: App; st: SessionState }) {
   const unsupported = provider && !provider.capabilities.goals;
   const turns = st.autoTurns;
   const closed = st.status === "completed";
+  const operate = app.may("operator");
   return (
     <section class="panel goal-panel" data-testid="goal-panel" aria-labelledby="goal-h">
       <h2 id="goal-h">Goal</h2>
@@ -711,7 +777,7 @@ function GoalPanel({ app, st }: { app: App; st: SessionState }) {
           {g.tokenBudget != null ? ` of ${g.tokenBudget}` : ""}
         </div>
       ) : null}
-      {!closed && !unsupported ? (
+      {operate && !closed && !unsupported ? (
         <>
           <form
             class="row"
@@ -782,7 +848,9 @@ function SidePanel({ app, st }: { app: App; st: SessionState }) {
         On the side of {source ? displayName(source) : st.session.sourceSessionId}; not part of its history
       </div>
       <TranscriptView app={app} st={st} label="Side conversation transcript" />
-      {!ended ? (
+      {!ended && !app.may("operator") ? (
+        <ReadOnlyNote app={app} />
+      ) : !ended ? (
         <>
           <Composer app={app} st={st} steerable={false} />
           <div class="row">

@@ -7,7 +7,7 @@ import { diffStats, parseDiff } from "../diff.js";
 import type { FileChange, Item, Transcript as TranscriptModel } from "../model.js";
 import { Markdown } from "./md.js";
 import { showControls } from "../text.js";
-import { permissionDetail, titleRepeatsQuestion, usageText } from "../present.js";
+import { permissionDetail, resolutionText, titleRepeatsQuestion, usageText } from "../present.js";
 import type { Schemas } from "../../../openapi/clients/typescript/src/client.js";
 import { CommittedView, RestoredView, TurnChangesView, type WorkspaceActions } from "./workspace.js";
 
@@ -23,6 +23,10 @@ export interface ItemContext {
   claimFocus(requestId: string): boolean;
   /** Restore, undo, fork and diffs of the session's workspace (null: a session without checkpoints). */
   workspace: WorkspaceActions | null;
+  /** Whether the token may answer interactions (approver and admin); otherwise they are shown read-only. */
+  canAnswer: boolean;
+  /** This page's token (`GET /v1/me`): turns it started read "You", others' the actor's name. */
+  myTokenId: string | null;
 }
 
 const DECISION_LABEL: Record<Decision, string> = {
@@ -30,13 +34,6 @@ const DECISION_LABEL: Record<Decision, string> = {
   acceptForSession: "Accept for the session",
   decline: "Decline",
   cancel: "Cancel the turn",
-};
-
-const RESOLVED_LABEL: Record<Decision, string> = {
-  accept: "accepted",
-  acceptForSession: "accepted for the session",
-  decline: "declined",
-  cancel: "canceled",
 };
 
 export function TranscriptItems({ transcript, ctx }: { transcript: TranscriptModel; ctx: ItemContext }) {
@@ -53,7 +50,16 @@ type ItemProps = { item: Item; rev: number; ctx: ItemContext; gated: boolean };
 
 class ItemView extends Component<ItemProps> {
   override shouldComponentUpdate(next: ItemProps) {
-    return next.item !== this.props.item || next.rev !== this.props.rev || next.gated !== this.props.gated || next.ctx.goalOperationId !== this.props.ctx.goalOperationId || next.ctx.workspace !== this.props.ctx.workspace;
+    const [a, b] = [next.ctx, this.props.ctx];
+    return (
+      next.item !== this.props.item ||
+      next.rev !== this.props.rev ||
+      next.gated !== this.props.gated ||
+      a.goalOperationId !== b.goalOperationId ||
+      a.workspace !== b.workspace ||
+      a.canAnswer !== b.canAnswer ||
+      a.myTokenId !== b.myTokenId
+    );
   }
 
   override render() {
@@ -166,6 +172,15 @@ function TurnView({ item, ctx }: { item: Extract<Item, { kind: "turn" }>; ctx: I
       </span>
     ) : null;
   const time = new Date(item.at).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" });
+  // Who sent it: "You" for this page's token (or when the event names none), else the token's name.
+  const who =
+    item.actor && ctx.myTokenId !== null && item.actor.tokenId !== ctx.myTokenId ? (
+      <span data-testid="turn-actor" title={`token ${item.actor.tokenId}`}>
+        {showControls(item.actor.name)}
+      </span>
+    ) : (
+      "You"
+    );
   if (!item.text) {
     return (
       <div class="turn-divider" data-testid="turn" data-turn={item.turnId} data-origin={item.origin}>
@@ -178,7 +193,7 @@ function TurnView({ item, ctx }: { item: Extract<Item, { kind: "turn" }>; ctx: I
   return (
     <div class="entry user" data-testid="user-message" data-turn={item.turnId} data-origin={item.origin}>
       <div class="who">
-        You {origin} <span class="dim">{time}</span>
+        {who} {origin} <span class="dim">{time}</span>
       </div>
       <Markdown text={item.text} />
     </div>
@@ -262,12 +277,14 @@ function InteractionView({ item, ctx }: { item: Extract<Item, { kind: "interacti
   const box = useRef<HTMLDivElement>(null);
   const pending = !item.resolved;
   const agentOptions = r.agentOptions ?? [];
+  // A viewer or operator sees the request, not the means to answer it.
+  const answerable = pending && ctx.canAnswer;
   // A new question or approval takes the focus to its first answer control, once.
   useEffect(() => {
-    if (!pending || !ctx.claimFocus(r.requestId)) return;
+    if (!answerable || !ctx.claimFocus(r.requestId)) return;
     const first = box.current?.querySelector<HTMLElement>("[data-answer]:not([disabled])");
     first?.focus({ preventScroll: false });
-  }, [pending, r.requestId]);
+  }, [answerable, r.requestId]);
   const decide = async (decision: Decision, optionId?: string) => {
     setBusy(true);
     const body: AnswerRequest = { decision };
@@ -317,13 +334,22 @@ function InteractionView({ item, ctx }: { item: Extract<Item, { kind: "interacti
         const id = `q-${r.requestId}-${q.id}`;
         const options = q.options ?? [];
         const resolved = item.resolved?.answers?.[q.id];
+        const said = (
+          <>
+            {q.header ? <strong>{q.header}: </strong> : null}
+            {q.question}
+          </>
+        );
         return (
           <div class="question" data-testid="question">
-            <label for={id} data-testid="question-text">
-              {q.header ? <strong>{q.header}: </strong> : null}
-              {q.question}
-            </label>
-            {pending ? (
+            {answerable ? (
+              <label for={id} data-testid="question-text">
+                {said}
+              </label>
+            ) : (
+              <div data-testid="question-text">{said}</div>
+            )}
+            {answerable ? (
               <>
                 <input
                   id={id}
@@ -359,7 +385,12 @@ function InteractionView({ item, ctx }: { item: Extract<Item, { kind: "interacti
           </div>
         );
       })}
-      {pending && agentOptions.length ? (
+      {pending && !answerable ? (
+        <p class="dim waiting-answer" data-testid="interaction-waiting" role="note">
+          Waiting for someone who may answer (an approver or admin): this token may not.
+          {agentOptions.length ? ` The agent offers: ${agentOptions.map((o) => showControls(o.name)).join(", ")}.` : ""}
+        </p>
+      ) : pending && agentOptions.length ? (
         // The agent's own choices (ACP), each standing for a decision; cancel stays Ensemble's.
         <div class="row decisions" role="group" aria-label="The agent's options">
           {agentOptions.map((o) => (
@@ -391,8 +422,8 @@ function InteractionView({ item, ctx }: { item: Extract<Item, { kind: "interacti
           ))}
         </div>
       ) : (
-        <div class="resolved dim" data-testid="interaction-resolution" data-decision={item.resolved?.decision} data-option={pickedOption?.optionId}>
-          {item.resolved ? resolutionText(item.resolved, pickedOption?.name) : ""}
+        <div class="resolved dim" data-testid="interaction-resolution" data-decision={item.resolved?.decision} data-option={pickedOption?.optionId} data-actor={item.answeredBy?.name}>
+          {item.resolved ? resolutionText(item.resolved, pickedOption?.name, item.answeredBy) : ""}
         </div>
       )}
     </div>
@@ -403,8 +434,3 @@ function onlyOne<T>(list: T[]): T | undefined {
   return list.length === 1 ? list[0] : undefined;
 }
 
-function resolutionText(resolved: Schemas["InteractionResolvedPayload"], option: string | undefined): string {
-  const by = resolved.resolvedBy === "client" ? "answered" : `by ${resolved.resolvedBy}`;
-  if (option && resolved.decision !== "cancel") return `Chose “${showControls(option)}” (${RESOLVED_LABEL[resolved.decision]}; ${by})`;
-  return `${RESOLVED_LABEL[resolved.decision]} (${by})`;
-}

@@ -8,6 +8,7 @@ import type { App } from "../app.js";
 import type { Item, SessionState } from "../model.js";
 import { showControls } from "../text.js";
 import { Confirm } from "./confirm.js";
+import { byText } from "../access.js";
 import { DiffView } from "./items.js";
 import type { Schemas } from "../../../openapi/clients/typescript/src/client.js";
 
@@ -21,6 +22,8 @@ export interface WorkspaceActions {
   fork(turnId: string): Promise<unknown>;
   /** The turn's number in the session ("turn 2"), when known. */
   turnNumber(turnId: string): number | null;
+  /** Whether the token may restore, undo and fork (operator and above); diffs are for everyone. */
+  canAct: boolean;
 }
 
 /** A list of changed files, each a button that opens its diff (loaded once, when first opened). */
@@ -113,7 +116,7 @@ export function TurnChangesView({ item, ws }: { item: Extract<Item, { kind: "cha
           Not in the checkpoints (too large): {item.skipped.map(showControls).join(", ")}
         </p>
       ) : null}
-      {ws ? (
+      {ws?.canAct ? (
         <div class="row">
           {confirm ? (
             <Confirm
@@ -163,9 +166,10 @@ export function TurnChangesView({ item, ws }: { item: Extract<Item, { kind: "cha
 export function RestoredView({ item, ws }: { item: Extract<Item, { kind: "restored" }>; ws: WorkspaceActions | null }) {
   const [busy, setBusy] = useState(false);
   return (
-    <div class="entry info restored" data-testid="workspace-restored" data-checkpoint={item.checkpoint} data-undo={item.undo}>
-      Files restored to checkpoint <code title={item.checkpoint}>{shortId(item.checkpoint)}</code>{" "}
-      {ws ? (
+    <div class="entry info restored" data-testid="workspace-restored" data-checkpoint={item.checkpoint} data-undo={item.undo} data-actor={item.actor?.name}>
+      Files restored to checkpoint <code title={item.checkpoint}>{shortId(item.checkpoint)}</code>
+      {byText(item.actor)}{" "}
+      {ws?.canAct ? (
         <button
           type="button"
           data-testid="undo-restore"
@@ -186,8 +190,9 @@ export function RestoredView({ item, ws }: { item: Extract<Item, { kind: "restor
 
 export function CommittedView({ item }: { item: Extract<Item, { kind: "committed" }> }) {
   return (
-    <div class="entry info committed" data-testid="workspace-committed" data-commit={item.commit} data-branch={item.branch}>
-      Committed <code title={item.commit}>{shortSha(item.commit)}</code> on <code>{showControls(item.branch)}</code>: {firstLine(item.message)}
+    <div class="entry info committed" data-testid="workspace-committed" data-commit={item.commit} data-branch={item.branch} data-actor={item.actor?.name}>
+      Committed <code title={item.commit}>{shortSha(item.commit)}</code> on <code>{showControls(item.branch)}</code>
+      {byText(item.actor)}: {firstLine(item.message)}
     </div>
   );
 }
