@@ -1077,15 +1077,16 @@ async fn audit_seqs_are_gap_free_across_appends_and_a_reopen_and_page_exactly(en
 async fn an_audit_prune_removes_only_older_records_and_seqs_go_on(engine: Engine) {
     let place = Place::new(engine).await;
     let store = place.open(place.config(), Arc::new(Collect::default())).await;
-    // Not in time order: the prune goes by each record's time, not by seq.
-    let records: Vec<AuditRecord> = [30, 10, 40, 20, 30].iter().enumerate().map(|(i, at)| audit(*at, i)).collect();
+    // The cut is the first record (by seq) at or after the time: everything before it goes, and a
+    // straggler after it (a clock step back, 25) waits for a later prune; nothing newer ever goes.
+    let records: Vec<AuditRecord> = [10, 20, 30, 25, 40].iter().enumerate().map(|(i, at)| audit(*at, i)).collect();
     assert_eq!(store.audit_append(records.clone()).await.unwrap(), 5);
     assert_eq!(store.audit_prune(5).await.unwrap(), 0, "{engine:?}: nothing that old");
     assert_eq!(store.audit_prune(30).await.unwrap(), 2, "{engine:?}");
     let all = with_seqs(&records, 1);
-    let kept = vec![all[0].clone(), all[2].clone(), all[4].clone()];
-    assert_eq!(store.audit_after(0, 10).await.unwrap(), kept, "{engine:?}: the ones at 30 and after stay");
-    assert_eq!(store.audit_after(1, 10).await.unwrap(), kept[1..], "{engine:?}: paging skips the gaps pruned");
+    let kept = vec![all[2].clone(), all[3].clone(), all[4].clone()];
+    assert_eq!(store.audit_after(0, 10).await.unwrap(), kept, "{engine:?}: from the first at 30 on, all stay");
+    assert_eq!(store.audit_after(3, 10).await.unwrap(), kept[1..], "{engine:?}: paging from a kept seq");
     assert_eq!(store.audit_prune(30).await.unwrap(), 0);
     assert_eq!(store.audit_append(vec![audit(50, 5)]).await.unwrap(), 6, "{engine:?}: the seq goes on");
     assert_eq!(store.audit_prune(i64::MAX).await.unwrap(), 4, "{engine:?}: every record");

@@ -662,14 +662,13 @@ impl Target {
     fn of(req: &Request) -> Target {
         let route = req.extensions().get::<MatchedPath>().map(|p| p.as_str().to_owned());
         let (mut room, mut session) = (None, None);
-        if let Some(route) = &route {
-            for (t, s) in route.split('/').zip(req.uri().path().split('/')) {
-                let value = || percent_decode(s);
-                match t {
-                    "{roomId}" => room = value(),
-                    "{sessionId}" => session = value(),
-                    _ => {}
-                }
+        // Every route that names them names them as its 3rd and 5th segments
+        // (`/v1/rooms/{roomId}/sessions/{sessionId}/…`).
+        if let Some(route) = route.as_deref().and_then(|r| r.strip_prefix("/v1/rooms/{roomId}")) {
+            let mut parts = req.uri().path().split('/').skip(3);
+            room = parts.next().and_then(percent_decode);
+            if route.starts_with("/sessions/{sessionId}") {
+                session = parts.nth(1).and_then(percent_decode);
             }
         }
         Target { route, room, session }
@@ -678,6 +677,9 @@ impl Target {
 
 /// Percent-decodes a path segment (None if it is malformed: the handler then answers it).
 pub fn percent_decode(segment: &str) -> Option<String> {
+    if !segment.contains('%') {
+        return Some(segment.to_owned());
+    }
     let bytes = segment.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;

@@ -420,6 +420,8 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         }
     }
     tracing::info!("closing live sessions");
+    // The audit writer gathers records for a moment: what it holds goes in before the store closes.
+    state.audit.flush().await;
     controller.shutdown().await;
     if let Some(node) = &node {
         node.leave(&controller).await;

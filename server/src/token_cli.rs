@@ -81,10 +81,12 @@ pub async fn run(local: &LocalArgs, action: &TokenAction) -> anyhow::Result<Stri
 
 fn expiry(t: &Value) -> String {
     let Some(at) = t["expiresAtMs"].as_i64() else { return "no expiry".to_owned() };
-    let left = (at - crate::access::tokens::now_ms()) / 1000;
-    if left <= 0 {
+    let left_ms = at - crate::access::tokens::now_ms();
+    if left_ms <= 0 {
         return "expired".to_owned();
     }
+    // To the nearest minute: a token made with `--ttl 7d` a moment ago expires "in 7d 0h".
+    let left = (left_ms + 30_000) / 60_000 * 60;
     let (d, h, m) = (left / 86_400, left % 86_400 / 3600, left % 3600 / 60);
     match (d, h) {
         (0, 0) => format!("expires in {}m", m.max(1)),

@@ -83,13 +83,11 @@ pub struct Principal {
 }
 
 impl Principal {
-    /// The token file's token.
+    /// The token file's token (one shared actor: most requests are made with it).
     pub fn admin() -> Principal {
-        Principal {
-            actor: Arc::new(Actor { token_id: ADMIN_TOKEN_ID.into(), name: "admin".into() }),
-            role: Role::Admin,
-            rooms: RoomScope::All,
-        }
+        static ADMIN: std::sync::LazyLock<Arc<Actor>> =
+            std::sync::LazyLock::new(|| Arc::new(Actor { token_id: ADMIN_TOKEN_ID.into(), name: "admin".into() }));
+        Principal { actor: ADMIN.clone(), role: Role::Admin, rooms: RoomScope::All }
     }
 
     pub fn token_id(&self) -> &str {

@@ -445,7 +445,7 @@ async fn the_token_commands_make_list_and_revoke() {
     assert!(ok, "{err}");
     let secret = secret.trim().to_owned();
     assert!(secret.starts_with("ens_"), "{secret}");
-    assert!(err.contains("viewer") && err.contains("expires in 6d 23h"), "{err}");
+    assert!(err.contains("viewer") && err.contains("expires in 7d 0h"), "{err}");
     let (status, me) = As { s: &s, token: secret.clone() }.get("/v1/me").await;
     assert_eq!((status, me["name"].as_str()), (StatusCode::OK, Some("phone")));
     let (ok, table, err) = cli(&["list"]).await;

@@ -151,7 +151,15 @@ pub(super) async fn append_audit(
 
 /// Deletes the records older than `before_ms`; how many.
 pub(super) async fn prune_audit(tx: &Transaction<'_>, before_ms: i64) -> Result<u64, StoreError> {
-    tx.execute("DELETE FROM audit WHERE at_ms < $1", &[&before_ms]).await.map_err(classify)
+    // As in SQLite: the cut by seq (see there).
+    tx.execute(
+        "DELETE FROM audit WHERE seq < COALESCE(
+            (SELECT seq FROM audit WHERE at_ms >= $1 ORDER BY seq LIMIT 1),
+            (SELECT last_seq + 1 FROM audit_head))",
+        &[&before_ms],
+    )
+    .await
+    .map_err(classify)
 }
 
 /// Every token, by creation time and then id in byte order (`COLLATE "C"`: the database's own

@@ -89,7 +89,15 @@ pub(super) fn append_audit(conn: &Connection, records: &[AuditRecord]) -> Result
 
 /// Deletes the records older than `before_ms`; how many.
 pub(super) fn prune_audit(conn: &Connection, before_ms: i64) -> Result<u64, StoreError> {
-    Ok(conn.execute("DELETE FROM audit WHERE at_ms < ?1", params![before_ms])? as u64)
+    // Records come in nearly in time order: the cut is the first record (by seq) not older than
+    // `before_ms`, found walking the seq order from the oldest; a record older than it with a
+    // higher seq (a clock step back) waits for a later prune.
+    Ok(conn.execute(
+        "DELETE FROM audit WHERE seq < COALESCE(
+            (SELECT seq FROM audit WHERE at_ms >= ?1 ORDER BY seq LIMIT 1),
+            (SELECT last_seq + 1 FROM audit_head))",
+        params![before_ms],
+    )? as u64)
 }
 
 /// Every token, by creation time and then id (byte order, as PostgreSQL's `COLLATE "C"`).
