@@ -466,7 +466,10 @@ async fn a_command_past_its_deadline_is_killed() {
         }
     };
     assert!(matches!(&err, GitError::Timeout(cmd) if cmd == "git --version"), "{err:?}");
-    drop(fs::OpenOptions::new().write(true).open(&fifo).unwrap());
+    // Non-blocking: once the killed process is gone and the reader has seen the end, nobody reads
+    // any more, and a blocking open would wait for a reader for ever; this one then fails at once.
+    let nonblock = i32::try_from(rustix::fs::OFlags::NONBLOCK.bits()).unwrap();
+    drop(std::os::unix::fs::OpenOptionsExt::custom_flags(fs::OpenOptions::new().write(true), nonblock).open(&fifo));
     let (got, ended) = reader.join().unwrap();
     assert_eq!(got, "started");
     assert!(ended.duration_since(started) < Duration::from_secs(20), "the process outlived its deadline");

@@ -24,16 +24,40 @@ enum Msg {
     Flush(oneshot::Sender<()>),
 }
 
+/// Refusals of requests without a valid token are kept at this many a second (and bursts of
+/// [`ANONYMOUS_BURST`]); beyond it they are only counted (`ensemble_audit_anonymous_dropped_total`),
+/// so that someone without a token cannot fill the disk one refused request at a time.
+pub const ANONYMOUS_PER_SEC: f64 = 1.0;
+pub const ANONYMOUS_BURST: f64 = 60.0;
+
 #[derive(Clone)]
 pub struct AuditLog {
     tx: mpsc::Sender<Msg>,
+    /// The token bucket of anonymous records: (tokens, when last filled).
+    anonymous: std::sync::Arc<std::sync::Mutex<(f64, std::time::Instant)>>,
 }
 
 impl AuditLog {
     /// The log and the writer to spawn (it ends once every sender is gone and the queue is empty).
     pub fn new(store: Store) -> (AuditLog, impl std::future::Future<Output = ()>) {
         let (tx, rx) = mpsc::channel(QUEUE);
-        (AuditLog { tx }, write(store, rx))
+        let anonymous = std::sync::Arc::new(std::sync::Mutex::new((ANONYMOUS_BURST, std::time::Instant::now())));
+        (AuditLog { tx, anonymous }, write(store, rx))
+    }
+
+    /// May a refusal without a valid token be recorded now (see [`ANONYMOUS_PER_SEC`])?
+    pub fn admit_anonymous(&self) -> bool {
+        let mut b = self.anonymous.lock().unwrap_or_else(|e| e.into_inner());
+        let now = std::time::Instant::now();
+        b.0 = (b.0 + now.duration_since(b.1).as_secs_f64() * ANONYMOUS_PER_SEC).min(ANONYMOUS_BURST);
+        b.1 = now;
+        if b.0 >= 1.0 {
+            b.0 -= 1.0;
+            true
+        } else {
+            metrics::counter!("ensemble_audit_anonymous_dropped_total").increment(1);
+            false
+        }
     }
 
     pub async fn record(&self, record: AuditRecord) {

@@ -54,8 +54,9 @@ pub fn pascal(tag: &str) -> String {
         .collect()
 }
 
-/// Each operation that needs a token names the role it needs (`x-ensemble-role`; and
-/// `x-ensemble-all-rooms` when a token for every room is needed), from the access table.
+/// Each operation that needs a token names what it needs, from the access table:
+/// `x-ensemble-access: {role, allRooms?}` (one extension: utoipa keeps extensions in a hash map,
+/// so two would come out in a different order from run to run).
 fn roles(doc: &mut Value) {
     let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else { return };
     for (path, item) in paths.iter_mut() {
@@ -68,10 +69,12 @@ fn roles(doc: &mut Value) {
                 .is_some_and(|s| s.iter().any(|r| r.as_object().is_some_and(serde_json::Map::is_empty)));
             let (Some(op), false) = (op.as_object_mut(), public) else { continue };
             let Some(need) = crate::access::table::requirement(&m, path) else { continue };
-            op.insert("x-ensemble-role".into(), Value::String(need.role.name().into()));
+            let mut access = serde_json::Map::new();
+            access.insert("role".into(), Value::String(need.role.name().into()));
             if need.all_rooms {
-                op.insert("x-ensemble-all-rooms".into(), Value::Bool(true));
+                access.insert("allRooms".into(), Value::Bool(true));
             }
+            op.insert("x-ensemble-access".into(), Value::Object(access));
         }
     }
 }

@@ -184,11 +184,18 @@ pub async fn create_token(
     Ok((StatusCode::CREATED, Json(CreatedToken { token: record.into(), secret })))
 }
 
-/// Every managed token, without secrets (admin).
+/// Does a token reach only rooms `by` reaches (so `by` may see and revoke it)?
+fn within(by: &Principal, token: &TokenRecord) -> bool {
+    by.rooms.is_all() || token.rooms.iter().all(|r| r != "*" && by.rooms.contains(r))
+}
+
+/// Every managed token, without secrets (admin; an admin of some rooms sees the tokens of those
+/// rooms only).
 #[utoipa::path(get, path = "/v1/tokens", tag = "access",
     responses((status = 200, description = "The tokens, oldest first", body = TokenList), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
-pub async fn list_tokens(State(state): State<AppState>) -> Json<TokenList> {
-    Json(TokenList { data: state.tokens.list().into_iter().map(TokenInfo::from).collect() })
+pub async fn list_tokens(State(state): State<AppState>, Extension(by): Extension<Principal>) -> Json<TokenList> {
+    let data = state.tokens.list().into_iter().filter(|t| within(&by, t)).map(TokenInfo::from).collect();
+    Json(TokenList { data })
 }
 
 /// Revokes a token at once (admin): its requests fail from now on and its room WebSockets close
@@ -202,6 +209,10 @@ pub async fn revoke_token(
     Extension(by): Extension<Principal>,
     Path(p): Path<TokenPath>,
 ) -> Result<Json<TokenInfo>, ApiError> {
+    // A token beyond the caller's rooms is answered as one that does not exist.
+    if !by.rooms.is_all() && !state.tokens.list().iter().any(|t| t.id == p.token_id && within(&by, t)) {
+        return Err(ApiError::new(StatusCode::NOT_FOUND, "token_not_found", format!("no token `{}`", p.token_id)));
+    }
     let record = state.tokens.revoke(&p.token_id).await?;
     tracing::info!(token = %record.id, by = %by.actor.name, "token revoked");
     Ok(Json(record.into()))
@@ -269,11 +280,13 @@ pub struct AuditList {
     pub next: Option<u64>,
 }
 
-/// The mutating requests, refused ones too, oldest first (admin).
+/// The mutating requests, refused ones too, oldest first (admin; an admin of some rooms sees the
+/// records of those rooms only).
 #[utoipa::path(get, path = "/v1/audit", tag = "access", params(AuditQuery),
     responses((status = 200, description = "A page of the audit trail", body = AuditList), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn list_audit(
     State(state): State<AppState>,
+    Extension(by): Extension<Principal>,
     Query(q): Query<AuditQuery>,
 ) -> Result<Json<AuditList>, ApiError> {
     let limit = q.limit.unwrap_or(DEFAULT_AUDIT_LIMIT);
@@ -288,5 +301,11 @@ pub async fn list_audit(
         )
     })?;
     let next = (records.len() == limit).then(|| records.last().map(|r| r.seq)).flatten();
-    Ok(Json(AuditList { data: records.into_iter().map(AuditEntry::from).collect(), next }))
+    // A page filtered down still says where the next one starts.
+    let data = records
+        .into_iter()
+        .filter(|r| by.rooms.is_all() || r.room_id.as_deref().is_some_and(|room| by.rooms.contains(room)))
+        .map(AuditEntry::from)
+        .collect();
+    Ok(Json(AuditList { data, next }))
 }

@@ -74,8 +74,8 @@ async fn operations(s: &Server) -> Vec<(String, String, Option<String>, bool)> {
             if public {
                 continue;
             }
-            let role = op["x-ensemble-role"].as_str().map(str::to_owned);
-            let all_rooms = op["x-ensemble-all-rooms"] == true;
+            let role = op["x-ensemble-access"]["role"].as_str().map(str::to_owned);
+            let all_rooms = op["x-ensemble-access"]["allRooms"] == true;
             out.push((method.to_uppercase(), path.clone(), role, all_rooms));
         }
     }
@@ -500,4 +500,51 @@ async fn workspace_actions_name_who_did_them() {
             events.iter().find(|e| e["type"] == ty && e["sessionId"] == session).unwrap_or_else(|| panic!("no {ty}"));
         assert_eq!(e["actor"], who, "{ty}: {e}");
     }
+}
+
+/// An admin of some rooms sees and revokes the tokens of those rooms only, and reads only their
+/// part of the audit trail.
+#[tokio::test]
+async fn a_room_admin_manages_only_its_rooms_tokens_and_audit() {
+    let s = Server::start(&[]).await;
+    let (_, room_admin) = make_token(&s, "a-admin", "admin", &["a"]).await;
+    let ra = As { s: &s, token: room_admin };
+    let (in_a, _) = make_token(&s, "in a", "viewer", &["a"]).await;
+    let (in_b, _) = make_token(&s, "in b", "viewer", &["b"]).await;
+    let (everywhere, _) = make_token(&s, "everywhere", "viewer", &["*"]).await;
+    let (_, list) = ra.get("/v1/tokens").await;
+    let names: Vec<&str> = list["data"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["a-admin", "in a"], "{list}");
+    for id in [&in_b, &everywhere] {
+        let (status, body) = ra.delete(&format!("/v1/tokens/{id}")).await;
+        assert_eq!(error_code(status, &body, StatusCode::NOT_FOUND), "token_not_found");
+    }
+    let (status, _) = ra.delete(&format!("/v1/tokens/{in_a}")).await;
+    assert_eq!(status, StatusCode::OK);
+    s.session("a", "s").await;
+    s.session("b", "s").await;
+    wait_audit(&s, |d| d.iter().any(|e| e["roomId"] == "b")).await;
+    let (_, audit) = ra.get("/v1/audit?limit=1000").await;
+    let rooms: Vec<&str> =
+        audit["data"].as_array().unwrap().iter().map(|e| e["roomId"].as_str().unwrap_or("-")).collect();
+    assert!(!rooms.is_empty() && rooms.iter().all(|r| *r == "a"), "{audit}");
+    let (_, all) = s.get("/v1/audit?limit=1000").await;
+    assert!(all["data"].as_array().unwrap().iter().any(|e| e["roomId"] == "b"), "the token file's admin sees it all");
+}
+
+/// Refusals without a valid token are recorded at a bounded rate; the rest are counted.
+#[tokio::test]
+async fn refusals_without_a_token_cannot_fill_the_audit_trail() {
+    let s = Server::start(&[]).await;
+    let anonymous = As { s: &s, token: "ens_nobody".into() };
+    for _ in 0..150 {
+        let (status, _) = anonymous.post("/v1/rooms/r/sessions", json!({})).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED);
+    }
+    let dropped = metric(&s, "ensemble_audit_anonymous_dropped_total").await;
+    let expect = 150 - dropped as usize;
+    let audit = wait_audit(&s, |d| d.iter().filter(|e| e["status"] == 401).count() >= expect).await;
+    let kept = audit.iter().filter(|e| e["status"] == 401).count();
+    assert_eq!(kept, expect, "every refusal is kept or counted");
+    assert!((60..=90).contains(&kept), "{kept} kept");
 }

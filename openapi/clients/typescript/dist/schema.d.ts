@@ -84,7 +84,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The mutating requests, refused ones too, oldest first (admin). */
+        /**
+         * The mutating requests, refused ones too, oldest first (admin; an admin of some rooms sees the
+         *     records of those rooms only).
+         */
         get: operations["list_audit"];
         put?: never;
         post?: never;
@@ -656,7 +659,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every managed token, without secrets (admin). */
+        /**
+         * Every managed token, without secrets (admin; an admin of some rooms sees the tokens of those
+         *     rooms only).
+         */
         get: operations["list_tokens"];
         put?: never;
         /** Makes a token with a role and rooms (admin). Its secret is in this answer only. */

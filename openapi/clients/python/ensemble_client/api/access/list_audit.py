@@ -90,7 +90,8 @@ def sync_detailed(
     limit: int | Unset = UNSET,
 
 ) -> Response[AuditList | ErrorResponse]:
-    """ The mutating requests, refused ones too, oldest first (admin).
+    """ The mutating requests, refused ones too, oldest first (admin; an admin of some rooms sees the
+    records of those rooms only).
 
     Args:
         after (int | Unset):
@@ -124,7 +125,8 @@ def sync(
     limit: int | Unset = UNSET,
 
 ) -> AuditList | ErrorResponse | None:
-    """ The mutating requests, refused ones too, oldest first (admin).
+    """ The mutating requests, refused ones too, oldest first (admin; an admin of some rooms sees the
+    records of those rooms only).
 
     Args:
         after (int | Unset):
@@ -153,7 +155,8 @@ async def asyncio_detailed(
     limit: int | Unset = UNSET,
 
 ) -> Response[AuditList | ErrorResponse]:
-    """ The mutating requests, refused ones too, oldest first (admin).
+    """ The mutating requests, refused ones too, oldest first (admin; an admin of some rooms sees the
+    records of those rooms only).
 
     Args:
         after (int | Unset):
@@ -187,7 +190,8 @@ async def asyncio(
     limit: int | Unset = UNSET,
 
 ) -> AuditList | ErrorResponse | None:
-    """ The mutating requests, refused ones too, oldest first (admin).
+    """ The mutating requests, refused ones too, oldest first (admin; an admin of some rooms sees the
+    records of those rooms only).
 
     Args:
         after (int | Unset):

@@ -75,7 +75,8 @@ def sync_detailed(
     client: AuthenticatedClient | Client,
 
 ) -> Response[ErrorResponse | TokenList]:
-    """ Every managed token, without secrets (admin).
+    """ Every managed token, without secrets (admin; an admin of some rooms sees the tokens of those
+    rooms only).
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -101,7 +102,8 @@ def sync(
     client: AuthenticatedClient | Client,
 
 ) -> ErrorResponse | TokenList | None:
-    """ Every managed token, without secrets (admin).
+    """ Every managed token, without secrets (admin; an admin of some rooms sees the tokens of those
+    rooms only).
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -122,7 +124,8 @@ async def asyncio_detailed(
     client: AuthenticatedClient | Client,
 
 ) -> Response[ErrorResponse | TokenList]:
-    """ Every managed token, without secrets (admin).
+    """ Every managed token, without secrets (admin; an admin of some rooms sees the tokens of those
+    rooms only).
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -148,7 +151,8 @@ async def asyncio(
     client: AuthenticatedClient | Client,
 
 ) -> ErrorResponse | TokenList | None:
-    """ Every managed token, without secrets (admin).
+    """ Every managed token, without secrets (admin; an admin of some rooms sees the tokens of those
+    rooms only).
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
