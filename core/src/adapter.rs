@@ -18,7 +18,8 @@ use serde_json::Value;
 use crate::event::{Decision, EventBody};
 use crate::goal::{GoalCommand, GoalFact, GoalHost, GoalIdentity, ProviderGoal};
 use crate::model::{
-    AgentInfo, ConfigChange, InputItem, ProviderCapabilities, Session, SessionKey, SessionPatch, SideCapabilities,
+    AgentInfo, AuthState, ConfigChange, InputItem, ProviderCapabilities, Session, SessionKey, SessionPatch,
+    SideCapabilities,
 };
 
 /// A fact an adapter reports about its session.
@@ -232,6 +233,16 @@ pub struct ProviderDescriptor {
     pub agent: Option<AgentInfo>,
 }
 
+/// What an agent said, asked without a session, about calling its model ([`Adapter::check_auth`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AuthCheck {
+    pub state: AuthState,
+    /// How to log in, when a login is needed.
+    pub message: Option<String>,
+    /// When it was asked (milliseconds since the epoch): the newer of this and a session's start wins.
+    pub at_ms: i64,
+}
+
 /// What a provider can do. The controller consults it before the optional operations, and
 /// `GET /v1/providers` shows it (see [`Capabilities::wire`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -395,6 +406,13 @@ pub trait Adapter: Send + Sync + 'static {
         _handle: SessionHandle,
     ) -> Result<StartOutcome, AdapterError> {
         unsupported("forking a conversation through a turn")
+    }
+
+    /// Whether the agent can call its model, asked without a session, so `GET /v1/providers` can
+    /// say a login is needed before anyone starts one. Waits at most `wait` (an answer that comes
+    /// later is kept for the next call); `None` when the provider cannot tell or has no answer yet.
+    async fn check_auth(&self, _wait: Duration) -> Option<AuthCheck> {
+        None
     }
 
     /// Applies a user's goal operation at the provider; returns the provider's goal afterwards

@@ -536,9 +536,10 @@ pub struct ProviderInfo {
     /// What the agent said about itself when it last started (ACP agents).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<AgentInfo>,
-    /// Whether the provider's agent could call its model when a session of it last started
-    /// (absent before the first): `auth_required` means it needs a login first, see
-    /// `authMessage`; its sessions refuse turns with 409 `auth_required` until then.
+    /// Whether the provider's agent can call its model, as the newer of two answers found it:
+    /// the agent asked without a session (codex; at most once a minute) and its latest session's
+    /// start. `auth_required` means it needs a login first, see `authMessage`; its sessions refuse
+    /// turns with 409 `auth_required` until then. Absent when neither has answered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auth_state: Option<AuthState>,
     /// How to log in, when `authState` is `auth_required`.

@@ -244,6 +244,7 @@ pub fn app_config(args: &ServeArgs) -> anyhow::Result<(AppConfig, TokenSource)> 
         workspace,
         files_guard: files_guard(args),
         max_file_view_bytes: args.max_file_view_bytes,
+        auth_check_wait: Duration::from_millis(args.providers.shared.auth_check_wait_ms),
         test_hooks: args.test_hooks,
         cluster: None,
     };

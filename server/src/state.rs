@@ -40,6 +40,8 @@ pub struct App {
     pub files_guard: ensemble_files::Guard,
     /// The most of a file `…/files/content` shows.
     pub max_file_view_bytes: u64,
+    /// How long `GET /v1/providers` waits for an agent's answer about its login.
+    pub auth_check_wait: Duration,
     /// Enables test-only routes (a handler that panics).
     pub test_hooks: bool,
     /// Several hosts: NATS and this host's identity (None: the only host).
@@ -57,6 +59,8 @@ pub struct AppConfig {
     pub workspace: WorkspaceRoots,
     pub files_guard: ensemble_files::Guard,
     pub max_file_view_bytes: u64,
+    /// How long `GET /v1/providers` waits for an agent's answer about its login.
+    pub auth_check_wait: Duration,
     pub test_hooks: bool,
     pub cluster: Option<Arc<Node>>,
 }
@@ -93,6 +97,7 @@ impl AppState {
             workspace: config.workspace,
             files_guard: config.files_guard,
             max_file_view_bytes: config.max_file_view_bytes,
+            auth_check_wait: config.auth_check_wait,
             test_hooks: config.test_hooks,
             cluster: config.cluster,
         }))

@@ -39,6 +39,9 @@ pub struct CodexConfig {
     pub term_grace: Duration,
     /// How long a turn codex starts by itself waits for evidence of the goal operation it serves.
     pub goal_grace: Duration,
+    /// How long the answer of a codex started only to ask about its login is kept (zero: never
+    /// asked that way).
+    pub auth_check_ttl: Duration,
     pub rpc: RpcConfig,
 }
 
@@ -54,6 +57,7 @@ impl CodexConfig {
             stop_grace: Duration::from_secs(1),
             term_grace: Duration::from_secs(2),
             goal_grace: Duration::from_millis(250),
+            auth_check_ttl: Duration::from_secs(60),
             rpc: RpcConfig::default(),
         }
     }

@@ -41,15 +41,17 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use ensemble_core::adapter::{
-    Adapter, AdapterError, Capabilities, ForkOpen, ProviderDescriptor, SessionHandle, SideOpen, SideOpened,
+    Adapter, AdapterError, AuthCheck, Capabilities, ForkOpen, ProviderDescriptor, SessionHandle, SideOpen, SideOpened,
     StartOutcome, TurnRequest,
 };
+use ensemble_core::clock::unix_ms;
 use ensemble_core::event::{CommandInfo, CommandsUpdatedPayload, Decision, EventBody};
 use ensemble_core::goal::{GoalCommand, ProviderGoal};
 use ensemble_core::model::{AuthState, ConfigChange, InputItem, Session, SessionKey, SessionPatch, SideCapabilities};
 use ensemble_core::shared_list::SharedList;
 use serde_json::Value;
 
+use crate::kit::auth_check::AuthChecks;
 use crate::kit::availability::{Availability, AvailabilityCell};
 use crate::kit::binary::{self, BinaryCheck};
 use crate::kit::provider::{Provider, ProviderEnv, ProviderError};
@@ -97,11 +99,18 @@ pub struct CodexAdapter {
     config: CodexConfig,
     sessions: Mutex<HashMap<SessionKey, Arc<Live>>>,
     availability: AvailabilityCell,
+    auth_checks: AuthChecks,
 }
 
 impl CodexAdapter {
     pub fn new(config: CodexConfig) -> Self {
-        Self { config, sessions: Mutex::new(HashMap::new()), availability: AvailabilityCell::new(FAILURE_COOLDOWN) }
+        let auth_checks = AuthChecks::new(config.auth_check_ttl);
+        Self {
+            config,
+            sessions: Mutex::new(HashMap::new()),
+            availability: AvailabilityCell::new(FAILURE_COOLDOWN),
+            auth_checks,
+        }
     }
 
     pub fn config(&self) -> &CodexConfig {
@@ -209,9 +218,21 @@ impl Adapter for CodexAdapter {
         ProviderDescriptor { display_name, available, unavailable_reason: reason, agent: None }
     }
 
+    async fn check_auth(&self, wait: Duration) -> Option<AuthCheck> {
+        if !matches!(self.availability.get(), Availability::Available { .. }) {
+            return None;
+        }
+        let config = self.config.clone();
+        let ask = || async move {
+            let (state, message) = start::probe_auth(&config).await?;
+            Some(AuthCheck { state, message, at_ms: unix_ms() })
+        };
+        self.auth_checks.get(wait, ask).await
+    }
+
     async fn start(&self, session: &Session, handle: SessionHandle) -> Result<StartOutcome, AdapterError> {
         let live = start::spawn(&self.config, &self.availability, session, handle).await?;
-        let auth = start::auth(&self.config, &live).await;
+        let auth = start::auth(&self.config, live.rpc()).await;
         live.list_models(self.config.call_timeout).await;
         let thread_id = match start::start_thread(&self.config, &live, session).await {
             Ok(t) => t,
@@ -232,7 +253,7 @@ impl Adapter for CodexAdapter {
         // The old live client (if any) stays installed until the new one has resumed.
         let live = start::spawn(&self.config, &self.availability, session, handle).await?;
         live.set_thread(&thread_id);
-        let auth = start::auth(&self.config, &live).await;
+        let auth = start::auth(&self.config, live.rpc()).await;
         live.list_models(self.config.call_timeout).await;
         let new_thread = match start::resume_thread(&self.config, &live, session, &thread_id).await {
             Ok(t) => t,
@@ -253,7 +274,7 @@ impl Adapter for CodexAdapter {
         handle: SessionHandle,
     ) -> Result<StartOutcome, AdapterError> {
         let live = start::spawn(&self.config, &self.availability, session, handle).await?;
-        let auth = start::auth(&self.config, &live).await;
+        let auth = start::auth(&self.config, live.rpc()).await;
         live.list_models(self.config.call_timeout).await;
         let thread_id = match start::fork_thread(&self.config, &live, &open, session).await {
             Ok(t) => t,

@@ -69,6 +69,7 @@ impl CodexOptions {
         c.thread_start_timeout = Duration::from_secs(self.codex_thread_start_timeout_secs.max(1));
         c.call_timeout = Duration::from_secs(self.codex_call_timeout_secs.max(1));
         c.goal_grace = env.goal_grace;
+        c.auth_check_ttl = env.auth_check_ttl;
         c.rpc.max_line_bytes = env.rpc_max_line_bytes;
         c.rpc.incoming_bytes = env.rpc_queue_bytes;
         Ok(c)
@@ -96,6 +97,7 @@ mod tests {
             taken_ids: Vec::new(),
             max_live_sessions: 32,
             server_files: Vec::new(),
+            auth_check_ttl: Duration::from_secs(60),
         }
     }
 

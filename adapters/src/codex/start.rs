@@ -2,7 +2,7 @@
 //! `thread/start` or `thread/resume`.
 
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use ensemble_core::adapter::{AdapterError, ForkOpen, SessionHandle};
@@ -40,7 +40,7 @@ pub(super) async fn spawn(
     std::fs::create_dir_all(&config.home).map_err(|e| {
         AdapterError::failed("codex_home", format!("cannot create CODEX_HOME {}: {e}", config.home.display()))
     })?;
-    let spec = process_spec(config, session);
+    let spec = process_spec(config, Path::new(&session.cwd));
     let spawned = Supervised::spawn(&spec).map_err(|e| {
         let reason = binary::spawn_failure(CODEX, &config.bin, &e);
         availability.failed(reason.clone());
@@ -54,14 +54,7 @@ pub(super) async fn spawn(
     let live = Live::new(session.key(), sink, provider_state, goals, conn.clone(), None, config.goal_grace);
     conn.set_owner(&live);
     tokio::spawn(route(conn.clone(), incoming, config.call_timeout));
-    let init = InitializeParams {
-        client_info: ClientInfo {
-            name: "ensemble".into(),
-            title: Some("Ensemble".into()),
-            version: env!("CARGO_PKG_VERSION").into(),
-        },
-        capabilities: Some(InitializeCapabilities { experimental_api: true }),
-    };
+    let init = initialize_params();
     let init = typed::call_discarding::<Initialize>(&conn.rpc, &init, config.call_timeout).await;
     if let Err(e) = init {
         let err = conn.rpc_error("initialize", e).await;
@@ -77,7 +70,7 @@ pub(super) async fn spawn(
     Ok(live)
 }
 
-fn process_spec(config: &CodexConfig, session: &Session) -> ProcessSpec {
+fn process_spec(config: &CodexConfig, cwd: &Path) -> ProcessSpec {
     let mut args: Vec<OsString> = vec!["app-server".into()];
     for o in &config.overrides {
         args.push("-c".into());
@@ -105,13 +98,13 @@ fn process_spec(config: &CodexConfig, session: &Session) -> ProcessSpec {
         env.retain(|(ek, _)| ek.to_str() != Some(k.as_str()));
         env.push((k.into(), v.into()));
     }
-    ProcessSpec { program: config.bin.clone(), args, env, cwd: PathBuf::from(&session.cwd) }
+    ProcessSpec { program: config.bin.clone(), args, env, cwd: cwd.to_path_buf() }
 }
 
 /// `account/read` and `modelProvider/list`: does codex have what it needs to call its model?
-pub(super) async fn auth(config: &CodexConfig, live: &Live) -> (AuthState, Option<String>) {
+pub(super) async fn auth(config: &CodexConfig, rpc: &RpcClient) -> (AuthState, Option<String>) {
     let t = config.call_timeout;
-    if let Ok(account) = typed::call::<AccountRead>(live.rpc(), &GetAccountParams::default(), t).await
+    if let Ok(account) = typed::call::<AccountRead>(rpc, &GetAccountParams::default(), t).await
         && account.requires_openai_auth == Some(true)
         && account.account.is_none()
     {
@@ -123,7 +116,7 @@ pub(super) async fn auth(config: &CodexConfig, live: &Live) -> (AuthState, Optio
             )),
         );
     }
-    if let Ok(list) = typed::call::<ModelProviderList>(live.rpc(), &ModelProviderListParams {}, t).await {
+    if let Ok(list) = typed::call::<ModelProviderList>(rpc, &ModelProviderListParams {}, t).await {
         let default = &list.default_provider_id;
         let provider = list.data.iter().find(|p| p.id == *default);
         if let Some(ProviderSettings::CustomGateway { auth: GatewayAuth::EnvironmentVariable { env_key: var } }) =
@@ -139,6 +132,42 @@ pub(super) async fn auth(config: &CodexConfig, live: &Live) -> (AuthState, Optio
         }
     }
     (AuthState::Authenticated, None)
+}
+
+/// The auth check without a session: a codex started only to be asked ([`auth`]), in `CODEX_HOME`,
+/// then stopped. `None` if it could not be started or asked.
+pub(super) async fn probe_auth(config: &CodexConfig) -> Option<(AuthState, Option<String>)> {
+    std::fs::create_dir_all(&config.home).ok()?;
+    let spawned = Supervised::spawn(&process_spec(config, &config.home)).ok()?;
+    let label = "codex (auth check)".to_owned();
+    let (rpc, mut incoming) = RpcClient::start(spawned.stdout, spawned.stdin, config.rpc.clone(), label);
+    // Nothing it says unasked matters here; its stderr is read so it never blocks on a full pipe.
+    tokio::spawn(async move { while incoming.recv().await.is_some() {} });
+    let tail = StderrTail::new(STDERR_TAIL);
+    tokio::spawn(stderr::drain(spawned.stderr, CODEX, "auth check", tail, config.rpc.max_line_bytes));
+    let process = spawned.process;
+    let family = process.family();
+    let init = initialize_params();
+    let asked = async {
+        typed::call_discarding::<Initialize>(&rpc, &init, config.call_timeout).await.ok()?;
+        typed::notify::<Initialized>(&rpc, &()).await.ok()?;
+        Some(auth(config, &rpc).await)
+    }
+    .await;
+    rpc.close("the auth check is done");
+    process.shut_down(&family, config.stop_grace, config.term_grace).await;
+    asked
+}
+
+fn initialize_params() -> InitializeParams {
+    InitializeParams {
+        client_info: ClientInfo {
+            name: "ensemble".into(),
+            title: Some("Ensemble".into()),
+            version: env!("CARGO_PKG_VERSION").into(),
+        },
+        capabilities: Some(InitializeCapabilities { experimental_api: true }),
+    }
 }
 
 fn has_env(config: &CodexConfig, var: &str) -> bool {

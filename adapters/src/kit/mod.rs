@@ -7,11 +7,13 @@
 //!   descendants, explicit environment, the run tag). The crate's only `unsafe` code.
 //! - [`binary`]: finding the agent's binary (`which`) and checking its `--version`.
 //! - [`availability`]: whether the provider can be used, with a re-probe after a start-up failure.
+//! - [`auth_check`]: whether the agent needs a login, asked without a session and kept a while.
 //! - [`stderr`]: the agent's stderr drained into the log, its last lines kept for error messages.
 //! - [`ids`]: interaction request ids from an agent's JSON-RPC ids, safe for URLs.
 //! - [`goals`]: the provider-side goal engine (tracker, adoption, continuation attribution).
 //! - [`provider`]: what a provider implements to be registered (options, build).
 
+pub mod auth_check;
 pub mod availability;
 pub mod binary;
 pub mod goals;

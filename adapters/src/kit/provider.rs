@@ -27,6 +27,9 @@ pub struct ProviderEnv {
     /// The server's own files outside the data dir (its token file, …): an agent's file
     /// requests may never touch them, nor any file directly in the data dir.
     pub server_files: Vec<PathBuf>,
+    /// How long an agent's answer to "can you call your model?", asked without a session for
+    /// `GET /v1/providers`, is kept before it is asked again (zero: never asked that way).
+    pub auth_check_ttl: Duration,
 }
 
 /// A provider's options were invalid, or it could not be set up.
@@ -61,6 +64,16 @@ pub struct SharedOptions {
     /// reads no further until the session has taken some (the agent's writes block meanwhile).
     #[arg(long, env = "ENSEMBLE_RPC_QUEUE_BYTES", default_value_t = 16 << 20)]
     pub rpc_queue_bytes: usize,
+
+    /// How long an agent's answer to "can you call your model?" (a login needed?), asked by
+    /// starting it without a session for `GET /v1/providers`, is kept before it is asked again;
+    /// 0 never asks that way (a session's start still tells).
+    #[arg(long, env = "ENSEMBLE_AUTH_CHECK_SECS", default_value_t = 60)]
+    pub auth_check_secs: u64,
+
+    /// How long `GET /v1/providers` waits for that answer (a slower one shows at a later call).
+    #[arg(long, env = "ENSEMBLE_AUTH_CHECK_WAIT_MS", default_value_t = 3_000)]
+    pub auth_check_wait_ms: u64,
 }
 
 impl SharedOptions {
@@ -73,6 +86,7 @@ impl SharedOptions {
             taken_ids: Vec::new(),
             max_live_sessions,
             server_files,
+            auth_check_ttl: Duration::from_secs(self.auth_check_secs),
         }
     }
 }

@@ -11,8 +11,22 @@ use crate::session::Phase;
 use crate::store::EventPage;
 
 impl Controller {
-    /// Every registered provider with its availability and capabilities.
+    /// Every registered provider with its availability and capabilities, and its auth state as
+    /// its latest session's start found it.
     pub fn providers(&self) -> Vec<ProviderInfo> {
+        self.provider_infos(&HashMap::new())
+    }
+
+    /// [`Self::providers`], each available agent also asked (without a session, waiting at most
+    /// `wait`) whether it needs a login: the newer of that answer and its latest session's start.
+    pub async fn providers_checked(&self, wait: std::time::Duration) -> Vec<ProviderInfo> {
+        let adapters: Vec<_> = self.inner.adapters.values().cloned().collect();
+        let checks = futures::future::join_all(adapters.iter().map(|a| a.check_auth(wait))).await;
+        let checks = adapters.iter().zip(checks).filter_map(|(a, c)| Some((a.id().to_owned(), c?))).collect();
+        self.provider_infos(&checks)
+    }
+
+    fn provider_infos(&self, checks: &HashMap<String, crate::adapter::AuthCheck>) -> Vec<ProviderInfo> {
         self.inner
             .adapters
             .values()
@@ -36,7 +50,12 @@ impl Controller {
                 }
             })
             .map(|mut p| {
-                if let Some((state, message)) = self.last_auth(&p.id) {
+                let asked = checks.get(&p.id).map(|c| (c.at_ms, c.state, c.message.clone()));
+                let newest = match (self.last_auth(&p.id), asked) {
+                    (Some(s), Some(a)) => Some(if a.0 > s.0 { a } else { s }),
+                    (s, a) => s.or(a),
+                };
+                if let Some((_, state, message)) = newest {
                     p.login_command = message.as_deref().and_then(crate::model::login_command);
                     p.auth_state = Some(state);
                     p.auth_message = message;
@@ -47,15 +66,15 @@ impl Controller {
     }
 
     /// The auth state of the provider's most recently updated session that has one: what its
-    /// agent said when it last started (a login since shows at the next start).
-    fn last_auth(&self, provider: &str) -> Option<(crate::model::AuthState, Option<String>)> {
+    /// agent said when it last started (a login since shows at the next start), and when.
+    fn last_auth(&self, provider: &str) -> Option<(i64, crate::model::AuthState, Option<String>)> {
         let st = self.state();
         st.sessions
             .values()
             .map(|e| &e.rec.session)
             .filter(|s| s.provider == provider && s.auth_state.is_some())
             .max_by_key(|s| s.updated_at_ms)
-            .and_then(|s| s.auth_state.map(|a| (a, s.auth_message.clone())))
+            .and_then(|s| s.auth_state.map(|a| (s.updated_at_ms, a, s.auth_message.clone())))
     }
 
     /// Canonical, visible, announced sessions of a room, oldest first.

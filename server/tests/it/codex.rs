@@ -564,8 +564,12 @@ async fn a_missing_api_key_is_reported_as_auth_required() {
     ws.hello().await;
     let codex_listed =
         |providers: &Value| providers["data"].as_array().unwrap().iter().find(|p| p["id"] == "codex").cloned().unwrap();
+    // Before any session: a codex started only to be asked says so, and is gone again.
     let (_, providers) = s.get("/v1/providers").await;
-    assert_eq!(codex_listed(&providers).get("authState"), None, "nothing is known before a session: {providers}");
+    let listed = codex_listed(&providers);
+    assert_eq!(listed["authState"], "auth_required", "known before a session: {listed}");
+    assert!(listed["authMessage"].as_str().is_some_and(|m| m.contains("MOCK_API_KEY")), "{listed}");
+    no_codex_left(c.home.path()).await;
     let started = start_codex(&s, &c, "c1", json!({})).await;
     assert_eq!(started["authState"], "auth_required", "{started}");
     let msg = started["authMessage"].as_str().unwrap_or_default();
@@ -584,6 +588,38 @@ async fn a_missing_api_key_is_reported_as_auth_required() {
     assert!(details["authMessage"].as_str().is_some_and(|m| m.contains("MOCK_API_KEY")), "{body}");
     assert_eq!(session(&s, "c1").await["activeTurnId"], Value::Null, "no turn was started");
     assert!(c.mock.requests().is_empty(), "codex gave up before calling the model");
+}
+
+#[tokio::test]
+async fn codex_not_logged_in_is_listed_with_its_login_command_before_any_session() {
+    // No model provider of Ensemble's making and no login: codex's default provider needs one.
+    let home = tempfile::Builder::new().prefix("ensemble-codex-home-").tempdir_in("/var/tmp").expect("home");
+    let work = tempfile::Builder::new().prefix("ensemble-codex-work-").tempdir_in("/var/tmp").expect("work");
+    let (bin, home_arg) = (codex_bin(), home.path().display().to_string());
+    let home_env = format!("HOME={home_arg}");
+    let s = Server::start(&["--codex-bin", bin.to_str().unwrap(), "--codex-home", &home_arg, "--codex-env", &home_env])
+        .await;
+    let login = format!("CODEX_HOME={home_arg} codex login");
+    let (status, providers) = s.get("/v1/providers").await;
+    assert_eq!(status, StatusCode::OK);
+    let codex = providers["data"].as_array().unwrap().iter().find(|p| p["id"] == "codex").cloned().unwrap();
+    assert_eq!(codex["available"], true, "{codex}");
+    assert_eq!(codex["authState"], "auth_required", "{codex}\n{}", s.log());
+    assert_eq!(codex["loginCommand"], login.as_str(), "{codex}");
+    no_codex_left(home.path()).await;
+    // A session of it refuses a turn at once, naming the same command.
+    let cwd = work.path().to_str().unwrap();
+    let (status, body) =
+        s.post("/v1/rooms/r/sessions", json!({"sessionId": "c1", "provider": "codex", "cwd": cwd})).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    assert_eq!(body["authState"], "auth_required", "{body}");
+    let (status, body) =
+        s.post("/v1/rooms/r/sessions/c1/turns", json!({"input": [{"type": "text", "text": "hello?"}]})).await;
+    assert_eq!((status, body["error"]["code"].as_str()), (StatusCode::CONFLICT, Some("auth_required")), "{body}");
+    assert_eq!(body["error"]["details"]["loginCommand"], login.as_str(), "{body}");
+    let (status, _) = s.delete("/v1/rooms/r/sessions/c1").await;
+    assert!(status.is_success(), "{status}");
+    no_codex_left(home.path()).await;
 }
 
 #[tokio::test]
