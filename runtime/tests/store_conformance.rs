@@ -172,6 +172,7 @@ conformance!(
     a_token_with_a_taken_id_or_secret_hash_is_refused_alone,
     a_token_is_revoked_once_and_revocations_and_touches_survive_a_reopen,
     a_touch_never_moves_a_tokens_last_use_backwards,
+    a_token_prune_removes_only_tokens_revoked_or_expired_before_its_time,
     audit_seqs_are_gap_free_across_appends_and_a_reopen_and_page_exactly,
     an_audit_prune_removes_only_older_records_and_seqs_go_on,
 );
@@ -1001,6 +1002,25 @@ async fn a_token_is_revoked_once_and_revocations_and_touches_survive_a_reopen(en
     assert!(!store.token_revoke("tok_a", 300).await.unwrap(), "{engine:?}: still revoked after a reopen");
     assert!(store.token_revoke("tok_b", 300).await.unwrap());
     assert_eq!(store.tokens().await.unwrap()[1].revoked_at_ms, Some(300));
+}
+
+/// A prune removes the tokens revoked or expired before its time, and no other: not a valid one,
+/// not one revoked or expiring at or after that time.
+async fn a_token_prune_removes_only_tokens_revoked_or_expired_before_its_time(engine: Engine) {
+    let place = Place::new(engine).await;
+    let store = place.open(place.config(), Arc::new(Collect::default())).await;
+    let expiring = |id: &str, at: i64| TokenRecord { expires_at_ms: Some(at), ..token(id, 1, &["*"]) };
+    for t in [token("tok_valid", 1, &["*"]), token("tok_old", 2, &["*"]), token("tok_new", 3, &["*"])] {
+        store.token_insert(t).await.unwrap();
+    }
+    store.token_insert(expiring("tok_expired", 40)).await.unwrap();
+    store.token_insert(expiring("tok_expiring", 60)).await.unwrap();
+    store.token_revoke("tok_old", 30).await.unwrap();
+    store.token_revoke("tok_new", 50).await.unwrap();
+    assert_eq!(store.token_prune(10).await.unwrap(), 0, "{engine:?}: nothing ended that early");
+    assert_eq!(store.token_prune(50).await.unwrap(), 2, "{engine:?}");
+    let ids: Vec<String> = store.tokens().await.unwrap().into_iter().map(|t| t.id).collect();
+    assert_eq!(ids, ["tok_expiring", "tok_valid", "tok_new"], "{engine:?}");
 }
 
 /// A token's last use only moves forward: an older touch, in a later write or in the same one

@@ -175,6 +175,11 @@ pub struct ServeArgs {
     #[arg(help_heading = "Security", long, env = "ENSEMBLE_MAX_TOKENS", default_value_t = 1000)]
     pub max_tokens: usize,
 
+    /// Revoked and expired tokens stay listed this long after they ended, then are removed
+    /// (checked hourly, or as often as this if shorter).
+    #[arg(help_heading = "Security", long, env = "ENSEMBLE_TOKEN_RETENTION_SECS", default_value_t = 30 * 86_400, value_parser = clap::value_parser!(u64).range(1..))]
+    pub token_retention_secs: u64,
+
     /// Audit records older than this many days are removed (checked hourly).
     #[arg(help_heading = "Security", long, env = "ENSEMBLE_AUDIT_RETENTION_DAYS", default_value_t = 90)]
     pub audit_retention_days: u64,

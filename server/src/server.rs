@@ -277,7 +277,12 @@ async fn bind(listen: std::net::SocketAddr) -> anyhow::Result<TcpListener> {
 }
 
 /// Last-use times written every few seconds, and the audit trail pruned.
-fn spawn_access_upkeep(state: &AppState, retention: Duration, stop: tokio_util::sync::CancellationToken) {
+fn spawn_access_upkeep(
+    state: &AppState,
+    retention: Duration,
+    token_retention: Duration,
+    stop: tokio_util::sync::CancellationToken,
+) {
     let tokens = state.tokens.clone();
     let stopping = stop.clone();
     tokio::spawn(async move {
@@ -290,7 +295,8 @@ fn spawn_access_upkeep(state: &AppState, retention: Duration, stop: tokio_util::
         }
         tokens.flush_touches().await;
     });
-    tokio::spawn(crate::access::audit::prune(state.controller.store().clone(), retention, stop));
+    tokio::spawn(crate::access::audit::prune(state.controller.store().clone(), retention, stop.clone()));
+    tokio::spawn(crate::access::tokens::prune(state.tokens.clone(), token_retention, stop));
 }
 
 /// Runs the server until SIGINT/SIGTERM, then shuts down gracefully.
@@ -360,7 +366,12 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         node.spawn(controller.clone(), app.clone(), cluster_stop.clone()).await?;
         node.watch_tokens(state.tokens.clone(), cluster_stop.clone()).await?;
     }
-    spawn_access_upkeep(&state, Duration::from_secs(args.audit_retention_days.max(1) * 86_400), cluster_stop.clone());
+    spawn_access_upkeep(
+        &state,
+        Duration::from_secs(args.audit_retention_days.max(1) * 86_400),
+        Duration::from_secs(args.token_retention_secs),
+        cluster_stop.clone(),
+    );
     // Tests and scripts read this exact line to learn the bound address.
     println!("listening on http://{addr}");
     // The console URL carries the token in the fragment, which browsers never send to a server.

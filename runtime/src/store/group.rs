@@ -289,7 +289,9 @@ pub(super) fn reply_of(op: WriteOp) -> Option<Reply> {
         | WriteOp::TokenTouch { ack, .. } => Some(Reply::Unit(ack)),
         WriteOp::GoalBind { ack, .. } => Some(Reply::Binding(ack)),
         WriteOp::TokenRevoke { ack, .. } => Some(Reply::Bool(ack)),
-        WriteOp::AuditAppend { ack, .. } | WriteOp::AuditPrune { ack, .. } => Some(Reply::Count(ack)),
+        WriteOp::AuditAppend { ack, .. } | WriteOp::AuditPrune { ack, .. } | WriteOp::TokenPrune { ack, .. } => {
+            Some(Reply::Count(ack))
+        }
         WriteOp::Append(_) | WriteOp::DeleteSession { .. } | WriteOp::Shutdown => None,
     }
 }

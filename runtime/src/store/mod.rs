@@ -340,6 +340,11 @@ impl Store {
         self.engine.audit_after(after, limit).await
     }
 
+    /// Deletes the tokens revoked or expired before `before_ms` (retention); returns how many.
+    pub async fn token_prune(&self, before_ms: i64) -> Result<u64, StoreError> {
+        self.ask(|ack| WriteOp::TokenPrune { before_ms, ack }).await
+    }
+
     /// Deletes audit records with `at_ms < before_ms` (retention); returns how many. Seqs go on
     /// from the last one assigned, also when every record is gone.
     pub async fn audit_prune(&self, before_ms: i64) -> Result<u64, StoreError> {

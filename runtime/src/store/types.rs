@@ -320,6 +320,11 @@ pub enum WriteOp {
         records: Vec<AuditRecord>,
         ack: oneshot::Sender<Result<u64, StoreError>>,
     },
+    /// Deletes tokens revoked or expired before `before_ms`; answered with how many.
+    TokenPrune {
+        before_ms: i64,
+        ack: oneshot::Sender<Result<u64, StoreError>>,
+    },
     /// Deletes audit records older than `before_ms`; answered with how many.
     AuditPrune {
         before_ms: i64,

@@ -22,7 +22,8 @@ use crate::error::ApiError;
 /// Every managed secret starts so (and the token file's never needs to): a leaked one is easy to
 /// find in logs and code, and anything else skips the hash lookup.
 pub const SECRET_PREFIX: &str = "ens_";
-/// Longest token considered at all (bytes); longer ones are refused unhashed.
+/// Longest managed secret considered (bytes); longer ones are refused without a lookup. The
+/// token file's token may be longer (up to `MAX_TOKEN_FILE_BYTES`), and is compared first.
 pub const MAX_SECRET_BYTES: usize = 512;
 /// Longest token name (characters).
 pub const MAX_NAME_CHARS: usize = 128;
@@ -160,14 +161,14 @@ impl Registry {
 
     /// The principal a presented secret stands for, if it is valid now.
     pub async fn authenticate(&self, secret: &str) -> Option<Principal> {
-        if secret.len() > MAX_SECRET_BYTES {
+        if secret.len() as u64 > crate::security::MAX_TOKEN_FILE_BYTES {
             return None;
         }
         let digest: [u8; 32] = Sha256::digest(secret.as_bytes()).into();
         if bool::from(self.admin.ct_eq(&digest)) {
             return Some(Principal::admin());
         }
-        if !secret.starts_with(SECRET_PREFIX) {
+        if !secret.starts_with(SECRET_PREFIX) || secret.len() > MAX_SECRET_BYTES {
             return None;
         }
         let hash = hex(&digest);
@@ -205,6 +206,20 @@ impl Registry {
         }
         let known = self.known.read().unwrap_or_else(|e| e.into_inner());
         known.by_id.get(id).filter(|m| m.active(now_ms())).map(|m| m.principal.clone())
+    }
+
+    /// [`Self::principal_by_id`] for a request another host forwarded: a token this host does not
+    /// know yet (made there a moment ago, its announcement still on the way) is looked for in the
+    /// store first. Forwarded requests are authenticated between hosts, so this is not rate-limited.
+    pub async fn principal_forwarded(&self, id: &str) -> Option<Principal> {
+        if let Some(p) = self.principal_by_id(id) {
+            return Some(p);
+        }
+        let unknown = !self.known.read().unwrap_or_else(|e| e.into_inner()).by_id.contains_key(id);
+        if unknown && let Err(e) = self.reload().await {
+            tracing::warn!(error = %e.message, "reloading tokens for a forwarded request failed");
+        }
+        self.principal_by_id(id)
     }
 
     /// Is the token `id` still valid (the admin token always is)?
@@ -303,6 +318,22 @@ impl Registry {
         Ok(record)
     }
 
+    /// Removes the tokens that ended (revoked or expired) more than `retention` ago from the store
+    /// and from the list.
+    async fn prune(&self, retention: Duration) {
+        let before = now_ms() - i64::try_from(retention.as_millis()).unwrap_or(i64::MAX);
+        match self.store.token_prune(before).await {
+            Ok(0) => {}
+            Ok(n) => {
+                tracing::info!(removed = n, "removed tokens that ended long ago");
+                if let Err(e) = self.reload().await {
+                    tracing::warn!(error = %e.message, "reloading the tokens after a prune failed");
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "removing tokens that ended long ago failed"),
+        }
+    }
+
     fn remember_use(&self, used: &[(String, i64)]) {
         let mut known = self.known.write().unwrap_or_else(|e| e.into_inner());
         for (id, t) in used {
@@ -328,6 +359,19 @@ impl Registry {
         self.remember_use(&used);
         if let Err(e) = self.store.token_touch(used).await {
             tracing::warn!(error = %e, "recording when tokens were last used failed");
+        }
+    }
+}
+
+/// Removes ended tokens after `retention`, now and then hourly (or every `retention` if shorter),
+/// until `stop`.
+pub async fn prune(tokens: Arc<Registry>, retention: Duration, stop: tokio_util::sync::CancellationToken) {
+    let every = retention.min(Duration::from_secs(3600));
+    loop {
+        tokens.prune(retention).await;
+        tokio::select! {
+            () = stop.cancelled() => return,
+            () = tokio::time::sleep(every) => {}
         }
     }
 }

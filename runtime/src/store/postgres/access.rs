@@ -162,6 +162,13 @@ pub(super) async fn prune_audit(tx: &Transaction<'_>, before_ms: i64) -> Result<
     .map_err(classify)
 }
 
+/// Deletes the tokens revoked or expired before `before_ms`.
+pub(super) async fn prune_tokens(tx: &Transaction<'_>, before_ms: i64) -> Result<u64, StoreError> {
+    tx.execute("DELETE FROM access_tokens WHERE revoked_at_ms < $1 OR expires_at_ms < $1", &[&before_ms])
+        .await
+        .map_err(classify)
+}
+
 /// Every token, by creation time and then id in byte order (`COLLATE "C"`: the database's own
 /// collation may order ids otherwise, and SQLite compares bytes).
 pub(super) async fn tokens(c: &impl GenericClient) -> Result<Vec<TokenRecord>, StoreError> {

@@ -260,6 +260,9 @@ async fn run_op(
         WriteOp::AuditPrune { before_ms, .. } => {
             Ok(Wrote::Value(Value::Count(access::prune_audit(tx, *before_ms).await?)))
         }
+        WriteOp::TokenPrune { before_ms, .. } => {
+            Ok(Wrote::Value(Value::Count(access::prune_tokens(tx, *before_ms).await?)))
+        }
         WriteOp::Exec { sql, .. } => {
             tx.batch_execute(sql).await.map_err(classify)?;
             Ok(Wrote::Value(Value::Unit))

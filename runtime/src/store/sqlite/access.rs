@@ -100,6 +100,12 @@ pub(super) fn prune_audit(conn: &Connection, before_ms: i64) -> Result<u64, Stor
     )? as u64)
 }
 
+/// Deletes the tokens revoked or expired before `before_ms`.
+pub(super) fn prune_tokens(conn: &Connection, before_ms: i64) -> Result<u64, StoreError> {
+    Ok(conn.execute("DELETE FROM access_tokens WHERE revoked_at_ms < ?1 OR expires_at_ms < ?1", params![before_ms])?
+        as u64)
+}
+
 /// Every token, by creation time and then id (byte order, as PostgreSQL's `COLLATE "C"`).
 pub(super) fn tokens(conn: &Connection) -> Result<Vec<TokenRecord>, StoreError> {
     let mut stmt = conn.prepare(

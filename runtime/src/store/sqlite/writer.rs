@@ -268,6 +268,7 @@ fn run_op(conn: &Connection, op: &WriteOp) -> Result<Value, StoreError> {
         }
         WriteOp::AuditAppend { records, .. } => Ok(Value::Count(access::append_audit(conn, records)?)),
         WriteOp::AuditPrune { before_ms, .. } => Ok(Value::Count(access::prune_audit(conn, *before_ms)?)),
+        WriteOp::TokenPrune { before_ms, .. } => Ok(Value::Count(access::prune_tokens(conn, *before_ms)?)),
         WriteOp::Exec { sql, .. } => {
             conn.execute_batch(sql)?;
             Ok(Value::Unit)
