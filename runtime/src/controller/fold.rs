@@ -60,6 +60,9 @@ pub(super) struct Entry {
     pub(super) last_active_ms: i64,
     /// What the current turn has open, closed by the controller when it ends the turn itself.
     pub(super) open: OpenItems,
+    /// The turn a request asked the agent to cancel, and who asked: the agent's `turn.canceled`
+    /// comes later, outside that request, and is theirs.
+    pub(super) cancel_asked: Option<(String, Arc<crate::actor::Actor>)>,
     /// How [`State::counts`] counts this entry now.
     counted: Class,
 }
@@ -77,6 +80,7 @@ impl Entry {
             side_log,
             last_active_ms,
             open: OpenItems::default(),
+            cancel_asked: None,
             counted: Class::default(),
         }
     }
@@ -307,10 +311,14 @@ impl Batch<'_> {
             return;
         }
         self.entry.open.observe(&body);
-        if body.is_turn_terminal() {
+        let ended = body.is_turn_terminal();
+        if ended {
             self.entry.turn_ended.notify_waiters();
         }
         self.push(turn_id, body);
+        if ended {
+            self.entry.cancel_asked = None;
+        }
         for (t, b) in folded.follow_up {
             self.push(t, b);
         }
@@ -318,6 +326,10 @@ impl Batch<'_> {
 
     pub(super) fn push(&mut self, turn_id: Option<String>, body: EventBody) {
         let body = bounded(body, self.max_event_bytes);
+        let actor = crate::actor::current().or_else(|| match (&body, &self.entry.cancel_asked) {
+            (EventBody::TurnCanceled(p), Some((turn, by))) if *turn == p.turn_id => Some(by.clone()),
+            _ => None,
+        });
         let s = &self.entry.rec.session;
         self.events.push(NewEvent {
             room_id: s.room_id.clone(),
@@ -326,7 +338,7 @@ impl Batch<'_> {
             scope: s.scope,
             turn_id,
             occurred_at_ms: self.now,
-            actor: crate::actor::current(),
+            actor,
             body,
         });
     }

@@ -129,7 +129,20 @@ impl Controller {
         let turn = session.active_turn_id.clone().ok_or(ControllerError::NoActiveTurn)?;
         let adapter = self.adapter(&session.provider)?;
         let live = session.live && adapter.is_live(&session);
+        // Before the agent is asked: its `turn.canceled` may come before the answer does.
+        let asked_by = crate::actor::current();
+        let remember = |asked: Option<(String, std::sync::Arc<crate::actor::Actor>)>| {
+            if let Some(e) = self.state().sessions.get_mut(key) {
+                e.cancel_asked = asked;
+            }
+        };
+        if live && let Some(by) = &asked_by {
+            remember(Some((turn.clone(), by.clone())));
+        }
         let reach = if live { adapter.cancel(&session, &turn).await } else { Err(AdapterError::NotLive) };
+        if live && asked_by.is_some() && reach.is_err() {
+            remember(None);
+        }
         match reach {
             Ok(()) => Ok(turn),
             Err(AdapterError::NotLive) => {
