@@ -733,7 +733,7 @@ where
     if let Some(f) = req.extensions().get::<Forwarded>() {
         // The receiving host checked Host, Origin and the secret; the identity is checked again.
         let target = Target::of(&req);
-        return match gate.tokens.principal_by_id(&f.token_id) {
+        return match gate.tokens.principal_forwarded(&f.token_id).await {
             Some(p) => authorized(p, &target, req, next).await,
             None => unauthorized(),
         };
@@ -803,7 +803,7 @@ where
             StatusCode::NO_CONTENT,
             [
                 (header::ACCESS_CONTROL_ALLOW_ORIGIN, origin.clone()),
-                (header::ACCESS_CONTROL_ALLOW_METHODS, HeaderValue::from_static("GET, POST, PUT, DELETE")),
+                (header::ACCESS_CONTROL_ALLOW_METHODS, HeaderValue::from_static("GET, POST, PUT, PATCH, DELETE")),
                 (header::ACCESS_CONTROL_ALLOW_HEADERS, HeaderValue::from_static("authorization, content-type")),
                 (header::ACCESS_CONTROL_MAX_AGE, HeaderValue::from_static("600")),
                 (header::VARY, HeaderValue::from_static("Origin")),

@@ -54,9 +54,10 @@ pub fn pascal(tag: &str) -> String {
         .collect()
 }
 
-/// Each operation that needs a token names what it needs, from the access table:
-/// `x-ensemble-access: {role, allRooms?}` (one extension: utoipa keeps extensions in a hash map,
-/// so two would come out in a different order from run to run).
+/// Each operation that needs a token names what it needs, from the access table: its own
+/// `security: [{"bearer": [ROLE]}]` (OpenAPI 3.1 lets a non-OAuth scheme list the roles an
+/// operation needs) and `x-ensemble-access: {role, allRooms?}` (one extension: utoipa keeps
+/// extensions in a hash map, so two would come out in a different order from run to run).
 fn roles(doc: &mut Value) {
     let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else { return };
     for (path, item) in paths.iter_mut() {
@@ -75,6 +76,7 @@ fn roles(doc: &mut Value) {
                 access.insert("allRooms".into(), Value::Bool(true));
             }
             op.insert("x-ensemble-access".into(), Value::Object(access));
+            op.insert("security".into(), serde_json::json!([{ "bearer": [need.role.name()] }]));
         }
     }
 }

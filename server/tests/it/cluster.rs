@@ -529,4 +529,16 @@ async fn tokens_and_revocations_reach_every_host() {
     let (status, _) =
         on_b.post("/v1/rooms/r/sessions/s/turns", json!({"input": [{"type": "text", "text": "hi"}]})).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
+
+    // The other way round, at once: a token made on B drives A's session in the same moment, its
+    // announcement to A perhaps still on the way (A looks in the store for a token it does not know).
+    let (id, secret) = make_token(&b, "quick-bot", "operator", &["r"]).await;
+    let on_b = As { s: &b, token: secret };
+    let (status, body) =
+        on_b.post("/v1/rooms/r/sessions/s/turns", json!({"input": [{"type": "text", "text": "quick"}]})).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    let mut ws = a.ws("r", Some(0)).await;
+    ws.hello().await;
+    let started = ws.until(|e| e["type"] == "turn.started" && e["actor"]["tokenId"] == id.as_str()).await;
+    assert_eq!(started.last().unwrap()["actor"]["name"], "quick-bot");
 }

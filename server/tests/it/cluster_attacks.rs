@@ -267,3 +267,60 @@ async fn forged_room_frames_reach_no_client() {
     assert_eq!(status, StatusCode::ACCEPTED, "{body}");
     ws.until_type("turn.completed").await;
 }
+
+/// A forwarded request signed with the cluster secret, for `token_id`.
+fn signed(method: &str, uri: &str, token_id: &str, body: &Value) -> async_nats::HeaderMap {
+    use ensemble_server::cluster::auth::{self, Purpose};
+    let keys = ClusterKeys::from_secret(CLUSTER_SECRET.as_bytes());
+    let (timestamp, nonce) = (auth::now_ms().to_string(), auth::nonce());
+    let payload = serde_json::to_vec(body).unwrap();
+    let ct = auth::optional(Some("application/json"));
+    let fields: [&[u8]; 9] = [
+        method.as_bytes(),
+        uri.as_bytes(),
+        b"b",
+        b"a",
+        token_id.as_bytes(),
+        &ct,
+        timestamp.as_bytes(),
+        nonce.as_bytes(),
+        &payload,
+    ];
+    let mac = keys.sign(Purpose::Request, &fields);
+    let extra = [
+        ("Ensemble-Token-Id", token_id),
+        ("Ensemble-Timestamp", timestamp.as_str()),
+        ("Ensemble-Nonce", nonce.as_str()),
+        ("Ensemble-Mac", mac.as_str()),
+    ];
+    forged(method, uri, &extra)
+}
+
+#[tokio::test]
+async fn the_owner_checks_the_callers_token_again_on_a_signed_forward() {
+    // Even a request signed with the cluster secret acts only as the token it names, as the
+    // owner knows that token now: unknown, revoked or too weak, it runs nothing.
+    let e = engines().await;
+    let (a, _b) = (host(&e, "a").await, host(&e, "b").await);
+    a.session("r", "s").await;
+    let (viewer, _) = crate::roles::make_token(&a, "looker", "viewer", &["*"]).await;
+    let (revoked, _) = crate::roles::make_token(&a, "gone", "operator", &["*"]).await;
+    let (status, _) = a.delete(&format!("/v1/tokens/{revoked}")).await;
+    assert_eq!(status, StatusCode::OK);
+    let (elsewhere, _) = crate::roles::make_token(&a, "other-room", "operator", &["other"]).await;
+    let nats = intruder(&e).await;
+    let turn = json!({"input": [{"type": "text", "text": "forwarded"}]});
+    let uri = "/v1/rooms/r/sessions/s/turns";
+    for (token, status) in
+        [("tok_unknown", "401"), (revoked.as_str(), "401"), (viewer.as_str(), "403"), (elsewhere.as_str(), "404")]
+    {
+        let answer = publish_request(&nats, "a", signed("POST", uri, token, &turn), turn.clone()).await;
+        assert_eq!(header(&answer, "Ensemble-Status"), Some(status), "{token}: {:?}", answer.headers);
+        assert!(header(&answer, "Ensemble-Refused").is_none(), "authentic, then refused by the token check");
+    }
+    assert!(a.events("r").await.iter().all(|e| e["type"] != "turn.started"), "a refused forward ran a turn");
+    // The same request for a token that may: runs.
+    let (operator, _) = crate::roles::make_token(&a, "driver", "operator", &["r"]).await;
+    let answer = publish_request(&nats, "a", signed("POST", uri, &operator, &turn), turn.clone()).await;
+    assert_eq!(header(&answer, "Ensemble-Status"), Some("202"), "{:?}", answer.headers);
+}

@@ -137,6 +137,37 @@ async fn every_operation_needs_exactly_the_role_it_declares() {
 }
 
 #[tokio::test]
+async fn the_declared_roles_follow_the_policy() {
+    // The walk above proves the server enforces what the document declares; both come from one
+    // table, so this checks the table itself against the rules the roles are defined by.
+    let s = Server::start(&[]).await;
+    let (_, doc) = s.get("/openapi.json").await;
+    let mut wrong = Vec::new();
+    for (method, path, need, _) in operations(&s).await {
+        let need = need.unwrap_or_else(|| panic!("{method} {path} declares no role"));
+        let admin_only = path.starts_with("/v1/tokens") || path == "/v1/audit" || path.starts_with("/v1/test/");
+        let expected = if admin_only {
+            "admin"
+        } else if method == "POST" && path.ends_with("/interactions/{requestId}") {
+            "approver"
+        } else if method == "GET" {
+            "viewer"
+        } else {
+            "operator"
+        };
+        if need != expected {
+            wrong.push(format!("{method} {path}: declares {need}, the policy says {expected}"));
+        }
+        // The same role, as the operation's security requirement.
+        let security = &doc["paths"][&path][method.to_lowercase()]["security"];
+        if *security != json!([{ "bearer": [need] }]) {
+            wrong.push(format!("{method} {path}: security {security}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+#[tokio::test]
 async fn a_managed_token_is_made_listed_used_and_revoked_and_its_socket_closes() {
     let data = tempfile::tempdir().unwrap();
     let s = Server::start_in(data.path(), &[]).await;
@@ -361,6 +392,66 @@ async fn wait_audit(s: &Server, done: impl Fn(&[Value]) -> bool) -> Vec<Value> {
 }
 
 #[tokio::test]
+async fn a_cancel_is_on_the_turn_canceled_the_agent_sends_later() {
+    let s = Server::start(&[]).await;
+    let (bot_id, bot) = make_token(&s, "stopper", "operator", &["r"]).await;
+    let bot = As { s: &s, token: bot };
+    let mut ws = s.ws("r", None).await;
+    ws.hello().await;
+    s.session("r", "s").await;
+    let turn = s.turn("r", "s", "/slow 50\n/chunks 200").await;
+    ws.until_type("message.delta").await;
+    let (status, body) = bot.post("/v1/rooms/r/sessions/s/cancel", json!({})).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    let end = ws.until_type("turn.canceled").await.last().cloned().unwrap();
+    assert_eq!(end["payload"]["turnId"], turn.as_str());
+    assert_eq!(end["actor"], json!({"tokenId": bot_id, "name": "stopper"}), "{end}");
+    // The next turn's end, by the agent alone, is nobody's.
+    s.turn("r", "s", "again").await;
+    let done = ws.until_type("turn.completed").await.last().cloned().unwrap();
+    assert!(done.get("actor").is_none(), "{done}");
+}
+
+#[tokio::test]
+async fn ended_tokens_are_removed_after_their_retention_and_valid_ones_stay() {
+    let s = Server::start(&["--token-retention-secs", "1"]).await;
+    let (kept, _) = make_token(&s, "kept", "viewer", &["*"]).await;
+    let (gone, secret) = make_token(&s, "gone", "viewer", &["*"]).await;
+    let (status, _) = s.delete(&format!("/v1/tokens/{gone}")).await;
+    assert_eq!(status, StatusCode::OK);
+    let ids = async || -> Vec<String> {
+        let (_, list) = s.get("/v1/tokens").await;
+        list["data"].as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap().to_owned()).collect()
+    };
+    assert!(ids().await.contains(&gone), "listed as revoked at first");
+    let deadline = Instant::now() + WAIT;
+    while ids().await.contains(&gone) {
+        assert!(Instant::now() < deadline, "the revoked token was never removed");
+        tokio::task::yield_now().await;
+    }
+    assert_eq!(ids().await, [kept], "the valid one stays");
+    assert_eq!(As { s: &s, token: secret }.get("/v1/me").await.0, StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn a_token_file_token_longer_than_a_managed_secret_still_works() {
+    // The token file may hold up to 4 KiB; managed secrets are cut at 512 bytes. The first must not
+    // fall under the second's cap.
+    let tmp = tempfile::tempdir().unwrap();
+    let token = "t".repeat(3000);
+    let file = tmp.path().join("long-token");
+    write_private(&file, &format!("{token}\n"));
+    let s = Server::start_in(tmp.path(), &["--token-file", file.to_str().unwrap()]).await;
+    let get = |t: String| {
+        let req = s.http().get(s.url("/v1/rooms")).header("authorization", format!("Bearer {t}"));
+        async move { req.send().await.unwrap().status() }
+    };
+    assert_eq!(get(token.clone()).await, StatusCode::OK);
+    assert_eq!(get(format!("{token}x")).await, StatusCode::UNAUTHORIZED);
+    assert_eq!(get("t".repeat(5000)).await, StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
 async fn bad_tokens_and_bad_token_requests_are_refused_clearly() {
     let s = Server::start(&["--max-tokens", "2"]).await;
     // Malformed, unknown, over-long, wrong scheme: 401 alike.
@@ -368,6 +459,10 @@ async fn bad_tokens_and_bad_token_requests_are_refused_clearly() {
     for header in ["Bearer ", "Bearer ens_", "Bearer ens_0000", "Basic ens_0000", &format!("Bearer {long}")] {
         let res = s.http().get(s.url("/v1/rooms")).header("authorization", header).send().await.unwrap();
         assert_eq!(res.status(), StatusCode::UNAUTHORIZED, "{}", &header[..header.len().min(20)]);
+        // The answer never repeats what was presented.
+        let text = res.text().await.unwrap();
+        let presented = header.split_once(' ').map_or("", |(_, t)| t);
+        assert!(presented.len() < 8 || !text.contains(presented), "{text}");
     }
     // Bad bodies.
     let bad = [

@@ -121,7 +121,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Providers this server can run. */
+        /**
+         * Providers this server can run. An available agent is asked (without a session, at most once
+         *     a minute) whether it needs a login, so `authState` says so before any session has started.
+         */
         get: operations["list_providers"];
         put?: never;
         post?: never;

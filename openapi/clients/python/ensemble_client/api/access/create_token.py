@@ -87,7 +87,7 @@ def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
 def sync_detailed(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: CreateToken,
 
 ) -> Response[CreatedToken | ErrorResponse]:
@@ -118,7 +118,7 @@ def sync_detailed(
 
 def sync(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: CreateToken,
 
 ) -> CreatedToken | ErrorResponse | None:
@@ -144,7 +144,7 @@ body=body,
 
 async def asyncio_detailed(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: CreateToken,
 
 ) -> Response[CreatedToken | ErrorResponse]:
@@ -175,7 +175,7 @@ async def asyncio_detailed(
 
 async def asyncio(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: CreateToken,
 
 ) -> CreatedToken | ErrorResponse | None:

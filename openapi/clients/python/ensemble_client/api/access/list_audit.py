@@ -85,7 +85,7 @@ def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
 def sync_detailed(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     after: int | Unset = UNSET,
     limit: int | Unset = UNSET,
 
@@ -120,7 +120,7 @@ limit=limit,
 
 def sync(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     after: int | Unset = UNSET,
     limit: int | Unset = UNSET,
 
@@ -150,7 +150,7 @@ limit=limit,
 
 async def asyncio_detailed(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     after: int | Unset = UNSET,
     limit: int | Unset = UNSET,
 
@@ -185,7 +185,7 @@ limit=limit,
 
 async def asyncio(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     after: int | Unset = UNSET,
     limit: int | Unset = UNSET,
 

@@ -72,7 +72,7 @@ def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
 def sync_detailed(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[ErrorResponse | TokenList]:
     """ Every managed token, without secrets (admin; an admin of some rooms sees the tokens of those
@@ -99,7 +99,7 @@ def sync_detailed(
 
 def sync(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> ErrorResponse | TokenList | None:
     """ Every managed token, without secrets (admin; an admin of some rooms sees the tokens of those
@@ -121,7 +121,7 @@ def sync(
 
 async def asyncio_detailed(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[ErrorResponse | TokenList]:
     """ Every managed token, without secrets (admin; an admin of some rooms sees the tokens of those
@@ -148,7 +148,7 @@ async def asyncio_detailed(
 
 async def asyncio(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> ErrorResponse | TokenList | None:
     """ Every managed token, without secrets (admin; an admin of some rooms sees the tokens of those

@@ -81,7 +81,7 @@ def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 def sync_detailed(
     token_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[ErrorResponse | TokenInfo]:
     """ Revokes a token at once (admin): its requests fail from now on and its room WebSockets close
@@ -113,7 +113,7 @@ def sync_detailed(
 def sync(
     token_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> ErrorResponse | TokenInfo | None:
     """ Revokes a token at once (admin): its requests fail from now on and its room WebSockets close
@@ -140,7 +140,7 @@ client=client,
 async def asyncio_detailed(
     token_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[ErrorResponse | TokenInfo]:
     """ Revokes a token at once (admin): its requests fail from now on and its room WebSockets close
@@ -172,7 +172,7 @@ async def asyncio_detailed(
 async def asyncio(
     token_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> ErrorResponse | TokenInfo | None:
     """ Revokes a token at once (admin): its requests fail from now on and its room WebSockets close

@@ -82,7 +82,7 @@ def sync_detailed(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     client_submit_id: str | Unset = UNSET,
 
 ) -> Response[Any | ErrorResponse]:
@@ -119,7 +119,7 @@ def sync(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     client_submit_id: str | Unset = UNSET,
 
 ) -> Any | ErrorResponse | None:
@@ -151,7 +151,7 @@ async def asyncio_detailed(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     client_submit_id: str | Unset = UNSET,
 
 ) -> Response[Any | ErrorResponse]:
@@ -188,7 +188,7 @@ async def asyncio(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     client_submit_id: str | Unset = UNSET,
 
 ) -> Any | ErrorResponse | None:

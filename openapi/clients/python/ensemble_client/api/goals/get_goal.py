@@ -76,7 +76,7 @@ def sync_detailed(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[ErrorResponse | Goal]:
     """ The session's goal.
@@ -110,7 +110,7 @@ def sync(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> ErrorResponse | Goal | None:
     """ The session's goal.
@@ -139,7 +139,7 @@ async def asyncio_detailed(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[ErrorResponse | Goal]:
     """ The session's goal.
@@ -173,7 +173,7 @@ async def asyncio(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> ErrorResponse | Goal | None:
     """ The session's goal.

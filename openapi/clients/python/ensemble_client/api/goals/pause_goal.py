@@ -86,7 +86,7 @@ def sync_detailed(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     client_submit_id: str | Unset = UNSET,
 
 ) -> Response[ErrorResponse | Goal]:
@@ -123,7 +123,7 @@ def sync(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     client_submit_id: str | Unset = UNSET,
 
 ) -> ErrorResponse | Goal | None:
@@ -155,7 +155,7 @@ async def asyncio_detailed(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     client_submit_id: str | Unset = UNSET,
 
 ) -> Response[ErrorResponse | Goal]:
@@ -192,7 +192,7 @@ async def asyncio(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     client_submit_id: str | Unset = UNSET,
 
 ) -> ErrorResponse | Goal | None:

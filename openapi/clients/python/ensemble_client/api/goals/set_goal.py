@@ -84,7 +84,7 @@ def sync_detailed(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: SetGoalRequest,
 
 ) -> Response[ErrorResponse | Goal]:
@@ -122,7 +122,7 @@ def sync(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: SetGoalRequest,
 
 ) -> ErrorResponse | Goal | None:
@@ -155,7 +155,7 @@ async def asyncio_detailed(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: SetGoalRequest,
 
 ) -> Response[ErrorResponse | Goal]:
@@ -193,7 +193,7 @@ async def asyncio(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: SetGoalRequest,
 
 ) -> ErrorResponse | Goal | None:

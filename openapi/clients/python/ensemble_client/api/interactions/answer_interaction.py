@@ -86,7 +86,7 @@ def sync_detailed(
     session_id: str,
     request_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: AnswerRequest,
 
 ) -> Response[AnswerAccepted | ErrorResponse]:
@@ -126,7 +126,7 @@ def sync(
     session_id: str,
     request_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: AnswerRequest,
 
 ) -> AnswerAccepted | ErrorResponse | None:
@@ -161,7 +161,7 @@ async def asyncio_detailed(
     session_id: str,
     request_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: AnswerRequest,
 
 ) -> Response[AnswerAccepted | ErrorResponse]:
@@ -201,7 +201,7 @@ async def asyncio(
     session_id: str,
     request_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: AnswerRequest,
 
 ) -> AnswerAccepted | ErrorResponse | None:

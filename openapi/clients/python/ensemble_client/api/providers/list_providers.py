@@ -72,10 +72,11 @@ def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
 def sync_detailed(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[ErrorResponse | ProviderList]:
-    """ Providers this server can run.
+    """ Providers this server can run. An available agent is asked (without a session, at most once
+    a minute) whether it needs a login, so `authState` says so before any session has started.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -98,10 +99,11 @@ def sync_detailed(
 
 def sync(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> ErrorResponse | ProviderList | None:
-    """ Providers this server can run.
+    """ Providers this server can run. An available agent is asked (without a session, at most once
+    a minute) whether it needs a login, so `authState` says so before any session has started.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -119,10 +121,11 @@ def sync(
 
 async def asyncio_detailed(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[ErrorResponse | ProviderList]:
-    """ Providers this server can run.
+    """ Providers this server can run. An available agent is asked (without a session, at most once
+    a minute) whether it needs a login, so `authState` says so before any session has started.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -145,10 +148,11 @@ async def asyncio_detailed(
 
 async def asyncio(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> ErrorResponse | ProviderList | None:
-    """ Providers this server can run.
+    """ Providers this server can run. An available agent is asked (without a session, at most once
+    a minute) whether it needs a login, so `authState` says so before any session has started.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.

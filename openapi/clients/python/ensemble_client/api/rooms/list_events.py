@@ -94,7 +94,7 @@ def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 def sync_detailed(
     room_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     after: int | Unset = UNSET,
     limit: int | Unset = UNSET,
 
@@ -131,7 +131,7 @@ limit=limit,
 def sync(
     room_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     after: int | Unset = UNSET,
     limit: int | Unset = UNSET,
 
@@ -163,7 +163,7 @@ limit=limit,
 async def asyncio_detailed(
     room_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     after: int | Unset = UNSET,
     limit: int | Unset = UNSET,
 
@@ -200,7 +200,7 @@ limit=limit,
 async def asyncio(
     room_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     after: int | Unset = UNSET,
     limit: int | Unset = UNSET,
 

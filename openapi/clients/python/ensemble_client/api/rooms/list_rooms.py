@@ -72,7 +72,7 @@ def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
 def sync_detailed(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[ErrorResponse | RoomList]:
     """ Rooms that have sessions or events.
@@ -98,7 +98,7 @@ def sync_detailed(
 
 def sync(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> ErrorResponse | RoomList | None:
     """ Rooms that have sessions or events.
@@ -119,7 +119,7 @@ def sync(
 
 async def asyncio_detailed(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[ErrorResponse | RoomList]:
     """ Rooms that have sessions or events.
@@ -145,7 +145,7 @@ async def asyncio_detailed(
 
 async def asyncio(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> ErrorResponse | RoomList | None:
     """ Rooms that have sessions or events.

@@ -146,7 +146,7 @@ def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 def sync_detailed(
     room_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     after: int | Unset = UNSET,
 
 ) -> Response[ErrorFrame | EventFrame | HelloFrame | PongFrame | ResyncFrame | SideEventFrame | ErrorResponse]:
@@ -180,7 +180,7 @@ after=after,
 def sync(
     room_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     after: int | Unset = UNSET,
 
 ) -> ErrorFrame | EventFrame | HelloFrame | PongFrame | ResyncFrame | SideEventFrame | ErrorResponse | None:
@@ -209,7 +209,7 @@ after=after,
 async def asyncio_detailed(
     room_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     after: int | Unset = UNSET,
 
 ) -> Response[ErrorFrame | EventFrame | HelloFrame | PongFrame | ResyncFrame | SideEventFrame | ErrorResponse]:
@@ -243,7 +243,7 @@ after=after,
 async def asyncio(
     room_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     after: int | Unset = UNSET,
 
 ) -> ErrorFrame | EventFrame | HelloFrame | PongFrame | ResyncFrame | SideEventFrame | ErrorResponse | None:

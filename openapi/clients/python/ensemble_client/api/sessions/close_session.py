@@ -92,7 +92,7 @@ def sync_detailed(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     purge: bool | Unset = UNSET,
     force: bool | Unset = UNSET,
 
@@ -134,7 +134,7 @@ def sync(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     purge: bool | Unset = UNSET,
     force: bool | Unset = UNSET,
 
@@ -171,7 +171,7 @@ async def asyncio_detailed(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     purge: bool | Unset = UNSET,
     force: bool | Unset = UNSET,
 
@@ -213,7 +213,7 @@ async def asyncio(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     purge: bool | Unset = UNSET,
     force: bool | Unset = UNSET,
 

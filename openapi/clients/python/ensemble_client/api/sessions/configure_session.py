@@ -98,7 +98,7 @@ def sync_detailed(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: ConfigRequest,
 
 ) -> Response[ErrorResponse | Session]:
@@ -136,7 +136,7 @@ def sync(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: ConfigRequest,
 
 ) -> ErrorResponse | Session | None:
@@ -169,7 +169,7 @@ async def asyncio_detailed(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: ConfigRequest,
 
 ) -> Response[ErrorResponse | Session]:
@@ -207,7 +207,7 @@ async def asyncio(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: ConfigRequest,
 
 ) -> ErrorResponse | Session | None:

@@ -94,7 +94,7 @@ def sync_detailed(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     wait: GetSessionWait | Unset = UNSET,
     timeout_secs: int | Unset = UNSET,
 
@@ -135,7 +135,7 @@ def sync(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     wait: GetSessionWait | Unset = UNSET,
     timeout_secs: int | Unset = UNSET,
 
@@ -171,7 +171,7 @@ async def asyncio_detailed(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     wait: GetSessionWait | Unset = UNSET,
     timeout_secs: int | Unset = UNSET,
 
@@ -212,7 +212,7 @@ async def asyncio(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     wait: GetSessionWait | Unset = UNSET,
     timeout_secs: int | Unset = UNSET,
 

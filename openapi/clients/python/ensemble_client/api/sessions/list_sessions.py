@@ -74,7 +74,7 @@ def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 def sync_detailed(
     room_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[ErrorResponse | SessionList]:
     """ Canonical, visible sessions of a room.
@@ -105,7 +105,7 @@ def sync_detailed(
 def sync(
     room_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> ErrorResponse | SessionList | None:
     """ Canonical, visible sessions of a room.
@@ -131,7 +131,7 @@ client=client,
 async def asyncio_detailed(
     room_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[ErrorResponse | SessionList]:
     """ Canonical, visible sessions of a room.
@@ -162,7 +162,7 @@ async def asyncio_detailed(
 async def asyncio(
     room_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> ErrorResponse | SessionList | None:
     """ Canonical, visible sessions of a room.

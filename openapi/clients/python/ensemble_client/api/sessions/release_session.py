@@ -72,7 +72,7 @@ def sync_detailed(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[Any | ErrorResponse]:
     """ Stops the live process of an idle session, keeping it resumable.
@@ -106,7 +106,7 @@ def sync(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Any | ErrorResponse | None:
     """ Stops the live process of an idle session, keeping it resumable.
@@ -135,7 +135,7 @@ async def asyncio_detailed(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[Any | ErrorResponse]:
     """ Stops the live process of an idle session, keeping it resumable.
@@ -169,7 +169,7 @@ async def asyncio(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Any | ErrorResponse | None:
     """ Stops the live process of an idle session, keeping it resumable.

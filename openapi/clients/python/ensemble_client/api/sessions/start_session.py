@@ -82,7 +82,7 @@ def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 def sync_detailed(
     room_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: StartSessionRequest,
 
 ) -> Response[ErrorResponse | Session]:
@@ -116,7 +116,7 @@ body=body,
 def sync(
     room_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: StartSessionRequest,
 
 ) -> ErrorResponse | Session | None:
@@ -145,7 +145,7 @@ body=body,
 async def asyncio_detailed(
     room_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: StartSessionRequest,
 
 ) -> Response[ErrorResponse | Session]:
@@ -179,7 +179,7 @@ body=body,
 async def asyncio(
     room_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: StartSessionRequest,
 
 ) -> ErrorResponse | Session | None:

@@ -76,7 +76,7 @@ def sync_detailed(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[ErrorResponse | SessionList]:
     """ The session's open side conversations, oldest first: a client that reloads finds them here and
@@ -111,7 +111,7 @@ def sync(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> ErrorResponse | SessionList | None:
     """ The session's open side conversations, oldest first: a client that reloads finds them here and
@@ -141,7 +141,7 @@ async def asyncio_detailed(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[ErrorResponse | SessionList]:
     """ The session's open side conversations, oldest first: a client that reloads finds them here and
@@ -176,7 +176,7 @@ async def asyncio(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> ErrorResponse | SessionList | None:
     """ The session's open side conversations, oldest first: a client that reloads finds them here and

@@ -91,7 +91,7 @@ def sync_detailed(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: OpenSideRequest,
 
 ) -> Response[ErrorResponse | SideOpened]:
@@ -128,7 +128,7 @@ def sync(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: OpenSideRequest,
 
 ) -> ErrorResponse | SideOpened | None:
@@ -160,7 +160,7 @@ async def asyncio_detailed(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: OpenSideRequest,
 
 ) -> Response[ErrorResponse | SideOpened]:
@@ -197,7 +197,7 @@ async def asyncio(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: OpenSideRequest,
 
 ) -> ErrorResponse | SideOpened | None:

@@ -76,7 +76,7 @@ def sync_detailed(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[ErrorResponse | SideCapabilities]:
     """ Side-conversation capabilities of the live adapter behind this session.
@@ -110,7 +110,7 @@ def sync(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> ErrorResponse | SideCapabilities | None:
     """ Side-conversation capabilities of the live adapter behind this session.
@@ -139,7 +139,7 @@ async def asyncio_detailed(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[ErrorResponse | SideCapabilities]:
     """ Side-conversation capabilities of the live adapter behind this session.
@@ -173,7 +173,7 @@ async def asyncio(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> ErrorResponse | SideCapabilities | None:
     """ Side-conversation capabilities of the live adapter behind this session.

@@ -96,7 +96,7 @@ def sync_detailed(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     after: int | Unset = UNSET,
     limit: int | Unset = UNSET,
 
@@ -137,7 +137,7 @@ def sync(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     after: int | Unset = UNSET,
     limit: int | Unset = UNSET,
 
@@ -173,7 +173,7 @@ async def asyncio_detailed(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     after: int | Unset = UNSET,
     limit: int | Unset = UNSET,
 
@@ -214,7 +214,7 @@ async def asyncio(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     after: int | Unset = UNSET,
     limit: int | Unset = UNSET,
 

@@ -76,7 +76,7 @@ def sync_detailed(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[CancelAccepted | ErrorResponse]:
     """ Interrupts the active turn.
@@ -110,7 +110,7 @@ def sync(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> CancelAccepted | ErrorResponse | None:
     """ Interrupts the active turn.
@@ -139,7 +139,7 @@ async def asyncio_detailed(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[CancelAccepted | ErrorResponse]:
     """ Interrupts the active turn.
@@ -173,7 +173,7 @@ async def asyncio(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> CancelAccepted | ErrorResponse | None:
     """ Interrupts the active turn.

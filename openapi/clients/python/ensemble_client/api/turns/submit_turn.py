@@ -84,7 +84,7 @@ def sync_detailed(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: SubmitTurnRequest,
 
 ) -> Response[ErrorResponse | TurnAccepted]:
@@ -121,7 +121,7 @@ def sync(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: SubmitTurnRequest,
 
 ) -> ErrorResponse | TurnAccepted | None:
@@ -153,7 +153,7 @@ async def asyncio_detailed(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: SubmitTurnRequest,
 
 ) -> Response[ErrorResponse | TurnAccepted]:
@@ -190,7 +190,7 @@ async def asyncio(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: SubmitTurnRequest,
 
 ) -> ErrorResponse | TurnAccepted | None:

@@ -98,7 +98,7 @@ def sync_detailed(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: CommitRequest,
 
 ) -> Response[ErrorResponse | WorkspaceCommittedPayload]:
@@ -137,7 +137,7 @@ def sync(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: CommitRequest,
 
 ) -> ErrorResponse | WorkspaceCommittedPayload | None:
@@ -171,7 +171,7 @@ async def asyncio_detailed(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: CommitRequest,
 
 ) -> Response[ErrorResponse | WorkspaceCommittedPayload]:
@@ -210,7 +210,7 @@ async def asyncio(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: CommitRequest,
 
 ) -> ErrorResponse | WorkspaceCommittedPayload | None:

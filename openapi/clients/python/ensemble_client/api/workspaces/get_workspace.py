@@ -83,7 +83,7 @@ def sync_detailed(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[ErrorResponse | WorkspaceInfo]:
     """ The session's workspace (kind, repository, base, branch, path) and the bytes it takes on disk.
@@ -117,7 +117,7 @@ def sync(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> ErrorResponse | WorkspaceInfo | None:
     """ The session's workspace (kind, repository, base, branch, path) and the bytes it takes on disk.
@@ -146,7 +146,7 @@ async def asyncio_detailed(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> Response[ErrorResponse | WorkspaceInfo]:
     """ The session's workspace (kind, repository, base, branch, path) and the bytes it takes on disk.
@@ -180,7 +180,7 @@ async def asyncio(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 
 ) -> ErrorResponse | WorkspaceInfo | None:
     """ The session's workspace (kind, repository, base, branch, path) and the bytes it takes on disk.

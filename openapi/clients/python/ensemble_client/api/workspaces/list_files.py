@@ -100,7 +100,7 @@ def sync_detailed(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     path: str | Unset = UNSET,
 
 ) -> Response[ErrorResponse | FileListing]:
@@ -137,7 +137,7 @@ def sync(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     path: str | Unset = UNSET,
 
 ) -> ErrorResponse | FileListing | None:
@@ -169,7 +169,7 @@ async def asyncio_detailed(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     path: str | Unset = UNSET,
 
 ) -> Response[ErrorResponse | FileListing]:
@@ -206,7 +206,7 @@ async def asyncio(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     path: str | Unset = UNSET,
 
 ) -> ErrorResponse | FileListing | None:

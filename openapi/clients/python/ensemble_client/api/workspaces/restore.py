@@ -105,7 +105,7 @@ def sync_detailed(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: RestoreRequest,
 
 ) -> Response[ErrorResponse | WorkspaceRestoredPayload]:
@@ -143,7 +143,7 @@ def sync(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: RestoreRequest,
 
 ) -> ErrorResponse | WorkspaceRestoredPayload | None:
@@ -176,7 +176,7 @@ async def asyncio_detailed(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: RestoreRequest,
 
 ) -> Response[ErrorResponse | WorkspaceRestoredPayload]:
@@ -214,7 +214,7 @@ async def asyncio(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: RestoreRequest,
 
 ) -> ErrorResponse | WorkspaceRestoredPayload | None:

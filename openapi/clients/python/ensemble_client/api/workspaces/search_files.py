@@ -89,7 +89,7 @@ def sync_detailed(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     q: str,
     limit: int | Unset = UNSET,
 
@@ -130,7 +130,7 @@ def sync(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     q: str,
     limit: int | Unset = UNSET,
 
@@ -166,7 +166,7 @@ async def asyncio_detailed(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     q: str,
     limit: int | Unset = UNSET,
 
@@ -207,7 +207,7 @@ async def asyncio(
     room_id: str,
     session_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     q: str,
     limit: int | Unset = UNSET,
 
