@@ -752,6 +752,11 @@ pub struct WorkspaceRestoredPayload {
     pub checkpoint: String,
     /// The checkpoint of the working tree just before: restore it to undo this one.
     pub undo: String,
+    /// Files the checkpoint has that were left as they are: now larger than
+    /// `--checkpoint-max-file-bytes`, they are in no checkpoint, so the undo could not bring
+    /// them back.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kept: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

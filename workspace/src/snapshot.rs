@@ -183,7 +183,18 @@ impl Git {
     /// unless `target` has a file at their path. A path is deleted only beneath `top` through real
     /// directories (never through a symbolic link), and never a directory. `Err(UnknownRev)`
     /// when `target` or `current` names no commit.
-    pub async fn restore(&self, top: &Path, index: &Path, target: &str, current: &str) -> Result<(), GitError> {
+    ///
+    /// The files of `keep` (those `current` left out as too large: no checkpoint holds them, so
+    /// nothing could bring them back) are never written, also where `target` has them; returns
+    /// those that `target` has, left as they are.
+    pub async fn restore(
+        &self,
+        top: &Path,
+        index: &Path,
+        target: &str,
+        current: &str,
+        keep: &[String],
+    ) -> Result<Vec<String>, GitError> {
         let (target, current) = (known_rev(target)?, known_rev(current)?);
         let index = std::path::absolute(index)?;
         let gone = self
@@ -196,11 +207,26 @@ impl Git {
         // `-i`: the index is compared with nothing in the work tree; `-m`: entries whose content
         // is unchanged keep their stat data.
         self.call(top).index(&index).args(["read-tree", "-i", "-m", target]).ok().await?;
+        // Out of the index, `checkout-index` does not write them (the next checkpoint leaves
+        // them out again, as too large).
+        let mut kept = Vec::new();
+        for chunk in chunked(keep) {
+            let listed = self.call(top).index(&index).args(["--literal-pathspecs", "ls-files", "-z", "--"]);
+            let listed = listed.args(chunk).ok().await?;
+            let present: Vec<&[u8]> = listed.split(|&b| b == 0).filter(|p| !p.is_empty()).collect();
+            if present.is_empty() {
+                continue;
+            }
+            let paths = present.iter().map(|p| OsStr::from_bytes(p));
+            self.call(top).index(&index).args(["update-index", "--force-remove", "--"]).args(paths).ok().await?;
+            kept.extend(present.iter().map(|p| String::from_utf8_lossy(p).into_owned()));
+        }
         let dir = top.to_path_buf();
         tokio::task::spawn_blocking(move || delete_all(&dir, &gone))
             .await
             .map_err(|e| GitError::Io(std::io::Error::other(e)))??;
-        self.call(top).index(&index).args(["checkout-index", "-a", "-f"]).ok().await.map(drop)
+        self.call(top).index(&index).args(["checkout-index", "-a", "-f"]).ok().await?;
+        Ok(kept)
     }
 
     /// Stdout of a finished command, or its error: `UnknownRev` for the first of `revs` that
@@ -216,6 +242,23 @@ impl Git {
         }
         Err(out.error())
     }
+}
+
+/// `paths` in groups whose bytes fit on one command line.
+fn chunked(paths: &[String]) -> Vec<&[String]> {
+    let mut out = Vec::new();
+    let (mut start, mut bytes) = (0, 0);
+    for (i, p) in paths.iter().enumerate() {
+        if bytes + p.len() > ARGV_CHUNK && i > start {
+            out.push(&paths[start..i]);
+            (start, bytes) = (i, 0);
+        }
+        bytes += p.len() + 1;
+    }
+    if start < paths.len() {
+        out.push(&paths[start..]);
+    }
+    out
 }
 
 /// `--pathspec-from-file=<list>`.

@@ -198,7 +198,7 @@ async fn file_names_with_spaces_newlines_and_odd_bytes_are_read_whole() {
     assert_eq!(one.files.len(), 1);
     assert!(one.diff.contains("+n\n"), "{}", one.diff);
     // And a restore deletes them all by their exact names.
-    g.restore(&r.top, &r.index, &cp1.commit, &cp2.commit).await.unwrap();
+    g.restore(&r.top, &r.index, &cp1.commit, &cp2.commit, &[]).await.unwrap();
     assert_eq!(git(&r.top, &["status", "--porcelain"]), "");
 }
 
@@ -265,6 +265,15 @@ async fn files_over_the_limit_are_skipped_unread_and_listed() {
     assert_eq!(cp4.skipped, ["tracked.bin", "untracked.bin"]);
     assert!(!tree_files(&r.top, &cp4.commit).contains(&"tracked.bin".to_owned()));
     assert!(!r.index.with_extension("skip").exists() && !PathBuf::from(format!("{}.skip", r.index.display())).exists());
+    // Back to cp3, which has a small tracked.bin: the huge one is in no checkpoint, so nothing
+    // could bring it back; it is kept, and said so. The rest is restored.
+    fs::write(r.top.join("small.txt"), "changed\n").unwrap();
+    let cp5 = g.checkpoint(&r.top, &r.index, "refs/ensemble/s/5", "5", MAX).await.unwrap();
+    let kept = g.restore(&r.top, &r.index, &cp3.commit, &cp5.commit, &cp5.skipped).await.unwrap();
+    assert_eq!(kept, ["tracked.bin"], "untracked.bin is not in cp3");
+    assert_eq!(fs::metadata(r.top.join("tracked.bin")).unwrap().len(), huge);
+    assert_eq!(fs::metadata(r.top.join("untracked.bin")).unwrap().len(), huge);
+    assert_eq!(fs::read_to_string(r.top.join("small.txt")).unwrap(), "small\n");
 }
 
 #[tokio::test]
@@ -287,7 +296,7 @@ async fn restore_puts_the_working_tree_back_and_leaves_the_rest_alone() {
     write(&r.top, "gone/only.txt", "new\n");
     write(&r.top, "later.log", "ignored, made by the turn\n");
     let now = checkpoint(&r, "2").await;
-    g.restore(&r.top, &r.index, &base.commit, &now.commit).await.unwrap();
+    g.restore(&r.top, &r.index, &base.commit, &now.commit, &[]).await.unwrap();
 
     assert_eq!(fs::read_to_string(r.top.join("a.txt")).unwrap(), "staged\n");
     assert_eq!(fs::read_to_string(r.top.join("b.txt")).unwrap(), "bee\n");
@@ -306,11 +315,11 @@ async fn restore_puts_the_working_tree_back_and_leaves_the_rest_alone() {
     assert_eq!(checkpoint(&r, "3").await.tree, base.tree);
     // And forwards again.
     let back = checkpoint(&r, "4").await;
-    g.restore(&r.top, &r.index, &now.commit, &back.commit).await.unwrap();
+    g.restore(&r.top, &r.index, &now.commit, &back.commit, &[]).await.unwrap();
     assert_eq!(checkpoint(&r, "5").await.tree, now.tree);
     assert!(r.top.join("deep/er/added.txt").exists() && !r.top.join("b.txt").exists());
 
-    let err = g.restore(&r.top, &r.index, "refs/ensemble/s/none", &now.commit).await.unwrap_err();
+    let err = g.restore(&r.top, &r.index, "refs/ensemble/s/none", &now.commit, &[]).await.unwrap_err();
     assert!(matches!(&err, GitError::UnknownRev(rev) if rev == "refs/ensemble/s/none"), "{err:?}");
 }
 
@@ -326,7 +335,7 @@ async fn restore_never_deletes_through_a_symbolic_link() {
     // The directory is swapped for a link to elsewhere before the restore.
     fs::remove_dir_all(r.top.join("d")).unwrap();
     std::os::unix::fs::symlink(&outside, r.top.join("d")).unwrap();
-    g.restore(&r.top, &r.index, &base.commit, &now.commit).await.unwrap();
+    g.restore(&r.top, &r.index, &base.commit, &now.commit, &[]).await.unwrap();
     assert_eq!(fs::read_to_string(outside.join("victim.txt")).unwrap(), "precious\n");
 }
 
@@ -642,6 +651,6 @@ fn every_future_is_send() {
     send(g.list_refs(p, "refs/"));
     send(g.resolve(p, "HEAD"));
     send(g.changes(p, "a", "b", Some("p"), 1));
-    send(g.restore(p, p, "a", "b"));
+    send(g.restore(p, p, "a", "b", &[]));
     send(g.commit_all(p, "m", Some(("n", "e"))));
 }

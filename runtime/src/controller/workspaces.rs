@@ -398,8 +398,8 @@ impl Controller {
         let (undo, current) = self.take_checkpoint(key, &top, None, CheckpointPhase::Restore).await?;
         let config = self.workspace_config()?;
         let index = config.index_dir.join(format!("{}.index", key_hash(key)));
-        config.git.restore(&top, &index, &target.commit, &current.commit).await?;
-        let payload = WorkspaceRestoredPayload { checkpoint: target.id, undo };
+        let kept = config.git.restore(&top, &index, &target.commit, &current.commit, &current.skipped).await?;
+        let payload = WorkspaceRestoredPayload { checkpoint: target.id, undo, kept };
         let event = payload.clone();
         self.publish_with(key, Persist::Always, |b| {
             b.emit(None, EventBody::WorkspaceRestored(event));

@@ -38,6 +38,21 @@ async fn a_file_past_the_limit_is_left_out_and_named() {
     let files = changes["payload"]["files"].as_array().unwrap();
     assert_eq!(files.len(), 1, "{files:?}");
     assert_eq!(files[0]["path"], "small.txt");
+
+    // A file small in a checkpoint and too large now is in no checkpoint: a restore to that
+    // checkpoint leaves it as it is (the undo could not bring it back) and says so.
+    std::fs::write(dir.join("grows.log"), "small\n").unwrap();
+    let (_, events) = turn_until(&s, &mut ws, "s", "/write small.txt again", "turn.changes").await;
+    let small_then = events.last().unwrap()["payload"]["after"].as_str().unwrap().to_owned();
+    std::fs::File::options().write(true).open(dir.join("grows.log")).unwrap().set_len(1 << 30).unwrap();
+    turn_until(&s, &mut ws, "s", "/write small.txt third", "turn.changes").await;
+    let (status, restored) = s.post("/v1/rooms/r/sessions/s/restore", json!({"checkpoint": small_then})).await;
+    assert_eq!(status, StatusCode::OK, "{restored}");
+    assert_eq!(restored["kept"], json!(["grows.log"]), "{restored}");
+    assert_eq!(std::fs::metadata(dir.join("grows.log")).unwrap().len(), 1 << 30);
+    assert_eq!(std::fs::read_to_string(dir.join("small.txt")).unwrap(), "again\n");
+    let event = ws.until_type("workspace.restored").await.last().cloned().unwrap();
+    assert_eq!(event["payload"]["kept"], json!(["grows.log"]));
 }
 
 #[tokio::test]
@@ -85,6 +100,17 @@ async fn a_worktree_removed_by_hand_is_said_plainly() {
         assert_eq!(error_code(status, &body, StatusCode::UNPROCESSABLE_ENTITY), "no_workspace", "{route}");
         assert!(body["error"]["message"].as_str().unwrap().contains("gone"), "{route}: {body}");
     }
+    // A turn still runs, said to be without checkpoints; the session is not stuck.
+    let mut ws = s.ws("r", None).await;
+    ws.hello().await;
+    let (_, events) = turn_until(&s, &mut ws, "w", "still there?", "turn.completed").await;
+    assert!(
+        events
+            .iter()
+            .any(|e| e["type"] == "notice" && e["payload"]["message"].as_str().unwrap().contains("no checkpoint")),
+        "{events:?}"
+    );
+    assert!(events.iter().any(|e| e["type"] == "message.completed"), "{events:?}");
     // Purging what is already gone is fine.
     let (status, body) = s.delete("/v1/rooms/r/sessions/w?purge=true&force=true").await;
     assert_eq!(status, StatusCode::NO_CONTENT, "{body}");

@@ -121,7 +121,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Providers this server can run. */
+        /**
+         * Providers this server can run. An available agent is asked (without a session, at most once
+         *     a minute) whether it needs a login, so `authState` says so before any session has started.
+         */
         get: operations["list_providers"];
         put?: never;
         post?: never;
@@ -2267,6 +2270,12 @@ export interface components {
         WorkspaceRestoredPayload: {
             /** @description The checkpoint the working tree was put back to. */
             checkpoint: string;
+            /**
+             * @description Files the checkpoint has that were left as they are: now larger than
+             *     `--checkpoint-max-file-bytes`, they are in no checkpoint, so the undo could not bring
+             *     them back.
+             */
+            kept?: string[];
             /** @description The checkpoint of the working tree just before: restore it to undo this one. */
             undo: string;
         };

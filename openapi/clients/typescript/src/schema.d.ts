@@ -2270,6 +2270,12 @@ export interface components {
         WorkspaceRestoredPayload: {
             /** @description The checkpoint the working tree was put back to. */
             checkpoint: string;
+            /**
+             * @description Files the checkpoint has that were left as they are: now larger than
+             *     `--checkpoint-max-file-bytes`, they are in no checkpoint, so the undo could not bring
+             *     them back.
+             */
+            kept?: string[];
             /** @description The checkpoint of the working tree just before: restore it to undo this one. */
             undo: string;
         };

@@ -8,6 +8,8 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
+from ..types import UNSET, Unset
+from typing import cast
 
 
 
@@ -24,10 +26,14 @@ class WorkspaceRestoredPayload:
         Attributes:
             checkpoint (str): The checkpoint the working tree was put back to.
             undo (str): The checkpoint of the working tree just before: restore it to undo this one.
+            kept (list[str] | Unset): Files the checkpoint has that were left as they are: now larger than
+                `--checkpoint-max-file-bytes`, they are in no checkpoint, so the undo could not bring
+                them back.
      """
 
     checkpoint: str
     undo: str
+    kept: list[str] | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -39,6 +45,12 @@ class WorkspaceRestoredPayload:
 
         undo = self.undo
 
+        kept: list[str] | Unset = UNSET
+        if not isinstance(self.kept, Unset):
+            kept = self.kept
+
+
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -46,6 +58,8 @@ class WorkspaceRestoredPayload:
             "checkpoint": checkpoint,
             "undo": undo,
         })
+        if kept is not UNSET:
+            field_dict["kept"] = kept
 
         return field_dict
 
@@ -58,9 +72,13 @@ class WorkspaceRestoredPayload:
 
         undo = d.pop("undo")
 
+        kept = cast(list[str], d.pop("kept", UNSET))
+
+
         workspace_restored_payload = cls(
             checkpoint=checkpoint,
             undo=undo,
+            kept=kept,
         )
 
 
