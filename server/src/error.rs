@@ -292,10 +292,13 @@ fn git_error(e: &ensemble_workspace::GitError) -> ApiError {
         G::NotARepo(_) | G::UnknownBase(_) | G::UnknownRev(_) | G::InvalidBranch(_) | G::InvalidRef(_) => {
             ApiError::bad_request(code, e.to_string())
         }
-        G::BranchExists(branch) | G::BranchNotMerged(branch) => {
-            ApiError::new(StatusCode::CONFLICT, code, e.to_string())
-                .with_details(serde_json::json!({ "branch": branch }))
+        // A start naming a branch that exists is a bad request (pick another name); a purge that
+        // would lose an unmerged branch conflicts with the branch's state.
+        G::BranchExists(branch) => {
+            ApiError::bad_request(code, e.to_string()).with_details(serde_json::json!({ "branch": branch }))
         }
+        G::BranchNotMerged(branch) => ApiError::new(StatusCode::CONFLICT, code, e.to_string())
+            .with_details(serde_json::json!({ "branch": branch })),
         G::NothingToCommit => ApiError::new(StatusCode::CONFLICT, code, e.to_string()),
         G::Unavailable(_) => ApiError::new(StatusCode::SERVICE_UNAVAILABLE, code, e.to_string()),
         G::Timeout(_) => ApiError::new(StatusCode::GATEWAY_TIMEOUT, code, e.to_string()),

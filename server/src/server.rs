@@ -94,7 +94,12 @@ pub fn workspace_config(args: &ServeArgs) -> WorkspaceConfig {
     let data_dir = args.data_dir();
     WorkspaceConfig {
         git: ensemble_workspace::Git::new(args.git_bin.clone(), Duration::from_secs(args.git_timeout_secs)),
-        worktrees_dir: args.worktrees_dir.clone().unwrap_or_else(|| data_dir.join("worktrees")),
+        // Absolute from the server's cwd now: git records a worktree's path, and sessions run elsewhere.
+        worktrees_dir: args
+            .worktrees_dir
+            .as_ref()
+            .map(|d| std::path::absolute(d).unwrap_or_else(|_| d.clone()))
+            .unwrap_or_else(|| data_dir.join("worktrees")),
         index_dir: data_dir.join("checkpoints"),
         max_file_bytes: args.checkpoint_max_file_bytes,
         max_diff_bytes: args.max_diff_bytes,

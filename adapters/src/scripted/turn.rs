@@ -428,7 +428,6 @@ impl TurnRun {
         Ok(())
     }
 
-    /// A simulated file change: nothing is written; the call carries the diff a real edit would.
     /// A file directive, done for real beneath the session's cwd (no link followed, nothing
     /// outside): `call.started`, then `call.completed` with the diff, or `failed` with the reason.
     pub(super) async fn file(&self, op: FileOp, path: &str, text: &str) -> Result<(), Stop> {

@@ -122,7 +122,7 @@ async fn a_worktree_session_works_on_a_branch_of_its_own() {
         json!({"workspace": {"kind": "worktree", "repo": dir.to_str().unwrap(), "branch": "ensemble/r/w1"}}),
     )
     .await;
-    assert_eq!(error_code(status, &body, StatusCode::CONFLICT), "branch_exists");
+    assert_eq!(error_code(status, &body, StatusCode::BAD_REQUEST), "branch_exists");
     assert_eq!(body["error"]["details"]["branch"], "ensemble/r/w1");
     let (status, body) =
         start(&s, "w3", json!({"workspace": {"kind": "worktree", "repo": dir.to_str().unwrap(), "base": "nope"}}))
@@ -199,4 +199,69 @@ async fn without_git_a_worktree_is_a_clear_503_and_the_rest_works() {
     assert_eq!(status, StatusCode::CREATED);
     assert!(started.get("workspace").is_none(), "{started}");
     s.turn("r", "d", "hello").await;
+}
+
+#[tokio::test]
+async fn worktrees_go_where_asked_and_a_relative_cwd_stays_inside() {
+    let place = tempfile::Builder::new().prefix("ensemble-worktrees-").tempdir_in("/var/tmp").unwrap();
+    let s = Server::start(&["--worktrees-dir", place.path().to_str().unwrap()]).await;
+    let dir = git_repo(&s.dir.join("proj"), &[("README.md", b"# demo\n"), ("src/lib.rs", b"// lib\n")]);
+    let repo = dir.to_str().unwrap();
+    let (status, started) =
+        start(&s, "w1", json!({"cwd": "src", "workspace": {"kind": "worktree", "repo": repo}})).await;
+    assert_eq!(status, StatusCode::CREATED, "{started}");
+    let top = PathBuf::from(started["workspace"]["path"].as_str().unwrap());
+    assert!(top.starts_with(place.path().canonicalize().unwrap()) || top.starts_with(place.path()), "{top:?}");
+    assert_eq!(started["cwd"], top.join("src").to_str().unwrap(), "{started}");
+    // A cwd that leaves the worktree, or is absolute: refused, and no worktree or branch left.
+    for cwd in ["../..", "/etc", "src/../../x", "nope"] {
+        let (status, body) =
+            start(&s, "w2", json!({"cwd": cwd, "workspace": {"kind": "worktree", "repo": repo}})).await;
+        assert_eq!(error_code(status, &body, StatusCode::BAD_REQUEST), "cwd_outside_workspace", "{cwd}");
+        assert!(!git(&dir, &["branch", "--list", "ensemble/r/w2"]).contains("w2"), "{cwd}: a branch was left");
+    }
+    assert_eq!(std::fs::read_dir(place.path()).unwrap().count(), 1, "only w1's worktree");
+
+    // Two turns; the changes between the first's before and the second's after hold both.
+    let mut ws = s.ws("r", None).await;
+    ws.hello().await;
+    let one = turn_changes(&s, &mut ws, "w1", "/write one.txt 1").await;
+    let two = turn_changes(&s, &mut ws, "w1", "/write two.txt 2").await;
+    let (from, to) = (one["payload"]["before"].as_str().unwrap(), two["payload"]["after"].as_str().unwrap());
+    let (status, both) = s.get(&format!("/v1/rooms/r/sessions/w1/changes?from={from}&to={to}")).await;
+    assert_eq!(status, StatusCode::OK, "{both}");
+    let paths: Vec<&str> = both["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap()).collect();
+    assert_eq!(paths, ["src/one.txt", "src/two.txt"], "{both}");
+    // Answered with the two checkpoints' commits.
+    let (_, list) = s.get("/v1/rooms/r/sessions/w1/checkpoints").await;
+    let commit_of =
+        |id: &str| list["data"].as_array().unwrap().iter().find(|c| c["id"] == id).unwrap()["commit"].clone();
+    assert_eq!((both["from"].clone(), both["to"].clone()), (commit_of(from), commit_of(to)));
+    let (status, body) = s.get(&format!("/v1/rooms/r/sessions/w1/changes?from={from}&to=nope")).await;
+    assert!(status.is_client_error(), "{body}");
+}
+
+#[tokio::test]
+async fn a_failed_turn_has_its_changes_and_binary_files_are_marked() {
+    let s = Server::start(&[]).await;
+    let dir = repo(&s.dir.join("proj"));
+    let (status, body) = start(&s, "s", json!({"cwd": dir.to_str().unwrap()})).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let mut ws = s.ws("r", None).await;
+    ws.hello().await;
+    // A turn that writes, then fails: what it changed is still reported.
+    let turn = s.turn("r", "s", "/write half.txt done so far\n/fail it broke").await;
+    let events = ws.until(|e| e["type"] == "turn.changes" && e["turnId"] == turn.as_str()).await;
+    assert!(events.iter().any(|e| e["type"] == "turn.failed"), "{events:?}");
+    assert_eq!(events.last().unwrap()["payload"]["files"][0]["path"], "half.txt");
+    // A binary file written while a turn runs (as an agent's tool would) is marked so.
+    let turn = s.turn("r", "s", "/slow 40\n/chunks 40").await;
+    ws.until(|e| e["type"] == "message.delta").await;
+    std::fs::write(dir.join("image.bin"), [0u8, 159, 146, 150, 0, 1, 2, 3]).unwrap();
+    let events = ws.until(|e| e["type"] == "turn.changes" && e["turnId"] == turn.as_str()).await;
+    let files = events.last().unwrap()["payload"]["files"].as_array().unwrap().clone();
+    let bin = files.iter().find(|f| f["path"] == "image.bin").unwrap_or_else(|| panic!("{files:?}"));
+    assert_eq!((bin["status"].as_str(), bin["binary"].as_bool()), (Some("added"), Some(true)), "{bin}");
+    let (_, review) = s.get(&format!("/v1/rooms/r/sessions/s/changes?turn={turn}")).await;
+    assert!(review["diff"].as_str().unwrap().contains("Binary files"), "{review}");
 }
