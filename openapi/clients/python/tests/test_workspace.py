@@ -12,7 +12,9 @@ from ensemble_client.api.sessions import start_session
 from ensemble_client.api.workspaces import (
     commit_workspace,
     file_content,
+    fork_session,
     get_changes,
+    get_workspace,
     list_checkpoints,
     list_files,
     restore,
@@ -23,6 +25,7 @@ from ensemble_client.models import (
     CheckpointList,
     CommitRequest,
     FileContent,
+    ForkRequest,
     FileListing,
     FileSearch,
     RestoreRequest,
@@ -32,6 +35,7 @@ from ensemble_client.models import (
     WorkspaceChanges,
     WorkspaceCommittedEvent,
     WorkspaceCommittedPayload,
+    WorkspaceInfo,
     WorkspaceKind,
     WorkspaceRestoredEvent,
     WorkspaceRestoredPayload,
@@ -100,6 +104,20 @@ async def test_a_worktree_session_through_the_client(server: Server) -> None:
             assert isinstance(content, FileContent) and content.content == "from python\n"
             found = await search_files.asyncio(room, sid, client=api, q="notes")
             assert isinstance(found, FileSearch) and [m.path for m in found.data] == ["notes.md"]
+
+            info = await get_workspace.asyncio(room, sid, client=api)
+            assert isinstance(info, WorkspaceInfo) and info.disk_bytes > 0
+            assert info.workspace.branch == f"ensemble/{room}/{sid}"
+
+            # A fork through the turn: a session of its own, in a worktree of its own, with the file.
+            fork = await fork_session.asyncio(
+                room, sid, client=api, body=ForkRequest(at_turn=result.turn_id, session_id="w1-fork")
+            )
+            assert isinstance(fork, Session) and fork.session_id == "w1-fork"
+            assert fork.forked_from and fork.forked_from.session_id == sid
+            assert fork.forked_from.turn_id == result.turn_id
+            assert fork.workspace and fork.workspace.path and fork.workspace.path != str(top)
+            assert (Path(fork.workspace.path) / "notes.md").read_text() == "from python\n"
 
             committed = await commit_workspace.asyncio(room, sid, client=api, body=CommitRequest(message="notes"))
             assert isinstance(committed, WorkspaceCommittedPayload)

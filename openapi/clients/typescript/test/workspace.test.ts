@@ -3,7 +3,7 @@
 
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 
@@ -72,6 +72,45 @@ describe("a worktree session through @ensemble/client", () => {
       "changes",
     );
     assert.ok(review.diff.includes("+from typescript"), review.diff);
+
+    const info = ok(
+      await server.client.GET("/v1/rooms/{roomId}/sessions/{sessionId}/workspace", { params: { path } }),
+      "workspace",
+    );
+    assert.ok(info.diskBytes > 0);
+    assert.equal(info.workspace.path, top);
+    const listing = ok(
+      await server.client.GET("/v1/rooms/{roomId}/sessions/{sessionId}/files", { params: { path, query: {} } }),
+      "files",
+    );
+    assert.deepEqual(listing.entries.map((e) => e.name).sort(), ["README.md", "notes.md"]);
+    const content = ok(
+      await server.client.GET("/v1/rooms/{roomId}/sessions/{sessionId}/files/content", {
+        params: { path, query: { path: "notes.md" } },
+      }),
+      "file",
+    );
+    assert.equal(content.content, "from typescript\n");
+    assert.equal(content.binary, false);
+    const found = ok(
+      await server.client.GET("/v1/rooms/{roomId}/sessions/{sessionId}/files/search", {
+        params: { path, query: { q: "nts" } },
+      }),
+      "search",
+    );
+    assert.deepEqual(found.data.map((m) => m.path), ["notes.md"]);
+
+    // A fork through the turn: a session in a worktree of its own, with the turn's file.
+    const fork = ok(
+      await server.client.POST("/v1/rooms/{roomId}/sessions/{sessionId}/fork", {
+        params: { path },
+        body: { atTurn: turnId, sessionId: "w1-fork" },
+      }),
+      "fork",
+    );
+    assert.deepEqual([fork.forkedFrom?.sessionId, fork.forkedFrom?.turnId], [sessionId, turnId]);
+    assert.notEqual(fork.workspace?.path, top);
+    assert.equal(readFileSync(join(fork.workspace?.path ?? "", "notes.md"), "utf8"), "from typescript\n");
 
     const committed = ok(
       await server.client.POST("/v1/rooms/{roomId}/sessions/{sessionId}/workspace/commit", {
