@@ -191,7 +191,10 @@ pub async fn search_files(
             format!("`q` must not be blank, and at most {MAX_QUERY_CHARS} characters"),
         ));
     }
-    let limit = q.limit.unwrap_or(50).clamp(1, MAX_RESULTS) as usize;
+    let limit = match q.limit.unwrap_or(50) {
+        n @ 1..=MAX_RESULTS => n as usize,
+        _ => return Err(ApiError::bad_request("invalid_query", format!("`limit` must be 1–{MAX_RESULTS}"))),
+    };
     let (root, _) = open(&state, &session, None)?;
     let needle: Vec<char> = q.q.to_lowercase().chars().filter(|c| !c.is_whitespace()).collect();
     let found = blocking(move || {
@@ -257,6 +260,10 @@ fn root_path(root: &Root, rel: &Path) -> PathBuf {
 
 fn relative(path: &str) -> Result<PathBuf, ApiError> {
     check_text("path", path)?;
+    // No file name holds a NUL; the system calls would refuse it as an I/O error (a 500).
+    if path.contains('\0') {
+        return Err(ApiError::bad_request("invalid_path", "a path cannot contain a NUL character"));
+    }
     let p = Path::new(path.trim_start_matches("./"));
     let mut out = PathBuf::new();
     for c in p.components() {

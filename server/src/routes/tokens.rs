@@ -289,6 +289,9 @@ pub async fn list_audit(
     Extension(by): Extension<Principal>,
     Query(q): Query<AuditQuery>,
 ) -> Result<Json<AuditList>, ApiError> {
+    if q.after.is_some_and(|a| i64::try_from(a).is_err()) {
+        return Err(ApiError::bad_request("invalid_query", "after must be a seq (0–9223372036854775807)"));
+    }
     let limit = q.limit.unwrap_or(DEFAULT_AUDIT_LIMIT);
     if limit == 0 || limit > MAX_AUDIT_LIMIT {
         return Err(ApiError::bad_request("invalid_query", format!("limit must be 1–{MAX_AUDIT_LIMIT}")));
