@@ -130,12 +130,12 @@ export class Transcript {
     switch (e.type) {
       case "turn.started": {
         const p = e.payload;
-        const text = (p.input ?? []).map((i) => i.text).join("\n");
+        const text = (p.input ?? []).map((i) => (i.type === "text" ? i.text : "")).filter(Boolean).join("\n");
         this.add({ kind: "turn", key: `t:${p.turnId}`, rev: 0, turnId: p.turnId, origin: p.origin, text, goalOperationId: p.goalOperationId ?? null, status: "running", at: e.occurredAtMs, actor: e.actor ?? null });
         return;
       }
       case "turn.steered": {
-        const text = e.payload.input.map((i) => i.text).join("\n");
+        const text = e.payload.input.map((i) => (i.type === "text" ? i.text : "")).filter(Boolean).join("\n");
         this.add({ kind: "steer", key: this.fresh("steer"), rev: 0, text });
         return;
       }

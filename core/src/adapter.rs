@@ -18,8 +18,7 @@ use serde_json::Value;
 use crate::event::{Decision, EventBody};
 use crate::goal::{GoalCommand, GoalFact, GoalHost, GoalIdentity, ProviderGoal};
 use crate::model::{
-    AgentInfo, AuthState, ConfigChange, InputItem, ProviderCapabilities, Session, SessionKey, SessionPatch,
-    SideCapabilities,
+    AgentInfo, AuthState, ConfigChange, ProviderCapabilities, Session, SessionKey, SessionPatch, SideCapabilities,
 };
 
 /// A fact an adapter reports about its session.
@@ -166,8 +165,74 @@ pub struct StartOutcome {
 #[derive(Clone, Debug)]
 pub struct TurnRequest {
     pub turn_id: String,
-    pub input: Vec<InputItem>,
+    pub input: Vec<Prompt>,
     pub client_submit_id: Option<String>,
+}
+
+/// Turn input as an adapter gets it: text as sent, images and files already read (once, inside
+/// the session's workspace, within the limits) by the controller.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Prompt {
+    Text(String),
+    Image(PromptImage),
+    File(PromptFile),
+}
+
+/// An image of a turn's input.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PromptImage {
+    /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`, checked against the bytes.
+    pub mime_type: String,
+    pub data: Arc<[u8]>,
+    /// Where it is, when it was given as a file of the workspace (absolute).
+    pub path: Option<std::path::PathBuf>,
+    /// What the user called it.
+    pub name: Option<String>,
+}
+
+/// A file of a turn's input.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PromptFile {
+    /// Absolute, inside the session's workspace.
+    pub path: std::path::PathBuf,
+    /// As the user gave it (relative to the session's cwd, or absolute).
+    pub name: String,
+    pub size: u64,
+    /// `text/plain` when its bytes are UTF-8, else `application/octet-stream`.
+    pub mime_type: String,
+    /// Its content, when it is no larger than the server embeds (`--max-embedded-file-bytes`).
+    pub content: Option<Arc<[u8]>>,
+}
+
+impl Prompt {
+    /// The text of a text item.
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            Self::Text(t) => Some(t),
+            Self::Image(_) | Self::File(_) => None,
+        }
+    }
+}
+
+/// What kinds of input, besides text, a provider takes in a session's turns.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct InputKinds {
+    /// Why images are not taken (`None`: they are).
+    pub image: Option<String>,
+    /// Why files are not taken (`None`: they are).
+    pub file: Option<String>,
+}
+
+impl InputKinds {
+    /// Takes images and files.
+    pub fn all() -> Self {
+        Self { image: None, file: None }
+    }
+
+    /// Takes text only, for `reason`.
+    pub fn text_only(reason: &str) -> Self {
+        Self { image: Some(reason.to_owned()), file: Some(reason.to_owned()) }
+    }
 }
 
 /// Errors of provider operations.
@@ -355,7 +420,7 @@ pub trait Adapter: Send + Sync + 'static {
     }
 
     /// Adds input to a running turn. Needs `capabilities().steer`.
-    async fn steer(&self, _session: &Session, _turn_id: &str, _input: Vec<InputItem>) -> Result<(), AdapterError> {
+    async fn steer(&self, _session: &Session, _turn_id: &str, _input: Vec<Prompt>) -> Result<(), AdapterError> {
         unsupported("steering")
     }
 
@@ -406,6 +471,13 @@ pub trait Adapter: Send + Sync + 'static {
         _handle: SessionHandle,
     ) -> Result<StartOutcome, AdapterError> {
         unsupported("forking a conversation through a turn")
+    }
+
+    /// Which input besides text the session's turns take (asked after the session is live: an
+    /// agent may say so only in its handshake). A turn with an item it does not take is refused
+    /// with 422 `input_unsupported`, naming the item and the reason.
+    fn input_kinds(&self, _session: &Session) -> InputKinds {
+        InputKinds::text_only("this provider takes text only")
     }
 
     /// Whether the agent can call its model, asked without a session, so `GET /v1/providers` can

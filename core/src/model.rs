@@ -420,12 +420,60 @@ pub enum InputItem {
         #[cfg_attr(feature = "schema", schema(pattern = r"\S"))]
         text: String,
     },
+    /// An image: sent as `data` (base64) with its `mimeType`, or named by `path` inside the
+    /// session's workspace. The server keeps it (`attachment`) and never repeats `data`: in
+    /// events an image has `mimeType`, `bytes` and `attachment` (read it at
+    /// `GET …/sessions/{sessionId}/attachments/{attachment}`).
+    Image {
+        /// The image, base64 (standard alphabet, padded); with `mimeType`. Never in events.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        data: Option<String>,
+        /// `image/png`, `image/jpeg`, `image/gif` or `image/webp` (checked against the bytes).
+        #[serde(rename = "mimeType", default, skip_serializing_if = "Option::is_none")]
+        mime_type: Option<String>,
+        /// Instead of `data`: a file inside the session's workspace (relative to its cwd, or absolute).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        path: Option<String>,
+        /// A name to show for it (a pasted image's file name).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+        /// Set by the server: the image's id among the session's attachments.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        attachment: Option<String>,
+        /// Set by the server: the image's size.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        bytes: Option<u64>,
+    },
+    /// A file inside the session's workspace, given to the agent as a link or with its content,
+    /// as the agent takes them. In events it has its `bytes` and `mimeType` too.
+    File {
+        /// Inside the session's workspace: relative to its cwd, or absolute.
+        path: String,
+        /// Set by the server: the file's size when the turn started.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        bytes: Option<u64>,
+        /// Set by the server: `text/plain` for a UTF-8 file, an image's own type for an image,
+        /// else `application/octet-stream`.
+        #[serde(rename = "mimeType", default, skip_serializing_if = "Option::is_none")]
+        mime_type: Option<String>,
+    },
 }
 
 impl InputItem {
+    /// The item's text (empty for an image or a file).
     pub fn text(&self) -> &str {
         match self {
             Self::Text { text } => text,
+            Self::Image { .. } | Self::File { .. } => "",
+        }
+    }
+
+    /// `text`, `image` or `file`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Text { .. } => "text",
+            Self::Image { .. } => "image",
+            Self::File { .. } => "file",
         }
     }
 }

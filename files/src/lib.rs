@@ -157,6 +157,29 @@ impl Root {
         Ok(out)
     }
 
+    /// A regular file's size, and its content when it is at most `max_bytes` (`None` when larger:
+    /// only its size is read).
+    pub fn read_up_to(&self, path: &Path, max_bytes: u64) -> Result<(u64, Option<Vec<u8>>), FileError> {
+        let (parent, name) = self.parent_of(path)?;
+        let fd = rustix::fs::openat(
+            parent.as_fd(),
+            &name,
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(FileError::from_errno)?;
+        let len = self.check_file(&fd)?;
+        if len > max_bytes {
+            return Ok((len, None));
+        }
+        let mut out = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+        File::from(fd).take(max_bytes.saturating_add(1)).read_to_end(&mut out).map_err(FileError::Io)?;
+        if out.len() as u64 > max_bytes {
+            return Ok((out.len() as u64, None));
+        }
+        Ok((out.len() as u64, Some(out)))
+    }
+
     /// Creates or replaces a regular file (its directory must exist). Not opened with `O_TRUNC`:
     /// a file is only cut once it is known to be one the agent may write.
     pub fn write(&self, path: &Path, content: &[u8]) -> Result<(), FileError> {

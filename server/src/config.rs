@@ -196,6 +196,20 @@ pub struct ServeArgs {
     #[arg(help_heading = "Limits", long, env = "ENSEMBLE_MAX_INPUT_BYTES", default_value_t = 1024 * 1024)]
     pub max_input_bytes: usize,
 
+    /// Largest image of a turn (decoded bytes; sent as base64 it also counts against
+    /// --max-body-bytes).
+    #[arg(help_heading = "Limits", long, env = "ENSEMBLE_MAX_IMAGE_BYTES", default_value_t = 5 << 20)]
+    pub max_image_bytes: u64,
+
+    /// Most bytes of images and embedded files one turn carries.
+    #[arg(help_heading = "Limits", long, env = "ENSEMBLE_MAX_TURN_ATTACHMENT_BYTES", default_value_t = 16 << 20)]
+    pub max_turn_attachment_bytes: u64,
+
+    /// A file of a turn is given to the agent with its content up to this size, larger ones as a
+    /// link to the file only.
+    #[arg(help_heading = "Limits", long, env = "ENSEMBLE_MAX_EMBEDDED_FILE_BYTES", default_value_t = 256 << 10)]
+    pub max_embedded_file_bytes: u64,
+
     /// Open HTTP connections (room WebSockets are counted by --max-ws-connections instead). At the
     /// cap the oldest connection without a request in progress is closed to make room; when every
     /// one is busy, new connections wait in the listen backlog. Lowered to half the open-file limit

@@ -16,7 +16,9 @@ use utoipa_axum::routes;
 use crate::cluster::forward;
 use crate::error::{self, ApiError};
 use crate::openapi::{self, OpenApiJson};
-use crate::routes::{files, goals, interactions, providers, rooms, sessions, sides, system, tokens, turns, workspaces};
+use crate::routes::{
+    attachments, files, goals, interactions, providers, rooms, sessions, sides, system, tokens, turns, workspaces,
+};
 use crate::state::AppState;
 use crate::{security, telemetry, ws};
 
@@ -30,6 +32,7 @@ fn api_router() -> OpenApiRouter<AppState> {
         .routes(routes!(sessions::get_session, sessions::close_session))
         .routes(routes!(turns::submit_turn))
         .routes(routes!(turns::cancel_turn))
+        .routes(routes!(attachments::get_attachment))
         .routes(routes!(sessions::resume_session))
         .routes(routes!(sessions::configure_session))
         .routes(routes!(sessions::release_session))

@@ -7,7 +7,9 @@ use std::time::Duration;
 use anyhow::Context;
 use ensemble_runtime::bus::RoomHub;
 use ensemble_runtime::clock::SystemClock;
-use ensemble_runtime::controller::{ClusterConfig, Controller, ControllerConfig, ControllerError, WorkspaceConfig};
+use ensemble_runtime::controller::{
+    AttachmentConfig, ClusterConfig, Controller, ControllerConfig, ControllerError, WorkspaceConfig,
+};
 use ensemble_runtime::store::{DEFAULT_WAL_PREFILL, Retention, Store, StoreConfig, Synchronous};
 use tokio::net::TcpListener;
 
@@ -86,6 +88,13 @@ pub fn controller_config(args: &ServeArgs) -> ControllerConfig {
         store_retry: Duration::from_millis(args.store_retry_ms),
         workspaces: Some(workspace_config(args)),
         workspaces_off_reason: None,
+        attachments: AttachmentConfig {
+            dir: Some(args.data_dir().join("attachments")),
+            guard: files_guard(args),
+            max_image_bytes: args.max_image_bytes,
+            max_turn_bytes: args.max_turn_attachment_bytes,
+            max_embedded_file_bytes: args.max_embedded_file_bytes,
+        },
     }
 }
 

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use ensemble_core::adapter::{AdapterError, EventSink, Fact, TurnRequest};
+use ensemble_core::adapter::{AdapterError, EventSink, Fact, Prompt, TurnRequest};
 use ensemble_core::clock::new_id;
 use ensemble_core::event::{Decision, ErrorInfo, EventBody, TurnFailedPayload};
 use ensemble_core::model::{ConfigChange, SessionKey, SessionPatch};
@@ -453,7 +453,8 @@ impl Live {
                 ended: Arc::new(Notify::new()),
             });
         }
-        let prompt: Vec<acp::ContentBlock> = turn.input.iter().map(|i| acp::ContentBlock::from(i.text())).collect();
+        let caps = self.agent_capabilities().prompt_capabilities;
+        let prompt: Vec<acp::ContentBlock> = turn.input.iter().map(|i| content_block(i, &caps)).collect();
         let params = acp::PromptRequest::new(session_id, prompt);
         let me = self.clone();
         tokio::spawn(async move {
@@ -582,4 +583,38 @@ impl Live {
 
 fn failed(turn_id: &str, code: &str, message: &str) -> EventBody {
     EventBody::TurnFailed(TurnFailedPayload { turn_id: turn_id.to_owned(), error: ErrorInfo::new(code, message) })
+}
+
+/// One item of a turn's input as an ACP content block: text; an image (only sent to an agent
+/// whose `promptCapabilities.image` is true); a file as an embedded resource (its text, or its
+/// bytes in base64) when the agent takes `embeddedContext` and the server read its content, else
+/// as a `resource_link`, which every agent takes.
+fn content_block(item: &Prompt, caps: &acp::PromptCapabilities) -> acp::ContentBlock {
+    use base64::Engine;
+    let b64 = |bytes: &[u8]| base64::engine::general_purpose::STANDARD.encode(bytes);
+    let uri = |p: &std::path::Path| format!("file://{}", p.display());
+    match item {
+        Prompt::Text(t) => acp::ContentBlock::from(t.as_str()),
+        Prompt::Image(image) => acp::ContentBlock::Image(
+            acp::ImageContent::new(b64(&image.data), image.mime_type.as_str()).uri(image.path.as_deref().map(uri)),
+        ),
+        Prompt::File(file) => match &file.content {
+            Some(content) if caps.embedded_context => {
+                let resource = match std::str::from_utf8(content) {
+                    Ok(text) => acp::EmbeddedResourceResource::TextResourceContents(
+                        acp::TextResourceContents::new(text, uri(&file.path)).mime_type(file.mime_type.clone()),
+                    ),
+                    Err(_) => acp::EmbeddedResourceResource::BlobResourceContents(
+                        acp::BlobResourceContents::new(b64(content), uri(&file.path)).mime_type(file.mime_type.clone()),
+                    ),
+                };
+                acp::ContentBlock::Resource(acp::EmbeddedResource::new(resource))
+            }
+            _ => acp::ContentBlock::ResourceLink(
+                acp::ResourceLink::new(file.name.as_str(), uri(&file.path))
+                    .mime_type(file.mime_type.clone())
+                    .size(i64::try_from(file.size).ok()),
+            ),
+        },
+    }
 }

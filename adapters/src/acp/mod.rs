@@ -36,7 +36,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use ensemble_core::adapter::{
-    Adapter, AdapterError, Capabilities, ForkOpen, ProviderDescriptor, SessionHandle, StartOutcome, TurnRequest,
+    Adapter, AdapterError, Capabilities, ForkOpen, InputKinds, ProviderDescriptor, SessionHandle, StartOutcome,
+    TurnRequest,
 };
 use ensemble_core::event::Decision;
 use ensemble_core::model::{AgentInfo, ConfigChange, Session, SessionKey, SessionPatch};
@@ -409,6 +410,18 @@ impl Adapter for AcpAdapter {
             goals: false,
             config: true,
             config_mid_turn: false,
+        }
+    }
+
+    fn input_kinds(&self, session: &Session) -> InputKinds {
+        // Files go as a `resource_link`, which every agent takes; images only where the agent
+        // said so in its handshake.
+        let image = self.live(&session.key()).is_some_and(|l| l.agent_capabilities().prompt_capabilities.image);
+        let name = self.config.id.as_str();
+        InputKinds {
+            image: (!image)
+                .then(|| format!("the agent of `{name}` takes no images (its promptCapabilities.image is false)")),
+            file: None,
         }
     }
 

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use ensemble_core::adapter::Prompt;
 use ensemble_core::adapter::{AdapterError, EventSink, Fact, ProviderState, TurnRequest};
 use ensemble_core::clock::new_id;
 use ensemble_core::event::{
@@ -14,7 +15,7 @@ use ensemble_core::event::{
     TurnFailedPayload,
 };
 use ensemble_core::goal::GoalFact;
-use ensemble_core::model::{InputItem, Session, SessionKey, SessionPatch};
+use ensemble_core::model::{Session, SessionKey, SessionPatch};
 use serde_json::Value;
 use tokio::sync::Notify;
 
@@ -535,12 +536,7 @@ impl Live {
     }
 
     /// Adds input to our running turn `turn_id` (`turn/steer`).
-    pub(super) async fn steer(
-        &self,
-        turn_id: &str,
-        input: &[InputItem],
-        timeout: Duration,
-    ) -> Result<(), AdapterError> {
+    pub(super) async fn steer(&self, turn_id: &str, input: &[Prompt], timeout: Duration) -> Result<(), AdapterError> {
         let provider = {
             let st = self.state();
             match st.active.as_ref() {
@@ -624,6 +620,26 @@ impl Routed for Live {
     }
 }
 
-fn input_items(input: &[InputItem]) -> Vec<UserInput> {
-    input.iter().map(|i| UserInput::text(i.text())).collect()
+/// A turn's input as codex takes it: an image given by path as `localImage` (codex reads it),
+/// one given as data as a `data:` URL; a file as a mention of its path in the text (codex reads
+/// the workspace itself).
+fn input_items(input: &[Prompt]) -> Vec<UserInput> {
+    use base64::Engine;
+    input
+        .iter()
+        .map(|i| match i {
+            Prompt::Text(t) => UserInput::text(t.as_str()),
+            Prompt::Image(image) => match &image.path {
+                Some(p) => UserInput::LocalImage { path: p.to_string_lossy().into_owned() },
+                None => UserInput::Image {
+                    url: format!(
+                        "data:{};base64,{}",
+                        image.mime_type,
+                        base64::engine::general_purpose::STANDARD.encode(&image.data)
+                    ),
+                },
+            },
+            Prompt::File(f) => UserInput::text(format!("(attached file: {})", f.path.display())),
+        })
+        .collect()
 }

@@ -41,13 +41,13 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use ensemble_core::adapter::{
-    Adapter, AdapterError, AuthCheck, Capabilities, ForkOpen, ProviderDescriptor, SessionHandle, SideOpen, SideOpened,
-    StartOutcome, TurnRequest,
+    Adapter, AdapterError, AuthCheck, Capabilities, ForkOpen, InputKinds, Prompt, ProviderDescriptor, SessionHandle,
+    SideOpen, SideOpened, StartOutcome, TurnRequest,
 };
 use ensemble_core::clock::unix_ms;
 use ensemble_core::event::{CommandInfo, CommandsUpdatedPayload, Decision, EventBody};
 use ensemble_core::goal::{GoalCommand, ProviderGoal};
-use ensemble_core::model::{AuthState, ConfigChange, InputItem, Session, SessionKey, SessionPatch, SideCapabilities};
+use ensemble_core::model::{AuthState, ConfigChange, Session, SessionKey, SessionPatch, SideCapabilities};
 use ensemble_core::shared_list::SharedList;
 use serde_json::Value;
 
@@ -361,7 +361,11 @@ impl Adapter for CodexAdapter {
         live.respond(request_id, decision, answers.as_ref()).await
     }
 
-    async fn steer(&self, session: &Session, turn_id: &str, input: Vec<InputItem>) -> Result<(), AdapterError> {
+    fn input_kinds(&self, _session: &Session) -> InputKinds {
+        InputKinds::all()
+    }
+
+    async fn steer(&self, session: &Session, turn_id: &str, input: Vec<Prompt>) -> Result<(), AdapterError> {
         let live = self.live_or_err(session)?;
         live.steer(turn_id, &input, self.config.call_timeout).await
     }

@@ -6,14 +6,12 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use async_trait::async_trait;
 use ensemble_core::adapter::{
-    Adapter, AdapterError, Capabilities, ProviderDescriptor, SessionHandle, SideOpen, SideOpened, StartOutcome,
-    TurnRequest,
+    Adapter, AdapterError, Capabilities, InputKinds, Prompt, ProviderDescriptor, SessionHandle, SideOpen, SideOpened,
+    StartOutcome, TurnRequest,
 };
 use ensemble_core::event::{CommandsUpdatedPayload, Decision, EventBody};
 use ensemble_core::goal::{GoalAction, GoalCommand, ProviderGoal};
-use ensemble_core::model::{
-    ConfigChange, InputItem, Session, SessionKey, SessionPatch, SideCapabilities, session_table,
-};
+use ensemble_core::model::{ConfigChange, Session, SessionKey, SessionPatch, SideCapabilities, session_table};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -191,8 +189,8 @@ impl Adapter for ScriptedAdapter {
                 steered: Vec::new(),
             });
         }
-        let text: String = turn.input.iter().map(InputItem::text).collect::<Vec<_>>().join("\n");
-        spawn_turn(live, turn.turn_id, Body::User(text, Voice::of(session)), cancel, self.config.clone());
+        let (text, received) = described(&turn.input);
+        spawn_turn(live, turn.turn_id, Body::User(text, Voice::of(session), received), cancel, self.config.clone());
         Ok(())
     }
 
@@ -343,14 +341,18 @@ impl Adapter for ScriptedAdapter {
         tx.send((decision, answers)).map_err(|_| AdapterError::AlreadyAnswered(request_id.to_owned()))
     }
 
-    async fn steer(&self, session: &Session, turn_id: &str, input: Vec<InputItem>) -> Result<(), AdapterError> {
+    fn input_kinds(&self, _session: &Session) -> InputKinds {
+        InputKinds::all()
+    }
+
+    async fn steer(&self, session: &Session, turn_id: &str, input: Vec<Prompt>) -> Result<(), AdapterError> {
         let live = self.live(&session.key()).ok_or(AdapterError::NotLive)?;
         let mut slot = live.turn();
         let t = slot
             .as_mut()
             .filter(|t| t.turn_id == turn_id)
             .ok_or_else(|| AdapterError::Invalid("no such running turn".into()))?;
-        t.steered.push(input.iter().map(InputItem::text).collect::<Vec<_>>().join("\n"));
+        t.steered.push(described(&input).0);
         Ok(())
     }
 
@@ -371,4 +373,32 @@ impl Adapter for ScriptedAdapter {
         }
         Ok(())
     }
+}
+
+/// A turn's text (its text items, a line each), and its images and files described as the
+/// scripted agent says it received them.
+fn described(input: &[Prompt]) -> (String, Vec<String>) {
+    let mut text = Vec::new();
+    let mut received = Vec::new();
+    for item in input {
+        match item {
+            Prompt::Text(t) => text.push(t.as_str()),
+            Prompt::Image(i) => {
+                let name = i.name.as_deref().map(|n| format!(" named {n}")).unwrap_or_default();
+                let at = i.path.as_ref().map(|p| format!(" from {}", p.display())).unwrap_or_default();
+                received.push(format!("an image{name}{at} ({}, {} bytes)", i.mime_type, i.data.len()));
+            }
+            Prompt::File(f) => {
+                let first = f
+                    .content
+                    .as_deref()
+                    .and_then(|c| std::str::from_utf8(c).ok())
+                    .and_then(|t| t.lines().next())
+                    .map(|l| format!(", first line: {}", l.chars().take(80).collect::<String>()))
+                    .unwrap_or_default();
+                received.push(format!("the file {} ({}, {} bytes{first})", f.name, f.mime_type, f.size));
+            }
+        }
+    }
+    (text.join("\n"), received)
 }

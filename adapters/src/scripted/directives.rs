@@ -14,6 +14,8 @@ const MAX_GOAL_STEPS: u64 = 20;
 pub enum Directive {
     /// Plain text: echoed back.
     Say(String),
+    /// An image or file of the turn's input, described back (never parsed from text).
+    Received(String),
     /// `/tool NAME [ARGS]`: a simulated tool call.
     Tool { name: String, args: String },
     /// `/edit PATH [TEXT]`, `/write PATH [TEXT]`, `/delete PATH`: a real change of a file inside

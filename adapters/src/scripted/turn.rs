@@ -27,14 +27,10 @@ use super::modes::Voice;
 
 /// What a turn does.
 pub(super) enum Body {
-    User(String, Voice),
+    /// The text, the voice, and what else came with the text (images, files), described.
+    User(String, Voice, Vec<String>),
     /// A turn the agent starts by itself to pursue its goal.
-    Continuation {
-        provider_turn: String,
-        goal: ProviderGoal,
-        step: u64,
-        steps: u64,
-    },
+    Continuation { provider_turn: String, goal: ProviderGoal, step: u64, steps: u64 },
 }
 
 /// Runs a turn in the background; afterwards the agent may continue its goal.
@@ -48,12 +44,12 @@ pub(super) fn spawn_turn(
     tokio::spawn(async move {
         let sink = live.handle.sink.clone();
         let voice = match &body {
-            Body::User(_, voice) => *voice,
+            Body::User(_, voice, _) => *voice,
             Body::Continuation { .. } => Voice::default(),
         };
         let run = TurnRun { live: live.clone(), turn_id: turn_id.clone(), cancel, delay: config.chunk_delay, voice };
         let outcome = match body {
-            Body::User(text, _) => AssertUnwindSafe(run.run(text)).catch_unwind().await,
+            Body::User(text, _, received) => AssertUnwindSafe(run.run(text, received)).catch_unwind().await,
             Body::Continuation { provider_turn, goal, step, steps } => {
                 // Boxed: the task is as large as its largest state (see `script`).
                 AssertUnwindSafe(Box::pin(run.continuation(provider_turn, goal, step, steps))).catch_unwind().await
@@ -165,8 +161,9 @@ impl TurnRun {
     }
 
     /// Runs the turn; returns its terminal event (None if the sink was already told it ended).
-    pub(super) async fn run(mut self, input: String) -> Option<EventBody> {
-        let directives = parse(&input);
+    pub(super) async fn run(mut self, input: String, received: Vec<String>) -> Option<EventBody> {
+        let mut directives: Vec<Directive> = received.into_iter().map(Directive::Received).collect();
+        directives.extend(parse(&input));
         let mut reply = String::new();
         let result = self.script(&directives, &mut reply).await;
         let turn_id = self.turn_id.clone();
@@ -283,6 +280,7 @@ impl TurnRun {
         match d {
             Directive::Slow(ms) => self.delay = Duration::from_millis(*ms),
             Directive::Say(text) => said.push(self.voice.say(format!("You said: {text}"))),
+            Directive::Received(what) => said.push(format!("You sent {what}.")),
             Directive::Tool { name, args } => self.tool(name, args).await?,
             Directive::File { op, path, text } => self.file(*op, path, text).await?,
             Directive::Run(cmd) => {

@@ -44,6 +44,36 @@ pub struct ControllerConfig {
     pub workspaces: Option<WorkspaceConfig>,
     /// Why there are no workspaces (git did not run), for the errors of routes that need them.
     pub workspaces_off_reason: Option<String>,
+    /// Images and files in turns.
+    pub attachments: AttachmentConfig,
+}
+
+/// Where a turn's images are kept and how large a turn's images and files may be.
+#[derive(Clone, Debug)]
+pub struct AttachmentConfig {
+    /// Where images are kept, a directory per session (`None`: images are refused).
+    pub dir: Option<std::path::PathBuf>,
+    /// The server's own files, never read as a turn's file (see `ensemble_files::Guard`).
+    pub guard: ensemble_files::Guard,
+    /// Largest image (decoded bytes).
+    pub max_image_bytes: u64,
+    /// Most bytes of images and embedded files one turn's input carries.
+    pub max_turn_bytes: u64,
+    /// A file of a turn is given to the agent with its content up to this size; larger ones
+    /// only as a link to the file.
+    pub max_embedded_file_bytes: u64,
+}
+
+impl Default for AttachmentConfig {
+    fn default() -> Self {
+        Self {
+            dir: None,
+            guard: ensemble_files::Guard::default(),
+            max_image_bytes: 5 << 20,
+            max_turn_bytes: 16 << 20,
+            max_embedded_file_bytes: 256 << 10,
+        }
+    }
 }
 
 /// This host's part in a group of hosts sharing one PostgreSQL database.
@@ -91,6 +121,7 @@ impl Default for ControllerConfig {
             store_retry: Duration::from_secs(1),
             workspaces: None,
             workspaces_off_reason: None,
+            attachments: AttachmentConfig::default(),
         }
     }
 }

@@ -84,6 +84,11 @@ pub enum ControllerError {
     /// A worktree session's `cwd` that is not a directory inside its worktree.
     #[error("{0}")]
     CwdOutsideWorkspace(String),
+    #[error("attachment `{0}` not found")]
+    AttachmentNotFound(String),
+    /// A turn's input item the session's provider does not take (which, and why).
+    #[error("{0}")]
+    InputUnsupported(String),
     /// The provider cannot fork its conversation (the reason).
     #[error("{0}")]
     ForkUnsupported(String),
@@ -130,6 +135,8 @@ impl ControllerError {
             Self::AtCapacity(_) => "at_capacity",
             Self::NoWorkspace(_) => "no_workspace",
             Self::ForkUnsupported(_) => "fork_unsupported",
+            Self::InputUnsupported(_) => "input_unsupported",
+            Self::AttachmentNotFound(_) => "attachment_not_found",
             Self::UnknownCheckpoint(_) => "unknown_checkpoint",
             Self::CwdOutsideWorkspace(_) => "cwd_outside_workspace",
             Self::Workspace(e) => e.code(),

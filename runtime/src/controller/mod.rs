@@ -23,6 +23,7 @@ mod error;
 mod fold;
 mod fork;
 mod goals;
+mod input;
 mod lifecycle;
 mod open_items;
 mod provider_state;
@@ -36,7 +37,7 @@ mod workspace_keep;
 mod workspaces;
 
 pub use cluster::Location;
-pub use config::{ClusterConfig, ControllerConfig, WorkspaceConfig};
+pub use config::{AttachmentConfig, ClusterConfig, ControllerConfig, WorkspaceConfig};
 pub use error::ControllerError;
 pub use fold::{Published, SideEventPage};
 pub use fork::ForkSession;

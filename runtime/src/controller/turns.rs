@@ -15,7 +15,7 @@ use crate::event::{
     TurnFailedPayload, TurnStartedPayload, TurnSteeredPayload,
 };
 use crate::limits::{FieldError, check_bytes, check_id};
-use crate::model::{SessionKey, is_blank};
+use crate::model::{InputItem, SessionKey, is_blank};
 
 impl Controller {
     /// Submits a turn (or steers the active one).
@@ -26,8 +26,8 @@ impl Controller {
         }
         let size: usize = req.input.iter().map(|i| i.text().len()).sum();
         check_bytes("input", size, self.inner.config.max_input_bytes)?;
-        if req.input.iter().any(|i| is_blank(i.text())) {
-            return Err(ControllerError::InvalidInput("every input item needs text that is not blank".into()));
+        if req.input.iter().any(|i| matches!(i, InputItem::Text { text } if is_blank(text))) {
+            return Err(ControllerError::InvalidInput("every text item needs text that is not blank".into()));
         }
         let client_submit_id = req.client_submit_id.clone();
         if let Some(c) = &client_submit_id {
@@ -59,8 +59,9 @@ impl Controller {
                 return Err(ControllerError::TurnActive(active));
             }
             let current = self.snapshot(key)?;
-            adapter.steer(&current, &active, req.input.clone()).await?;
-            let input = req.input.clone();
+            let resolved = self.resolve_input(&adapter, &current, req.input)?;
+            adapter.steer(&current, &active, resolved.prompt).await?;
+            let input = resolved.stored;
             self.publish_with(key, Persist::Always, |b| {
                 if let Some(csid) = &client_submit_id {
                     b.entry.rec.remember_submit(csid, &active);
@@ -81,8 +82,10 @@ impl Controller {
             return Ok(TurnAccepted { turn_id: active, duplicate: false, steered: true });
         }
         let session = self.ensure_live_locked(key, &adapter).await?;
+        // Once live: an agent may say which input it takes only in its handshake.
+        let resolved = self.resolve_input(&adapter, &session, req.input)?;
         let turn_id = new_id();
-        let input = req.input.clone();
+        let input = resolved.stored;
         self.publish_with(key, Persist::Always, |b| {
             if let Some(active) = &b.entry.rec.session.active_turn_id {
                 return Err(ControllerError::TurnActive(active.clone()));
@@ -99,7 +102,7 @@ impl Controller {
         .await?;
         // Before the agent starts: what the turn changes is measured from here.
         self.checkpoint_before(key, &session, &turn_id).await;
-        let request = TurnRequest { turn_id: turn_id.clone(), input: req.input, client_submit_id };
+        let request = TurnRequest { turn_id: turn_id.clone(), input: resolved.prompt, client_submit_id };
         if let Err(err) = adapter.start_turn(&session, request).await {
             let (code, message) = (err.code().to_owned(), err.to_string());
             self.publish_with(key, Persist::IfChanged, |b| {
@@ -120,6 +123,22 @@ impl Controller {
             return Err(err.into());
         }
         Ok(TurnAccepted { turn_id, duplicate: false, steered: false })
+    }
+
+    /// A turn's input checked against what the session's provider takes, its images and files
+    /// read (see [`super::input`]).
+    fn resolve_input(
+        &self,
+        adapter: &std::sync::Arc<dyn crate::adapter::Adapter>,
+        session: &crate::model::Session,
+        input: Vec<InputItem>,
+    ) -> Result<super::input::Resolved> {
+        if input.iter().all(|i| matches!(i, InputItem::Text { .. })) {
+            let prompt = input.iter().map(|i| crate::adapter::Prompt::Text(i.text().to_owned())).collect();
+            return Ok(super::input::Resolved { stored: input, prompt });
+        }
+        let kinds = adapter.input_kinds(session);
+        super::input::resolve(&self.inner.config.attachments, session, &kinds, input)
     }
 
     /// Interrupts the active turn. Returns its id.

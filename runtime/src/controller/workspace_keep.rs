@@ -90,6 +90,7 @@ impl Controller {
         if self.phase(key)? != Phase::Completed {
             return Err(ControllerError::SessionBusy("close the session before purging its workspace".into()));
         }
+        self.purge_attachments(key).await;
         let Some(ws) = session.workspace else { return Ok(()) };
         let git = self.git()?;
         let top = ws.path.as_deref().map(PathBuf::from);

@@ -41,8 +41,19 @@ pub fn requirement(method: &Method, route: &str) -> Option<Need> {
             "GET",
             _,
             Some(
-                "" | "/changes" | "/checkpoints" | "/events" | "/files" | "/files/content" | "/files/search" | "/goal"
-                | "/interactions" | "/side-capabilities" | "/sides" | "/workspace",
+                ""
+                | "/attachments/{attachment}"
+                | "/changes"
+                | "/checkpoints"
+                | "/events"
+                | "/files"
+                | "/files/content"
+                | "/files/search"
+                | "/goal"
+                | "/interactions"
+                | "/side-capabilities"
+                | "/sides"
+                | "/workspace",
             ),
         ) => need(Viewer),
         ("POST", _, Some("/interactions/{requestId}")) => need(Approver),

@@ -2,6 +2,7 @@
 //! controller calls; no agent dialect here. The room WebSocket is `crate::ws`; the routes are put
 //! together, with their OpenAPI descriptions, in `crate::router`.
 
+pub mod attachments;
 pub mod files;
 pub mod goals;
 pub mod interactions;

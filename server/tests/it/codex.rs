@@ -591,6 +591,35 @@ async fn a_missing_api_key_is_reported_as_auth_required() {
 }
 
 #[tokio::test]
+async fn images_and_files_reach_codex_as_it_takes_them() {
+    let (c, s, mut ws) = codex_room().await;
+    let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+    std::fs::write(c.work.path().join("notes.md"), "hello notes\n").unwrap();
+    {
+        use base64::Engine;
+        let bytes = base64::engine::general_purpose::STANDARD.decode(png).unwrap();
+        std::fs::write(c.work.path().join("shot.png"), bytes).unwrap();
+    }
+    c.mock.push(Reply::text_chunks(["Seen."], std::time::Duration::from_millis(1)));
+    let input = json!([
+        {"type": "text", "text": "what is in these?"},
+        {"type": "image", "data": png, "mimeType": "image/png"},
+        {"type": "image", "path": "shot.png"},
+        {"type": "file", "path": "notes.md"},
+    ]);
+    let (status, body) = s.post("/v1/rooms/r/sessions/c1/turns", json!({ "input": input })).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    ws.until_type("turn.completed").await;
+    let requests = c.mock.wait_for_responses_requests(1, WAIT).await.unwrap();
+    let sent = serde_json::to_string(requests.last().unwrap().input()).unwrap();
+    // The image sent as data goes as a data URL; the one in the workspace codex read itself (also
+    // as a data URL, by then); the file is named for codex to read.
+    assert!(sent.matches("data:image/png;base64,").count() >= 2, "{sent}");
+    assert!(sent.contains("input_image"), "{sent}");
+    assert!(sent.contains("notes.md"), "{sent}");
+}
+
+#[tokio::test]
 async fn codex_not_logged_in_is_listed_with_its_login_command_before_any_session() {
     // No model provider of Ensemble's making and no login: codex's default provider needs one.
     let home = tempfile::Builder::new().prefix("ensemble-codex-home-").tempdir_in("/var/tmp").expect("home");

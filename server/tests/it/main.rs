@@ -29,6 +29,7 @@ mod full_disk;
 mod goals;
 mod hostile_agents;
 mod inherited_fds;
+mod input;
 mod limits;
 mod misbehaving_agents;
 mod observability;

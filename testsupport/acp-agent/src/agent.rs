@@ -8,15 +8,16 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     self, AgentCapabilities, AvailableCommand, AvailableCommandsUpdate, CancelNotification, CloseSessionRequest,
-    CloseSessionResponse, ContentBlock, ContentChunk, CurrentModeUpdate, Diff, ForkSessionRequest, ForkSessionResponse,
-    Implementation, InitializeRequest, InitializeResponse, LoadSessionRequest, LoadSessionResponse, NewSessionRequest,
-    NewSessionResponse, PermissionOption, PermissionOptionKind, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus,
-    PromptRequest, PromptResponse, ReadTextFileRequest, RequestPermissionOutcome, RequestPermissionRequest,
-    SessionCapabilities, SessionCloseCapabilities, SessionConfigOption, SessionConfigOptionCategory,
-    SessionConfigOptionValue, SessionConfigSelectOption, SessionForkCapabilities, SessionId, SessionInfoUpdate,
-    SessionMode, SessionModeState, SessionNotification, SessionUpdate, SetSessionConfigOptionRequest,
-    SetSessionConfigOptionResponse, SetSessionModeRequest, SetSessionModeResponse, StopReason, ToolCall,
-    ToolCallContent, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind, UsageUpdate, WriteTextFileRequest,
+    CloseSessionResponse, ContentBlock, ContentChunk, CurrentModeUpdate, Diff, EmbeddedResourceResource,
+    ForkSessionRequest, ForkSessionResponse, Implementation, InitializeRequest, InitializeResponse, LoadSessionRequest,
+    LoadSessionResponse, NewSessionRequest, NewSessionResponse, PermissionOption, PermissionOptionKind, Plan,
+    PlanEntry, PlanEntryPriority, PlanEntryStatus, PromptCapabilities, PromptRequest, PromptResponse,
+    ReadTextFileRequest, RequestPermissionOutcome, RequestPermissionRequest, SessionCapabilities,
+    SessionCloseCapabilities, SessionConfigOption, SessionConfigOptionCategory, SessionConfigOptionValue,
+    SessionConfigSelectOption, SessionForkCapabilities, SessionId, SessionInfoUpdate, SessionMode, SessionModeState,
+    SessionNotification, SessionUpdate, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
+    SetSessionModeRequest, SetSessionModeResponse, StopReason, ToolCall, ToolCallContent, ToolCallStatus,
+    ToolCallUpdate, ToolCallUpdateFields, ToolKind, UsageUpdate, WriteTextFileRequest,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, Error, UntypedMessage};
@@ -190,7 +191,11 @@ impl State {
         if self.options.fork {
             sessions = sessions.fork(SessionForkCapabilities::new());
         }
-        let capabilities = AgentCapabilities::new().load_session(self.options.load).session_capabilities(sessions);
+        let prompts = PromptCapabilities::new().image(self.options.images).embedded_context(self.options.images);
+        let capabilities = AgentCapabilities::new()
+            .load_session(self.options.load)
+            .session_capabilities(sessions)
+            .prompt_capabilities(prompts);
         responder.respond(
             InitializeResponse::new(ProtocolVersion::V1)
                 .agent_capabilities(capabilities)
@@ -376,7 +381,7 @@ impl State {
         else {
             return responder.respond_with_error(unknown_session(&request.session_id));
         };
-        let text: String = request
+        let mut text: String = request
             .prompt
             .iter()
             .filter_map(|block| match block {
@@ -384,6 +389,24 @@ impl State {
                 _ => None,
             })
             .collect();
+        for block in &request.prompt {
+            let described = match block {
+                ContentBlock::Image(i) => {
+                    let padding = i.data.bytes().rev().take_while(|&b| b == b'=').count();
+                    format!(" [image {} {} bytes]", i.mime_type, i.data.len() * 3 / 4 - padding)
+                }
+                ContentBlock::ResourceLink(l) => format!(" [link {} {}]", l.name, l.uri),
+                ContentBlock::Resource(r) => match &r.resource {
+                    EmbeddedResourceResource::TextResourceContents(t) => {
+                        format!(" [resource {} {} bytes]", t.uri, t.text.len())
+                    }
+                    EmbeddedResourceResource::BlobResourceContents(b) => format!(" [resource {} blob]", b.uri),
+                    _ => " [resource]".to_owned(),
+                },
+                _ => continue,
+            };
+            text.push_str(&described);
+        }
         let turn = TurnRunner { state: self.clone(), cx: cx.clone(), session_id: request.session_id, cancelled };
         // The turn runs outside the dispatch loop, so `session/cancel` and the answers to the agent's own
         // requests (permission, fs, …) are processed while it waits.

@@ -27,6 +27,8 @@
 //!
 //! Flags: `--load` (advertise and serve `session/load`, replaying the history before answering),
 //! `--fork` (advertise and serve `session/fork`: a new session with a copy of the history, in the given cwd),
+//! `--images` (advertise `promptCapabilities.image` and `embeddedContext`; every prompt's blocks that are
+//! not text are described after its text: `[image MIME N bytes]`, `[link NAME URI]`, `[resource URI N bytes]`),
 //! `--state-dir DIR` (persist sessions as `DIR/<session id>.json` so a later process can load them),
 //! `--hang-initialize` (never answer `initialize`; read stdin until EOF, then exit 0). An unknown flag
 //! exits with status 2. `session/close` is always advertised and served.
@@ -52,6 +54,8 @@ pub struct Options {
     pub hang_initialize: bool,
     /// `--fork`: advertise and serve `session/fork`.
     pub fork: bool,
+    /// `--images`: advertise `promptCapabilities.image` and `embeddedContext`.
+    pub images: bool,
 }
 
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
@@ -61,6 +65,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Options, String>
             "--load" => options.load = true,
             "--hang-initialize" => options.hang_initialize = true,
             "--fork" => options.fork = true,
+            "--images" => options.images = true,
             "--state-dir" => match args.next() {
                 Some(dir) => options.state_dir = Some(PathBuf::from(dir)),
                 None => return Err("--state-dir needs a directory".to_owned()),
@@ -70,7 +75,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Options, String>
                     options.state_dir = Some(PathBuf::from(dir));
                 } else {
                     return Err(format!(
-                        "unknown argument {other:?} (flags: --load, --fork, --state-dir DIR, --hang-initialize)"
+                        "unknown argument {other:?} (flags: --load, --fork, --images, --state-dir DIR, --hang-initialize)"
                     ));
                 }
             }

@@ -211,6 +211,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/rooms/{roomId}/sessions/{sessionId}/attachments/{attachment}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An image of one of the session's turns (its `attachment` in the turn's input), with its type. */
+        get: operations["get_attachment"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/rooms/{roomId}/sessions/{sessionId}/cancel": {
         parameters: {
             query?: never;
@@ -1123,6 +1140,29 @@ export interface components {
             size: number;
         };
         /**
+         * @description A file inside the session's workspace, given to the agent as a link or with its content,
+         *     as the agent takes them. In events it has its `bytes` and `mimeType` too.
+         */
+        FileInput: {
+            /**
+             * Format: int64
+             * @description Set by the server: the file's size when the turn started.
+             */
+            bytes?: number | null;
+            /**
+             * @description Set by the server: `text/plain` for a UTF-8 file, an image's own type for an image,
+             *     else `application/octet-stream`.
+             */
+            mimeType?: string | null;
+            /** @description Inside the session's workspace: relative to its cwd, or absolute. */
+            path: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "file";
+        };
+        /**
          * @description What a directory entry is.
          * @enum {string}
          */
@@ -1308,8 +1348,41 @@ export interface components {
              */
             type: "hello";
         };
+        /**
+         * Format: binary
+         * @description An image's bytes (served with its own type, `image/png` and the like).
+         */
+        ImageBytes: string;
+        /**
+         * @description An image: sent as `data` (base64) with its `mimeType`, or named by `path` inside the
+         *     session's workspace. The server keeps it (`attachment`) and never repeats `data`: in
+         *     events an image has `mimeType`, `bytes` and `attachment` (read it at
+         *     `GET …/sessions/{sessionId}/attachments/{attachment}`).
+         */
+        ImageInput: {
+            /** @description Set by the server: the image's id among the session's attachments. */
+            attachment?: string | null;
+            /**
+             * Format: int64
+             * @description Set by the server: the image's size.
+             */
+            bytes?: number | null;
+            /** @description The image, base64 (standard alphabet, padded); with `mimeType`. Never in events. */
+            data?: string | null;
+            /** @description `image/png`, `image/jpeg`, `image/gif` or `image/webp` (checked against the bytes). */
+            mimeType?: string | null;
+            /** @description A name to show for it (a pasted image's file name). */
+            name?: string | null;
+            /** @description Instead of `data`: a file inside the session's workspace (relative to its cwd, or absolute). */
+            path?: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "image";
+        };
         /** @description One item of turn input. */
-        InputItem: components["schemas"]["TextInput"];
+        InputItem: components["schemas"]["TextInput"] | components["schemas"]["ImageInput"] | components["schemas"]["FileInput"];
         /** @description A pending interaction as `GET .../interactions` lists it. */
         Interaction: components["schemas"]["InteractionRequestedPayload"] & {
             /** Format: int64 */
@@ -2795,6 +2868,58 @@ export interface operations {
             };
             /** @description Purged, but its branch is not merged and was kept (`branch_not_merged`) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The server or the agent failed, or is at capacity (then with `Retry-After`); the error's `code` says why */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    get_attachment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                roomId: string;
+                sessionId: string;
+                /** @description The image's id: its SHA-256 and its type's extension */
+                attachment: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The image, served with its own type (`image/png`, `image/jpeg`, `image/gif` or `image/webp`) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": components["schemas"]["ImageBytes"];
+                };
+            };
+            /** @description No such image in this session (`attachment_not_found`) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

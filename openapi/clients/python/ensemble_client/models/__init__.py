@@ -58,6 +58,8 @@ from .event_list import EventList
 from .file_change import FileChange
 from .file_content import FileContent
 from .file_entry import FileEntry
+from .file_input import FileInput
+from .file_input_type import FileInputType
 from .file_kind import FileKind
 from .file_listing import FileListing
 from .file_match import FileMatch
@@ -80,6 +82,8 @@ from .goal_updated_payload import GoalUpdatedPayload
 from .health import Health
 from .hello_frame import HelloFrame
 from .hello_frame_type import HelloFrameType
+from .image_input import ImageInput
+from .image_input_type import ImageInputType
 from .interaction import Interaction
 from .interaction_kind import InteractionKind
 from .interaction_list import InteractionList
@@ -255,6 +259,8 @@ __all__ = (
     "FileChange",
     "FileContent",
     "FileEntry",
+    "FileInput",
+    "FileInputType",
     "FileKind",
     "FileListing",
     "FileMatch",
@@ -277,6 +283,8 @@ __all__ = (
     "Health",
     "HelloFrame",
     "HelloFrameType",
+    "ImageInput",
+    "ImageInputType",
     "Interaction",
     "InteractionKind",
     "InteractionList",

@@ -12,6 +12,8 @@ from ..types import UNSET, Unset
 from typing import cast
 
 if TYPE_CHECKING:
+  from ..models.file_input import FileInput
+  from ..models.image_input import ImageInput
   from ..models.text_input import TextInput
 
 
@@ -27,15 +29,15 @@ class SubmitTurnRequest:
     """ `POST .../turns`.
 
         Attributes:
-            input_ (list[TextInput]): What the user says; every item has some text, all of it at most `--max-input-bytes`
-                bytes.
+            input_ (list[FileInput | ImageInput | TextInput]): What the user says; every item has some text, all of it at
+                most `--max-input-bytes` bytes.
             client_submit_id (None | str | Unset): Idempotency key: the same value again returns the same turn and starts
                 nothing.
             steer (bool | None | Unset): Add the input to the running turn instead of refusing with 409 (if the provider can
                 steer).
      """
 
-    input_: list[TextInput]
+    input_: list[FileInput | ImageInput | TextInput]
     client_submit_id: None | str | Unset = UNSET
     steer: bool | None | Unset = UNSET
 
@@ -44,10 +46,19 @@ class SubmitTurnRequest:
 
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.file_input import FileInput # noqa: PLC0415
+        from ..models.image_input import ImageInput # noqa: PLC0415
         from ..models.text_input import TextInput # noqa: PLC0415
         input_ = []
         for input_item_data in self.input_:
-            input_item = input_item_data.to_dict()
+            input_item: dict[str, Any]
+            if isinstance(input_item_data, TextInput):
+                input_item = input_item_data.to_dict()
+            elif isinstance(input_item_data, ImageInput):
+                input_item = input_item_data.to_dict()
+            else:
+                input_item = input_item_data.to_dict()
+
             input_.append(input_item)
 
 
@@ -81,14 +92,43 @@ class SubmitTurnRequest:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.file_input import FileInput # noqa: PLC0415
+        from ..models.image_input import ImageInput # noqa: PLC0415
         from ..models.text_input import TextInput # noqa: PLC0415
         d = dict(src_dict)
         input_ = []
         _input_ = d.pop("input")
         for input_item_data in (_input_):
-            input_item = TextInput.from_dict(input_item_data)
+            def _parse_input_item(data: object) -> FileInput | ImageInput | TextInput:
+                try:
+                    if not isinstance(data, dict):
+                        raise TypeError()
+                    componentsschemas_input_item_type_0 = TextInput.from_dict(data)
 
 
+
+                    return componentsschemas_input_item_type_0
+                except (TypeError, ValueError, AttributeError, KeyError):
+                    pass
+                try:
+                    if not isinstance(data, dict):
+                        raise TypeError()
+                    componentsschemas_input_item_type_1 = ImageInput.from_dict(data)
+
+
+
+                    return componentsschemas_input_item_type_1
+                except (TypeError, ValueError, AttributeError, KeyError):
+                    pass
+                if not isinstance(data, dict):
+                    raise TypeError()
+                componentsschemas_input_item_type_2 = FileInput.from_dict(data)
+
+
+
+                return componentsschemas_input_item_type_2
+
+            input_item = _parse_input_item(input_item_data)
 
             input_.append(input_item)
 

@@ -13,6 +13,8 @@ from ..types import UNSET, Unset
 from typing import cast
 
 if TYPE_CHECKING:
+  from ..models.file_input import FileInput
+  from ..models.image_input import ImageInput
   from ..models.text_input import TextInput
 
 
@@ -33,7 +35,7 @@ class TurnStartedPayload:
             goal_operation_id (None | str | Unset):
             goal_repair_epoch (int | None | Unset):
             goal_revision (int | None | Unset):
-            input_ (list[TextInput] | Unset): The submitted input (user turns).
+            input_ (list[FileInput | ImageInput | TextInput] | Unset): The submitted input (user turns).
      """
 
     origin: TurnOrigin
@@ -42,7 +44,7 @@ class TurnStartedPayload:
     goal_operation_id: None | str | Unset = UNSET
     goal_repair_epoch: int | None | Unset = UNSET
     goal_revision: int | None | Unset = UNSET
-    input_: list[TextInput] | Unset = UNSET
+    input_: list[FileInput | ImageInput | TextInput] | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -50,6 +52,8 @@ class TurnStartedPayload:
 
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.file_input import FileInput # noqa: PLC0415
+        from ..models.image_input import ImageInput # noqa: PLC0415
         from ..models.text_input import TextInput # noqa: PLC0415
         origin = self.origin.value
 
@@ -83,7 +87,14 @@ class TurnStartedPayload:
         if not isinstance(self.input_, Unset):
             input_ = []
             for input_item_data in self.input_:
-                input_item = input_item_data.to_dict()
+                input_item: dict[str, Any]
+                if isinstance(input_item_data, TextInput):
+                    input_item = input_item_data.to_dict()
+                elif isinstance(input_item_data, ImageInput):
+                    input_item = input_item_data.to_dict()
+                else:
+                    input_item = input_item_data.to_dict()
+
                 input_.append(input_item)
 
 
@@ -112,6 +123,8 @@ class TurnStartedPayload:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.file_input import FileInput # noqa: PLC0415
+        from ..models.image_input import ImageInput # noqa: PLC0415
         from ..models.text_input import TextInput # noqa: PLC0415
         d = dict(src_dict)
         origin = TurnOrigin(d.pop("origin"))
@@ -162,13 +175,40 @@ class TurnStartedPayload:
 
 
         _input_ = d.pop("input", UNSET)
-        input_: list[TextInput] | Unset = UNSET
+        input_: list[FileInput | ImageInput | TextInput] | Unset = UNSET
         if _input_ is not UNSET:
             input_ = []
             for input_item_data in _input_:
-                input_item = TextInput.from_dict(input_item_data)
+                def _parse_input_item(data: object) -> FileInput | ImageInput | TextInput:
+                    try:
+                        if not isinstance(data, dict):
+                            raise TypeError()
+                        componentsschemas_input_item_type_0 = TextInput.from_dict(data)
 
 
+
+                        return componentsschemas_input_item_type_0
+                    except (TypeError, ValueError, AttributeError, KeyError):
+                        pass
+                    try:
+                        if not isinstance(data, dict):
+                            raise TypeError()
+                        componentsschemas_input_item_type_1 = ImageInput.from_dict(data)
+
+
+
+                        return componentsschemas_input_item_type_1
+                    except (TypeError, ValueError, AttributeError, KeyError):
+                        pass
+                    if not isinstance(data, dict):
+                        raise TypeError()
+                    componentsschemas_input_item_type_2 = FileInput.from_dict(data)
+
+
+
+                    return componentsschemas_input_item_type_2
+
+                input_item = _parse_input_item(input_item_data)
 
                 input_.append(input_item)
 

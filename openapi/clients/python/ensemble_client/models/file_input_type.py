@@ -1,0 +1,7 @@
+from enum import StrEnum
+
+class FileInputType(StrEnum):
+    FILE = "file"
+
+    def __str__(self) -> str:
+        return str(self.value)

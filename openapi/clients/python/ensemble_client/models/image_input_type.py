@@ -1,0 +1,7 @@
+from enum import StrEnum
+
+class ImageInputType(StrEnum):
+    IMAGE = "image"
+
+    def __str__(self) -> str:
+        return str(self.value)
