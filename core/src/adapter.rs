@@ -186,6 +186,8 @@ pub struct PromptImage {
     pub data: Arc<[u8]>,
     /// Where it is, when it was given as a file of the workspace (absolute).
     pub path: Option<std::path::PathBuf>,
+    /// Where the server keeps it (absolute), for agents that read images from files.
+    pub kept: Option<std::path::PathBuf>,
     /// What the user called it.
     pub name: Option<String>,
 }

@@ -612,6 +612,20 @@ pub struct UsagePayload {
     pub last_turn_total_tokens: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_window: Option<i64>,
+    /// What the session has cost so far, when the agent says (ACP's `usage_update.cost`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<Cost>,
+}
+
+/// A cost as the agent reports it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct Cost {
+    /// The session's cumulative cost.
+    pub amount: f64,
+    /// An ISO 4217 code (`USD`) for money, or another unit (`credits`).
+    pub currency: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use ensemble_core::clock::new_id;
 use ensemble_core::event::{
     AgentOption, AgentOptionKind, CallCompletedPayload, CallKind, CallStartedPayload, CallStatus, CallUpdatedPayload,
-    CommandInfo, CommandsUpdatedPayload, Decision, ErrorInfo, EventBody, FileChange, InteractionKind,
+    CommandInfo, CommandsUpdatedPayload, Cost, Decision, ErrorInfo, EventBody, FileChange, InteractionKind,
     InteractionRequestedPayload, NoticeLevel, NoticePayload, PlanStep, PlanUpdatedPayload, TextCompletedPayload,
     TextDeltaPayload, TurnCanceledPayload, TurnCompletedPayload, TurnFailedPayload, UsagePayload,
 };
@@ -168,6 +168,10 @@ impl Translator {
                 EventBody::UsageUpdated(UsagePayload {
                     total_tokens: clamp(u.used),
                     context_window: Some(clamp(u.size)),
+                    cost: u
+                        .cost
+                        .filter(|c| c.amount.is_finite() && !c.currency.trim().is_empty())
+                        .map(|c| Cost { amount: c.amount, currency: ensemble_core::limits::clip(&c.currency) }),
                     ..Default::default()
                 })
                 .into(),

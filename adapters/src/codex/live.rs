@@ -620,24 +620,17 @@ impl Routed for Live {
     }
 }
 
-/// A turn's input as codex takes it: an image given by path as `localImage` (codex reads it),
-/// one given as data as a `data:` URL; a file as a mention of its path in the text (codex reads
-/// the workspace itself).
+/// A turn's input as codex takes it: an image as `localImage` (codex reads it: from the
+/// workspace, or where the server keeps the images it was sent); a file as a mention of its path
+/// in the text (codex reads the workspace itself).
 fn input_items(input: &[Prompt]) -> Vec<UserInput> {
-    use base64::Engine;
     input
         .iter()
         .map(|i| match i {
             Prompt::Text(t) => UserInput::text(t.as_str()),
-            Prompt::Image(image) => match &image.path {
+            Prompt::Image(image) => match image.path.as_ref().or(image.kept.as_ref()) {
                 Some(p) => UserInput::LocalImage { path: p.to_string_lossy().into_owned() },
-                None => UserInput::Image {
-                    url: format!(
-                        "data:{};base64,{}",
-                        image.mime_type,
-                        base64::engine::general_purpose::STANDARD.encode(&image.data)
-                    ),
-                },
+                None => UserInput::text("(an image that could not be passed on)"),
             },
             Prompt::File(f) => UserInput::text(format!("(attached file: {})", f.path.display())),
         })

@@ -322,6 +322,7 @@ pub fn usage(u: &ThreadTokenUsage) -> UsagePayload {
         total_tokens: t.total_tokens.unwrap_or(0),
         last_turn_total_tokens: u.last.as_ref().and_then(|l| l.total_tokens),
         context_window: u.model_context_window,
+        cost: None,
     }
 }
 

@@ -157,10 +157,11 @@ pub(super) fn resolve(
                 }
                 total += data.len() as u64;
                 check_total(index, total, config.max_turn_bytes)?;
-                let attachment = keep(config, &session.key(), mime, &data)?;
+                let (attachment, kept) = keep(config, &session.key(), mime, &data)?;
                 prompt.push(Prompt::Image(PromptImage {
                     mime_type: mime.to_owned(),
                     data: Arc::from(data.as_slice()),
+                    kept: Some(kept),
                     path,
                     name: name.clone(),
                 }));
@@ -238,8 +239,8 @@ fn check_total(index: usize, total: u64, max: u64) -> Result<()> {
 }
 
 /// Writes the image among the session's attachments (named by its SHA-256: the same image twice
-/// is kept once) and returns its id.
-fn keep(config: &AttachmentConfig, key: &SessionKey, mime: &str, data: &[u8]) -> Result<String> {
+/// is kept once) and returns its id and where it is.
+fn keep(config: &AttachmentConfig, key: &SessionKey, mime: &str, data: &[u8]) -> Result<(String, PathBuf)> {
     let Some(dir) = &config.dir else {
         return Err(ControllerError::InputUnsupported("this server keeps no attachments".into()));
     };
@@ -249,7 +250,7 @@ fn keep(config: &AttachmentConfig, key: &SessionKey, mime: &str, data: &[u8]) ->
     let dir = attachments_of(dir, key);
     let path = dir.join(&id);
     if path.exists() {
-        return Ok(id);
+        return Ok((id, path));
     }
     let io = |e: std::io::Error| ControllerError::InvalidInput(format!("the image could not be kept: {e}"));
     std::fs::create_dir_all(&dir).map_err(io)?;
@@ -257,7 +258,7 @@ fn keep(config: &AttachmentConfig, key: &SessionKey, mime: &str, data: &[u8]) ->
     let tmp = dir.join(format!(".{id}.{}", std::process::id()));
     std::fs::write(&tmp, data).map_err(io)?;
     std::fs::rename(&tmp, &path).map_err(io)?;
-    Ok(id)
+    Ok((id, path))
 }
 
 impl Controller {

@@ -164,6 +164,8 @@ async fn a_turn_streams_text_tools_diffs_plans_and_usage() {
         (usage["payload"]["totalTokens"].as_i64(), usage["payload"]["contextWindow"].as_i64()),
         (Some(10), Some(100))
     );
+    // The agent's cost, with its currency.
+    assert_eq!(usage["payload"]["cost"], json!({"amount": 0.0125, "currency": "USD"}), "{usage}");
     assert_gap_free(&events);
 
     let events = turn(&s, &mut ws, "a1", "title A better title").await;

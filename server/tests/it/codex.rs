@@ -612,8 +612,8 @@ async fn images_and_files_reach_codex_as_it_takes_them() {
     ws.until_type("turn.completed").await;
     let requests = c.mock.wait_for_responses_requests(1, WAIT).await.unwrap();
     let sent = serde_json::to_string(requests.last().unwrap().input()).unwrap();
-    // The image sent as data goes as a data URL; the one in the workspace codex read itself (also
-    // as a data URL, by then); the file is named for codex to read.
+    // Both images went as files codex read (the one sent as data from where the server keeps
+    // it): codex sends them on as data URLs. The file is named for codex to read.
     assert!(sent.matches("data:image/png;base64,").count() >= 2, "{sent}");
     assert!(sent.contains("input_image"), "{sent}");
     assert!(sent.contains("notes.md"), "{sent}");

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     self, AgentCapabilities, AvailableCommand, AvailableCommandsUpdate, CancelNotification, CloseSessionRequest,
-    CloseSessionResponse, ContentBlock, ContentChunk, CurrentModeUpdate, Diff, EmbeddedResourceResource,
+    CloseSessionResponse, ContentBlock, ContentChunk, Cost, CurrentModeUpdate, Diff, EmbeddedResourceResource,
     ForkSessionRequest, ForkSessionResponse, Implementation, InitializeRequest, InitializeResponse, LoadSessionRequest,
     LoadSessionResponse, NewSessionRequest, NewSessionResponse, PermissionOption, PermissionOptionKind, Plan,
     PlanEntry, PlanEntryPriority, PlanEntryStatus, PromptCapabilities, PromptRequest, PromptResponse,
@@ -532,7 +532,7 @@ impl TurnRunner {
             PlanEntry::new("look", PlanEntryPriority::Medium, PlanEntryStatus::Completed),
             PlanEntry::new("edit", PlanEntryPriority::Medium, PlanEntryStatus::InProgress),
         ])))?;
-        self.update(SessionUpdate::UsageUpdate(UsageUpdate::new(10, 100)))?;
+        self.update(SessionUpdate::UsageUpdate(UsageUpdate::new(10, 100).cost(Cost::new(0.0125, "USD"))))?;
         self.say("done")?;
         Ok(StopReason::EndTurn)
     }

@@ -256,7 +256,7 @@ impl Agent {
             .into_iter()
             .filter_map(|i| match i {
                 UserInput::Text { text, .. } => Some(text),
-                UserInput::Image { .. } | UserInput::LocalImage { .. } | UserInput::Unknown => None,
+                UserInput::LocalImage { .. } | UserInput::Unknown => None,
             })
             .collect();
         let text = text.join("\n");

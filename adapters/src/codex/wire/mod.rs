@@ -1,4 +1,4 @@
-//! The part of codex app-server's protocol (0.169.0) that Ensemble speaks, as types: one struct
+//! The part of codex app-server's protocol (0.171.0; 0.169.0 speaks it too) that Ensemble speaks, as types: one struct
 //! per params, result and notification it sends or reads, every method name once in [`method`],
 //! and the tables that tie methods to their types ([`ClientRequest`] with a [`Request`] type per
 //! method, [`ServerNotification`], [`ServerRequest`]).

@@ -2,7 +2,7 @@
 //! codex sent.
 //!
 //! `adapters/tests/codex-protocol/schema.json` is the JSON Schema that `codex app-server
-//! generate-json-schema --experimental` (0.169.0) writes, cut down to what these tests need: every
+//! generate-json-schema --experimental` (0.171.0) writes, cut down to what these tests need: every
 //! method of the protocol with its params (and result) definition, and the definitions the wire
 //! types reach, without descriptions. To rewrite it from a full bundle (after adding a type or a
 //! field), run this test with `ENSEMBLE_CODEX_SCHEMA=<dir>/codex_app_server_protocol.schemas.json`.
@@ -309,7 +309,14 @@ fn alts(defs: &mut dyn Defs, node: &Value, out: &mut Vec<Alt>) {
 }
 
 fn object(node: &Value) -> Option<Obj> {
-    let props = node.get("properties")?.as_object()?.clone().into_iter().collect();
+    let mut props: BTreeMap<String, Value> = node.get("properties")?.as_object()?.clone().into_iter().collect();
+    // An object whose `anyOf` alternatives add fields (an image by `url` or by `fileId`): each
+    // alternative's fields are fields of it, none of them required.
+    for alt in node.get("anyOf").and_then(Value::as_array).into_iter().flatten() {
+        for (k, v) in alt.get("properties").and_then(Value::as_object).into_iter().flatten() {
+            props.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+    }
     let required = node
         .get("required")
         .and_then(Value::as_array)
@@ -575,7 +582,7 @@ fn the_wire_types_agree_with_codexs_schema() {
             .map(|name| (name.clone(), strip_descriptions(definition(&theirs.defs, name).unwrap())))
             .collect();
         let cut = json!({
-            "source": "codex app-server generate-json-schema --experimental (codex-cli 0.169.0): every method, and the definitions the wire types reach",
+            "source": "codex app-server generate-json-schema --experimental (codex-cli 0.171.0): every method, and the definitions the wire types reach",
             "methods": methods,
             "definitions": definitions,
         });

@@ -35,8 +35,6 @@ pub enum UserInput {
         #[serde(default)]
         text_elements: Vec<Value>,
     },
-    /// An image by URL (Ensemble sends a `data:` URL).
-    Image { url: String },
     /// An image codex reads from its file system.
     LocalImage { path: String },
     #[serde(other)]

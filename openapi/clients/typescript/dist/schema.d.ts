@@ -1027,6 +1027,16 @@ export interface components {
                 [key: string]: string;
             } | null;
         };
+        /** @description A cost as the agent reports it. */
+        Cost: {
+            /**
+             * Format: double
+             * @description The session's cumulative cost.
+             */
+            amount: number;
+            /** @description An ISO 4217 code (`USD`) for money, or another unit (`credits`). */
+            currency: string;
+        };
         /** @description `POST /v1/tokens`. */
         CreateToken: {
             /**
@@ -2225,6 +2235,7 @@ export interface components {
             cachedInputTokens?: number;
             /** Format: int64 */
             contextWindow?: number | null;
+            cost?: components["schemas"]["Cost"] | null;
             /** Format: int64 */
             inputTokens: number;
             /**

@@ -41,6 +41,7 @@ from .config_choice import ConfigChoice
 from .config_option import ConfigOption
 from .config_request import ConfigRequest
 from .config_request_options_type_0 import ConfigRequestOptionsType0
+from .cost import Cost
 from .create_token import CreateToken
 from .created_token import CreatedToken
 from .decision import Decision
@@ -242,6 +243,7 @@ __all__ = (
     "ConfigOption",
     "ConfigRequest",
     "ConfigRequestOptionsType0",
+    "Cost",
     "CreatedToken",
     "CreateToken",
     "Decision",

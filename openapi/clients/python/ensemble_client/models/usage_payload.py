@@ -11,6 +11,8 @@ from ..types import UNSET, Unset
 from ..types import UNSET, Unset
 from typing import cast
 
+if TYPE_CHECKING:
+  from ..models.cost import Cost
 
 
 
@@ -29,6 +31,7 @@ class UsagePayload:
             total_tokens (int):
             cached_input_tokens (int | Unset):
             context_window (int | None | Unset):
+            cost (Cost | None | Unset):
             last_turn_total_tokens (int | None | Unset): Tokens of the latest turn alone, when the provider reports them.
             reasoning_output_tokens (int | Unset):
      """
@@ -38,6 +41,7 @@ class UsagePayload:
     total_tokens: int
     cached_input_tokens: int | Unset = UNSET
     context_window: int | None | Unset = UNSET
+    cost: Cost | None | Unset = UNSET
     last_turn_total_tokens: int | None | Unset = UNSET
     reasoning_output_tokens: int | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
@@ -47,6 +51,7 @@ class UsagePayload:
 
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.cost import Cost # noqa: PLC0415
         input_tokens = self.input_tokens
 
         output_tokens = self.output_tokens
@@ -60,6 +65,14 @@ class UsagePayload:
             context_window = UNSET
         else:
             context_window = self.context_window
+
+        cost: dict[str, Any] | None | Unset
+        if isinstance(self.cost, Unset):
+            cost = UNSET
+        elif isinstance(self.cost, Cost):
+            cost = self.cost.to_dict()
+        else:
+            cost = self.cost
 
         last_turn_total_tokens: int | None | Unset
         if isinstance(self.last_turn_total_tokens, Unset):
@@ -81,6 +94,8 @@ class UsagePayload:
             field_dict["cachedInputTokens"] = cached_input_tokens
         if context_window is not UNSET:
             field_dict["contextWindow"] = context_window
+        if cost is not UNSET:
+            field_dict["cost"] = cost
         if last_turn_total_tokens is not UNSET:
             field_dict["lastTurnTotalTokens"] = last_turn_total_tokens
         if reasoning_output_tokens is not UNSET:
@@ -92,6 +107,7 @@ class UsagePayload:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.cost import Cost # noqa: PLC0415
         d = dict(src_dict)
         input_tokens = d.pop("inputTokens")
 
@@ -109,6 +125,26 @@ class UsagePayload:
             return cast(int | None | Unset, data)
 
         context_window = _parse_context_window(d.pop("contextWindow", UNSET))
+
+
+        def _parse_cost(data: object) -> Cost | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                cost_type_0 = Cost.from_dict(data)
+
+
+
+                return cost_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(Cost | None | Unset, data)
+
+        cost = _parse_cost(d.pop("cost", UNSET))
 
 
         def _parse_last_turn_total_tokens(data: object) -> int | None | Unset:
@@ -129,6 +165,7 @@ class UsagePayload:
             total_tokens=total_tokens,
             cached_input_tokens=cached_input_tokens,
             context_window=context_window,
+            cost=cost,
             last_turn_total_tokens=last_turn_total_tokens,
             reasoning_output_tokens=reasoning_output_tokens,
         )
