@@ -10,6 +10,7 @@
 import { createEnsembleClient, RoomStream, RoomStreamError, type EnsembleClient, type ErrorResponse, type RoomFrame } from "../../openapi/clients/typescript/src/index.js";
 import { RoomModel, type Event, type Session } from "./model.js";
 import { errorText } from "./present.js";
+import { aboutAttachments, attachmentErrorText, type InputItem } from "./attach.js";
 import { allows, type Me, type Role, type TokenInfo } from "./access.js";
 import type { Schemas } from "../../openapi/clients/typescript/src/client.js";
 
@@ -672,11 +673,30 @@ export class App {
     return s;
   }
 
-  async submit(sessionId: string, text: string, steer: boolean): Promise<boolean> {
-    const r = await this.act(steer ? "steering" : "sending", () =>
-      call(this.api.POST("/v1/rooms/{roomId}/sessions/{sessionId}/turns", { params: this.path(sessionId), body: { input: [{ type: "text", text }], clientSubmitId: randomId("console"), steer: steer || null } })),
+  /**
+   * Sends a turn (or steers the running one). A refusal about its images (the agent takes none,
+   * one too large) is handed back for the composer to show beside them; any other is reported.
+   */
+  async submit(sessionId: string, input: InputItem[], steer: boolean): Promise<{ ok: true } | { ok: false; attachmentError: string | null }> {
+    const r = await this.attempt(() =>
+      call(this.api.POST("/v1/rooms/{roomId}/sessions/{sessionId}/turns", { params: this.path(sessionId), body: { input, clientSubmitId: randomId("console"), steer: steer || null } })),
     );
-    return r !== undefined;
+    if (r.ok) return { ok: true };
+    const e = r.error;
+    if (e.status === 401) return { ok: false, attachmentError: null };
+    if (aboutAttachments(e.code, e.message, input)) return { ok: false, attachmentError: attachmentErrorText(e.code, e.message, input) };
+    this.report(`${steer ? "steering" : "sending"} failed: ${e.message}`);
+    return { ok: false, attachmentError: null };
+  }
+
+  /** An image of one of the session's turns (`attachment` in its input), read with the token. */
+  async attachment(sessionId: string, attachment: string): Promise<Blob> {
+    const r = await this.api.GET("/v1/rooms/{roomId}/sessions/{sessionId}/attachments/{attachment}", {
+      params: { path: { roomId: this.selectedRoom ?? "", sessionId, attachment } },
+      parseAs: "blob",
+    });
+    if (r.error !== undefined || !r.response.ok) throw failure(r.error, r.response);
+    return r.data as Blob;
   }
 
   cancel(sessionId: string) {

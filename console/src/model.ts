@@ -5,6 +5,7 @@
 
 import type { Schemas } from "../../openapi/clients/typescript/src/client.js";
 import { byText } from "./access.js";
+import { inputParts, type FileRef, type ImageRef } from "./attach.js";
 
 export type Session = Schemas["Session"];
 export type Event = Schemas["Event"];
@@ -23,8 +24,9 @@ export type ChangedFile = Schemas["ChangedFile"];
 export type Actor = Schemas["Actor"];
 
 export type Item =
-  | { kind: "turn"; key: string; rev: number; turnId: string; origin: TurnOrigin; text: string; goalOperationId: string | null; status: "running" | "completed" | "failed" | "canceled"; at: number; actor: Actor | null }
-  | { kind: "steer"; key: string; rev: number; text: string }
+  /** A turn: its text, and the images and files that came with it (`images`, `files`: none for most). */
+  | { kind: "turn"; key: string; rev: number; turnId: string; origin: TurnOrigin; text: string; images: ImageRef[]; files: FileRef[]; goalOperationId: string | null; status: "running" | "completed" | "failed" | "canceled"; at: number; actor: Actor | null }
+  | { kind: "steer"; key: string; rev: number; text: string; images: ImageRef[]; files: FileRef[] }
   | { kind: "message"; key: string; rev: number; text: string; done: boolean }
   | { kind: "reasoning"; key: string; rev: number; text: string; done: boolean }
   | {
@@ -130,13 +132,13 @@ export class Transcript {
     switch (e.type) {
       case "turn.started": {
         const p = e.payload;
-        const text = (p.input ?? []).map((i) => (i.type === "text" ? i.text : "")).filter(Boolean).join("\n");
-        this.add({ kind: "turn", key: `t:${p.turnId}`, rev: 0, turnId: p.turnId, origin: p.origin, text, goalOperationId: p.goalOperationId ?? null, status: "running", at: e.occurredAtMs, actor: e.actor ?? null });
+        const { text, images, files } = inputParts(p.input);
+        this.add({ kind: "turn", key: `t:${p.turnId}`, rev: 0, turnId: p.turnId, origin: p.origin, text, images, files, goalOperationId: p.goalOperationId ?? null, status: "running", at: e.occurredAtMs, actor: e.actor ?? null });
         return;
       }
       case "turn.steered": {
-        const text = e.payload.input.map((i) => (i.type === "text" ? i.text : "")).filter(Boolean).join("\n");
-        this.add({ kind: "steer", key: this.fresh("steer"), rev: 0, text });
+        const { text, images, files } = inputParts(e.payload.input);
+        this.add({ kind: "steer", key: this.fresh("steer"), rev: 0, text, images, files });
         return;
       }
       case "turn.completed":

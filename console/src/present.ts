@@ -6,6 +6,7 @@ import type { Schemas } from "../../openapi/clients/typescript/src/client.js";
 import type { RoomModel, SessionState } from "./model.js";
 import { showControls } from "./text.js";
 import { byText, type Actor } from "./access.js";
+import { formatBytes } from "./attach.js";
 
 /** One line for a person from an API error: its message, what its details add, and its status and code. */
 export function errorText(status: number, code: string, message: string, details: Record<string, unknown> | null): string {
@@ -19,6 +20,12 @@ export function errorText(status: number, code: string, message: string, details
   }
   const branch = typeof details?.branch === "string" ? details.branch : null;
   if (code === "branch_exists" && branch && !message.includes(branch)) return `${message}: branch ${showControls(branch)} exists already; name another one ${tail}`;
+  // A size limit (an image too large: `maxBytes`) is said in units a person reads too.
+  const max = typeof details?.maxBytes === "number" ? details.maxBytes : null;
+  if (max !== null && max >= 1024) {
+    const said = message.includes(`${max} bytes`) ? message.replace(`${max} bytes`, `${max} bytes (${formatBytes(max)})`) : `${message} (at most ${formatBytes(max)})`;
+    return `${said} ${tail}`;
+  }
   const roots = strings(details?.workspaceRoots);
   if (roots.length) return `${message}: allowed are ${roots.join(", ")} and the directories below ${roots.length === 1 ? "it" : "them"} ${tail}`;
   return `${message} ${tail}`;

@@ -11,6 +11,8 @@ import { TranscriptItems, type ItemContext } from "./items.js";
 import { CommitDialog, FilesPanel, SessionChangesPanel } from "./workspace.js";
 import { ShareButton, ShareDialog } from "./share.js";
 import { byText, whoText } from "../access.js";
+import { IMAGE_ACCEPT, imageName, isImageType, refuseImage, toBase64, turnInput, type OutgoingImage } from "../attach.js";
+import { PendingImages, type PendingImage } from "./attachments.js";
 import type { Schemas } from "../../../openapi/clients/typescript/src/client.js";
 
 export function Root({ app }: { app: App }) {
@@ -655,6 +657,7 @@ function TranscriptView({ app, st, label }: { app: App; st: SessionState; label?
   const ctx: ItemContext = useMemo(
     () => ({
       answer: (requestId, body) => app.answer(st.id, requestId, body),
+      attachment: (attachment) => app.attachment(st.id, attachment),
       goalOperationId: st.goal?.operationId ?? null,
       claimFocus: (requestId) => app.claimFocus(st.id, requestId),
       canAnswer,
@@ -697,21 +700,96 @@ function TranscriptView({ app, st, label }: { app: App; st: SessionState; label?
 function Composer({ app, st, steerable }: { app: App; st: SessionState; steerable: boolean }) {
   const [text, setText] = useState("");
   const [busy, setBusy] = useState(false);
+  const [images, setImages] = useState<PendingImage[]>([]);
+  /** Why an image was not taken or not sent (shown beside the images). */
+  const [imageError, setImageError] = useState<string | null>(null);
+  const [dropping, setDropping] = useState(false);
+  const dragDepth = useRef(0);
+  const nextImage = useRef(0);
+  const fileInput = useRef<HTMLInputElement>(null);
+  // The thumbnails' blob: URLs go with the composer.
+  const shown = useRef<PendingImage[]>([]);
+  shown.current = images;
+  useEffect(() => () => shown.current.forEach((i) => URL.revokeObjectURL(i.url)), []);
   const running = st.activeTurnId !== null || st.status === "working" || st.status === "waiting";
   const id = `composer-${st.id}`;
-  const submit = async (steer: boolean) => {
-    if (!text.trim() || busy) return;
-    setBusy(true);
-    const ok = await app.submit(st.id, text, steer);
-    setBusy(false);
-    if (ok) setText("");
+  const sendable = text.trim() !== "" || images.length > 0;
+  /** Takes the image files among `files`; the others are refused, each with its reason. */
+  const attach = (files: File[]) => {
+    if (!files.length) return;
+    const refused: string[] = [];
+    const taken: PendingImage[] = [];
+    for (const f of files) {
+      const why = refuseImage(f);
+      if (why || !isImageType(f.type)) {
+        refused.push(why ?? "");
+        continue;
+      }
+      const n = ++nextImage.current;
+      taken.push({ id: n, file: f, name: imageName(f, n), mimeType: f.type, size: f.size, url: URL.createObjectURL(f) });
+    }
+    setImageError(refused.length ? refused.join(" ") : null);
+    if (taken.length) setImages((list) => [...list, ...taken]);
   };
+  const remove = (imageId: number) => {
+    const gone = images.find((i) => i.id === imageId);
+    if (gone) URL.revokeObjectURL(gone.url);
+    setImages(images.filter((i) => i.id !== imageId));
+  };
+  const submit = async (steer: boolean) => {
+    if (!sendable || busy) return;
+    setBusy(true);
+    const sent = images;
+    let outgoing: OutgoingImage[];
+    try {
+      outgoing = await Promise.all(sent.map(async (i) => ({ name: i.name, mimeType: i.mimeType, data: toBase64(new Uint8Array(await i.file.arrayBuffer())) })));
+    } catch (e) {
+      setBusy(false);
+      setImageError(`An image could not be read: ${(e as Error).message}`);
+      return;
+    }
+    const r = await app.submit(st.id, turnInput(text, outgoing), steer);
+    setBusy(false);
+    if (r.ok) {
+      setText("");
+      sent.forEach((i) => URL.revokeObjectURL(i.url));
+      setImages((list) => list.filter((i) => !sent.includes(i)));
+      setImageError(null);
+    } else if (r.attachmentError) {
+      setImageError(r.attachmentError);
+    }
+  };
+  const hasFiles = (dt: DataTransfer | null) => !!dt && [...dt.types].includes("Files");
   return (
     <form
-      class="composer"
+      class={`composer${dropping ? " dropping" : ""}`}
+      data-testid="composer-form"
       onSubmit={(ev) => {
         ev.preventDefault();
         void submit(running && steerable);
+      }}
+      onDragEnter={(ev) => {
+        if (!hasFiles(ev.dataTransfer)) return;
+        ev.preventDefault();
+        dragDepth.current++;
+        setDropping(true);
+      }}
+      onDragOver={(ev) => {
+        if (!hasFiles(ev.dataTransfer)) return;
+        ev.preventDefault();
+        if (ev.dataTransfer) ev.dataTransfer.dropEffect = "copy";
+      }}
+      onDragLeave={(ev) => {
+        if (!hasFiles(ev.dataTransfer)) return;
+        dragDepth.current = Math.max(0, dragDepth.current - 1);
+        if (!dragDepth.current) setDropping(false);
+      }}
+      onDrop={(ev) => {
+        if (!hasFiles(ev.dataTransfer)) return;
+        ev.preventDefault();
+        dragDepth.current = 0;
+        setDropping(false);
+        attach([...(ev.dataTransfer?.files ?? [])]);
       }}
     >
       <label for={id} class="sr-only">
@@ -720,9 +798,19 @@ function Composer({ app, st, steerable }: { app: App; st: SessionState; steerabl
       <textarea
         id={id}
         data-testid="composer"
-        placeholder={running ? "A turn is running: Ctrl+Enter steers it" : st.session.live ? "Message (Ctrl+Enter sends)" : "Message (sending resumes the session; Ctrl+Enter sends)"}
+        placeholder={running ? "A turn is running: Ctrl+Enter steers it" : st.session.live ? "Message (Ctrl+Enter sends; paste or drop images)" : "Message (sending resumes the session; Ctrl+Enter sends)"}
         value={text}
         onInput={(e) => setText((e.currentTarget as HTMLTextAreaElement).value)}
+        onPaste={(e) => {
+          // A pasted image (a screenshot) is attached; pasted text stays text (a spreadsheet's
+          // cells come with a picture of them too).
+          const cd = e.clipboardData;
+          if (!cd || cd.getData("text/plain")) return;
+          const files = cd.files.length ? [...cd.files] : [...cd.items].filter((i) => i.kind === "file").map((i) => i.getAsFile()).filter((f): f is File => f !== null);
+          if (!files.length) return;
+          e.preventDefault();
+          attach(files);
+        }}
         onKeyDown={(e) => {
           if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
             e.preventDefault();
@@ -730,11 +818,17 @@ function Composer({ app, st, steerable }: { app: App; st: SessionState; steerabl
           }
         }}
       />
+      <PendingImages images={images} onRemove={remove} />
+      {imageError ? (
+        <p class="warn attach-error" role="alert" data-testid="attach-error">
+          {imageError}
+        </p>
+      ) : null}
       <div class="row">
         {running ? (
           <>
             {steerable ? (
-              <button type="submit" class="primary" data-testid="steer" disabled={busy || !text.trim()}>
+              <button type="submit" class="primary" data-testid="steer" disabled={busy || !sendable}>
                 Steer
               </button>
             ) : null}
@@ -743,10 +837,28 @@ function Composer({ app, st, steerable }: { app: App; st: SessionState; steerabl
             </button>
           </>
         ) : (
-          <button type="submit" class="primary" data-testid="send" disabled={busy || !text.trim()}>
+          <button type="submit" class="primary" data-testid="send" disabled={busy || !sendable}>
             Send
           </button>
         )}
+        <button type="button" data-testid="attach-image" title="Attach a PNG, JPEG, GIF or WebP image (at most 5 MiB); you can also paste or drop one here" onClick={() => fileInput.current?.click()}>
+          Attach image
+        </button>
+        <input
+          type="file"
+          ref={fileInput}
+          hidden
+          tabIndex={-1}
+          multiple
+          accept={IMAGE_ACCEPT}
+          aria-label="Attach image"
+          data-testid="attach-input"
+          onChange={(e) => {
+            const el = e.currentTarget as HTMLInputElement;
+            attach([...(el.files ?? [])]);
+            el.value = "";
+          }}
+        />
         <span class="dim hint">Ctrl+Enter</span>
       </div>
     </form>

@@ -10,6 +10,7 @@ import { showControls } from "../text.js";
 import { permissionDetail, resolutionText, titleRepeatsQuestion, usageText } from "../present.js";
 import type { Schemas } from "../../../openapi/clients/typescript/src/client.js";
 import { CommittedView, RestoredView, TurnChangesView, type WorkspaceActions } from "./workspace.js";
+import { TurnAttachments } from "./attachments.js";
 
 type Decision = Schemas["Decision"];
 type AnswerRequest = Schemas["AnswerRequest"];
@@ -17,6 +18,8 @@ type AnswerRequest = Schemas["AnswerRequest"];
 export interface ItemContext {
   /** Answers an interaction of this transcript's session. */
   answer(requestId: string, body: AnswerRequest): Promise<unknown>;
+  /** Reads an image of this session's turns (its `attachment`), with the token. */
+  attachment(attachment: string): Promise<Blob>;
   /** Operation id of the session's current goal, to mark the turns that pursued it. */
   goalOperationId: string | null;
   /** Whether a pending interaction now shown may move the focus to its answer (true once per interaction). */
@@ -69,9 +72,10 @@ class ItemView extends Component<ItemProps> {
         return <TurnView item={item} ctx={ctx} />;
       case "steer":
         return (
-          <div class="entry user steer" data-testid="user-message">
+          <div class="entry user steer" data-testid="user-message" data-steer="true">
             <div class="who">You (steering the running turn)</div>
-            <Markdown text={item.text} />
+            {item.text ? <Markdown text={item.text} /> : null}
+            <TurnAttachments images={item.images} files={item.files} load={ctx.attachment} />
           </div>
         );
       case "message":
@@ -181,7 +185,7 @@ function TurnView({ item, ctx }: { item: Extract<Item, { kind: "turn" }>; ctx: I
     ) : (
       "You"
     );
-  if (!item.text) {
+  if (!item.text && !item.images.length && !item.files.length) {
     return (
       <div class="turn-divider" data-testid="turn" data-turn={item.turnId} data-origin={item.origin}>
         <span>
@@ -195,7 +199,8 @@ function TurnView({ item, ctx }: { item: Extract<Item, { kind: "turn" }>; ctx: I
       <div class="who">
         {who} {origin} <span class="dim">{time}</span>
       </div>
-      <Markdown text={item.text} />
+      {item.text ? <Markdown text={item.text} /> : null}
+      <TurnAttachments images={item.images} files={item.files} load={ctx.attachment} />
     </div>
   );
 }

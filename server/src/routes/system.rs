@@ -13,7 +13,7 @@ use crate::telemetry;
 
 /// The console's content security policy: only its own script, stylesheet and icon (served below), no
 /// inline code or styles, requests and WebSockets to this origin only, never framed.
-const CONSOLE_CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; \
+const CONSOLE_CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob:; connect-src 'self'; \
      frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
 /// The console's files, built by `scripts/build-console` from `console/` (a test fails when they
