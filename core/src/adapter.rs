@@ -475,6 +475,16 @@ pub trait Adapter: Send + Sync + 'static {
         unsupported("forking a conversation through a turn")
     }
 
+    /// The agent's own sessions of `cwd` (ACP `session/list`), a page from `cursor`; those a
+    /// session can continue with `resume`. Providers that cannot list say so ([`AdapterError::Unsupported`]).
+    async fn list_sessions(
+        &self,
+        _cwd: &str,
+        _cursor: Option<String>,
+    ) -> Result<crate::model::ProviderSessionList, AdapterError> {
+        unsupported("listing the agent's own sessions")
+    }
+
     /// Which input besides text the session's turns take (asked after the session is live: an
     /// agent may say so only in its handshake). A turn with an item it does not take is refused
     /// with 422 `input_unsupported`, naming the item and the reason.

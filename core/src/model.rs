@@ -598,6 +598,33 @@ pub struct ProviderInfo {
     pub login_command: Option<String>,
 }
 
+/// A session an agent keeps (its own earlier sessions, as ACP's `session/list` says), which a
+/// session of a room can continue (`providerSessionId` in `POST …/sessions`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderSession {
+    /// The agent's id of it.
+    pub provider_session_id: String,
+    pub cwd: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// When it last changed, as the agent says (ISO 8601).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub updated_at: Option<String>,
+}
+
+/// A page of an agent's sessions.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderSessionList {
+    pub data: Vec<ProviderSession>,
+    /// The `cursor` of the next page, when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next: Option<String>,
+}
+
 /// A fork's lineage.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]

@@ -31,6 +31,10 @@ pub struct StartSessionRequest {
     /// of its own (`cwd`, if given, is then relative to the worktree).
     #[serde(default)]
     pub workspace: Option<WorkspaceSpec>,
+    /// Continue this session of the agent's own (see `GET /v1/providers/{providerId}/sessions`)
+    /// instead of starting a new one: the agent loads it (`session/load` or `session/resume`).
+    #[serde(default)]
+    pub provider_session_id: Option<String>,
     /// `false`: no checkpoints around turns even in a git work tree (default: on when the
     /// session's cwd is in one).
     #[serde(default)]

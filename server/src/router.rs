@@ -26,6 +26,7 @@ use crate::{security, telemetry, ws};
 fn api_router() -> OpenApiRouter<AppState> {
     OpenApiRouter::with_openapi(openapi::base())
         .routes(routes!(providers::list_providers))
+        .routes(routes!(providers::list_provider_sessions))
         .routes(routes!(rooms::list_rooms))
         .routes(routes!(rooms::list_events))
         .routes(routes!(sessions::start_session, sessions::list_sessions))

@@ -40,7 +40,9 @@ use ensemble_core::adapter::{
     TurnRequest,
 };
 use ensemble_core::event::Decision;
-use ensemble_core::model::{AgentInfo, ConfigChange, Session, SessionKey, SessionPatch};
+use ensemble_core::model::{
+    AgentInfo, ConfigChange, ProviderSession, ProviderSessionList, Session, SessionKey, SessionPatch,
+};
 use serde_json::Value;
 
 pub use config::{AcpConfig, ConfigError};
@@ -353,17 +355,22 @@ fn agent_info(r: &wire::InitializeResponse) -> AgentInfo {
 }
 
 /// Starts the agent in a scratch directory, `initialize` only, and stops it.
+/// A handle whose facts and state go nowhere, for an agent started without a session.
+fn discarding(key: &SessionKey) -> SessionHandle {
+    SessionHandle {
+        sink: ensemble_core::adapter::EventSink::new(Arc::new(Discard), key.clone(), 0),
+        state: ensemble_core::adapter::ProviderState::new(Arc::new(Discard), key.clone()),
+        goals: Arc::new(ensemble_core::goal::NoGoalHost),
+        goal: Default::default(),
+    }
+}
+
 async fn probe(config: &Arc<AcpConfig>, agent: &Mutex<Option<AgentInfo>>) -> Availability {
     let scratch = std::env::temp_dir();
     let cell = AvailabilityCell::new(FAILURE_COOLDOWN);
-    let sink = ensemble_core::adapter::EventSink::new(Arc::new(Discard), SessionKey::new("probe", &config.id), 0);
-    let handle = SessionHandle {
-        sink,
-        state: ensemble_core::adapter::ProviderState::new(Arc::new(Discard), SessionKey::new("probe", &config.id)),
-        goals: Arc::new(ensemble_core::goal::NoGoalHost),
-        goal: Default::default(),
-    };
-    match spawn(config, &cell, agent, SessionKey::new("probe", &config.id), handle, &scratch.to_string_lossy()).await {
+    let key = SessionKey::new("probe", &config.id);
+    let handle = discarding(&key);
+    match spawn(config, &cell, agent, key, handle, &scratch.to_string_lossy()).await {
         Ok((live, _)) => {
             live.stop().await;
             cell.get()
@@ -411,6 +418,39 @@ impl Adapter for AcpAdapter {
             config: true,
             config_mid_turn: false,
         }
+    }
+
+    async fn list_sessions(&self, cwd: &str, cursor: Option<String>) -> Result<ProviderSessionList, AdapterError> {
+        // An agent of its own for the question, stopped after it.
+        let key = SessionKey::new("list", &self.config.id);
+        let (live, init) =
+            spawn(&self.config, &self.availability, &self.agent, key.clone(), discarding(&key), cwd).await?;
+        let answer = async {
+            if init.agent_capabilities.session_capabilities.list.is_none() {
+                return Err(AdapterError::Unsupported(format!(
+                    "the agent of `{}` does not list its sessions (no sessionCapabilities.list)",
+                    self.config.id
+                )));
+            }
+            let request = wire::ListSessionsRequest::new().cwd(PathBuf::from(cwd)).cursor(cursor);
+            live.call::<wire::ListSessions>(&request, self.config.call_timeout).await
+        }
+        .await;
+        live.stop().await;
+        let response = answer?;
+        Ok(ProviderSessionList {
+            data: response
+                .sessions
+                .into_iter()
+                .map(|s| ProviderSession {
+                    provider_session_id: s.session_id.0.to_string(),
+                    cwd: s.cwd.to_string_lossy().into_owned(),
+                    title: s.title.map(|t| ensemble_core::limits::clip(&t)),
+                    updated_at: s.updated_at,
+                })
+                .collect(),
+            next: response.next_cursor,
+        })
     }
 
     fn input_kinds(&self, session: &Session) -> InputKinds {

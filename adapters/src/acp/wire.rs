@@ -25,6 +25,7 @@ request!(NewSession, session_new, acp::NewSessionRequest, acp::NewSessionRespons
 request!(LoadSession, session_load, acp::LoadSessionRequest, acp::LoadSessionResponse);
 request!(ResumeSession, session_resume, acp::ResumeSessionRequest, acp::ResumeSessionResponse);
 request!(Prompt, session_prompt, acp::PromptRequest, acp::PromptResponse);
+request!(ListSessions, session_list, acp::ListSessionsRequest, acp::ListSessionsResponse);
 request!(SetMode, session_set_mode, acp::SetSessionModeRequest, acp::SetSessionModeResponse);
 request!(
     SetConfigOption,

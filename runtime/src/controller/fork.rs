@@ -70,6 +70,7 @@ impl Controller {
             },
             checkpoints: None,
             fork: Some(ForkFrom { source, through_turn: req.at_turn.clone(), last_turn, checkpoint: checkpoint.id }),
+            provider_session: None,
         })
         .await
     }

@@ -132,6 +132,7 @@ impl Controller {
             session.title = title;
         }
         session.settings = req.settings.clone();
+        session.provider_session_id.clone_from(&req.provider_session);
         if let Some(f) = &req.fork {
             session.forked_from = Some(Box::new(crate::model::ForkedFrom {
                 session_id: f.source.session_id.clone(),
@@ -189,6 +190,7 @@ impl Controller {
         // A new session has no goal yet.
         let handle = self.handle_with(&key, generation, session.created_at_ms, GoalIdentity::default());
         let started = match &req.fork {
+            None if req.provider_session.is_some() => adapter.resume(&session, handle).await,
             None => adapter.start(&session, handle).await,
             Some(f) => {
                 let open = crate::adapter::ForkOpen {

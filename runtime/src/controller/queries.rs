@@ -17,6 +17,18 @@ impl Controller {
         self.provider_infos(&HashMap::new())
     }
 
+    /// The agent's own sessions of `cwd` (a page from `cursor`), for a session to continue.
+    pub async fn provider_sessions(
+        &self,
+        provider: &str,
+        cwd: Option<&str>,
+        cursor: Option<String>,
+    ) -> Result<crate::model::ProviderSessionList> {
+        let adapter = self.adapter(provider)?;
+        let cwd = cwd.unwrap_or(&self.inner.config.default_cwd);
+        Ok(adapter.list_sessions(cwd, cursor).await?)
+    }
+
     /// [`Self::providers`], each available agent also asked (without a session, waiting at most
     /// `wait`) whether it needs a login: the newer of that answer and its latest session's start.
     pub async fn providers_checked(&self, wait: std::time::Duration) -> Vec<ProviderInfo> {

@@ -18,6 +18,9 @@ pub struct StartSession {
     pub checkpoints: Option<bool>,
     /// A durable fork: the conversation of this session through one of its turns.
     pub fork: Option<ForkFrom>,
+    /// Continue this session of the agent's own (one `GET /v1/providers/{id}/sessions` lists)
+    /// instead of starting a new one.
+    pub provider_session: Option<String>,
 }
 
 /// What a fork's start forks.

@@ -34,6 +34,8 @@ pub fn requirement(method: &Method, route: &str) -> Option<Need> {
             need(Viewer)
         }
         ("POST", "/v1/rooms/{roomId}/sessions", _) => need(Operator),
+        // It starts the agent, and shows sessions of every room's agent: an operator of them all.
+        ("GET", "/v1/providers/{providerId}/sessions", _) => Some(Need { role: Operator, all_rooms: true }),
         ("GET" | "POST", "/v1/tokens", _) | ("DELETE", "/v1/tokens/{tokenId}", _) | ("GET", "/v1/audit", _) => {
             need(Admin)
         }

@@ -35,6 +35,12 @@ pub async fn start_session(
     if let Some(c) = &body.cwd {
         check_text("cwd", c)?;
     }
+    if let Some(p) = &body.provider_session_id {
+        check_text("providerSessionId", p)?;
+        if p.trim().is_empty() {
+            return Err(ApiError::bad_request("invalid_input", "providerSessionId must not be blank"));
+        }
+    }
     let (workspace, cwd) = match body.workspace {
         None | Some(WorkspaceSpec::Dir {}) => {
             let cwd = body.cwd.as_deref().map(|c| state.workspace.resolve(c)).transpose()?;
@@ -67,6 +73,7 @@ pub async fn start_session(
             workspace,
             checkpoints: body.checkpoints,
             fork: None,
+            provider_session: body.provider_session_id,
         })
         .await?;
     created(&session)

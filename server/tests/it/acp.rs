@@ -587,3 +587,71 @@ async fn a_missing_agent_binary_is_listed_unavailable_with_the_reason() {
         "{body}"
     );
 }
+
+#[tokio::test]
+async fn an_agents_own_sessions_are_listed_and_one_is_continued_in_a_room() {
+    let state = tempfile::tempdir().unwrap();
+    let a = AcpSetup::new(&["--load", "--list", "--state-dir", state.path().to_str().unwrap()], "");
+    let s = a.server().await;
+    let (status, body) =
+        s.post("/v1/rooms/r/sessions", json!({"sessionId": "first", "provider": "test-acp", "cwd": a.cwd()})).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let mut ws = s.ws("r", None).await;
+    ws.hello().await;
+    s.turn("r", "first", "remember banana").await;
+    ws.until_type("turn.completed").await;
+    let agent_id = get_session(&s, "first").await["providerSessionId"].as_str().unwrap().to_owned();
+    s.delete("/v1/rooms/r/sessions/first").await;
+
+    // The agent lists what it keeps for that directory (and nothing for another one).
+    let cwd = a.cwd().to_owned();
+    let (status, list) = s.get(&format!("/v1/providers/test-acp/sessions?cwd={cwd}")).await;
+    assert_eq!(status, StatusCode::OK, "{list}");
+    let found: Vec<&Value> =
+        list["data"].as_array().unwrap().iter().filter(|x| x["providerSessionId"] == agent_id.as_str()).collect();
+    assert_eq!(found.len(), 1, "{list}");
+    assert_eq!(found[0]["title"], "remember banana");
+    let (status, other) = s.get(&format!("/v1/providers/test-acp/sessions?cwd={}", s.dir.display())).await;
+    assert_eq!(status, StatusCode::OK, "{other}");
+    assert!(other["data"].as_array().unwrap().is_empty(), "{other}");
+    // Continued in another room: the agent loads it, history and all.
+    let (status, body) = s
+        .post(
+            "/v1/rooms/r2/sessions",
+            json!({"sessionId": "again", "provider": "test-acp", "cwd": a.cwd(), "providerSessionId": agent_id}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    assert_eq!(body["providerSessionId"], agent_id.as_str());
+    let mut ws2 = s.ws("r2", None).await;
+    ws2.hello().await;
+    s.turn("r2", "again", "history").await;
+    let events = ws2.until_type("turn.completed").await;
+    let said: String = events
+        .iter()
+        .filter(|e| e["type"] == "message.completed")
+        .map(|e| e["payload"]["text"].as_str().unwrap_or_default())
+        .collect();
+    assert!(said.contains("history: remember banana"), "{said}");
+    s.delete("/v1/rooms/r2/sessions/again").await;
+    // Refused clearly: an unknown id, an unknown provider, a cwd outside the roots, an agent that
+    // does not list.
+    let (status, body) = s
+        .post("/v1/rooms/r2/sessions", json!({"provider": "test-acp", "cwd": a.cwd(), "providerSessionId": "nope"}))
+        .await;
+    assert!(status.is_client_error() || status.is_server_error(), "{status} {body}");
+    assert!(body["error"]["code"].is_string(), "{body}");
+    let (status, body) = s.get("/v1/providers/nope/sessions").await;
+    assert_eq!(error_code(status, &body, StatusCode::NOT_FOUND), "unknown_provider");
+    let (status, body) = s.get("/v1/providers/test-acp/sessions?cwd=/").await;
+    assert_eq!(error_code(status, &body, StatusCode::BAD_REQUEST), "cwd_outside_workspace");
+    let (status, body) = s.get("/v1/providers/scripted/sessions").await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    a.none_left().await;
+    let plain = AcpSetup::new(&[], "");
+    let s = plain.server().await;
+    let (status, body) = s.get(&format!("/v1/providers/test-acp/sessions?cwd={}", plain.cwd())).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("sessionCapabilities.list"), "{body}");
+    plain.none_left().await;
+}

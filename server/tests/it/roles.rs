@@ -148,6 +148,9 @@ async fn the_declared_roles_follow_the_policy() {
         let admin_only = path.starts_with("/v1/tokens") || path == "/v1/audit" || path.starts_with("/v1/test/");
         let expected = if admin_only {
             "admin"
+        } else if path == "/v1/providers/{providerId}/sessions" {
+            // Starts an agent to ask it: as much as a start.
+            "operator"
         } else if method == "POST" && path.ends_with("/interactions/{requestId}") {
             "approver"
         } else if method == "GET" {

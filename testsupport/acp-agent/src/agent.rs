@@ -9,12 +9,13 @@ use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     self, AgentCapabilities, AvailableCommand, AvailableCommandsUpdate, CancelNotification, CloseSessionRequest,
     CloseSessionResponse, ContentBlock, ContentChunk, Cost, CurrentModeUpdate, Diff, EmbeddedResourceResource,
-    ForkSessionRequest, ForkSessionResponse, Implementation, InitializeRequest, InitializeResponse, LoadSessionRequest,
-    LoadSessionResponse, NewSessionRequest, NewSessionResponse, PermissionOption, PermissionOptionKind, Plan,
-    PlanEntry, PlanEntryPriority, PlanEntryStatus, PromptCapabilities, PromptRequest, PromptResponse,
-    ReadTextFileRequest, RequestPermissionOutcome, RequestPermissionRequest, SessionCapabilities,
-    SessionCloseCapabilities, SessionConfigOption, SessionConfigOptionCategory, SessionConfigOptionValue,
-    SessionConfigSelectOption, SessionForkCapabilities, SessionId, SessionInfoUpdate, SessionMode, SessionModeState,
+    ForkSessionRequest, ForkSessionResponse, Implementation, InitializeRequest, InitializeResponse,
+    ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse, NewSessionRequest,
+    NewSessionResponse, PermissionOption, PermissionOptionKind, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus,
+    PromptCapabilities, PromptRequest, PromptResponse, ReadTextFileRequest, RequestPermissionOutcome,
+    RequestPermissionRequest, SessionCapabilities, SessionCloseCapabilities, SessionConfigOption,
+    SessionConfigOptionCategory, SessionConfigOptionValue, SessionConfigSelectOption, SessionForkCapabilities,
+    SessionId, SessionInfo, SessionInfoUpdate, SessionListCapabilities, SessionMode, SessionModeState,
     SessionNotification, SessionUpdate, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
     SetSessionModeRequest, SetSessionModeResponse, StopReason, ToolCall, ToolCallContent, ToolCallStatus,
     ToolCallUpdate, ToolCallUpdateFields, ToolKind, UsageUpdate, WriteTextFileRequest,
@@ -65,7 +66,8 @@ pub async fn serve(options: Options, transport: impl ConnectTo<Agent> + 'static)
         next_session: AtomicU64::new(1),
         next_message: AtomicU64::new(1),
     });
-    let (s1, s2, s3, s4, s5, s6, s7, s8, s9) = (
+    let (s1, s2, s3, s4, s5, s6, s7, s8, s9, s10) = (
+        state.clone(),
         state.clone(),
         state.clone(),
         state.clone(),
@@ -124,6 +126,12 @@ pub async fn serve(options: Options, transport: impl ConnectTo<Agent> + 'static)
         .on_receive_request(
             async move |request: ForkSessionRequest, responder: Responder<ForkSessionResponse>, _cx: Cx| {
                 s9.fork_session(request, responder)
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |request: ListSessionsRequest, responder: Responder<ListSessionsResponse>, _cx: Cx| {
+                s10.list_sessions(request, responder)
             },
             agent_client_protocol::on_receive_request!(),
         )
@@ -190,6 +198,9 @@ impl State {
         let mut sessions = SessionCapabilities::new().close(SessionCloseCapabilities::new());
         if self.options.fork {
             sessions = sessions.fork(SessionForkCapabilities::new());
+        }
+        if self.options.list {
+            sessions = sessions.list(SessionListCapabilities::new());
         }
         let prompts = PromptCapabilities::new().image(self.options.images).embedded_context(self.options.images);
         let capabilities = AgentCapabilities::new()
@@ -266,6 +277,28 @@ impl State {
             return responder.respond_with_error(error);
         }
         responder.respond(response)
+    }
+
+    /// `session/list`: the state dir's sessions (of `cwd`, when given), titled by their first prompt.
+    fn list_sessions(
+        &self,
+        request: ListSessionsRequest,
+        responder: Responder<ListSessionsResponse>,
+    ) -> Result<(), Error> {
+        if !self.options.list {
+            return responder.respond_with_error(Error::method_not_found());
+        }
+        let sessions = self
+            .store
+            .all()
+            .into_iter()
+            .filter(|(_, data)| request.cwd.as_ref().is_none_or(|c| *c == data.cwd))
+            .map(|(id, data)| {
+                let title = data.history.first().map(|t| t.prompt.clone());
+                SessionInfo::new(id, data.cwd).title(title)
+            })
+            .collect();
+        responder.respond(ListSessionsResponse::new(sessions))
     }
 
     /// `session/fork`: a new session whose history is a copy of the source's, working in `cwd`.

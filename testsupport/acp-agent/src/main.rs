@@ -27,6 +27,8 @@
 //!
 //! Flags: `--load` (advertise and serve `session/load`, replaying the history before answering),
 //! `--fork` (advertise and serve `session/fork`: a new session with a copy of the history, in the given cwd),
+//! `--list` (advertise and serve `session/list`: the sessions of the state dir, titled by their first prompt,
+//! those of the request's `cwd` when it names one),
 //! `--images` (advertise `promptCapabilities.image` and `embeddedContext`; every prompt's blocks that are
 //! not text are described after its text: `[image MIME N bytes]`, `[link NAME URI]`, `[resource URI N bytes]`),
 //! `--state-dir DIR` (persist sessions as `DIR/<session id>.json` so a later process can load them),
@@ -56,6 +58,8 @@ pub struct Options {
     pub fork: bool,
     /// `--images`: advertise `promptCapabilities.image` and `embeddedContext`.
     pub images: bool,
+    /// `--list`: advertise and serve `session/list` (the sessions of the state dir).
+    pub list: bool,
 }
 
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
@@ -66,6 +70,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Options, String>
             "--hang-initialize" => options.hang_initialize = true,
             "--fork" => options.fork = true,
             "--images" => options.images = true,
+            "--list" => options.list = true,
             "--state-dir" => match args.next() {
                 Some(dir) => options.state_dir = Some(PathBuf::from(dir)),
                 None => return Err("--state-dir needs a directory".to_owned()),
@@ -75,7 +80,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Options, String>
                     options.state_dir = Some(PathBuf::from(dir));
                 } else {
                     return Err(format!(
-                        "unknown argument {other:?} (flags: --load, --fork, --images, --state-dir DIR, --hang-initialize)"
+                        "unknown argument {other:?} (flags: --load, --fork, --images, --list, --state-dir DIR, --hang-initialize)"
                     ));
                 }
             }

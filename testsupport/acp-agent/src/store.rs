@@ -63,6 +63,22 @@ impl Store {
     }
 
     /// The persisted session `id`, if there is one.
+    /// Every persisted session (id and data), by id.
+    pub fn all(&self) -> Vec<(String, SessionData)> {
+        let Some(dir) = self.dir.as_deref() else { return Vec::new() };
+        let mut out: Vec<(String, SessionData)> = std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name().to_str()?.strip_suffix(".json")?.to_owned();
+                Some((name, read(&e.path())?))
+            })
+            .collect();
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out
+    }
+
     pub fn load(&self, id: &str) -> Option<SessionData> {
         let path = self.path(id)?;
         read(&path)

@@ -134,6 +134,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/providers/{providerId}/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The agent's own earlier sessions of a directory (ACP `session/list`, for an agent that
+         *     advertises it): a session of a room continues one with `providerSessionId` in
+         *     `POST …/sessions`. The agent is started for the question, then stopped.
+         */
+        get: operations["list_provider_sessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/rooms": {
         parameters: {
             query?: never;
@@ -1645,6 +1666,24 @@ export interface components {
         ProviderList: {
             data: components["schemas"]["ProviderInfo"][];
         };
+        /**
+         * @description A session an agent keeps (its own earlier sessions, as ACP's `session/list` says), which a
+         *     session of a room can continue (`providerSessionId` in `POST …/sessions`).
+         */
+        ProviderSession: {
+            cwd: string;
+            /** @description The agent's id of it. */
+            providerSessionId: string;
+            title?: string | null;
+            /** @description When it last changed, as the agent says (ISO 8601). */
+            updatedAt?: string | null;
+        };
+        /** @description A page of an agent's sessions. */
+        ProviderSessionList: {
+            data: components["schemas"]["ProviderSession"][];
+            /** @description The `cursor` of the next page, when there is one. */
+            next?: string | null;
+        };
         Question: {
             header?: string | null;
             id: string;
@@ -1981,6 +2020,11 @@ export interface components {
             cwd?: string | null;
             /** @description Provider id (see `GET /v1/providers`); defaults to the built-in `scripted` provider. */
             provider?: string | null;
+            /**
+             * @description Continue this session of the agent's own (see `GET /v1/providers/{providerId}/sessions`)
+             *     instead of starting a new one: the agent loads it (`session/load` or `session/resume`).
+             */
+            providerSessionId?: string | null;
             /** @description Chosen by the client; generated when absent. */
             sessionId?: string | null;
             settings?: components["schemas"]["SessionSettings"] | null;
@@ -2603,6 +2647,69 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ProviderList"];
+                };
+            };
+            /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The server or the agent failed, or is at capacity (then with `Retry-After`); the error's `code` says why */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    list_provider_sessions: {
+        parameters: {
+            query?: {
+                /** @description The directory whose sessions are listed (inside the workspace roots; default: the default cwd). */
+                cwd?: string;
+                /** @description The `next` of the page before. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                providerId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the agent's sessions */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProviderSessionList"];
+                };
+            };
+            /** @description No such provider (`unknown_provider`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The agent does not list its sessions (`unsupported`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */

@@ -118,6 +118,8 @@ from .pong_frame_type import PongFrameType
 from .provider_capabilities import ProviderCapabilities
 from .provider_info import ProviderInfo
 from .provider_list import ProviderList
+from .provider_session import ProviderSession
+from .provider_session_list import ProviderSessionList
 from .question import Question
 from .question_option import QuestionOption
 from .reasoning_completed_event import ReasoningCompletedEvent
@@ -320,6 +322,8 @@ __all__ = (
     "ProviderCapabilities",
     "ProviderInfo",
     "ProviderList",
+    "ProviderSession",
+    "ProviderSessionList",
     "Question",
     "QuestionOption",
     "ReasoningCompletedEvent",

@@ -35,6 +35,9 @@ class StartSessionRequest:
             cwd (None | str | Unset): Absolute working directory of the agent.
             provider (None | str | Unset): Provider id (see `GET /v1/providers`); defaults to the built-in `scripted`
                 provider.
+            provider_session_id (None | str | Unset): Continue this session of the agent's own (see `GET
+                /v1/providers/{providerId}/sessions`)
+                instead of starting a new one: the agent loads it (`session/load` or `session/resume`).
             session_id (None | str | Unset): Chosen by the client; generated when absent.
             settings (None | SessionSettings | Unset):
             title (None | str | Unset):
@@ -44,6 +47,7 @@ class StartSessionRequest:
     checkpoints: bool | None | Unset = UNSET
     cwd: None | str | Unset = UNSET
     provider: None | str | Unset = UNSET
+    provider_session_id: None | str | Unset = UNSET
     session_id: None | str | Unset = UNSET
     settings: None | SessionSettings | Unset = UNSET
     title: None | str | Unset = UNSET
@@ -74,6 +78,12 @@ class StartSessionRequest:
             provider = UNSET
         else:
             provider = self.provider
+
+        provider_session_id: None | str | Unset
+        if isinstance(self.provider_session_id, Unset):
+            provider_session_id = UNSET
+        else:
+            provider_session_id = self.provider_session_id
 
         session_id: None | str | Unset
         if isinstance(self.session_id, Unset):
@@ -116,6 +126,8 @@ class StartSessionRequest:
             field_dict["cwd"] = cwd
         if provider is not UNSET:
             field_dict["provider"] = provider
+        if provider_session_id is not UNSET:
+            field_dict["providerSessionId"] = provider_session_id
         if session_id is not UNSET:
             field_dict["sessionId"] = session_id
         if settings is not UNSET:
@@ -163,6 +175,16 @@ class StartSessionRequest:
             return cast(None | str | Unset, data)
 
         provider = _parse_provider(d.pop("provider", UNSET))
+
+
+        def _parse_provider_session_id(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        provider_session_id = _parse_provider_session_id(d.pop("providerSessionId", UNSET))
 
 
         def _parse_session_id(data: object) -> None | str | Unset:
@@ -239,6 +261,7 @@ class StartSessionRequest:
             checkpoints=checkpoints,
             cwd=cwd,
             provider=provider,
+            provider_session_id=provider_session_id,
             session_id=session_id,
             settings=settings,
             title=title,
