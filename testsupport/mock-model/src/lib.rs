@@ -1,6 +1,14 @@
 #![forbid(unsafe_code)]
-//! A scriptable mock of the OpenAI **Responses API** (`POST /v1/responses`, SSE streaming) on
-//! 127.0.0.1, good enough for the real `codex app-server` (0.169.0) to run turns against.
+//! A scriptable mock of model APIs on 127.0.0.1, good enough for real coding agents to run turns
+//! against. One [`MockModel`] serves every [`Dialect`] on the same port, with one request log,
+//! one API key and one queue of scripted replies:
+//!
+//! | dialect | route | agent | point it at the mock with |
+//! |---|---|---|---|
+//! | OpenAI Responses | `POST /v1/responses` | `codex app-server` 0.171.0 | [`CodexProvider`] with [`MockModel::base_url`] |
+//! | Anthropic Messages | `POST /v1/messages[?beta=true]` | Claude Code (claude-agent-acp) | `ANTHROPIC_BASE_URL=`[`MockModel::url`], `ANTHROPIC_API_KEY` |
+//! | Gemini | `POST /v1beta/models/{m}:streamGenerateContent?alt=sse`, `:generateContent` | Gemini CLI `--acp` | `GOOGLE_GEMINI_BASE_URL=`[`MockModel::url`], `GEMINI_API_KEY` |
+//! | OpenAI chat completions | `POST /v1/chat/completions` | opencode `acp` | `@ai-sdk/openai-compatible` provider, `baseURL` [`MockModel::base_url`] |
 //!
 //! ```no_run
 //! # async fn demo() -> std::io::Result<()> {
@@ -18,17 +26,34 @@
 //! # Ok(()) }
 //! ```
 //!
-//! How an answer is chosen for each `POST …/responses`, first match wins:
-//! 1. a wrong or missing API key when one is configured: HTTP 401 in OpenAI's shape;
-//! 2. the queue of scripted replies ([`MockModel::push`]), first in first out;
-//! 3. the responder closure ([`MockModel::set_responder`]) if it returns `Some`;
-//! 4. the keyword rules (see [`MockConfig::keyword_rules`]), or HTTP 500 if they are off.
+//! How an answer is chosen for each model call, first match wins:
+//! 1. a wrong or missing API key when one is configured: HTTP 401 in the dialect's shape (the
+//!    key is read from `Authorization: Bearer`, and also `x-api-key` for Anthropic,
+//!    `x-goog-api-key` or `?key=` for Gemini);
+//! 2. a recognised side request ([`SideRequest`]: title generation, prompt suggestion,
+//!    permission classifier, structured output), answered by content without touching the
+//!    queue (see [`MockConfig::side_requests`]);
+//! 3. the queue of scripted replies ([`MockModel::push`]), first in first out;
+//! 4. the responder closure ([`MockModel::set_responder`]) if it returns `Some`;
+//! 5. the keyword rules (see [`MockConfig::keyword_rules`]), or HTTP 500 if they are off.
+//!
+//! A [`Reply`] does not depend on the dialect: the same `Reply::shell(…)` becomes an
+//! `exec_command` call for codex, a `Bash` `tool_use` for Claude Code, a `run_shell_command`
+//! `functionCall` for Gemini CLI and a `bash` tool call for opencode. A request that does not ask
+//! for a stream gets the reply as one JSON body.
 
+mod anthropic;
+mod chat;
 mod codex;
+mod dialect;
+mod gemini;
 mod keywords;
+mod pieces;
 mod reply;
 mod request;
 mod server;
+mod side;
+mod sse;
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
@@ -40,12 +65,14 @@ use axum::extract::DefaultBodyLimit;
 use tokio::task::JoinHandle;
 
 pub use codex::CodexProvider;
+pub use dialect::Dialect;
 pub use keywords::quote_tool_output;
 pub use reply::{
     DEFAULT_GOAL_OBJECTIVE, DEFAULT_PATCH, DEFAULT_TEXT_CHUNKS, Gate, HttpReply, MessageStep, Reply, Step, StreamEnd,
-    StreamReply, TOOL_OUTPUT_REPLY_PREFIX, Usage,
+    StreamReply, TOOL_OUTPUT_REPLY_PREFIX, TOOL_REJECTED_REPLY, Usage, WRITE_FILE_CONTENT, WRITE_FILE_NAME,
 };
 pub use request::{Outcome, RecordedRequest, ToolOutput};
+pub use side::{DEFAULT_TITLE, SUGGESTION_REPLY, SideRequest};
 
 use server::Shared;
 
@@ -57,21 +84,32 @@ pub type Responder = Arc<dyn Fn(&RecordedRequest) -> Option<Reply> + Send + Sync
 pub struct MockConfig {
     /// Address to bind. Default `127.0.0.1:0` (a free port).
     pub addr: SocketAddr,
-    /// If set, every request must carry `Authorization: Bearer <key>`, otherwise it gets 401.
+    /// If set, every request must present this key, otherwise it gets 401: as
+    /// `Authorization: Bearer <key>` (every dialect), `x-api-key` (Anthropic), `x-goog-api-key`
+    /// or the `key` query parameter (Gemini).
     pub api_key: Option<String>,
-    /// Answer unscripted requests from keywords in the last user message (default true):
-    /// `SHELL`, `SHELL ESCALATE`, `PATCH`, `ASKUSER`, `GOAL`, `REASON`, `MINIMAL`, `NOCOMPLETE`,
-    /// `FAILEVENT`, `HTTP500`, `HTTP429`, `SLOW`; anything else gets "Hello from the mock model.".
-    /// A request ending with a tool result gets a message quoting it. With false, unscripted
+    /// Answer unscripted requests from keywords in the last user message (default true).
+    /// Responses (codex): `SHELL`, `SHELL ESCALATE`, `PATCH`, `WRITE`, `ASKUSER`, `GOAL`,
+    /// `REASON`, `MINIMAL`, `NOCOMPLETE`, `FAILEVENT`, `HTTP500`, `HTTP429`, `HTTP400`, `SLOW`.
+    /// Anthropic, Gemini, chat completions: `SHELL`, `WRITE`, `REASON`, `NOCOMPLETE`,
+    /// `FAILEVENT`, `HTTP500`, `HTTP429`, `HTTP400`, `SLOW`. Anything else gets "Hello from the
+    /// mock model.". A request ending with a tool result gets a message quoting it ("The command
+    /// was not run." when the agent reports the call failed or rejected). With false, unscripted
     /// requests get HTTP 500.
     pub keyword_rules: bool,
+    /// Answer recognised side requests ([`SideRequest`]) by content, ahead of the queue
+    /// (default true). With false they go through the queue, responder and keyword rules like
+    /// any model call.
+    pub side_requests: bool,
+    /// The session title the mock gives title-generation requests. Default [`DEFAULT_TITLE`].
+    pub title: String,
     /// Pause after each delta of the default text reply. Default 10 ms.
     pub text_delay: Duration,
     /// `SLOW`: number of deltas (default 60) …
     pub slow_deltas: usize,
     /// … and the pause after each (default 250 ms).
     pub slow_delay: Duration,
-    /// Command for the `SHELL` keyword.
+    /// Command for the `SHELL` keyword (whatever the shell tool is called in the dialect).
     pub shell_command: String,
     /// Usage the keyword replies report.
     pub usage: Usage,
@@ -88,6 +126,8 @@ impl Default for MockConfig {
             addr: SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
             api_key: None,
             keyword_rules: true,
+            side_requests: true,
+            title: DEFAULT_TITLE.to_owned(),
             text_delay: Duration::from_millis(10),
             slow_deltas: 60,
             slow_delay: Duration::from_millis(250),
@@ -106,6 +146,16 @@ impl MockConfig {
 
     pub fn keyword_rules(mut self, on: bool) -> Self {
         self.keyword_rules = on;
+        self
+    }
+
+    pub fn side_requests(mut self, on: bool) -> Self {
+        self.side_requests = on;
+        self
+    }
+
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.title = title.into();
         self
     }
 
@@ -162,8 +212,8 @@ impl From<WaitTimeout> for std::io::Error {
     }
 }
 
-/// A running mock. Stops serving when dropped (streams in progress end without
-/// `response.completed`).
+/// A running mock. Stops serving when dropped (streams in progress end without their terminal
+/// event).
 pub struct MockModel {
     shared: Arc<Shared>,
     addr: SocketAddr,
@@ -201,12 +251,14 @@ impl MockModel {
         self.addr
     }
 
-    /// `http://127.0.0.1:PORT`
+    /// `http://127.0.0.1:PORT`: the base URL for Claude Code (`ANTHROPIC_BASE_URL`, which must
+    /// not end in `/v1`) and Gemini CLI (`GOOGLE_GEMINI_BASE_URL`).
     pub fn url(&self) -> String {
         format!("http://{}", self.addr)
     }
 
-    /// `http://127.0.0.1:PORT/v1`: the `base_url` for codex's model provider.
+    /// `http://127.0.0.1:PORT/v1`: the `base_url` for codex's model provider and for OpenAI
+    /// compatible providers (opencode's `baseURL`).
     pub fn base_url(&self) -> String {
         format!("http://{}/v1", self.addr)
     }
@@ -216,7 +268,8 @@ impl MockModel {
         provider.args(&self.base_url())
     }
 
-    /// Queue a reply for the next `POST …/responses` (FIFO, ahead of responder and keywords).
+    /// Queue a reply for the next model call, in any dialect (FIFO, ahead of responder and
+    /// keywords; side requests do not take from the queue).
     pub fn push(&self, reply: Reply) {
         self.shared.lock().queue.push_back(reply);
     }
@@ -234,7 +287,9 @@ impl MockModel {
         self.shared.lock().queue.clear();
     }
 
-    /// Decide replies with a closure (after the queue, before the keyword rules).
+    /// Decide replies with a closure (after the queue, before the keyword rules). It sees model
+    /// calls of every dialect ([`RecordedRequest::dialect`]); side requests only when
+    /// [`MockConfig::side_requests`] is off.
     pub fn set_responder<F>(&self, responder: F)
     where
         F: Fn(&RecordedRequest) -> Option<Reply> + Send + Sync + 'static,
@@ -259,6 +314,17 @@ impl MockModel {
     /// Only the `POST …/responses` requests (model calls).
     pub fn responses_requests(&self) -> Vec<RecordedRequest> {
         self.shared.lock().requests.iter().filter(|r| r.is_responses()).cloned().collect()
+    }
+
+    /// Model calls of the agents' main loops, in any dialect: side requests (titles,
+    /// suggestions, classifiers, routers) are left out.
+    pub fn model_calls(&self) -> Vec<RecordedRequest> {
+        self.shared.lock().requests.iter().filter(|r| r.is_model_call()).cloned().collect()
+    }
+
+    /// Every request in this dialect, side requests included.
+    pub fn dialect_requests(&self, dialect: Dialect) -> Vec<RecordedRequest> {
+        self.shared.lock().requests.iter().filter(|r| r.dialect() == Some(dialect)).cloned().collect()
     }
 
     /// The request with this `seq`.
@@ -298,6 +364,13 @@ impl MockModel {
     ) -> Result<Vec<RecordedRequest>, WaitTimeout> {
         let all = self.wait_for(timeout, |reqs| reqs.iter().filter(|r| r.is_responses()).count() >= n).await?;
         Ok(all.into_iter().filter(RecordedRequest::is_responses).collect())
+    }
+
+    /// Wait until at least `n` main-loop model calls (any dialect, see [`Self::model_calls`])
+    /// arrived; returns them.
+    pub async fn wait_for_model_calls(&self, n: usize, timeout: Duration) -> Result<Vec<RecordedRequest>, WaitTimeout> {
+        let all = self.wait_for(timeout, |reqs| reqs.iter().filter(|r| r.is_model_call()).count() >= n).await?;
+        Ok(all.into_iter().filter(RecordedRequest::is_model_call).collect())
     }
 
     /// Wait until the answer to request `seq` is over; returns how it ended.

@@ -1,5 +1,6 @@
-//! What the mock answers to one `POST /responses`: either a plain HTTP reply (errors) or an SSE
-//! stream made of [`Step`]s.
+//! What the mock answers to one model call: either a plain HTTP reply (errors) or an SSE stream
+//! made of [`Step`]s. Replies do not depend on the dialect: each dialect's writer renders the
+//! same steps in its own wire format (and a non-streaming request gets them as one JSON body).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -7,7 +8,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
-/// Patch used by the `PATCH` keyword and [`Reply::apply_patch_default`].
+/// Patch used by the `PATCH` keyword (see [`Reply::apply_patch`]).
 pub const DEFAULT_PATCH: &str =
     "*** Begin Patch\n*** Add File: mock_patch_file.txt\n+created by mock apply_patch\n*** End Patch\n";
 
@@ -17,15 +18,26 @@ pub const DEFAULT_GOAL_OBJECTIVE: &str = "Mock goal created by the model";
 /// Prefix of the text the mock answers with when the request ends with a tool result.
 pub const TOOL_OUTPUT_REPLY_PREFIX: &str = "The command ran. Tool output was: ";
 
+/// The text the mock answers with when the request ends with a tool result the agent reports as
+/// failed or not run (Claude Code's `is_error`, Gemini CLI's `response.error`).
+pub const TOOL_REJECTED_REPLY: &str = "The command was not run.";
+
+/// File the `WRITE` keyword writes (in the agent's working directory when the request states it).
+pub const WRITE_FILE_NAME: &str = "mock_written.txt";
+
+/// What the `WRITE` keyword writes.
+pub const WRITE_FILE_CONTENT: &str = "written by the mock";
+
 /// The full text of the default reply ("Hello from the mock model.").
 pub const DEFAULT_TEXT_CHUNKS: [&str; 5] = ["Hello", " from", " the", " mock", " model."];
 
-/// One scripted answer to a `POST …/responses` request.
+/// One scripted answer to a model call, in any dialect.
 #[derive(Clone, Debug)]
 pub enum Reply {
     /// `200 text/event-stream` with the given steps.
     Stream(StreamReply),
-    /// A non-streaming HTTP answer (typically an error in OpenAI's JSON shape).
+    /// A non-streaming HTTP answer (typically an error). An error body in OpenAI's shape is
+    /// rewritten into the shape of the dialect that receives it.
     Http(HttpReply),
 }
 
@@ -38,7 +50,8 @@ pub struct HttpReply {
     pub headers: Vec<(String, String)>,
 }
 
-/// An SSE answer: `response.created` (optional), the steps in order, then the end.
+/// An SSE answer: `response.created` (optional; Responses only), the steps in order, then the
+/// end.
 #[derive(Clone, Debug)]
 pub struct StreamReply {
     /// Send `response.created` first (default true).
@@ -46,12 +59,18 @@ pub struct StreamReply {
     pub steps: Vec<Step>,
     pub end: StreamEnd,
     /// Usage put into `response.completed` (None: no `usage` field, so codex emits no
-    /// `thread/tokenUsage/updated`).
+    /// `thread/tokenUsage/updated`). Anthropic answers always carry usage (zero when None).
     pub usage: Option<Usage>,
 }
 
 /// How an SSE stream finishes.
 #[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// For the other dialects: `Completed` is `message_delta` + `message_stop` (Anthropic), a chunk
+/// with `finishReason` (Gemini), a chunk with `finish_reason` then `[DONE]` (chat completions);
+/// `Failed` is an `error` event (Anthropic), an error object (Gemini, chat completions) with
+/// `code` as the error's type or status. A non-streaming request whose reply fails or closes
+/// gets HTTP 500 instead.
 pub enum StreamEnd {
     /// `response.completed`, then the body ends.
     Completed,
@@ -61,7 +80,9 @@ pub enum StreamEnd {
     Close,
 }
 
-/// Token usage reported in `response.completed`.
+/// Token usage reported at the end of an answer: `response.completed` (Responses), `usage` of
+/// `message_start`/`message_delta` (Anthropic; `input_tokens` there excludes the cached part),
+/// `usageMetadata` (Gemini), the usage chunk (chat completions).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Usage {
     pub input_tokens: u64,
@@ -99,13 +120,19 @@ pub enum Step {
     FunctionCall { name: String, arguments: String, call_id: Option<String> },
     /// A freeform `custom_tool_call` output item.
     CustomToolCall { name: String, input: String, call_id: Option<String> },
-    /// Call whichever shell tool the request offers (`exec_command`, `shell_command` or `shell`).
-    /// With `escalate`, `exec_command` gets `sandbox_permissions:"require_escalated"` and the
-    /// string as `justification`.
+    /// Call whichever shell tool the request offers (`exec_command`, `shell_command` or `shell`
+    /// for codex; `Bash`, `run_shell_command`, `bash` or `shell` for the other dialects). With
+    /// `escalate`, `exec_command` gets `sandbox_permissions:"require_escalated"` and the string as
+    /// `justification` (codex only; ignored by the other dialects).
     Shell { command: String, escalate: Option<String> },
     /// Call `apply_patch`: the freeform custom tool if offered (e.g. model `gpt-5.5`), otherwise
     /// a function call with `{"input": patch}`.
     ApplyPatch { patch: String },
+    /// Write a file with whichever write tool the request offers (`Write`, `write_file`,
+    /// `write`), with the argument names its schema uses. A relative path is made absolute with
+    /// the working directory the request states. For codex (Responses) it is an `apply_patch`
+    /// that adds the file.
+    WriteFile { path: String, content: String },
     /// Stop sending until the gate is opened (or the client goes away).
     Wait(Gate),
     /// Pause this long.
@@ -259,7 +286,8 @@ impl Reply {
         })
     }
 
-    /// Call the offered shell tool with this command.
+    /// Call the offered shell tool with this command (codex: `exec_command`, `shell_command` or
+    /// `shell`; Claude Code: `Bash`; Gemini CLI: `run_shell_command`; opencode: `bash`).
     pub fn shell(command: impl Into<String>) -> Self {
         Self::steps(vec![Step::Shell { command: command.into(), escalate: None }])
     }
@@ -276,14 +304,12 @@ impl Reply {
 
     /// A patch that adds one file (path relative to the turn's cwd).
     pub fn add_file_patch(path: &str, contents: &str) -> Self {
-        let mut patch = format!("*** Begin Patch\n*** Add File: {path}\n");
-        for line in contents.lines() {
-            patch.push('+');
-            patch.push_str(line);
-            patch.push('\n');
-        }
-        patch.push_str("*** End Patch\n");
-        Self::apply_patch(patch)
+        Self::apply_patch(add_file_patch_text(path, contents))
+    }
+
+    /// Write a file with the offered write tool (see [`Step::WriteFile`]).
+    pub fn write_file(path: impl Into<String>, content: impl Into<String>) -> Self {
+        Self::steps(vec![Step::WriteFile { path: path.into(), content: content.into() }])
     }
 
     /// A `function_call` to any tool, with JSON arguments.
@@ -334,6 +360,13 @@ impl Reply {
     /// HTTP 429 in OpenAI's error shape.
     pub fn rate_limited() -> Self {
         Self::http(429, error_body("mock rate limit", "rate_limit_exceeded", Some("rate_limit_exceeded")))
+    }
+
+    /// HTTP 400 in OpenAI's error shape, with a message no agent takes for a transient error:
+    /// the fast way to fail a turn (opencode, Claude Code and Gemini CLI retry 429 and 5xx for
+    /// minutes).
+    pub fn bad_request() -> Self {
+        Self::http(400, error_body("scripted bad request", "invalid_request_error", None))
     }
 
     /// HTTP 401 as OpenAI answers a request without a usable API key.
@@ -423,6 +456,7 @@ impl Reply {
                         Step::Shell { escalate: None, .. } => "shell".to_owned(),
                         Step::Shell { escalate: Some(_), .. } => "shell(escalated)".to_owned(),
                         Step::ApplyPatch { .. } => "apply_patch".to_owned(),
+                        Step::WriteFile { .. } => "write_file".to_owned(),
                         Step::Wait(_) => "wait".to_owned(),
                         Step::Sleep(_) => "sleep".to_owned(),
                         Step::RawEvent(_) => "raw".to_owned(),
@@ -437,6 +471,18 @@ impl Reply {
             }
         }
     }
+}
+
+/// `*** Begin Patch` … `*** End Patch` adding one file.
+pub(crate) fn add_file_patch_text(path: &str, contents: &str) -> String {
+    let mut patch = format!("*** Begin Patch\n*** Add File: {path}\n");
+    for line in contents.lines() {
+        patch.push('+');
+        patch.push_str(line);
+        patch.push('\n');
+    }
+    patch.push_str("*** End Patch\n");
+    patch
 }
 
 fn redact_key(key: &str) -> String {

@@ -1,7 +1,7 @@
-//! HTTP side: routing, the API-key check, the request log and the SSE writer.
+//! HTTP side: routing by dialect, the API-key check, the request log, side requests, and the
+//! Responses SSE writer (the other dialects' writers are in their own modules).
 
 use std::collections::{HashMap, VecDeque};
-use std::convert::Infallible;
 use std::io::Write;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -11,12 +11,15 @@ use axum::extract::State as AxumState;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::Response;
 use serde_json::{Value, json};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 
-use crate::keywords::{keyword_reply, unscripted_reply};
-use crate::reply::{Gate, HttpReply, MessageStep, Reply, Step, StreamEnd, StreamReply};
+use crate::dialect::Dialect;
+use crate::keywords::{dialect_keyword_reply, keyword_reply, unscripted_reply};
+use crate::pieces::CallContext;
+use crate::reply::{Gate, HttpReply, MessageStep, Reply, Step, StreamEnd, StreamReply, add_file_patch_text};
 use crate::request::{Outcome, RecordedRequest};
-use crate::{MockConfig, Responder};
+use crate::sse::{Sink, Stop, sse_response};
+use crate::{MockConfig, Responder, anthropic, chat, gemini, side};
 
 /// State shared by the handle and the server tasks.
 pub(crate) struct Shared {
@@ -60,7 +63,7 @@ impl Shared {
         self.changed.send_modify(|n| *n = n.wrapping_add(1));
     }
 
-    fn set_outcome(&self, seq: u64, outcome: Outcome) {
+    pub(crate) fn set_outcome(&self, seq: u64, outcome: Outcome) {
         {
             let mut st = self.lock();
             if let Some(r) = st.requests.iter_mut().find(|r| r.seq == seq) {
@@ -113,45 +116,67 @@ pub(crate) async fn handle(
         reply: String::new(),
         outcome: Outcome::Pending,
     };
+    let dialect = record.dialect();
+    // Routes that are not model calls are checked the way codex authenticates (a bearer token).
+    let key_dialect = dialect.unwrap_or(Dialect::Responses);
+    let side = dialect.and_then(|_| record.side_request());
 
     // Take what we need from the state, then decide outside the lock (the responder is user code).
-    let (config, queued, responder) = {
+    let (config, authorized, by_side, queued, responder) = {
         let mut st = shared.lock();
         record.seq = st.next_seq;
         st.next_seq += 1;
-        let is_responses = record.is_responses();
-        let authorized = st.config.api_key.as_deref().is_none_or(|key| record.bearer_token() == Some(key));
-        let queued = if is_responses && authorized { st.queue.pop_front() } else { None };
-        (st.config.clone(), queued, st.responder.clone())
+        let authorized = st.config.api_key.as_deref().is_none_or(|key| key_dialect.presented_key(&record) == Some(key));
+        let by_side = side.filter(|_| authorized && st.config.side_requests);
+        let queued = if dialect.is_some() && authorized && by_side.is_none() { st.queue.pop_front() } else { None };
+        (st.config.clone(), authorized, by_side, queued, st.responder.clone())
     };
 
-    let reply = if config.api_key.as_deref().is_some_and(|key| record.bearer_token() != Some(key)) {
-        Reply::unauthorized(record.bearer_token())
-    } else if record.is_responses() {
-        match queued {
-            Some(reply) => reply,
-            None => match responder.and_then(|f| f(&record)) {
+    let reply = if !authorized {
+        key_dialect.unauthorized(key_dialect.presented_key(&record))
+    } else if let Some(dialect) = dialect {
+        match (by_side, queued) {
+            (Some(kind), _) => side::reply(&record, kind, &config),
+            (None, Some(reply)) => reply,
+            (None, None) => match responder.and_then(|f| f(&record)) {
                 Some(reply) => reply,
-                None if config.keyword_rules => keyword_reply(&record, &config),
-                None => unscripted_reply(record.seq),
+                None if !config.keyword_rules => unscripted_reply(record.seq),
+                None if dialect == Dialect::Responses => keyword_reply(&record, &config),
+                None => dialect_keyword_reply(&record, &config, dialect),
             },
         }
-    } else if record.method == "GET" && (record.path.trim_end_matches('/').ends_with("/models")) {
-        Reply::http(200, json!({"object": "list", "data": [], "models": []}))
     } else {
-        Reply::http(
-            404,
-            json!({"error": {"message": format!("no route for {} {}", record.method, record.path),
-                              "type": "invalid_request_error", "param": null, "code": "not_found"}}),
-        )
+        other_route(&record)
     };
 
-    record.reply = reply.label();
-    if let Reply::Http(h) = &reply {
+    // How the reply goes out: Responses as before; the other dialects as SSE when the client
+    // asked for a stream, else as one JSON body (pacing dropped).
+    let answer = match (dialect, reply) {
+        (_, Reply::Http(h)) => Answer::Http(key_dialect.adapt_error(h), None),
+        (None | Some(Dialect::Responses), Reply::Stream(stream)) => Answer::Responses(stream),
+        (Some(d), Reply::Stream(stream)) => {
+            let ctx = CallContext::new(d, &record);
+            if record.wants_stream() {
+                Answer::Stream(ctx, stream)
+            } else {
+                let label = Reply::Stream(stream.clone()).label().replacen("stream[", "json[", 1);
+                Answer::Http(non_streaming(&ctx, &stream), Some(label))
+            }
+        }
+    };
+    record.reply = match &answer {
+        Answer::Http(h, label) => label.clone().unwrap_or_else(|| format!("http {}", h.status)),
+        Answer::Responses(stream) | Answer::Stream(_, stream) => Reply::Stream(stream.clone()).label(),
+    };
+    if let Some(kind) = by_side {
+        // Say in the log why this request did not get the queued reply.
+        record.reply = format!("side({}) {}", kind.name(), record.reply);
+    }
+    if let Answer::Http(h, _) = &answer {
         record.outcome = Outcome::Http { status: h.status };
     }
     let seq = record.seq;
-    let ctx = StreamContext {
+    let responses_ctx = StreamContext {
         seq,
         model: record.model().map(str::to_owned),
         tools: record.tool_names(),
@@ -170,9 +195,102 @@ pub(crate) async fn handle(
     }
     shared.notify_changed();
 
-    match reply {
-        Reply::Http(h) => http_response(h),
-        Reply::Stream(stream) => sse_response(shared, ctx, stream),
+    match answer {
+        Answer::Http(h, _) => {
+            let mut response = http_response(h);
+            if dialect == Some(Dialect::Anthropic) {
+                add_request_id(&mut response, seq);
+            }
+            response
+        }
+        Answer::Responses(stream) => {
+            let end = stream.end.clone();
+            sse_response(shared, seq, end, Vec::new(), move |sink| async move {
+                let mut writer =
+                    SseWriter { sink, sequence: 0, ctx: responses_ctx, ids: HashMap::new(), output_index: 0 };
+                writer.write_all(&stream).await
+            })
+        }
+        Answer::Stream(ctx, stream) => stream_in_dialect(shared, ctx, stream),
+    }
+}
+
+/// What goes back to the client.
+enum Answer {
+    /// A plain HTTP answer, with the label to log when it is not just `http STATUS`.
+    Http(HttpReply, Option<String>),
+    /// An SSE stream of Responses events.
+    Responses(StreamReply),
+    /// An SSE stream in another dialect.
+    Stream(CallContext, StreamReply),
+}
+
+/// Answers for what is not a model call. Kept minimal: the agents were not seen calling any of
+/// these with a base URL pointing at a mock, but SDKs probe some of them.
+fn other_route(record: &RecordedRequest) -> Reply {
+    let path = record.path.trim_end_matches('/');
+    if record.method == "GET" && path.ends_with("/models") {
+        Reply::http(200, json!({"object": "list", "data": [], "models": []}))
+    } else if record.method == "POST" && path.ends_with("/messages/count_tokens") {
+        Reply::http(200, json!({"input_tokens": 42}))
+    } else if record.method == "POST" && path.ends_with(":countTokens") {
+        Reply::http(200, json!({"totalTokens": 42}))
+    } else {
+        Reply::http(
+            404,
+            json!({"error": {"message": format!("no route for {} {}", record.method, record.path),
+                              "type": "invalid_request_error", "param": null, "code": "not_found"}}),
+        )
+    }
+}
+
+/// A stream reply as the single JSON body of a non-streaming request. A reply that would fail
+/// or stop short becomes HTTP 500.
+fn non_streaming(ctx: &CallContext, stream: &StreamReply) -> HttpReply {
+    let body = match &stream.end {
+        StreamEnd::Completed => match ctx.dialect {
+            Dialect::Anthropic => anthropic::message_json(stream, ctx),
+            Dialect::Gemini => gemini::response_json(stream, ctx),
+            Dialect::ChatCompletions | Dialect::Responses => chat::completion_json(stream, ctx),
+        },
+        StreamEnd::Failed { message, .. } => return error_http(ctx.dialect, message),
+        StreamEnd::Close => return error_http(ctx.dialect, "mock: the answer was cut off"),
+    };
+    HttpReply { status: 200, body, headers: Vec::new() }
+}
+
+fn error_http(dialect: Dialect, message: &str) -> HttpReply {
+    match dialect.error(500, message) {
+        Reply::Http(h) => h,
+        Reply::Stream(_) => HttpReply { status: 500, body: Value::Null, headers: Vec::new() },
+    }
+}
+
+/// Anthropic's SDK reports the `request-id` header in its errors and logs.
+fn add_request_id(response: &mut Response, seq: u64) {
+    if let Ok(value) = HeaderValue::try_from(format!("req_mock_{seq}")) {
+        response.headers_mut().insert(HeaderName::from_static("request-id"), value);
+    }
+}
+
+fn stream_in_dialect(shared: Arc<Shared>, ctx: CallContext, stream: StreamReply) -> Response {
+    let seq = ctx.seq;
+    let end = stream.end.clone();
+    match ctx.dialect {
+        Dialect::Anthropic => {
+            let headers = vec![("request-id".to_owned(), format!("req_mock_{seq}"))];
+            sse_response(shared, seq, end, headers, move |sink| async move {
+                anthropic::Writer::new(sink, ctx).write_all(&stream).await
+            })
+        }
+        Dialect::Gemini => sse_response(shared, seq, end, Vec::new(), move |sink| async move {
+            gemini::Writer::new(sink, ctx).write_all(&stream).await
+        }),
+        Dialect::ChatCompletions | Dialect::Responses => {
+            sse_response(shared, seq, end, Vec::new(), move |sink| async move {
+                chat::Writer::new(sink, ctx).write_all(&stream).await
+            })
+        }
     }
 }
 
@@ -190,7 +308,7 @@ fn http_response(reply: HttpReply) -> Response {
     response
 }
 
-/// What the SSE writer needs to know about the request.
+/// What the Responses SSE writer needs to know about the request.
 struct StreamContext {
     seq: u64,
     model: Option<String>,
@@ -198,45 +316,9 @@ struct StreamContext {
     apply_patch_is_custom: bool,
 }
 
-fn sse_response(shared: Arc<Shared>, ctx: StreamContext, stream: StreamReply) -> Response {
-    let (tx, rx) = mpsc::channel::<Bytes>(32);
-    let shutdown = shared.shutdown.subscribe();
-    tokio::spawn(async move {
-        let seq = ctx.seq;
-        let mut writer = SseWriter { tx, shutdown, sequence: 0, ctx, ids: HashMap::new(), output_index: 0 };
-        let outcome = match writer.write_all(&stream).await {
-            Ok(()) => match stream.end {
-                StreamEnd::Completed => Outcome::Completed,
-                StreamEnd::Failed { .. } => Outcome::Failed,
-                StreamEnd::Close => Outcome::Closed,
-            },
-            Err(Stop::Disconnected) => Outcome::ClientDisconnected,
-            Err(Stop::ShutDown) => Outcome::ShutDown,
-        };
-        drop(writer);
-        shared.set_outcome(seq, outcome);
-    });
-    let body = futures::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|chunk| (Ok::<Bytes, Infallible>(chunk), rx))
-    });
-    let mut response = Response::new(Body::from_stream(body));
-    let headers = response.headers_mut();
-    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    // One response per connection, like the python mock: codex's interrupt is a connection drop.
-    headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
-    response
-}
-
-/// Why a stream stopped early.
-enum Stop {
-    Disconnected,
-    ShutDown,
-}
-
+/// Writes Responses events (`response.created`, output items, `response.completed`).
 struct SseWriter {
-    tx: mpsc::Sender<Bytes>,
-    shutdown: watch::Receiver<bool>,
+    sink: Sink,
     sequence: u64,
     ctx: StreamContext,
     /// How many ids of each prefix this response has handed out.
@@ -258,11 +340,7 @@ impl SseWriter {
 
     async fn send_raw(&mut self, event: &Value) -> Result<(), Stop> {
         let kind = event.get("type").and_then(Value::as_str).unwrap_or("message");
-        let frame = format!("event: {kind}\ndata: {event}\n\n");
-        tokio::select! {
-            sent = self.tx.send(Bytes::from(frame)) => sent.map_err(|_| Stop::Disconnected),
-            _ = self.shutdown.wait_for(|stop| *stop) => Err(Stop::ShutDown),
-        }
+        self.sink.frame(format!("event: {kind}\ndata: {event}\n\n")).await
     }
 
     async fn send(&mut self, mut event: Value) -> Result<(), Stop> {
@@ -274,22 +352,11 @@ impl SseWriter {
     }
 
     async fn pause(&mut self, duration: Duration) -> Result<(), Stop> {
-        if duration.is_zero() {
-            return Ok(());
-        }
-        tokio::select! {
-            () = tokio::time::sleep(duration) => Ok(()),
-            () = self.tx.closed() => Err(Stop::Disconnected),
-            _ = self.shutdown.wait_for(|stop| *stop) => Err(Stop::ShutDown),
-        }
+        self.sink.pause(duration).await
     }
 
     async fn wait_gate(&mut self, gate: &Gate) -> Result<(), Stop> {
-        tokio::select! {
-            () = gate.opened() => Ok(()),
-            () = self.tx.closed() => Err(Stop::Disconnected),
-            _ = self.shutdown.wait_for(|stop| *stop) => Err(Stop::ShutDown),
-        }
+        self.sink.wait_gate(gate).await
     }
 
     async fn write_all(&mut self, stream: &StreamReply) -> Result<(), Stop> {
@@ -338,16 +405,19 @@ impl SseWriter {
                 let (name, args) = shell_call(&self.ctx.tools, command, escalate.as_deref());
                 self.write_function_call(name, &args.to_string(), None).await
             }
-            Step::ApplyPatch { patch } => {
-                if self.ctx.apply_patch_is_custom {
-                    self.write_custom_tool_call("apply_patch", patch, None).await
-                } else {
-                    self.write_function_call("apply_patch", &json!({"input": patch}).to_string(), None).await
-                }
-            }
+            Step::ApplyPatch { patch } => self.write_apply_patch(patch).await,
+            Step::WriteFile { path, content } => self.write_apply_patch(&add_file_patch_text(path, content)).await,
             Step::Wait(gate) => self.wait_gate(gate).await,
             Step::Sleep(duration) => self.pause(*duration).await,
             Step::RawEvent(event) => self.send_raw(event).await,
+        }
+    }
+
+    async fn write_apply_patch(&mut self, patch: &str) -> Result<(), Stop> {
+        if self.ctx.apply_patch_is_custom {
+            self.write_custom_tool_call("apply_patch", patch, None).await
+        } else {
+            self.write_function_call("apply_patch", &json!({"input": patch}).to_string(), None).await
         }
     }
 

@@ -383,6 +383,19 @@ async fn patch_uses_the_freeform_tool_when_offered() {
         &tools,
     );
     assert_eq!(deltas(&post(&mock, &follow_up).await.events().await), "The command ran. Tool output was: Success.");
+
+    // WRITE is an apply_patch that adds mock_written.txt (codex has no write tool).
+    let events = post(&mock, &body_with("WRITE it", &[], &tools)).await.events().await;
+    let call = done_items(&events)[0];
+    assert_eq!(call["name"], "apply_patch");
+    assert_eq!(call["input"], "*** Begin Patch\n*** Add File: mock_written.txt\n+written by the mock\n*** End Patch\n");
+    assert_eq!(mock.requests()[3].trailing_tool_output(), None);
+    assert_eq!(mock.requests()[2].tool_outputs()[0].name, None, "the call is not in that request's input");
+
+    // HTTP400 fails fast (no agent retries it).
+    let resp = post(&mock, &body_with("HTTP400", &[], &[])).await;
+    assert_eq!(resp.status, 400);
+    assert_eq!(resp.json().await["error"]["message"], "scripted bad request");
 }
 
 #[tokio::test]
@@ -540,10 +553,13 @@ async fn other_routes() {
     let models = request(mock.addr(), "GET", "/v1/models", &[], None).await;
     assert_eq!(models.status, 200);
     assert_eq!(models.json().await["object"], "list");
-    let missing = request(mock.addr(), "POST", "/v1/chat/completions", &[], Some(&json!({}))).await;
+    let missing = request(mock.addr(), "POST", "/v1/embeddings", &[], Some(&json!({}))).await;
     assert_eq!(missing.status, 404);
+    let tokens = request(mock.addr(), "POST", "/v1/messages/count_tokens", &[], Some(&json!({}))).await;
+    assert_eq!(tokens.json().await["input_tokens"], 42);
     assert_eq!(mock.responses_requests().len(), 0);
-    assert_eq!(mock.requests().len(), 2);
+    assert!(mock.model_calls().is_empty());
+    assert_eq!(mock.requests().len(), 3);
 }
 
 #[tokio::test]

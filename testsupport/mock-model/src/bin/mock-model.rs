@@ -1,11 +1,13 @@
 #![forbid(unsafe_code)]
-//! Serve the mock Responses API until killed (keyword rules only).
+//! Serve the mock model APIs (Responses, Anthropic Messages, Gemini, chat completions) until
+//! killed (side requests and keyword rules only).
 //!
 //! ```text
 //! mock-model [--port N] [--api-key KEY] [--log FILE] [--port-file FILE]
 //!            [--slow-deltas N] [--slow-delay-ms MS] [--text-delay-ms MS]
 //! ```
-//! Prints `listening on http://127.0.0.1:PORT` (codex's base_url is that plus `/v1`).
+//! Prints `listening on http://127.0.0.1:PORT` (codex's and opencode's base URL is that plus
+//! `/v1`; Claude Code's and Gemini CLI's is that address).
 
 use std::io::Write;
 use std::net::{Ipv4Addr, SocketAddr};
