@@ -10,4 +10,6 @@ pub(super) const QUIRKS: Quirks = Quirks {
     output_fields: &["aggregated_output", "formatted_output", "stdout"],
     exit_code_fields: &["exit_code"],
     argv_commands: true,
+    mode_update_prefix: None,
+    missing_file_reads_empty: false,
 };

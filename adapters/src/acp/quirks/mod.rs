@@ -4,8 +4,12 @@
 //! lives. An agent without a file of its own gets [`generic`], which accepts every shape the
 //! known agents use.
 
+mod claude_agent;
 mod codex_acp;
+mod codex_acp2;
+mod gemini_cli;
 mod generic;
+mod opencode;
 
 use serde_json::Value;
 
@@ -20,9 +24,16 @@ pub struct Quirks {
     pub exit_code_fields: &'static [&'static str],
     /// Whether `rawInput.command` may be an argv (`["bash", "-lc", SCRIPT]`) rather than a string.
     pub argv_commands: bool,
+    /// A message chunk starting with this is the agent saying its mode changed, not text for the
+    /// user (Gemini CLI's `[MODE_UPDATE] <mode>`).
+    pub mode_update_prefix: Option<&'static str>,
+    /// `fs/read_text_file` of a file that does not exist answers empty content rather than an
+    /// error (an agent that reads a file before it writes it, and gives up on the error).
+    pub missing_file_reads_empty: bool,
 }
 
-const KNOWN: &[&Quirks] = &[&codex_acp::QUIRKS];
+const KNOWN: &[&Quirks] =
+    &[&claude_agent::QUIRKS, &codex_acp::QUIRKS, &codex_acp2::QUIRKS, &gemini_cli::QUIRKS, &opencode::QUIRKS];
 
 /// The quirks of the agent that reported `name` (the generic ones when it is not known).
 pub fn for_agent(name: Option<&str>) -> &'static Quirks {

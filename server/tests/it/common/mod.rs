@@ -219,6 +219,11 @@ impl Server {
         decode(res).await
     }
 
+    pub async fn patch(&self, path: &str, body: Value) -> (StatusCode, Value) {
+        let res = self.http.patch(self.url(path)).json(&body).send().await.expect("PATCH");
+        decode(res).await
+    }
+
     /// Starts a scripted session and returns it.
     pub async fn session(&self, room: &str, id: &str) -> Value {
         let (status, body) = self.post(&format!("/v1/rooms/{room}/sessions"), json!({"sessionId": id})).await;
