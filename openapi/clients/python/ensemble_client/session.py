@@ -47,9 +47,12 @@ server: cancel it with ``ensemble_client.api.turns.cancel_turn`` if that is what
 from __future__ import annotations
 
 import asyncio
+import base64
 import inspect
+import os
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Final, Literal, TypeAlias
 
 from .api.access import create_token as _create_token
@@ -68,6 +71,9 @@ from .models import (
     ErrorResponse,
     EventFrame,
     EventList,
+    FileInput,
+    ImageInput,
+    ImageInputType,
     InteractionRequestedEvent,
     InteractionResolvedEvent,
     MessageCompletedEvent,
@@ -96,6 +102,7 @@ __all__ = [
     "TurnStatus",
     "TurnTimeout",
     "create_token",
+    "image_file",
     "reply_text",
     "revoke_token",
     "run_turn",
@@ -212,6 +219,21 @@ class TurnTimeout(TimeoutError):
         self.events = events
 
 
+_IMAGE_TYPES: Final = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp"}
+
+
+def image_file(path: str | os.PathLike[str]) -> ImageInput:
+    """An image item of a turn's input from a file on this machine (sent as its bytes, base64;
+    its type from its extension: ``.png``, ``.jpg``/``.jpeg``, ``.gif``, ``.webp``). For a file in
+    the session's workspace, send ``ImageInput(type_=ImageInputType.IMAGE, path=...)`` instead."""
+    p = Path(path)
+    mime = _IMAGE_TYPES.get(p.suffix.lower())
+    if mime is None:
+        raise ValueError(f"{p.name}: not a PNG, JPEG, GIF or WebP file name")
+    data = base64.b64encode(p.read_bytes()).decode("ascii")
+    return ImageInput(type_=ImageInputType.IMAGE, data=data, mime_type=mime, name=p.name)
+
+
 def reply_text(events: Iterable[Event]) -> str:
     """The agent's reply in ``events``: the text of each ``message.completed``, one per line (a
     message cut short by a cancel is completed with its text so far)."""
@@ -233,7 +255,7 @@ async def session_events(
             yield event
 
 
-def _submit_body(text_or_input: str | Sequence[TextInput] | SubmitTurnRequest) -> SubmitTurnRequest:
+def _submit_body(text_or_input: str | Sequence[TextInput | ImageInput | FileInput] | SubmitTurnRequest) -> SubmitTurnRequest:
     if isinstance(text_or_input, SubmitTurnRequest):
         return text_or_input
     if isinstance(text_or_input, str):
@@ -370,7 +392,7 @@ async def run_turn(
     token: str,
     room_id: str,
     session_id: str,
-    text_or_input: str | Sequence[TextInput] | SubmitTurnRequest,
+    text_or_input: str | Sequence[TextInput | ImageInput | FileInput] | SubmitTurnRequest,
     *,
     on_interaction: InteractionHandler | None = None,
     on_event: Callable[[Event], object] | None = None,
@@ -381,7 +403,7 @@ async def run_turn(
     ``api`` is the REST client; ``base_url`` and ``token`` open the room stream (the same values
     the client was made with).
 
-    ``text_or_input``: the turn's text, its input items, or a whole :class:`SubmitTurnRequest`
+    ``text_or_input``: the turn's text, its input items (text, images, files), or a whole :class:`SubmitTurnRequest`
     (for a ``client_submit_id`` or ``steer``; a duplicate submit or a steer follows the existing
     turn, its earlier events read from the log).
 

@@ -58,7 +58,7 @@ export function summarize(e: Event): string {
     case "turn.canceled":
       return `turn ${e.payload.turnId} canceled: ${e.payload.reason}`;
     case "turn.steered":
-      return `turn ${e.payload.turnId} steered: ${e.payload.input.map((i) => i.text).join(" ")}`;
+      return `turn ${e.payload.turnId} steered: ${e.payload.input.map((i) => (i.type === "text" ? i.text : `[${i.type}]`)).join(" ")}`;
     case "message.delta":
     case "reasoning.delta":
       return `${e.type} ${e.payload.itemId} +${e.payload.text.length}`;
