@@ -408,6 +408,18 @@ pub trait Adapter: Send + Sync + 'static {
         0
     }
 
+    /// Checks an answer before it is taken (the request stays pending when it does not fit):
+    /// `Err(AdapterError::Invalid)` saying why.
+    fn check_answer(
+        &self,
+        _session: &Session,
+        _request_id: &str,
+        _decision: Decision,
+        _answers: Option<&Value>,
+    ) -> Result<(), AdapterError> {
+        Ok(())
+    }
+
     /// Answers an interactive request (approval, question). `option`: one of the request's
     /// `agentOptions`, already checked to stand for `decision`. Needs `capabilities().interactive`.
     async fn respond(

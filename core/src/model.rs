@@ -413,7 +413,7 @@ impl std::fmt::Display for SessionKey {
 /// One item of turn input.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
-#[serde(tag = "type", rename_all = "camelCase")]
+#[serde(tag = "type", rename_all = "camelCase", deny_unknown_fields)]
 pub enum InputItem {
     Text {
         /// Not blank.

@@ -184,6 +184,8 @@ fn provider_error(e: &AdapterError) -> ApiError {
         A::State(_) => {
             return ApiError::new(StatusCode::SERVICE_UNAVAILABLE, e.code().to_owned(), e.to_string()).retry_after(2);
         }
+        // The agent wants a login: the same answer as a turn refused for it.
+        A::Failed { code, .. } if code == "auth_required" => StatusCode::CONFLICT,
         // The agent behind us failed: a bad gateway, not a bug of ours.
         A::Failed { .. } => StatusCode::BAD_GATEWAY,
     };

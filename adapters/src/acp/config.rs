@@ -56,6 +56,8 @@ pub struct AcpConfig {
     /// The server's own files, which no file request may touch (set by the server).
     pub guard: ensemble_files::Guard,
     pub rpc: RpcConfig,
+    /// Held by a start until one start of the provider has answered `initialize` (see `spawn`).
+    pub first_start: std::sync::Arc<tokio::sync::Mutex<()>>,
 }
 
 impl AcpConfig {
@@ -77,6 +79,7 @@ impl AcpConfig {
             file_timeout: Duration::from_secs(30),
             guard: ensemble_files::Guard::default(),
             rpc: RpcConfig::default(),
+            first_start: Default::default(),
         }
     }
 }

@@ -66,6 +66,22 @@ impl Files {
         Ok(text.split_inclusive('\n').skip(skip).take(take).collect())
     }
 
+    /// [`Files::read`], except that a file that does not exist reads empty when `missing_empty`
+    /// (an agent that reads a file before it writes it and gives up on the error: its quirks'
+    /// `missing_file_reads_empty`).
+    pub(super) async fn read_text(
+        &self,
+        path: &Path,
+        line: Option<u32>,
+        limit: Option<u32>,
+        missing_empty: bool,
+    ) -> Result<String, FsError> {
+        match self.read(path, line, limit).await {
+            Err(e) if missing_empty && e.code == codes::RESOURCE_NOT_FOUND => Ok(String::new()),
+            read => read,
+        }
+    }
+
     /// `fs/write_text_file`: creates or replaces the file (its directory must exist).
     pub(super) async fn write(&self, path: &Path, content: String) -> Result<(), FsError> {
         let path = path.to_path_buf();
@@ -133,6 +149,24 @@ mod tests {
         assert!(f.read(&root.join("bin"), None, None).await.unwrap_err().message.contains("UTF-8"));
         let gone = files(&dir.path().join("missing"), 8);
         assert_eq!(gone.read(&root.join("a.txt"), None, None).await.unwrap_err().code, codes::INTERNAL);
+    }
+
+    #[tokio::test]
+    async fn a_missing_file_reads_empty_only_for_the_agents_that_need_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("work");
+        std::fs::create_dir(&root).unwrap();
+        std::fs::write(root.join("a.txt"), "a\n").unwrap();
+        std::os::unix::fs::symlink(dir.path(), root.join("up")).unwrap();
+        let f = files(&root, 8);
+        assert_eq!(f.read_text(&root.join("new.txt"), None, None, true).await.unwrap(), "");
+        assert_eq!(f.read_text(&root.join("a.txt"), None, None, true).await.unwrap(), "a\n");
+        let e = f.read_text(&root.join("new.txt"), None, None, false).await.unwrap_err();
+        assert_eq!(e.code, codes::RESOURCE_NOT_FOUND);
+        // Only a file that is not there: what is refused stays refused.
+        let e = f.read_text(&root.join("up/x"), None, None, true).await.unwrap_err();
+        assert_eq!(e.code, codes::INVALID_PARAMS);
+        assert_eq!(f.read_text(&dir.path().join("x"), None, None, true).await.unwrap_err().code, codes::INVALID_PARAMS);
     }
 
     #[tokio::test]

@@ -15,7 +15,9 @@ use std::time::Duration;
 
 use ensemble_core::adapter::{AdapterError, EventSink, Fact, Prompt, TurnRequest};
 use ensemble_core::clock::new_id;
-use ensemble_core::event::{Decision, ErrorInfo, EventBody, TurnFailedPayload};
+use ensemble_core::event::{
+    Decision, ErrorInfo, EventBody, InteractionKind, InteractionRequestedPayload, TurnFailedPayload,
+};
 use ensemble_core::model::{ConfigChange, SessionKey, SessionPatch};
 use serde_json::Value;
 use tokio::sync::{Notify, mpsc, oneshot};
@@ -44,6 +46,8 @@ pub(super) struct Live {
     pub(super) stderr_tail: StderrTail,
     /// The agent's file requests, confined to the session's directory.
     files: fs::Files,
+    /// The commands the agent runs through the client (`terminal/*`).
+    terminals: super::terminal::Terminals,
     /// Distinguishes request ids of different processes (agents number them from 0 each time).
     nonce: String,
     /// What the agent said about itself in `initialize`.
@@ -77,6 +81,8 @@ struct ActiveTurn {
 struct PendingPermission {
     rpc_id: Value,
     options: Vec<acp::PermissionOption>,
+    /// An elicitation's fields (`elicitation/create`), not a permission request.
+    form: Option<Vec<super::elicit::Field>>,
 }
 
 impl Live {
@@ -104,6 +110,7 @@ impl Live {
                 config.file_timeout,
                 config.max_file_bytes,
             ),
+            terminals: super::terminal::Terminals::new(cwd.clone(), config.env.clone()),
             config,
             nonce: new_id().chars().rev().take(8).collect(),
             agent: Mutex::new(None),
@@ -117,6 +124,13 @@ impl Live {
             }),
             barriers,
         });
+        // A terminal's output, once a call shows it, is that call's output as it comes.
+        let weak = Arc::downgrade(&live);
+        live.terminals.set_sink(Arc::new(move |call_id: String, text: String| {
+            if let Some(live) = weak.upgrade() {
+                tokio::spawn(async move { live.terminal_output(call_id, text).await });
+            }
+        }));
         (live, barrier_rx)
     }
 
@@ -127,6 +141,12 @@ impl Live {
     /// The agent said who it is in `initialize`.
     pub(super) fn set_quirks(&self, quirks: &'static super::quirks::Quirks) {
         self.state().translator.set_quirks(quirks);
+    }
+
+    /// The quirks of the agent, by the name it gave in `initialize`.
+    pub(super) fn quirks(&self) -> &'static super::quirks::Quirks {
+        let agent = self.agent.lock().unwrap_or_else(|e| e.into_inner());
+        super::quirks::for_agent(agent.as_ref().and_then(|a| a.agent_info.as_ref()).map(|i| i.name.as_str()))
     }
 
     pub(super) fn session_id(&self) -> Option<String> {
@@ -146,6 +166,26 @@ impl Live {
     /// Our running turn, and what is notified when it ends.
     pub(super) fn active_turn(&self) -> Option<(String, Arc<Notify>)> {
         self.state().active.as_ref().map(|a| (a.ours.clone(), a.ended.clone()))
+    }
+
+    /// What to say of an agent that wants a login: its words, and the ways in it offers.
+    pub(super) fn auth_message(&self, said: &str) -> String {
+        let methods: Vec<String> = self
+            .agent
+            .lock()
+            .ok()
+            .and_then(|a| a.as_ref().map(|a| a.auth_methods.clone()))
+            .unwrap_or_default()
+            .iter()
+            .map(|m| match m.description() {
+                Some(d) => format!("{} ({d})", m.name()),
+                None => m.name().to_owned(),
+            })
+            .collect();
+        let ways = if methods.is_empty() { String::new() } else { format!("; it offers: {}", methods.join(", ")) };
+        ensemble_core::limits::clip(&format!(
+            "{said}{ways}. Give the agent its API key in the provider's env in the providers file, or log in as its documentation says, then start or resume the session."
+        ))
     }
 
     pub(super) fn agent_capabilities(&self) -> acp::AgentCapabilities {
@@ -198,6 +238,7 @@ impl Live {
     /// then SIGKILL, with every descendant.
     pub(super) async fn stop(&self) {
         self.closing.store(true, Ordering::SeqCst);
+        self.terminals.kill_all();
         let process = self.process.lock().await.take();
         // Before the leader exits: descendants that left its group are found through it.
         let family = process.as_ref().map(Supervised::family).unwrap_or_default();
@@ -233,8 +274,14 @@ impl Live {
     pub(super) async fn cancel_pending(&self) {
         let pending: Vec<PendingPermission> = self.state().pending.drain().map(|(_, p)| p).collect();
         for p in pending {
-            let answer = acp::RequestPermissionResponse::new(acp::RequestPermissionOutcome::Cancelled);
-            if let Err(e) = typed::respond(&self.rpc, p.rpc_id, &answer).await {
+            let sent = if p.form.is_some() {
+                let answer = acp::CreateElicitationResponse::new(acp::ElicitationAction::Cancel);
+                typed::respond(&self.rpc, p.rpc_id, &answer).await
+            } else {
+                let answer = acp::RequestPermissionResponse::new(acp::RequestPermissionOutcome::Cancelled);
+                typed::respond(&self.rpc, p.rpc_id, &answer).await
+            };
+            if let Err(e) = sent {
                 tracing::debug!(session = %self.key, error = %e, "could not answer a permission request");
             }
         }
@@ -340,8 +387,11 @@ impl Live {
                 }
             }
             let turn = st.active.as_ref().map(|a| a.ours.clone());
-            (st.translator.update(note.update), turn)
+            (st.translator.update(note.update.clone()), turn)
         };
+        for (call_id, so_far) in self.link_terminals(&note.update) {
+            self.terminal_output(call_id, so_far).await;
+        }
         let facts: Vec<Fact> = outs
             .into_iter()
             .map(|o| match o {
@@ -355,6 +405,13 @@ impl Live {
     async fn on_request(self: &Arc<Self>, id: Value, method: &str, params: Value) {
         match method {
             client::REQUEST_PERMISSION => self.on_permission(id, params).await,
+            client::ELICITATION_CREATE => self.on_elicitation(id, params).await,
+            m if m.starts_with("terminal/") => {
+                // Off the loop: `terminal/wait_for_exit` waits for the command's end.
+                let me = self.clone();
+                let method = m.to_owned();
+                tokio::spawn(async move { me.on_terminal(id, &method, params).await });
+            }
             client::READ_TEXT_FILE | client::WRITE_TEXT_FILE => {
                 // Off the loop: a large file must not hold the session's updates.
                 let me = self.clone();
@@ -394,8 +451,121 @@ impl Live {
         let (payload, turn) = {
             let mut st = self.state();
             let payload = st.translator.permission(&request, &request_id);
-            st.pending.insert(request_id, PendingPermission { rpc_id: id, options: request.options });
+            st.pending.insert(request_id, PendingPermission { rpc_id: id, options: request.options, form: None });
             (payload, st.active.as_ref().map(|a| a.ours.clone()))
+        };
+        self.sink.emit(turn.as_deref(), EventBody::InteractionRequested(payload)).await;
+    }
+
+    /// `terminal/*` (see [`super::terminal`]).
+    async fn on_terminal(&self, id: Value, method: &str, params: Value) {
+        use super::terminal::TerminalError;
+        fn parse<T: serde::de::DeserializeOwned>(params: Value) -> Result<T, TerminalError> {
+            serde_json::from_value(params)
+                .map_err(|e| TerminalError { code: codes::INVALID_PARAMS, message: jsonrpc::redacted(&e) })
+        }
+        fn json<T: serde::Serialize>(r: Result<T, TerminalError>) -> Result<Value, TerminalError> {
+            r.map(|v| serde_json::to_value(v).unwrap_or_default())
+        }
+        let t = &self.terminals;
+        let result = match method {
+            client::TERMINAL_CREATE => parse::<acp::CreateTerminalRequest>(params).and_then(|r| json(t.create(&r))),
+            client::TERMINAL_OUTPUT => {
+                parse::<acp::TerminalOutputRequest>(params).and_then(|r| json(t.output(&r.terminal_id)))
+            }
+            client::TERMINAL_WAIT_FOR_EXIT => match parse::<acp::WaitForTerminalExitRequest>(params) {
+                Ok(r) => json(t.wait_for_exit(&r.terminal_id).await),
+                Err(e) => Err(e),
+            },
+            client::TERMINAL_KILL => {
+                parse::<acp::KillTerminalRequest>(params).and_then(|r| json(t.kill(&r.terminal_id)))
+            }
+            client::TERMINAL_RELEASE => {
+                parse::<acp::ReleaseTerminalRequest>(params).and_then(|r| json(t.release(&r.terminal_id)))
+            }
+            other => Err(TerminalError {
+                code: codes::METHOD_NOT_FOUND,
+                message: format!("Ensemble does not offer `{other}`"),
+            }),
+        };
+        match result {
+            Ok(v) => {
+                if let Err(e) = self.rpc.respond(id, v).await {
+                    tracing::debug!(session = %self.key, error = %e, "could not answer a terminal request");
+                }
+            }
+            Err(e) => self.respond_error(id, e.code, &e.message).await,
+        }
+    }
+
+    /// Output of a terminal a call shows: that call's output.
+    async fn terminal_output(&self, call_id: String, text: String) {
+        let turn = self.state().active.as_ref().map(|a| a.ours.clone());
+        let body = EventBody::CallUpdated(ensemble_core::event::CallUpdatedPayload {
+            call_id,
+            output_delta: Some(text),
+            status: None,
+        });
+        self.sink.emit(turn.as_deref(), body).await;
+    }
+
+    /// The calls of an update that show a terminal: linked, and what it printed so far sent.
+    fn link_terminals(&self, update: &acp::SessionUpdate) -> Vec<(String, String)> {
+        let (call, content) = match update {
+            acp::SessionUpdate::ToolCall(c) => (c.tool_call_id.0.to_string(), Some(&c.content)),
+            acp::SessionUpdate::ToolCallUpdate(u) => (u.tool_call_id.0.to_string(), u.fields.content.as_ref()),
+            _ => return Vec::new(),
+        };
+        content
+            .into_iter()
+            .flatten()
+            .filter_map(|c| match c {
+                acp::ToolCallContent::Terminal(t) => {
+                    self.terminals.link(&t.terminal_id.0, &call).map(|so_far| (call.clone(), so_far))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// `elicitation/create`: a question for the user (`userInput`), answered from REST.
+    async fn on_elicitation(&self, id: Value, params: Value) {
+        let request: acp::CreateElicitationRequest = match serde_json::from_value(params) {
+            Ok(r) => r,
+            Err(e) => {
+                let message = format!("Ensemble cannot read the elicitation: {}", jsonrpc::redacted(&e));
+                return self.respond_error(id, codes::INVALID_PARAMS, &message).await;
+            }
+        };
+        let ours = self.session_id();
+        let asked = match super::elicit::ask(&request) {
+            Some(a) if super::elicit::session_of(&request).is_none_or(|s| Some(s) == ours) => a,
+            Some(_) => return self.respond_error(id, codes::INVALID_PARAMS, "unknown session").await,
+            None => {
+                return self
+                    .respond_error(id, codes::INVALID_PARAMS, "an elicitation mode Ensemble does not know")
+                    .await;
+            }
+        };
+        let request_id = crate::kit::ids::request_id(&self.nonce, &id);
+        let payload = InteractionRequestedPayload {
+            request_id: request_id.clone(),
+            kind: InteractionKind::UserInput,
+            title: asked.title,
+            detail: None,
+            command: None,
+            cwd: None,
+            diff: None,
+            questions: asked.questions,
+            options: vec![Decision::Accept, Decision::Decline, Decision::Cancel],
+            call_id: None,
+            agent_options: Vec::new(),
+        };
+        let turn = {
+            let mut st = self.state();
+            st.pending
+                .insert(request_id, PendingPermission { rpc_id: id, options: Vec::new(), form: Some(asked.fields) });
+            st.active.as_ref().map(|a| a.ours.clone())
         };
         self.sink.emit(turn.as_deref(), EventBody::InteractionRequested(payload)).await;
     }
@@ -406,7 +576,7 @@ impl Live {
             match serde_json::from_value::<acp::ReadTextFileRequest>(params) {
                 Ok(r) if Some(&*r.session_id.0) == session.as_deref() => self
                     .files
-                    .read(&r.path, r.line, r.limit)
+                    .read_text(&r.path, r.line, r.limit, self.quirks().missing_file_reads_empty)
                     .await
                     .map(|text| serde_json::to_value(acp::ReadTextFileResponse::new(text)).unwrap_or_default()),
                 Ok(_) => Err(fs::FsError::new(codes::INVALID_PARAMS, "unknown session")),
@@ -466,6 +636,9 @@ impl Live {
     }
 
     async fn finish_turn(&self, turn_id: &str, result: Result<acp::PromptResponse, CallError>) {
+        // A prompt refused for want of a login (ACP's -32000): the session says so, and refuses
+        // its next turns at once rather than let the agent be asked again.
+        let mut needs_login = None;
         let terminal = match result {
             Ok(response) => {
                 let (cancelled, declined) = {
@@ -481,6 +654,11 @@ impl Live {
                     let _ = typed::notify::<acp::Cancel>(&self.rpc, &acp::CancelNotification::new(s)).await;
                 }
                 vec![failed(turn_id, "provider_timeout", &format!("{}: {e}", self.config.id))]
+            }
+            Err(CallError::Rpc(RpcError::Server { error, .. })) if error.code == -32000 => {
+                let said = format!("{} needs a login: {}", self.config.id, error.message);
+                needs_login = Some(self.auth_message(&said));
+                vec![failed(turn_id, "auth_required", &said)]
             }
             Err(CallError::Rpc(RpcError::Server { error, .. })) => vec![failed(
                 turn_id,
@@ -501,6 +679,15 @@ impl Live {
         };
         facts.extend(terminal);
         self.sink.emit_many(facts.into_iter().map(|b| (Some(turn_id.to_owned()), b)).collect()).await;
+        if let Some(message) = needs_login {
+            self.sink
+                .update(SessionPatch {
+                    auth_state: Some(ensemble_core::model::AuthState::AuthRequired),
+                    auth_message: Some(message),
+                    ..Default::default()
+                })
+                .await;
+        }
         if let Some(n) = ended {
             n.notify_waiters();
         }
@@ -525,12 +712,45 @@ impl Live {
 
     /// Answers a permission request with the agent's option the decision picks (`option`: the
     /// client named one).
+    /// Whether `answers` fit the pending elicitation `request_id` (anything fits a permission).
+    pub(super) fn check_answer(
+        &self,
+        request_id: &str,
+        decision: Decision,
+        answers: Option<&Value>,
+    ) -> Result<(), AdapterError> {
+        let form = self.state().pending.get(request_id).and_then(|p| p.form.clone());
+        match form {
+            Some(fields) => super::elicit::respond(decision, answers, &fields).map(drop).map_err(AdapterError::Invalid),
+            None => Ok(()),
+        }
+    }
+
     pub(super) async fn respond(
         &self,
         request_id: &str,
         decision: Decision,
+        answers: Option<&Value>,
         option: Option<&str>,
     ) -> Result<(), AdapterError> {
+        // An elicitation's answers are checked before it is taken off the pending ones: a wrong
+        // answer leaves it to be answered again.
+        let form = {
+            let st = self.state();
+            let p =
+                st.pending.get(request_id).ok_or_else(|| AdapterError::UnknownInteraction(request_id.to_owned()))?;
+            p.form.clone()
+        };
+        if let Some(fields) = form {
+            // Checked before (`check_answer`); should it not fit now, the agent is not left waiting.
+            let response = super::elicit::respond(decision, answers, &fields)
+                .unwrap_or_else(|_| acp::CreateElicitationResponse::new(acp::ElicitationAction::Cancel));
+            let pending = self.state().pending.remove(request_id);
+            let Some(pending) = pending else { return Err(AdapterError::AlreadyAnswered(request_id.to_owned())) };
+            return typed::respond(&self.rpc, pending.rpc_id, &response)
+                .await
+                .map_err(|e| AdapterError::failed("provider_error", e.to_string()));
+        }
         let pending = {
             let mut st = self.state();
             let pending =

@@ -6,8 +6,9 @@
 //! pdeathsig, TERM→KILL with descendants, run tag), like codex's. Each `[[provider]]` of the
 //! providers file (`--providers`) is one adapter.
 //!
-//! Rules: `initialize` advertises file reading and writing (confined to the session's `cwd`) and
-//! no terminals; `session/new` gets the cwd and the configured MCP servers. A turn is one
+//! Rules: `initialize` advertises file reading and writing (confined to the session's `cwd`),
+//! terminals (run under the session's supervision, `terminal`) and elicitation (`elicit`);
+//! `session/new` gets the cwd and the configured MCP servers. A turn is one
 //! `session/prompt`, its stop reason the terminal event. Cancel answers every pending permission
 //! request `cancelled` and sends `session/cancel`. Close sends `session/close` when the agent
 //! offers it, then stops the process; release and disconnect only stop it, so the session stays
@@ -17,14 +18,17 @@
 //! goals are not offered (`session/fork` is not a stable part of the protocol).
 //!
 //! The files: [`config`] (the providers file), `wire` (the methods, typed), `translate` (the pure
-//! mapping to events), `fs` (the confined file system), `diff`, `live` (one process and its
-//! session), and this file (the adapter and the registration).
+//! mapping to events), `fs` (the confined file system), `terminal` (commands run for the agent),
+//! `elicit` (questions), `quirks` (what each agent does its own way), `diff`, `live` (one process
+//! and its session), and this file (the adapter and the registration).
 
 pub mod config;
 mod diff;
+mod elicit;
 mod fs;
 mod live;
 pub mod quirks;
+mod terminal;
 pub mod translate;
 mod wire;
 
@@ -36,12 +40,13 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use ensemble_core::adapter::{
-    Adapter, AdapterError, Capabilities, ForkOpen, InputKinds, ProviderDescriptor, SessionHandle, StartOutcome,
-    TurnRequest,
+    Adapter, AdapterError, AuthCheck, Capabilities, ForkOpen, InputKinds, ProviderDescriptor, SessionHandle,
+    StartOutcome, TurnRequest,
 };
+use ensemble_core::clock::unix_ms;
 use ensemble_core::event::Decision;
 use ensemble_core::model::{
-    AgentInfo, ConfigChange, ProviderSession, ProviderSessionList, Session, SessionKey, SessionPatch,
+    AgentInfo, AuthState, ConfigChange, ProviderSession, ProviderSessionList, Session, SessionKey, SessionPatch,
 };
 use serde_json::Value;
 
@@ -121,6 +126,9 @@ pub struct AcpAdapter {
     availability: AvailabilityCell,
     /// What the agent said about itself when it last started.
     agent: Arc<Mutex<Option<AgentInfo>>>,
+    /// Whether the agent could work when it last said: a session refused for want of a login
+    /// (ACP's -32000), or one that started.
+    auth: Mutex<Option<AuthCheck>>,
 }
 
 impl AcpAdapter {
@@ -130,7 +138,22 @@ impl AcpAdapter {
             sessions: Mutex::new(HashMap::new()),
             availability: AvailabilityCell::new(FAILURE_COOLDOWN),
             agent: Arc::new(Mutex::new(None)),
+            auth: Mutex::new(None),
         }
+    }
+
+    /// Remembers what a session's start said about the agent's login.
+    fn note_auth(&self, result: Result<(), &AdapterError>, live: &Live) {
+        let state = match result {
+            Ok(()) => AuthCheck { state: AuthState::Authenticated, message: None, at_ms: unix_ms() },
+            Err(e) if e.code() == "auth_required" => AuthCheck {
+                state: AuthState::AuthRequired,
+                message: Some(live.auth_message(&e.to_string())),
+                at_ms: unix_ms(),
+            },
+            Err(_) => return,
+        };
+        *self.auth.lock().unwrap_or_else(|e| e.into_inner()) = Some(state);
     }
 
     pub fn config(&self) -> &AcpConfig {
@@ -214,6 +237,43 @@ impl AcpAdapter {
         }
     }
 
+    /// After a resume: the session's mode and option picks the agent did not keep are made again,
+    /// one by one (opencode keeps a model picked after the last turn only in memory, and loads
+    /// the session with the model of its last message).
+    async fn restore_picks(&self, live: &Live, session: &Session, patch: &mut SessionPatch) {
+        let mut changes = Vec::new();
+        if let (Some(had), Some(now)) = (&session.modes, &patch.modes)
+            && had.current != now.current
+            && now.available.iter().any(|m| m.id == had.current)
+        {
+            changes.push(ConfigChange { mode: Some(had.current.clone()), options: Default::default() });
+        }
+        let now = patch.config_options.clone().unwrap_or_default();
+        for had in session.config_options.iter() {
+            if now
+                .iter()
+                .any(|o| o.id == had.id && o.current != had.current && o.choices.iter().any(|c| c.value == had.current))
+            {
+                changes.push(ConfigChange { mode: None, options: [(had.id.clone(), had.current.clone())].into() });
+            }
+        }
+        for change in changes {
+            match live.configure(&change).await {
+                Ok(p) => {
+                    if p.modes.is_some() {
+                        patch.modes = p.modes;
+                    }
+                    if p.config_options.is_some() {
+                        patch.config_options = p.config_options;
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(session = %session.key(), error = %e, ?change, "could not restore a pick after the resume")
+                }
+            }
+        }
+    }
+
     /// Applies the model the session asked for at start, when the agent offers it as an option.
     async fn apply_start_settings(&self, live: &Live, session: &Session, patch: &mut SessionPatch) {
         let Some(model) = &session.settings.model else { return };
@@ -252,12 +312,31 @@ fn missing_command(config: &AcpConfig, e: &std::io::Error) -> Option<String> {
     let name = config.command.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let hint = match name.as_str() {
         "claude-agent-acp" => " (install it: `npm install -g @agentclientprotocol/claude-agent-acp`)",
-        "codex-acp" => " (install it: `npm install -g @zed-industries/codex-acp`)",
+        "codex-acp" => " (install it: `npm install -g @agentclientprotocol/codex-acp`)",
         "gemini" => " (install it: `npm install -g @google/gemini-cli`)",
         "opencode" => " (install it: `npm install -g opencode-ai`)",
         _ => " (install it, or give its absolute path as `command`)",
     };
     Some(format!("provider `{}`: the command `{command}` was not found{looked}{hint}", config.id))
+}
+
+/// The provider state's key for when the agent answered `session/new` (ms since the epoch), kept
+/// for an agent whose `session/load` must not run in that minute.
+const SESSION_NEW_AT: &str = "acp.session_new_at_ms";
+
+/// Waits until the UTC minute in which the agent answered `session/new` is over: Gemini CLI names
+/// its session file by that minute and, loading in it, starts that file over (see
+/// `quirks::gemini_cli`). At most a minute, while the resume holds the session.
+async fn wait_out_start_minute(state: &ensemble_core::adapter::ProviderState, key: &SessionKey) {
+    let Ok(Some(at)) = state.get(SESSION_NEW_AT).await else { return };
+    let Ok(at) = at.parse::<i64>() else { return };
+    let wait = (at.div_euclid(60_000) + 1) * 60_000 - ensemble_core::clock::unix_ms();
+    if let Ok(ms) = u64::try_from(wait)
+        && ms > 0
+    {
+        tracing::info!(session = %key, wait_ms = ms, "session/load waits for the minute the agent's session began in to end");
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+    }
 }
 
 /// Spawns an agent process and completes `initialize`.
@@ -269,6 +348,12 @@ async fn spawn(
     handle: SessionHandle,
     cwd: &str,
 ) -> Result<(Arc<Live>, wire::InitializeResponse), AdapterError> {
+    // Until one start of the provider has answered `initialize`, starts run one at a time: an
+    // agent may set up its own data on its first start, and two at once can fail (opencode
+    // creates its database then; the second dies on a `CREATE TABLE`). The probe at server start
+    // and the first session would otherwise race.
+    let first = agent.lock().map(|a| a.is_none()).unwrap_or(false);
+    let _first_start = if first { Some(config.first_start.lock().await) } else { None };
     let spec = process_spec(config, cwd);
     let spawned = Supervised::spawn(&spec).map_err(|e| {
         let reason =
@@ -291,7 +376,15 @@ async fn spawn(
     let init = wire::InitializeRequest::new(wire::ProtocolVersion::V1)
         .client_capabilities(
             wire::ClientCapabilities::new()
-                .fs(wire::FileSystemCapabilities::new().read_text_file(true).write_text_file(true)),
+                .fs(wire::FileSystemCapabilities::new().read_text_file(true).write_text_file(true))
+                // `notice` updates become notices (codex-acp sends its warnings as reply text else).
+                .session(wire::ClientSessionCapabilities::new().notices(wire::NoticeCapabilities::new()))
+                .terminal(true)
+                .elicitation(
+                    wire::ElicitationCapabilities::new()
+                        .form(wire::ElicitationFormCapabilities::new())
+                        .url(wire::ElicitationUrlCapabilities::new()),
+                ),
         )
         .client_info(wire::Implementation::new("ensemble", env!("CARGO_PKG_VERSION")).title("Ensemble".to_owned()));
     let response = match live.call::<wire::Initialize>(&init, config.start_timeout).await {
@@ -453,6 +546,12 @@ impl Adapter for AcpAdapter {
         })
     }
 
+    async fn check_auth(&self, _wait: Duration) -> Option<AuthCheck> {
+        // Asked by its sessions only: a session of its own just to ask would be kept by the
+        // agent (in its list of sessions) for nothing.
+        self.auth.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
     fn input_kinds(&self, session: &Session) -> InputKinds {
         // Files go as a `resource_link`, which every agent takes; images only where the agent
         // said so in its handshake.
@@ -488,15 +587,24 @@ impl Adapter for AcpAdapter {
     }
 
     async fn start(&self, session: &Session, handle: SessionHandle) -> Result<StartOutcome, AdapterError> {
+        let state = handle.state.clone();
         let live = self.spawn(session, handle).await?;
         let request = wire::NewSessionRequest::new(PathBuf::from(&session.cwd)).mcp_servers(self.mcp_servers());
         let response = match live.call::<wire::NewSession>(&request, self.config.start_timeout).await {
             Ok(r) => r,
             Err(e) => {
+                self.note_auth(Err(&e), &live);
                 live.stop().await;
                 return Err(e);
             }
         };
+        self.note_auth(Ok(()), &live);
+        if live.quirks().load_after_start_minute() {
+            let now = ensemble_core::clock::unix_ms().to_string();
+            if let Err(e) = state.set(SESSION_NEW_AT, now).await {
+                tracing::warn!(session = %session.key(), error = %e, "could not keep when the agent's session began");
+            }
+        }
         let mut patch = live.bind(&response.session_id.0, response.modes.as_ref(), response.config_options.as_deref());
         self.apply_start_settings(&live, session, &mut patch).await;
         patch.not_resumable = self.resume_support(&live);
@@ -508,10 +616,14 @@ impl Adapter for AcpAdapter {
         let Some(id) = session.provider_session_id.clone() else {
             return Err(AdapterError::Invalid("the session has no agent session to resume".into()));
         };
+        let state = handle.state.clone();
         let live = self.spawn(session, handle).await?;
         let caps = live.agent_capabilities();
         let cwd = PathBuf::from(&session.cwd);
         let outcome = if caps.load_session {
+            if live.quirks().load_after_start_minute() {
+                wait_out_start_minute(&state, &session.key()).await;
+            }
             live.bind(&id, None, None);
             live.set_replaying(true);
             let request = wire::LoadSessionRequest::new(id.clone(), cwd).mcp_servers(self.mcp_servers());
@@ -531,7 +643,8 @@ impl Adapter for AcpAdapter {
             ))
         };
         match outcome {
-            Ok(patch) => {
+            Ok(mut patch) => {
+                self.restore_picks(&live, session, &mut patch).await;
                 self.install(session.key(), live).await;
                 Ok(StartOutcome { patch, events: Vec::new() })
             }
@@ -614,10 +727,20 @@ impl Adapter for AcpAdapter {
         session: &Session,
         request_id: &str,
         decision: Decision,
-        _answers: Option<Value>,
+        answers: Option<Value>,
         option: Option<&str>,
     ) -> Result<(), AdapterError> {
-        self.live_or_err(session)?.respond(request_id, decision, option).await
+        self.live_or_err(session)?.respond(request_id, decision, answers.as_ref(), option).await
+    }
+
+    fn check_answer(
+        &self,
+        session: &Session,
+        request_id: &str,
+        decision: Decision,
+        answers: Option<&Value>,
+    ) -> Result<(), AdapterError> {
+        self.live_or_err(session)?.check_answer(request_id, decision, answers)
     }
 
     async fn set_config(&self, session: &Session, change: ConfigChange) -> Result<SessionPatch, AdapterError> {

@@ -105,6 +105,12 @@ impl Translator {
         use acp::SessionUpdate as U;
         let mut out = Vec::new();
         match update {
+            U::AgentMessageChunk(chunk) if announced_mode(self.quirks, &chunk.content).is_some() => {
+                let mode = announced_mode(self.quirks, &chunk.content).unwrap_or_default();
+                if let Some(modes) = self.current_mode(mode) {
+                    out.push(Out::Update(SessionPatch { modes: Some(modes), ..Default::default() }));
+                }
+            }
             U::AgentMessageChunk(chunk) => {
                 self.close_reasoning(&mut out);
                 if let Some(text) = text_of(&chunk.content) {
@@ -239,7 +245,7 @@ impl Translator {
             // Announced twice: treat the second as an update.
             let fields =
                 acp::ToolCallUpdateFields::new().status(call.status).content(call.content).raw_output(call.raw_output);
-            return self.tool_call_update(acp::ToolCallUpdate::new(call.tool_call_id, fields), out);
+            return self.tool_call_update(acp::ToolCallUpdate::new(call.tool_call_id, fields).meta(call.meta), out);
         }
         let changes = changes(&call.content);
         out.push(
@@ -261,7 +267,9 @@ impl Translator {
             output: String::new(),
             changes,
         };
-        let text = content_text(&call.content);
+        let mut text = content_text(&call.content);
+        let (piece, exit) = self.quirks.terminal_meta(call.meta.as_ref());
+        text.push_str(piece.as_deref().unwrap_or_default());
         if !text.is_empty() {
             push_capped(&mut open.output, &text, self.max_text);
             out.push(
@@ -275,13 +283,15 @@ impl Translator {
         }
         self.calls.insert(id.clone(), open);
         if matches!(call.status, acp::ToolCallStatus::Completed | acp::ToolCallStatus::Failed) {
-            self.complete_call(&id, call.status, call.raw_output.as_ref(), out);
+            self.complete_call(&id, call.status, call.raw_output.as_ref(), exit, out);
         }
     }
 
     fn tool_call_update(&mut self, update: acp::ToolCallUpdate, out: &mut Vec<Out>) {
         let id = update.tool_call_id.0.to_string();
         let f = update.fields;
+        // A terminal command's output and exit code, from `_meta` (see `quirks`).
+        let (piece, exit) = self.quirks.terminal_meta(update.meta.as_ref());
         if !self.calls.contains_key(&id) {
             // An update of a call never announced: announce it from what the update says.
             let kind = f.kind.unwrap_or(acp::ToolKind::Other);
@@ -323,6 +333,7 @@ impl Translator {
                 delta = text;
             }
         }
+        delta.push_str(piece.as_deref().unwrap_or_default());
         if !delta.is_empty() {
             push_capped(&mut open.output, &delta, max);
         }
@@ -338,7 +349,7 @@ impl Translator {
                         .into(),
                     );
                 }
-                self.complete_call(&id, status, f.raw_output.as_ref(), out);
+                self.complete_call(&id, status, f.raw_output.as_ref(), exit, out);
             }
             status => {
                 let status = status.map(|s| status_name(s).to_owned());
@@ -356,14 +367,21 @@ impl Translator {
         }
     }
 
-    fn complete_call(&mut self, id: &str, status: acp::ToolCallStatus, raw_output: Option<&Value>, out: &mut Vec<Out>) {
+    fn complete_call(
+        &mut self,
+        id: &str,
+        status: acp::ToolCallStatus,
+        raw_output: Option<&Value>,
+        exit: Option<i32>,
+        out: &mut Vec<Out>,
+    ) {
         let Some(open) = self.calls.remove(id) else { return };
         let raw = raw_output.and_then(|o| self.quirks.output(o));
         let output = match raw {
             Some(o) if !o.is_empty() => Some(o),
             _ => (!open.output.is_empty()).then_some(open.output),
         };
-        let exit_code = raw_output.and_then(|o| self.quirks.exit_code(o));
+        let exit_code = raw_output.and_then(|o| self.quirks.exit_code(o)).or(exit);
         let status = match status {
             acp::ToolCallStatus::Failed => CallStatus::Failed,
             _ => CallStatus::Completed,
@@ -664,6 +682,13 @@ fn command_of(q: &Quirks, kind: acp::ToolKind, title: &str, raw_input: Option<&V
 
 fn str_field(v: &Value, keys: &[&str]) -> Option<String> {
     keys.iter().find_map(|k| v.get(*k).and_then(Value::as_str)).map(str::to_owned)
+}
+
+/// The mode an agent announces in a message chunk rather than with `current_mode_update`
+/// (its quirks' `mode_update_prefix`, Gemini CLI's `[MODE_UPDATE] <mode>`): not text for the user.
+fn announced_mode<'a>(q: &Quirks, content: &'a acp::ContentBlock) -> Option<&'a str> {
+    let prefix = q.mode_update_prefix?;
+    text_of(content)?.strip_prefix(prefix).map(str::trim).filter(|m| !m.is_empty())
 }
 
 fn text_of(block: &acp::ContentBlock) -> Option<&str> {

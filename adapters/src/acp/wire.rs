@@ -51,6 +51,12 @@ pub(super) mod client {
     pub(in super::super) const REQUEST_PERMISSION: &str = CLIENT_METHOD_NAMES.session_request_permission;
     pub(in super::super) const READ_TEXT_FILE: &str = CLIENT_METHOD_NAMES.fs_read_text_file;
     pub(in super::super) const WRITE_TEXT_FILE: &str = CLIENT_METHOD_NAMES.fs_write_text_file;
+    pub(in super::super) const ELICITATION_CREATE: &str = CLIENT_METHOD_NAMES.elicitation_create;
+    pub(in super::super) const TERMINAL_CREATE: &str = CLIENT_METHOD_NAMES.terminal_create;
+    pub(in super::super) const TERMINAL_OUTPUT: &str = CLIENT_METHOD_NAMES.terminal_output;
+    pub(in super::super) const TERMINAL_WAIT_FOR_EXIT: &str = CLIENT_METHOD_NAMES.terminal_wait_for_exit;
+    pub(in super::super) const TERMINAL_KILL: &str = CLIENT_METHOD_NAMES.terminal_kill;
+    pub(in super::super) const TERMINAL_RELEASE: &str = CLIENT_METHOD_NAMES.terminal_release;
 }
 
 /// JSON-RPC error codes of the answers Ensemble gives the agent.

@@ -4,8 +4,10 @@
 //! - dies when the server dies (`PR_SET_PDEATHSIG(SIGKILL)`, set between fork and exec, with a
 //!   re-check of the parent so a server that died during the fork is noticed);
 //! - is terminated with SIGTERM to its group, then SIGKILL after a grace ([`Supervised::terminate`]);
-//!   descendants that left the group (e.g. with `setsid`) are found through `/proc` and killed too;
-//! - is killed (group and descendants) when its handle is dropped;
+//!   descendants that left the group (e.g. with `setsid`) are found through `/proc` and killed too,
+//!   and so is whatever left its tree but carries its tag ([`TAG_ENV`]): a command an agent's tool
+//!   started in a session of its own and left running in the background, reparented to init;
+//! - is killed (group, descendants and what carries its tag) when its handle is dropped;
 //! - carries [`RUN_ENV`] (the server run's id) in its environment, inherited by everything it
 //!   starts, so a later run can find and reap what a crashed run left behind ([`reap_run`]);
 //! - gets the file creation mask and soft open-file limit the server was started with
@@ -26,7 +28,8 @@ use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 pub struct ProcessSpec {
     pub program: PathBuf,
     pub args: Vec<OsString>,
-    /// The complete environment of the child (nothing is inherited implicitly).
+    /// The complete environment of the child (nothing is inherited implicitly), to which
+    /// [`TAG_ENV`] is added.
     pub env: Vec<(OsString, OsString)>,
     pub cwd: PathBuf,
 }
@@ -38,6 +41,10 @@ pub const PASSTHROUGH_ENV: &[&str] =
 
 /// The environment variable that tags every agent process with the server run that started it.
 pub const RUN_ENV: &str = "ENSEMBLE_RUN_ID";
+
+/// The environment variable that tags a supervised process, and everything it starts, with that
+/// process's own tag (unique per spawn): what leaves its process tree is still found by it.
+pub const TAG_ENV: &str = "ENSEMBLE_PROCESS_TAG";
 
 static RUN_ID: OnceLock<String> = OnceLock::new();
 
@@ -76,7 +83,12 @@ pub fn base_env() -> Vec<(OsString, OsString)> {
 
 /// Live processes (of this user) whose environment carries `RUN_ENV=run_id`.
 pub fn processes_of_run(run_id: &str) -> Vec<i32> {
-    let needle = format!("{RUN_ENV}={run_id}");
+    processes_with_env(&format!("{RUN_ENV}={run_id}"))
+}
+
+/// Live processes (of this user) other than the server whose environment carries `needle`
+/// (`NAME=value`).
+fn processes_with_env(needle: &str) -> Vec<i32> {
     let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
     dir.flatten()
         .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()))
@@ -113,15 +125,19 @@ pub struct Spawned {
 pub struct Supervised {
     child: Child,
     pid: i32,
+    /// The value of [`TAG_ENV`] it and its descendants carry.
+    tag: String,
     exited: Option<ExitStatus>,
 }
 
 impl Supervised {
     pub fn spawn(spec: &ProcessSpec) -> io::Result<Spawned> {
+        let tag = ensemble_core::clock::new_id();
         let mut cmd = Command::new(&spec.program);
         cmd.args(&spec.args)
             .env_clear()
             .envs(spec.env.iter().map(|(k, v)| (k, v)))
+            .env(TAG_ENV, &tag)
             .current_dir(&spec.cwd)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -176,7 +192,7 @@ impl Supervised {
             return Err(io::Error::other("child pipes missing"));
         };
         metrics::gauge!("ensemble_child_processes").increment(1.0);
-        Ok(Spawned { process: Supervised { child, pid, exited: None }, stdin, stdout, stderr })
+        Ok(Spawned { process: Supervised { child, pid, tag, exited: None }, stdin, stdout, stderr })
     }
 
     pub fn pid(&self) -> i32 {
@@ -188,9 +204,16 @@ impl Supervised {
         descendants(self.pid)
     }
 
-    /// SIGKILL to the group and to the given processes.
+    /// The live processes that carry its tag: its descendants, and those that left its tree
+    /// (whatever did not clear its environment).
+    pub fn tagged(&self) -> HashSet<i32> {
+        processes_with_env(&format!("{TAG_ENV}={}", self.tag)).into_iter().collect()
+    }
+
+    /// SIGKILL to the group, to the given processes and to every process that carries its tag.
     pub fn kill_family(&self, family: &HashSet<i32>) {
         signal_all(self.pid, family, libc::SIGKILL);
+        signal_all(self.pid, &self.tagged(), libc::SIGKILL);
     }
 
     /// Waits for the leader to exit (cancel-safe).
@@ -235,18 +258,19 @@ impl Supervised {
         }
     }
 
-    /// SIGTERM to the group and its descendants, then SIGKILL to whatever is left after `grace`.
+    /// SIGTERM to the group, its descendants and what carries its tag, then SIGKILL to whatever
+    /// is left after `grace`.
     pub async fn terminate(&mut self, grace: Duration) -> Option<ExitStatus> {
-        let family = descendants(self.pid);
+        let mut family = descendants(self.pid);
+        family.extend(self.tagged());
         signal_all(self.pid, &family, libc::SIGTERM);
         let status = match tokio::time::timeout(grace, self.wait()).await {
             Ok(Ok(s)) => Some(s),
             _ => None,
         };
         // Whatever is left (the leader, or descendants that ignored SIGTERM) gets SIGKILL.
-        let mut family = family;
         family.extend(descendants(self.pid));
-        signal_all(self.pid, &family, libc::SIGKILL);
+        self.kill_family(&family);
         match status {
             Some(s) => Some(s),
             None => self.wait().await.ok(),
@@ -257,11 +281,11 @@ impl Supervised {
 impl Drop for Supervised {
     fn drop(&mut self) {
         if self.try_exited().is_none() {
-            let family = descendants(self.pid);
-            signal_all(self.pid, &family, libc::SIGKILL);
+            self.kill_family(&descendants(self.pid));
         } else {
-            // The leader is gone; its group may still hold children.
+            // The leader is gone; its group, and what carries its tag, may still hold children.
             kill_group(self.pid, libc::SIGKILL);
+            signal_all(self.pid, &self.tagged(), libc::SIGKILL);
         }
         metrics::gauge!("ensemble_child_processes").decrement(1.0);
     }

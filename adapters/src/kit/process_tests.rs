@@ -82,3 +82,25 @@ async fn the_environment_is_explicit() {
     assert!(env.contains("ONLY=this"));
     assert!(!env.contains("HOME="), "nothing inherited: {env}");
 }
+
+#[tokio::test]
+async fn what_left_the_tree_in_the_background_goes_with_it() {
+    // An agent's tool runs a command in a session of its own that leaves a process running in the
+    // background and exits: that process is reparented away (to init, or a subreaper), out of
+    // reach of the group and of the descendants, but it carries the tag.
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("pids");
+    let script = format!("setsid sh -c 'sleep 300 & echo $! >> {p}'; exec sleep 300", p = pidfile.display());
+    let spawned = Supervised::spawn(&sh(&script, dir.path())).unwrap();
+    let leader = spawned.process.pid();
+    let orphan = pids_from(&pidfile, 1).await[0];
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while descendants(leader).contains(&orphan) {
+        assert!(tokio::time::Instant::now() < deadline, "the background command never left the tree");
+        tokio::task::yield_now().await;
+    }
+    assert!(spawned.process.tagged().contains(&orphan));
+    let family = spawned.process.family();
+    spawned.process.shut_down(&family, Duration::from_millis(100), Duration::from_millis(200)).await;
+    all_gone(&[leader, orphan]).await;
+}

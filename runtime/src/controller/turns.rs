@@ -230,6 +230,7 @@ impl Controller {
         if !adapter.capabilities().interactive {
             return Err(ControllerError::InteractionNotFound(request_id.to_owned()));
         }
+        adapter.check_answer(&session, request_id, decision, answers.as_ref())?;
         let rid = request_id.to_owned();
         let ans = answers.clone();
         // Resolve first, under the state lock: a second answer (even a concurrent one) sees the

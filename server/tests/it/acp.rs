@@ -655,3 +655,110 @@ async fn an_agents_own_sessions_are_listed_and_one_is_continued_in_a_room() {
     assert!(body["error"]["message"].as_str().unwrap().contains("sessionCapabilities.list"), "{body}");
     plain.none_left().await;
 }
+
+#[tokio::test]
+async fn an_elicitation_is_a_question_answered_from_rest_with_typed_values() {
+    let a = AcpSetup::new(&[], "");
+    let s = a.server().await;
+    s.post("/v1/rooms/r/sessions", json!({"sessionId": "e", "provider": "test-acp", "cwd": a.cwd()})).await;
+    let mut ws = s.ws("r", None).await;
+    ws.hello().await;
+    for (answers, decision, expect) in [
+        (
+            json!({"color": "blue", "sure": "yes"}),
+            "accept",
+            r#"elicited: {"action":"accept","content":{"color":"blue","sure":true}}"#,
+        ),
+        (json!({}), "decline", r#"elicited: {"action":"decline"}"#),
+    ] {
+        let turn = s.turn("r", "e", "elicit").await;
+        let asked = ws.until_type("interaction.requested").await.last().cloned().unwrap();
+        let p = &asked["payload"];
+        assert_eq!((p["kind"].as_str(), p["title"].as_str()), (Some("userInput"), Some("Pick a color")), "{asked}");
+        let color = p["questions"].as_array().unwrap().iter().find(|q| q["id"] == "color").unwrap();
+        assert_eq!(color["options"], json!([{"label": "red"}, {"label": "blue"}]), "{color}");
+        let path = format!("/v1/rooms/r/sessions/e/interactions/{}", p["requestId"].as_str().unwrap());
+        if decision == "accept" {
+            // An answer that does not fit is refused, and the question stays to be answered.
+            let (status, body) = s.post(&path, json!({"decision": "accept", "answers": {"color": "green"}})).await;
+            assert!(status.is_client_error(), "{body}");
+            assert!(body["error"]["message"].as_str().unwrap().contains("green"), "{body}");
+        }
+        let (status, body) = s.post(&path, json!({"decision": decision, "answers": answers})).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        let t = turn.clone();
+        let events = ws.until(move |e| e["type"] == "turn.completed" && e["turnId"] == t.as_str()).await;
+        let said: String = events
+            .iter()
+            .filter(|e| e["type"] == "message.completed")
+            .map(|e| e["payload"]["text"].as_str().unwrap_or_default())
+            .collect();
+        assert!(said.contains(expect), "{said}");
+    }
+}
+
+#[tokio::test]
+async fn an_agents_terminal_runs_in_the_session_streams_as_its_call_and_dies_with_it() {
+    let a = AcpSetup::new(&[], "");
+    let s = a.server().await;
+    s.post("/v1/rooms/r/sessions", json!({"sessionId": "t", "provider": "test-acp", "cwd": a.cwd()})).await;
+    let mut ws = s.ws("r", None).await;
+    ws.hello().await;
+    // Run where the session works, with its output as the call's.
+    let turn = s.turn("r", "t", "terminal pwd; echo two; exit 4").await;
+    let t = turn.clone();
+    let events = ws.until(move |e| e["type"] == "turn.completed" && e["turnId"] == t.as_str()).await;
+    let said: String = events
+        .iter()
+        .filter(|e| e["type"] == "message.completed")
+        .map(|e| e["payload"]["text"].as_str().unwrap_or_default())
+        .collect();
+    let real = std::path::Path::new(a.cwd()).canonicalize().unwrap();
+    assert!(said.contains("terminal exit Some(4)") && said.contains("two"), "{said}");
+    assert!(said.contains(a.cwd()) || said.contains(real.to_str().unwrap()), "ran in the session's cwd: {said}");
+    let output: String = events
+        .iter()
+        .filter(|e| e["type"] == "call.updated" && e["payload"]["callId"] == "call-t")
+        .filter_map(|e| e["payload"]["outputDelta"].as_str())
+        .collect();
+    assert!(output.contains("two"), "the terminal's output streamed as the call's: {events:#?}");
+    // A terminal left running dies with the session.
+    let marker = format!("ensemble-term-{}", std::process::id());
+    s.turn("r", "t", &format!("terminal-leave exec sleep 1000 # {marker}")).await;
+    ws.until(|e| e["type"] == "turn.completed").await;
+    assert!(!a.processes().is_empty());
+    s.delete("/v1/rooms/r/sessions/t").await;
+    a.none_left().await;
+}
+
+#[tokio::test]
+async fn an_agent_that_wants_a_login_is_said_so_and_its_turns_are_refused_at_once() {
+    // Refused at session/new: the start is a 409 naming what the agent offers, and the provider
+    // is listed as needing a login.
+    let a = AcpSetup::new(&["--auth-required"], "");
+    let s = a.server().await;
+    let (status, body) =
+        s.post("/v1/rooms/r/sessions", json!({"sessionId": "x", "provider": "test-acp", "cwd": a.cwd()})).await;
+    assert_eq!(error_code(status, &body, StatusCode::CONFLICT), "auth_required");
+    let listed = provider(&s, "test-acp").await;
+    assert_eq!(listed["authState"], "auth_required", "{listed}");
+    let message = listed["authMessage"].as_str().unwrap();
+    assert!(message.contains("API key (Set TEST_AGENT_KEY)") && message.contains("providers file"), "{message}");
+    a.none_left().await;
+
+    // Refused at the prompt: the turn fails auth_required, the session says so, and its next turn
+    // is refused at once, without asking the agent.
+    let b = AcpSetup::new(&[], "");
+    let s = b.server().await;
+    s.post("/v1/rooms/r/sessions", json!({"sessionId": "y", "provider": "test-acp", "cwd": b.cwd()})).await;
+    let mut ws = s.ws("r", None).await;
+    ws.hello().await;
+    s.turn("r", "y", "unauthenticated").await;
+    let events = ws.until(|e| e["type"] == "turn.failed").await;
+    assert_eq!(events.last().unwrap()["payload"]["error"]["code"], "auth_required");
+    ws.until(|e| e["type"] == "session.updated" && e["payload"]["session"]["authState"] == "auth_required").await;
+    let (status, body) =
+        s.post("/v1/rooms/r/sessions/y/turns", json!({"input": [{"type": "text", "text": "again"}]})).await;
+    assert_eq!(error_code(status, &body, StatusCode::CONFLICT), "auth_required");
+    assert_eq!(provider(&s, "test-acp").await["authState"], "auth_required");
+}

@@ -28,10 +28,14 @@ async fn codex_sees_only_its_configured_environment() {
     assert!(vars.iter().any(|v| v == &format!("MOCK_API_KEY={MOCK_KEY}")), "configured variable passed: {vars:?}");
     assert!(vars.iter().any(|v| v.starts_with("CODEX_HOME=")), "{vars:?}");
     assert!(!vars.iter().any(|v| v.contains("do-not-leak")), "server secret leaked: {vars:?}");
-    // Only the run tag (which lets a later run reap what a crash left behind), no configuration.
+    // Only the run tag (which lets a later run reap what a crash left behind) and the process's
+    // own tag (by which its stop finds what it started), no configuration.
     let run = std::fs::read_dir(s.dir.join("data").join("runs")).unwrap().next().unwrap().unwrap().file_name();
-    let ours: Vec<&String> = vars.iter().filter(|v| v.starts_with("ENSEMBLE_")).collect();
-    assert_eq!(ours, [&format!("ENSEMBLE_RUN_ID={}", run.to_string_lossy())], "server config leaked: {vars:?}");
+    let mut ours: Vec<&str> =
+        vars.iter().filter(|v| v.starts_with("ENSEMBLE_")).map(|v| v.split('=').next().unwrap_or_default()).collect();
+    ours.sort_unstable();
+    assert_eq!(ours, ["ENSEMBLE_PROCESS_TAG", "ENSEMBLE_RUN_ID"], "server config leaked: {vars:?}");
+    assert!(vars.contains(&format!("ENSEMBLE_RUN_ID={}", run.to_string_lossy())), "{vars:?}");
     // Its own process group: the leader's pgid is its pid.
     let stat = std::fs::read_to_string(format!("/proc/{leader}/stat")).unwrap();
     let after = stat.rsplit(')').next().unwrap();

@@ -207,8 +207,16 @@ impl State {
             .load_session(self.options.load)
             .session_capabilities(sessions)
             .prompt_capabilities(prompts);
+        let methods = if self.options.auth_required {
+            vec![schema::AuthMethod::Agent(
+                schema::AuthMethodAgent::new("api-key", "API key").description("Set TEST_AGENT_KEY".to_owned()),
+            )]
+        } else {
+            Vec::new()
+        };
         responder.respond(
             InitializeResponse::new(ProtocolVersion::V1)
+                .auth_methods(methods)
                 .agent_capabilities(capabilities)
                 .agent_info(Implementation::new("ensemble-acp-test-agent", env!("CARGO_PKG_VERSION"))),
         )
@@ -220,6 +228,9 @@ impl State {
         responder: Responder<NewSessionResponse>,
         cx: &Cx,
     ) -> Result<(), Error> {
+        if self.options.auth_required {
+            return responder.respond_with_error(Error::auth_required());
+        }
         let n = self.next_session.fetch_add(1, Ordering::Relaxed);
         let id = format!("test-{n}-{}", std::process::id());
         let data = SessionData::new(request.cwd);
@@ -488,6 +499,9 @@ impl TurnRunner {
         match word {
             "tool" => self.tool(),
             "permission" => self.permission().await,
+            "elicit" => self.elicit().await,
+            "terminal" => self.terminal(rest, false).await,
+            "terminal-leave" => self.terminal(rest, true).await,
             "slow" => {
                 self.say("working")?;
                 // Until a `session/cancel` for this session (or the session is gone).
@@ -506,6 +520,7 @@ impl TurnRunner {
             "write-many" => self.write_many(rest).await,
             "unknown-request" => self.unknown_request().await,
             "refuse" => Ok(StopReason::Refusal),
+            "unauthenticated" => Err(Error::auth_required()),
             "max-tokens" => Ok(StopReason::MaxTokens),
             "max-turn-requests" => Ok(StopReason::MaxTurnRequests),
             "history" => {
@@ -609,6 +624,89 @@ impl TurnRunner {
                 Ok(StopReason::EndTurn)
             }
             _ => Ok(StopReason::Cancelled),
+        }
+    }
+
+    /// `terminal/create` of `sh -c SCRIPT`, shown by tool call `call-t`; then its exit and output,
+    /// and `terminal/release` — or, with `leave`, "started" while it still runs (never released).
+    async fn terminal(&self, script: &str, leave: bool) -> Result<StopReason, Error> {
+        let created = self
+            .cx
+            .send_request(
+                schema::CreateTerminalRequest::new(self.session_id.clone(), "sh")
+                    .args(vec!["-c".to_owned(), script.to_owned()]),
+            )
+            .block_task()
+            .await;
+        let id = match created {
+            Ok(r) => r.terminal_id,
+            Err(error) => {
+                self.say(format!("terminal error: {} {}", i32::from(error.code), error.message))?;
+                return Ok(StopReason::EndTurn);
+            }
+        };
+        self.update(SessionUpdate::ToolCall(
+            ToolCall::new("call-t", script)
+                .kind(ToolKind::Execute)
+                .status(ToolCallStatus::InProgress)
+                .content(vec![ToolCallContent::Terminal(schema::Terminal::new(id.clone()))]),
+        ))?;
+        if leave {
+            self.say("started")?;
+            return Ok(StopReason::EndTurn);
+        }
+        let exit = self
+            .cx
+            .send_request(schema::WaitForTerminalExitRequest::new(self.session_id.clone(), id.clone()))
+            .block_task()
+            .await
+            .map_err(|e| Error::into_internal_error(std::io::Error::other(e.message)))?;
+        let output = self
+            .cx
+            .send_request(schema::TerminalOutputRequest::new(self.session_id.clone(), id.clone()))
+            .block_task()
+            .await
+            .map_err(|e| Error::into_internal_error(std::io::Error::other(e.message)))?;
+        self.update(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+            "call-t",
+            ToolCallUpdateFields::new().status(ToolCallStatus::Completed),
+        )))?;
+        let _ =
+            self.cx.send_request(schema::ReleaseTerminalRequest::new(self.session_id.clone(), id)).block_task().await;
+        self.say(format!(
+            "terminal exit {:?}: {}",
+            exit.exit_status.exit_code,
+            output.output.trim_end().replace('\n', " | ")
+        ))?;
+        Ok(StopReason::EndTurn)
+    }
+
+    /// `elicitation/create`: a form (a color to choose, a yes/no), then what came back.
+    async fn elicit(&self) -> Result<StopReason, Error> {
+        let request: schema::CreateElicitationRequest = serde_json::from_value(json!({
+            "mode": "form",
+            "sessionId": self.id(),
+            "message": "Pick a color",
+            "requestedSchema": {
+                "type": "object",
+                "properties": {
+                    "color": {"type": "string", "title": "Color", "enum": ["red", "blue"]},
+                    "sure": {"type": "boolean", "title": "Sure?"}
+                },
+                "required": ["color"]
+            }
+        }))
+        .map_err(Error::into_internal_error)?;
+        match self.cx.send_request(request).block_task().await {
+            Ok(response) => {
+                let sent = serde_json::to_value(&response).map_err(Error::into_internal_error)?;
+                self.say(format!("elicited: {sent}"))?;
+                Ok(StopReason::EndTurn)
+            }
+            Err(error) => {
+                self.say(format!("elicit error: {} {}", i32::from(error.code), error.message))?;
+                Ok(StopReason::EndTurn)
+            }
         }
     }
 

@@ -22,12 +22,17 @@
 //! | `unknown-request` | request `_ensemble/unknown`; "unknown: CODE" (or "unknown: answered"); `end_turn` |
 //! | `refuse` / `max-tokens` / `max-turn-requests` | stop reason `refusal` / `max_tokens` / `max_turn_requests` |
 //! | `title T…` | `session_info_update` with title T…, "titled", `end_turn` |
+//! | `terminal SCRIPT` | `terminal/create` of `sh -c SCRIPT`, tool call `call-t` showing it, `terminal/wait_for_exit`, `terminal/output`, `terminal/release`; "terminal exit CODE: OUTPUT" (lines joined by " \| "), `end_turn` |
+//! | `terminal-leave SCRIPT` | the same, but "started" right after `terminal/create`, never released |
+//! | `unauthenticated` | the prompt fails with -32000 (authentication required) |
+//! | `elicit` | `elicitation/create` (a form: `color` red/blue, required; `sure` yes/no); "elicited: RESPONSE" (the JSON answer), `end_turn` |
 //!
 //! | `history` | "history: P1 \| P2…" (the prompts of the session's history, a fork's inherited ones included), `end_turn` |
 //!
 //! Flags: `--load` (advertise and serve `session/load`, replaying the history before answering),
 //! `--fork` (advertise and serve `session/fork`: a new session with a copy of the history, in the given cwd),
-//! `--list` (advertise and serve `session/list`: the sessions of the state dir, titled by their first prompt,
+//! `--auth-required` (`session/new` fails with -32000 "authentication required", and `initialize` lists an
+//! `api-key` auth method), `--list` (advertise and serve `session/list`: the sessions of the state dir, titled by their first prompt,
 //! those of the request's `cwd` when it names one),
 //! `--images` (advertise `promptCapabilities.image` and `embeddedContext`; every prompt's blocks that are
 //! not text are described after its text: `[image MIME N bytes]`, `[link NAME URI]`, `[resource URI N bytes]`),
@@ -60,6 +65,8 @@ pub struct Options {
     pub images: bool,
     /// `--list`: advertise and serve `session/list` (the sessions of the state dir).
     pub list: bool,
+    /// `--auth-required`: `session/new` fails with ACP's "authentication required" (-32000).
+    pub auth_required: bool,
 }
 
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Options, String> {
@@ -71,6 +78,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Options, String>
             "--fork" => options.fork = true,
             "--images" => options.images = true,
             "--list" => options.list = true,
+            "--auth-required" => options.auth_required = true,
             "--state-dir" => match args.next() {
                 Some(dir) => options.state_dir = Some(PathBuf::from(dir)),
                 None => return Err("--state-dir needs a directory".to_owned()),
@@ -80,7 +88,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Options, String>
                     options.state_dir = Some(PathBuf::from(dir));
                 } else {
                     return Err(format!(
-                        "unknown argument {other:?} (flags: --load, --fork, --images, --list, --state-dir DIR, --hang-initialize)"
+                        "unknown argument {other:?} (flags: --load, --fork, --images, --list, --auth-required, --state-dir DIR, --hang-initialize)"
                     ));
                 }
             }

@@ -6,7 +6,7 @@ use super::Quirks;
 pub(super) const QUIRKS: Quirks = Quirks {
     agent: "*",
     output_fields: &["aggregated_output", "formatted_output", "output", "stdout"],
-    exit_code_fields: &["exit_code", "exitCode"],
+    exit_code_fields: &["exit_code", "exitCode", "/metadata/exit"],
     argv_commands: true,
     mode_update_prefix: None,
     missing_file_reads_empty: false,

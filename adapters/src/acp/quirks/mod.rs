@@ -20,7 +20,7 @@ pub struct Quirks {
     pub agent: &'static str,
     /// Fields of an execute call's `rawOutput` object holding the command's output, by preference.
     pub output_fields: &'static [&'static str],
-    /// Fields of `rawOutput` holding the exit code.
+    /// Fields of `rawOutput` holding the exit code (or JSON pointers into it, `/metadata/exit`).
     pub exit_code_fields: &'static [&'static str],
     /// Whether `rawInput.command` may be an argv (`["bash", "-lc", SCRIPT]`) rather than a string.
     pub argv_commands: bool,
@@ -39,6 +39,32 @@ const KNOWN: &[&Quirks] =
 pub fn for_agent(name: Option<&str>) -> &'static Quirks {
     name.and_then(|n| KNOWN.iter().copied().find(|q| q.agent == n)).unwrap_or(&generic::QUIRKS)
 }
+
+/// The agents whose `session/load` must not run in the UTC minute their `session/new` ran in (it
+/// would lose the session: see `gemini_cli`), by reported name.
+const LOAD_AFTER_START_MINUTE: &[&str] = &[gemini_cli::QUIRKS.agent];
+
+impl Quirks {
+    /// Whether `session/load` waits until the UTC minute the agent created the session in is over.
+    pub fn load_after_start_minute(&self) -> bool {
+        LOAD_AFTER_START_MINUTE.contains(&self.agent)
+    }
+}
+
+/// Where an agent reports a command run in a terminal in the tool call's `_meta` rather than in
+/// `rawOutput` (Zed's convention): its output in pieces as it runs, its exit code at the end.
+#[derive(Debug)]
+pub struct TerminalMeta {
+    /// `_meta` keys whose `data` is the next piece of the output, by preference.
+    pub output_keys: &'static [&'static str],
+    /// The `_meta` key whose `exit_code` is the command's exit code.
+    pub exit_key: &'static str,
+}
+
+/// The agents that report terminal commands in `_meta`, by reported name (the generic agent takes
+/// every known shape).
+const TERMINAL_META: &[(&str, &TerminalMeta)] =
+    &[(codex_acp2::QUIRKS.agent, &codex_acp2::TERMINAL_META), (generic::QUIRKS.agent, &codex_acp2::TERMINAL_META)];
 
 impl Quirks {
     /// The command an execute call runs: its raw input's `command` (a string, or an argv whose
@@ -69,12 +95,22 @@ impl Quirks {
         }
     }
 
-    /// A call's exit code from its raw output.
+    /// A call's exit code from its raw output (a field starting with `/` is a JSON pointer).
     pub fn exit_code(&self, raw: &Value) -> Option<i32> {
         self.exit_code_fields
             .iter()
-            .find_map(|k| raw.get(*k).and_then(Value::as_i64))
+            .find_map(|k| if k.starts_with('/') { raw.pointer(k) } else { raw.get(*k) }.and_then(Value::as_i64))
             .and_then(|c| i32::try_from(c).ok())
+    }
+
+    /// The next piece of a terminal command's output and its exit code, from a tool call's
+    /// `_meta`, for an agent that reports them there (see [`TerminalMeta`]).
+    pub fn terminal_meta(&self, meta: Option<&serde_json::Map<String, Value>>) -> (Option<String>, Option<i32>) {
+        let Some((_, t)) = TERMINAL_META.iter().find(|(agent, _)| *agent == self.agent) else { return (None, None) };
+        let Some(meta) = meta else { return (None, None) };
+        let output = t.output_keys.iter().find_map(|k| meta.get(*k)?.get("data")?.as_str()).map(str::to_owned);
+        let exit = meta.get(t.exit_key).and_then(|e| e.get("exit_code")?.as_i64()).and_then(|c| i32::try_from(c).ok());
+        (output, exit)
     }
 }
 
