@@ -9,7 +9,6 @@ mod common;
 mod access;
 mod access_props;
 mod acp;
-mod acp_codex;
 mod agent_claude;
 mod agent_codex_acp2;
 mod agent_gemini;

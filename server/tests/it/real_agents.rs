@@ -31,9 +31,20 @@ pub fn installed(var: &str, rel: &str, package: &str) -> PathBuf {
     p
 }
 
-/// The `[[provider]]` entry with `id` from the fenced TOML blocks of `docs/providers.md`.
+/// The `[[provider]]` entry with `id` that the README shows; `docs/providers.md` must show the
+/// same one.
 pub fn documented_entry(id: &str) -> toml::Table {
-    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/providers.md")).unwrap();
+    let readme =
+        entry_in("README.md", id).unwrap_or_else(|| panic!("README.md shows no [[provider]] with id = {id:?}"));
+    if let Some(guide) = entry_in("docs/providers.md", id) {
+        assert_eq!(guide, readme, "README.md and docs/providers.md show {id:?} differently");
+    }
+    readme
+}
+
+/// The `[[provider]]` entry with `id` from the fenced TOML blocks of `file` (from the repository's top).
+fn entry_in(file: &str, id: &str) -> Option<toml::Table> {
+    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(file)).unwrap();
     let mut blocks = Vec::new();
     let mut rest = doc.as_str();
     while let Some(start) = rest.find("```toml\n") {
@@ -43,17 +54,18 @@ pub fn documented_entry(id: &str) -> toml::Table {
         rest = &body[end + 3..];
     }
     for block in blocks {
-        let table: toml::Table = toml::from_str(block).expect("docs/providers.md: a TOML block that parses");
+        let table: toml::Table =
+            toml::from_str(block).unwrap_or_else(|e| panic!("{file}: a TOML block that does not parse: {e}"));
         let providers = table.get("provider").and_then(toml::Value::as_array).cloned().unwrap_or_default();
         for p in providers {
             if let toml::Value::Table(t) = p
                 && t.get("id").and_then(toml::Value::as_str) == Some(id)
             {
-                return t;
+                return Some(t);
             }
         }
     }
-    panic!("docs/providers.md shows no [[provider]] with id = {id:?}")
+    None
 }
 
 /// One agent set up against its own mock model: its home (settings, sessions), a work dir, and

@@ -16,9 +16,9 @@ use crate::{anthropic, chat, gemini};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SideRequest {
-    /// Session title generation: Claude Code (no tools, JSON schema with `title`; answered with
-    /// `{"title": <MockConfig::title>}`) and opencode (no tools, "You are a title generator"
-    /// system prompt; answered with the title as text).
+    /// Session title generation: Claude Code and codex-acp (no tools, JSON schema with `title`;
+    /// answered with `{"title": <MockConfig::title>}`) and opencode (no tools, "You are a title
+    /// generator" system prompt; answered with the title as text).
     Title,
     /// Claude Code's prompt suggestion after a turn (last user text starts with
     /// `[SUGGESTION MODE`); answered with [`SUGGESTION_REPLY`].
@@ -61,7 +61,11 @@ fn output_schema(req: &RecordedRequest) -> Option<&Value> {
         Dialect::Anthropic => anthropic::output_schema(body),
         Dialect::Gemini => gemini::output_schema(body),
         Dialect::ChatCompletions => chat::output_schema(body),
-        Dialect::Responses => None,
+        // codex's `outputSchema` (codex-acp's title generator sends one).
+        Dialect::Responses => {
+            let format = body.pointer("/text/format")?;
+            (format.get("type").and_then(Value::as_str) == Some("json_schema")).then(|| format.get("schema")).flatten()
+        }
     }
 }
 
@@ -72,7 +76,10 @@ fn schema_has_title(schema: &Value) -> bool {
 pub(crate) fn detect(req: &RecordedRequest) -> Option<SideRequest> {
     let dialect = req.dialect()?;
     if dialect == Dialect::Responses {
-        return None;
+        // Only codex-acp's title generator: no tools, an output schema with a `title`. A codex
+        // turn with an output schema of its own has tools, and goes through the queue.
+        let title = !has_tools(req) && output_schema(req).is_some_and(schema_has_title);
+        return title.then_some(SideRequest::Title);
     }
     if !has_tools(req) {
         if let Some(schema) = output_schema(req) {
@@ -172,5 +179,33 @@ mod tests {
             json!({"reasoning": "mock", "next_speaker": "user", "tags": [], "ok": false})
         );
         assert_eq!(sample(&Value::Null, None, "T"), json!({}));
+    }
+
+    #[test]
+    fn codex_acps_title_request_is_a_side_request_and_a_codex_turn_is_not() {
+        let responses = |body: Value| RecordedRequest {
+            seq: 1,
+            method: "POST".into(),
+            path: "/v1/responses".into(),
+            query: None,
+            headers: Vec::new(),
+            body: Some(body),
+            raw_body: None,
+            received_at_ms: 0,
+            reply: String::new(),
+            outcome: crate::request::Outcome::Pending,
+        };
+        let schema = json!({"type": "object", "properties": {"title": {"type": "string"}}, "required": ["title"]});
+        let format =
+            json!({"format": {"type": "json_schema", "strict": true, "schema": schema, "name": "codex_output_schema"}});
+        let title = responses(json!({"model": "gpt-5.6-luna", "input": [], "text": format}));
+        assert_eq!(detect(&title), Some(SideRequest::Title));
+        let Reply::Stream(s) = reply(&title, SideRequest::Title, &MockConfig::default()) else { panic!("a stream") };
+        let crate::reply::Step::Message(m) = &s.steps[0] else { panic!("a message") };
+        assert_eq!(m.text(), json!({"title": DEFAULT_TITLE}).to_string());
+        let turn =
+            responses(json!({"input": [], "text": format, "tools": [{"type": "function", "name": "exec_command"}]}));
+        assert_eq!(detect(&turn), None, "a turn with tools and an output schema");
+        assert_eq!(detect(&responses(json!({"input": []}))), None);
     }
 }
