@@ -63,6 +63,9 @@ async fn claude_code_runs_turns_asks_permission_cancels_switches_and_resumes() {
     go.switch(&mut ws, "c1", serde_json::json!({"mode": "plan"}), |s: &Value| s["modes"]["current"] == "plan").await;
     go.switch(&mut ws, "c1", serde_json::json!({"mode": "default"}), |s: &Value| s["modes"]["current"] == "default")
         .await;
+    // A config option too (its model, effort, …), taken by the next turn.
+    go.switch_an_option(&mut ws, "c1").await;
+    go.streamed_text(&mut ws, "c1").await;
     go.resume(&mut ws, "c1").await;
     // The agent's title for the session, and what the session cost.
     let (_, now) = s.get("/v1/rooms/r/sessions/c1").await;

@@ -262,6 +262,31 @@ impl Scenarios<'_> {
         until(ws, |e| e["type"] == "session.updated" && e["payload"]["reason"] == "config").await;
     }
 
+    /// A config option other than the mode (the first with a choice to make) switched to another
+    /// of its values; returns its id and the value.
+    pub async fn switch_an_option(&self, ws: &mut Ws, session: &str) -> (String, String) {
+        let (_, now) = self.server.get(&format!("/v1/rooms/r/sessions/{session}")).await;
+        let options = now["configOptions"].as_array().cloned().unwrap_or_default();
+        let (id, value) = options
+            .iter()
+            .filter(|o| o["id"] != "mode")
+            .find_map(|o| {
+                let current = o["current"].as_str()?;
+                let other =
+                    o["choices"].as_array()?.iter().filter_map(|c| c["value"].as_str()).find(|v| *v != current)?;
+                Some((o["id"].as_str()?.to_owned(), other.to_owned()))
+            })
+            .unwrap_or_else(|| panic!("no config option with a choice: {now}"));
+        let (i, v) = (id.clone(), value.clone());
+        self.switch(ws, session, json!({"options": { id.clone(): value.clone() }}), move |s: &Value| {
+            s["configOptions"]
+                .as_array()
+                .is_some_and(|o| o.iter().any(|o| o["id"] == i.as_str() && o["current"] == v.as_str()))
+        })
+        .await;
+        (id, value)
+    }
+
     /// Released, then resumed: the agent loads its session again and answers.
     pub async fn resume(&self, ws: &mut Ws, session: &str) {
         let (status, body) = self.server.post_empty(&format!("/v1/rooms/r/sessions/{session}/release")).await;

@@ -432,7 +432,9 @@ impl State {
                 ContentBlock::Text(text) => Some(text.text.as_str()),
                 _ => None,
             })
-            .collect();
+            .collect::<String>()
+            .trim()
+            .to_owned();
         for block in &request.prompt {
             let described = match block {
                 ContentBlock::Image(i) => {

@@ -34,8 +34,8 @@
 //! `--auth-required` (`session/new` fails with -32000 "authentication required", and `initialize` lists an
 //! `api-key` auth method), `--list` (advertise and serve `session/list`: the sessions of the state dir, titled by their first prompt,
 //! those of the request's `cwd` when it names one),
-//! `--images` (advertise `promptCapabilities.image` and `embeddedContext`; every prompt's blocks that are
-//! not text are described after its text: `[image MIME N bytes]`, `[link NAME URI]`, `[resource URI N bytes]`),
+//! `--images` (advertise `promptCapabilities.image` and `embeddedContext`). A prompt's blocks that are not
+//! text are described after its text: `[image MIME N bytes]`, `[link NAME URI]`, `[resource URI N bytes]`.
 //! `--state-dir DIR` (persist sessions as `DIR/<session id>.json` so a later process can load them),
 //! `--hang-initialize` (never answer `initialize`; read stdin until EOF, then exit 0). An unknown flag
 //! exits with status 2. `session/close` is always advertised and served.

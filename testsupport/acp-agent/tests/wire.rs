@@ -276,7 +276,7 @@ fn echo_modes_config_and_stop_reasons() {
         assert_eq!(error_code(&response), -32602);
     }
 
-    // Text blocks are concatenated and trimmed; other blocks are ignored.
+    // Text blocks are concatenated and trimmed; other blocks are described after them.
     let id = agent.request(
         "session/prompt",
         json!({ "sessionId": session, "prompt": [
@@ -287,7 +287,7 @@ fn echo_modes_config_and_stop_reasons() {
     let (before, response) = agent.until_response(id);
     assert_eq!(response["result"]["stopReason"], "end_turn");
     let reply: String = before[1..].iter().map(|m| text_of(&m["params"]["update"]).to_owned()).collect();
-    assert_eq!(reply, "echo: again and again [mode=plan model=large]");
+    assert_eq!(reply, "echo: again and again [link x file:///x] [mode=plan model=large]");
 
     for (text, reason) in
         [("refuse", "refusal"), ("max-tokens", "max_tokens"), ("max-turn-requests", "max_turn_requests")]
@@ -338,7 +338,7 @@ fn tool_directive_wire_shapes() {
             json!({ "sessionUpdate": "plan", "entries": [
                 { "content": "look", "priority": "medium", "status": "completed" },
                 { "content": "edit", "priority": "medium", "status": "in_progress" }] }),
-            json!({ "sessionUpdate": "usage_update", "used": 10, "size": 100 }),
+            json!({ "sessionUpdate": "usage_update", "used": 10, "size": 100, "cost": { "amount": 0.0125, "currency": "USD" } }),
             json!({ "sessionUpdate": "agent_message_chunk", "content": { "type": "text", "text": "done" },
                     "messageId": updates[6]["messageId"] }),
         ]
