@@ -179,6 +179,8 @@ event_types! {
     WorkspaceRestored(WorkspaceRestoredPayload) = "workspace.restored",
     /// A worktree session's changes were committed on its branch.
     WorkspaceCommitted(WorkspaceCommittedPayload) = "workspace.committed",
+    /// The session's queue of follow-ups changed.
+    QueueUpdated(QueueUpdatedPayload) = "queue.updated",
 }
 
 impl EventBody {
@@ -771,6 +773,17 @@ pub struct WorkspaceRestoredPayload {
     /// them back.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub kept: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct QueueUpdatedPayload {
+    /// The queue as it is now, first to start first.
+    pub queue: Vec<crate::model::QueuedTurn>,
+    /// `queued`, `edited`, `removed`, `reordered`, `started` (its first went), `sent` (one was
+    /// steered into the running turn), `failed` (its first could not start).
+    pub reason: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

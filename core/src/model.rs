@@ -147,6 +147,10 @@ pub struct SessionSettings {
     /// `plan`: the agent plans (and may ask the user questions) before it acts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub collaboration_mode: Option<CollaborationMode>,
+    /// `true`: queued follow-ups go on after a turn that failed too (by default the queue waits
+    /// for a turn that completed or was canceled).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_after_failure: Option<bool>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -596,6 +600,21 @@ pub struct ProviderInfo {
     /// The command that logs in, when the message names one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub login_command: Option<String>,
+}
+
+/// A follow-up waiting for the session's running turn to end (`POST …/turns` with `queue: true`).
+/// It starts, as the turn `turnId`, once the turns before it have ended.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct QueuedTurn {
+    /// The id the turn will have.
+    pub turn_id: String,
+    /// As the turn will carry it (images kept, as in `turn.started`).
+    pub input: Vec<InputItem>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_submit_id: Option<String>,
+    pub queued_at_ms: i64,
 }
 
 /// A session an agent keeps (its own earlier sessions, as ACP's `session/list` says), which a

@@ -101,6 +101,9 @@ pub struct SessionRecord {
     pub submits: VecDeque<(String, String)>,
     #[serde(default, skip_serializing_if = "GoalRecord::is_empty")]
     pub goal: GoalRecord,
+    /// Follow-ups waiting for the running turn to end, first first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub queue: Vec<crate::model::QueuedTurn>,
 }
 
 /// How many goal operations a session remembers (idempotency and repair).
@@ -184,6 +187,7 @@ impl SessionRecord {
             resolved: VecDeque::new(),
             submits: VecDeque::new(),
             goal: GoalRecord::default(),
+            queue: Vec::new(),
         };
         rec.refresh();
         rec
@@ -197,7 +201,7 @@ impl SessionRecord {
     pub fn is_as_started(&self, session: &Session) -> bool {
         // Every member named (no `..`): one added to the record must be considered here, or a
         // start would lose it.
-        let Self { session: own, phase, pending, resolved, submits, goal } = self;
+        let Self { session: own, phase, pending, resolved, submits, goal, queue } = self;
         // `new` derives the status fields again (`refresh`): a live session without a turn is
         // ready, live and available, so a session that says so reads back unchanged.
         *phase == Phase::Live
@@ -205,6 +209,7 @@ impl SessionRecord {
             && resolved.is_empty()
             && submits.is_empty()
             && goal.is_empty()
+            && queue.is_empty()
             && session.active_turn_id.is_none()
             && session.status == SessionStatus::Ready
             && session.live

@@ -190,6 +190,10 @@ pub struct SubmitTurnRequest {
     /// Add the input to the running turn instead of refusing with 409 (if the provider can steer).
     #[serde(default)]
     pub steer: Option<bool>,
+    /// While a turn runs (or others wait), queue the input as the session's next turn instead of
+    /// refusing with 409: it starts when the turns before it have ended (see `…/queue`).
+    #[serde(default)]
+    pub queue: Option<bool>,
 }
 
 /// Request fields the contract types as objects. serde also reads a struct, and an internally
@@ -246,6 +250,8 @@ pub struct TurnAccepted {
     pub duplicate: bool,
     /// True when the input was added to the running turn.
     pub steered: bool,
+    /// True when the turn waits in the session's queue (it starts, as `turnId`, later).
+    pub queued: bool,
 }
 
 /// `POST .../cancel`.

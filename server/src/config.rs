@@ -196,6 +196,11 @@ pub struct ServeArgs {
     #[arg(help_heading = "Limits", long, env = "ENSEMBLE_MAX_INPUT_BYTES", default_value_t = 1024 * 1024)]
     pub max_input_bytes: usize,
 
+    /// Most follow-ups one session's queue holds (`POST …/turns` with `queue: true`; beyond it 409
+    /// `queue_full`).
+    #[arg(help_heading = "Limits", long, env = "ENSEMBLE_MAX_QUEUED_TURNS", default_value_t = 32)]
+    pub max_queued_turns: usize,
+
     /// Largest image of a turn (decoded bytes; sent as base64 it also counts against
     /// --max-body-bytes).
     #[arg(help_heading = "Limits", long, env = "ENSEMBLE_MAX_IMAGE_BYTES", default_value_t = 5 << 20)]

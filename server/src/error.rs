@@ -162,7 +162,8 @@ impl From<ControllerError> for ApiError {
             C::Store(err) => return ApiError::internal("store failure", err),
             C::Provider(a) => return provider_error(a),
             C::NoWorkspace(_) | C::ForkUnsupported(_) | C::InputUnsupported(_) => StatusCode::UNPROCESSABLE_ENTITY,
-            C::UnknownCheckpoint(_) | C::AttachmentNotFound(_) => StatusCode::NOT_FOUND,
+            C::UnknownCheckpoint(_) | C::AttachmentNotFound(_) | C::QueuedTurnNotFound(_) => StatusCode::NOT_FOUND,
+            C::QueueFull(_) => StatusCode::CONFLICT,
             C::CwdOutsideWorkspace(_) => StatusCode::BAD_REQUEST,
             C::Workspace(g) => return git_error(g),
         };

@@ -17,7 +17,8 @@ use crate::cluster::forward;
 use crate::error::{self, ApiError};
 use crate::openapi::{self, OpenApiJson};
 use crate::routes::{
-    attachments, files, goals, interactions, providers, rooms, sessions, sides, system, tokens, turns, workspaces,
+    attachments, files, goals, interactions, providers, queue, rooms, sessions, sides, system, tokens, turns,
+    workspaces,
 };
 use crate::state::AppState;
 use crate::{security, telemetry, ws};
@@ -34,6 +35,9 @@ fn api_router() -> OpenApiRouter<AppState> {
         .routes(routes!(turns::submit_turn))
         .routes(routes!(turns::cancel_turn))
         .routes(routes!(attachments::get_attachment))
+        .routes(routes!(queue::get_queue, queue::reorder_queue))
+        .routes(routes!(queue::edit_queued, queue::remove_queued))
+        .routes(routes!(queue::send_queued))
         .routes(routes!(sessions::resume_session))
         .routes(routes!(sessions::configure_session))
         .routes(routes!(sessions::release_session))

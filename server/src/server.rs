@@ -88,6 +88,7 @@ pub fn controller_config(args: &ServeArgs) -> ControllerConfig {
         store_retry: Duration::from_millis(args.store_retry_ms),
         workspaces: Some(workspace_config(args)),
         workspaces_off_reason: None,
+        max_queued_turns: args.max_queued_turns,
         attachments: AttachmentConfig {
             dir: Some(args.data_dir().join("attachments")),
             guard: files_guard(args),

@@ -46,6 +46,8 @@ pub struct ControllerConfig {
     pub workspaces_off_reason: Option<String>,
     /// Images and files in turns.
     pub attachments: AttachmentConfig,
+    /// Most follow-ups one session's queue holds.
+    pub max_queued_turns: usize,
 }
 
 /// Where a turn's images are kept and how large a turn's images and files may be.
@@ -122,6 +124,7 @@ impl Default for ControllerConfig {
             workspaces: None,
             workspaces_off_reason: None,
             attachments: AttachmentConfig::default(),
+            max_queued_turns: 32,
         }
     }
 }

@@ -86,6 +86,11 @@ pub enum ControllerError {
     CwdOutsideWorkspace(String),
     #[error("attachment `{0}` not found")]
     AttachmentNotFound(String),
+    /// The session's queue holds `--max-queued-turns` already.
+    #[error("{0}")]
+    QueueFull(String),
+    #[error("no queued turn `{0}`")]
+    QueuedTurnNotFound(String),
     /// A turn's input item the session's provider does not take (which, and why).
     #[error("{0}")]
     InputUnsupported(String),
@@ -137,6 +142,8 @@ impl ControllerError {
             Self::ForkUnsupported(_) => "fork_unsupported",
             Self::InputUnsupported(_) => "input_unsupported",
             Self::AttachmentNotFound(_) => "attachment_not_found",
+            Self::QueueFull(_) => "queue_full",
+            Self::QueuedTurnNotFound(_) => "queued_turn_not_found",
             Self::UnknownCheckpoint(_) => "unknown_checkpoint",
             Self::CwdOutsideWorkspace(_) => "cwd_outside_workspace",
             Self::Workspace(e) => e.code(),

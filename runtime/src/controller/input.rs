@@ -214,6 +214,41 @@ pub(super) fn resolve(
     Ok(Resolved { stored, prompt })
 }
 
+/// The adapter's items of input resolved before (a queued turn's, as stored): its images read
+/// from where they are kept, its files read again.
+pub(super) fn reprompt(config: &AttachmentConfig, session: &Session, stored: &[InputItem]) -> Result<Vec<Prompt>> {
+    let mut out = Vec::with_capacity(stored.len());
+    for (index, item) in stored.iter().enumerate() {
+        match item {
+            InputItem::Text { text } => out.push(Prompt::Text(text.clone())),
+            InputItem::Image { mime_type, path, name, attachment, .. } => {
+                let (Some(dir), Some(id)) = (&config.dir, attachment) else {
+                    return Err(invalid(index, "the image is not kept any more"));
+                };
+                if !attachment_id_valid(id) {
+                    return Err(invalid(index, "the image is not kept any more"));
+                }
+                let kept = attachments_of(dir, &session.key()).join(id);
+                let data =
+                    std::fs::read(&kept).map_err(|e| invalid(index, format!("the image is not kept any more: {e}")))?;
+                out.push(Prompt::Image(PromptImage {
+                    mime_type: mime_type.clone().or_else(|| attachment_type(id).map(str::to_owned)).unwrap_or_default(),
+                    data: Arc::from(data.as_slice()),
+                    path: path.as_ref().map(PathBuf::from),
+                    kept: Some(kept),
+                    name: name.clone(),
+                }));
+            }
+            InputItem::File { path, .. } => {
+                let again = InputItem::File { path: path.clone(), bytes: None, mime_type: None };
+                let mut r = resolve(config, session, &InputKinds::all(), vec![again])?;
+                out.append(&mut r.prompt);
+            }
+        }
+    }
+    Ok(out)
+}
+
 fn too_large(index: usize, what: &str, max: u64) -> FieldError {
     let field = format!("input[{index}]");
     FieldError {

@@ -29,6 +29,7 @@ mod open_items;
 mod provider_state;
 mod publish;
 mod queries;
+mod queue;
 mod requests;
 mod sides;
 mod store_watch;

@@ -195,6 +195,15 @@ impl Controller {
             .find(|e| e.body.is_turn_terminal())
             .and_then(|e| e.body.turn_id().map(str::to_owned))
             .and_then(|turn| Self::checkpointed(&entry.rec.session).map(|top| (turn, top)));
+        // A turn ended and follow-ups wait: the first starts (in the background). Not after a
+        // failure, unless the session says so; never while another turn runs.
+        let drain = !entry.rec.queue.is_empty()
+            && entry.rec.session.active_turn_id.is_none()
+            && events.iter().any(|e| match &e.body {
+                EventBody::TurnCompleted(_) | EventBody::TurnCanceled(_) => true,
+                EventBody::TurnFailed(_) => entry.rec.session.settings.queue_after_failure == Some(true),
+                _ => false,
+            });
         // Serialised here rather than cloned for the writer: the writer is one thread for every
         // room, and the clone cost as much as the serialisation.
         let records = if !(persist && entry.announced) {
@@ -216,6 +225,9 @@ impl Controller {
         drop(rung);
         if let Some((turn, top)) = ended {
             self.after_turn(key, top, &turn);
+        }
+        if drain {
+            self.spawn_drain(key);
         }
         Ok(Published(Some(rx)))
     }

@@ -40,6 +40,8 @@ pub struct SubmitTurn {
     pub input: Vec<InputItem>,
     pub client_submit_id: Option<String>,
     pub steer: bool,
+    /// While a turn runs (or others wait), wait for it rather than refuse.
+    pub queue: bool,
 }
 
 /// The answer to a submit.
@@ -49,4 +51,6 @@ pub struct TurnAccepted {
     /// The same `clientSubmitId` was seen before; no new turn was started.
     pub duplicate: bool,
     pub steered: bool,
+    /// The turn waits in the session's queue (it starts, as `turn_id`, after those before it).
+    pub queued: bool,
 }

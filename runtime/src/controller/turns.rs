@@ -11,8 +11,8 @@ use super::requests::{SubmitTurn, TurnAccepted};
 use crate::adapter::{AdapterError, TurnRequest};
 use crate::clock::new_id;
 use crate::event::{
-    Decision, ErrorInfo, EventBody, InteractionKind, InteractionResolvedPayload, ResolvedBy, TurnCanceledPayload,
-    TurnFailedPayload, TurnStartedPayload, TurnSteeredPayload,
+    Decision, ErrorInfo, EventBody, InteractionKind, InteractionResolvedPayload, QueueUpdatedPayload, ResolvedBy,
+    TurnCanceledPayload, TurnFailedPayload, TurnStartedPayload, TurnSteeredPayload,
 };
 use crate::limits::{FieldError, check_bytes, check_id};
 use crate::model::{InputItem, SessionKey, is_blank};
@@ -36,13 +36,14 @@ impl Controller {
         let _guard = self.lock(key).await?;
         // What decides the route, read in one look (the whole session is copied only where an
         // adapter needs it: a copy per submit was a sixteenth of the request threads' time).
-        let (provider, active) = {
+        let (provider, active, waiting) = {
             let st = self.state();
             let e = st.announced(key)?;
             if let Some(csid) = &client_submit_id
                 && let Some(turn) = e.rec.submitted_turn(csid)
             {
-                return Ok(TurnAccepted { turn_id: turn.to_owned(), duplicate: true, steered: false });
+                let queued = e.rec.queue.iter().any(|q| q.turn_id == turn);
+                return Ok(TurnAccepted { turn_id: turn.to_owned(), duplicate: true, steered: false, queued });
             }
             // Refused at once: the agent would only retry its model API for a long while.
             if e.rec.session.auth_state == Some(crate::model::AuthState::AuthRequired) {
@@ -51,9 +52,13 @@ impl Controller {
                 });
                 return Err(ControllerError::AuthRequired(message));
             }
-            (e.rec.session.provider.clone(), e.rec.session.active_turn_id.clone())
+            (e.rec.session.provider.clone(), e.rec.session.active_turn_id.clone(), !e.rec.queue.is_empty())
         };
         let adapter = self.adapter(&provider)?;
+        // Behind the running turn, or behind others already waiting (their order is kept).
+        if req.queue && (active.is_some() || waiting) {
+            return self.enqueue(key, &adapter, req.input, client_submit_id).await;
+        }
         if let Some(active) = active {
             if !(req.steer && adapter.capabilities().steer) {
                 return Err(ControllerError::TurnActive(active));
@@ -79,16 +84,36 @@ impl Controller {
             .await?
             .durable()
             .await?;
-            return Ok(TurnAccepted { turn_id: active, duplicate: false, steered: true });
+            return Ok(TurnAccepted { turn_id: active, duplicate: false, steered: true, queued: false });
         }
         let session = self.ensure_live_locked(key, &adapter).await?;
         // Once live: an agent may say which input it takes only in its handshake.
         let resolved = self.resolve_input(&adapter, &session, req.input)?;
-        let turn_id = new_id();
+        self.begin_locked(key, &adapter, &session, new_id(), resolved, client_submit_id, None).await
+    }
+
+    /// Starts turn `turn_id` with `resolved` input, the session's lock held and the session live.
+    /// `dequeued`: the queued turn it is (taken off the queue in the same fold).
+    #[expect(clippy::too_many_arguments, reason = "one call site each; a struct would only rename them")]
+    pub(super) async fn begin_locked(
+        &self,
+        key: &SessionKey,
+        adapter: &std::sync::Arc<dyn crate::adapter::Adapter>,
+        session: &crate::model::Session,
+        turn_id: String,
+        resolved: super::input::Resolved,
+        client_submit_id: Option<String>,
+        dequeued: Option<&str>,
+    ) -> Result<TurnAccepted> {
         let input = resolved.stored;
         self.publish_with(key, Persist::Always, |b| {
             if let Some(active) = &b.entry.rec.session.active_turn_id {
                 return Err(ControllerError::TurnActive(active.clone()));
+            }
+            if let Some(q) = dequeued {
+                b.entry.rec.queue.retain(|t| t.turn_id != q);
+                let queue = b.entry.rec.queue.clone();
+                b.emit(None, EventBody::QueueUpdated(QueueUpdatedPayload { queue, reason: "started".into() }));
             }
             b.entry.rec.begin_turn(&turn_id, client_submit_id.as_deref(), b.now);
             b.emit(
@@ -101,9 +126,9 @@ impl Controller {
         .durable()
         .await?;
         // Before the agent starts: what the turn changes is measured from here.
-        self.checkpoint_before(key, &session, &turn_id).await;
+        self.checkpoint_before(key, session, &turn_id).await;
         let request = TurnRequest { turn_id: turn_id.clone(), input: resolved.prompt, client_submit_id };
-        if let Err(err) = adapter.start_turn(&session, request).await {
+        if let Err(err) = adapter.start_turn(session, request).await {
             let (code, message) = (err.code().to_owned(), err.to_string());
             self.publish_with(key, Persist::IfChanged, |b| {
                 if b.entry.rec.session.active_turn_id.as_deref() == Some(turn_id.as_str()) {
@@ -122,12 +147,12 @@ impl Controller {
             .await?;
             return Err(err.into());
         }
-        Ok(TurnAccepted { turn_id, duplicate: false, steered: false })
+        Ok(TurnAccepted { turn_id, duplicate: false, steered: false, queued: false })
     }
 
     /// A turn's input checked against what the session's provider takes, its images and files
     /// read (see [`super::input`]).
-    fn resolve_input(
+    pub(super) fn resolve_input(
         &self,
         adapter: &std::sync::Arc<dyn crate::adapter::Adapter>,
         session: &crate::model::Session,

@@ -53,6 +53,7 @@ pub fn requirement(method: &Method, route: &str) -> Option<Need> {
                 | "/files/search"
                 | "/goal"
                 | "/interactions"
+                | "/queue"
                 | "/side-capabilities"
                 | "/sides"
                 | "/workspace",
@@ -63,11 +64,23 @@ pub fn requirement(method: &Method, route: &str) -> Option<Need> {
             "POST",
             _,
             Some(
-                "/cancel" | "/disconnect" | "/fork" | "/goal/pause" | "/goal/resume" | "/release" | "/restore"
-                | "/resume" | "/sides" | "/turns" | "/workspace/commit",
+                "/cancel"
+                | "/disconnect"
+                | "/fork"
+                | "/goal/pause"
+                | "/goal/resume"
+                | "/release"
+                | "/restore"
+                | "/resume"
+                | "/sides"
+                | "/turns"
+                | "/workspace/commit"
+                | "/queue/{turnId}/send",
             ),
         )
-        | ("PATCH", _, Some("/config"))
+        | ("PATCH", _, Some("/config" | "/queue/{turnId}"))
+        | ("PUT", _, Some("/queue"))
+        | ("DELETE", _, Some("/queue/{turnId}"))
         | ("PUT" | "DELETE", _, Some("/goal"))
         | ("DELETE", _, Some("")) => need(Operator),
         _ => None,

@@ -8,6 +8,7 @@ pub mod goals;
 pub mod interactions;
 pub mod params;
 pub mod providers;
+pub mod queue;
 pub mod rooms;
 pub mod sessions;
 pub mod sides;

@@ -28,12 +28,18 @@ pub async fn submit_turn(
                 input: body.input,
                 client_submit_id: body.client_submit_id,
                 steer: body.steer.unwrap_or(false),
+                queue: body.queue.unwrap_or(false),
             },
         )
         .await?;
     Ok((
         StatusCode::ACCEPTED,
-        Json(TurnAccepted { turn_id: accepted.turn_id, duplicate: accepted.duplicate, steered: accepted.steered }),
+        Json(TurnAccepted {
+            turn_id: accepted.turn_id,
+            duplicate: accepted.duplicate,
+            steered: accepted.steered,
+            queued: accepted.queued,
+        }),
     ))
 }
 

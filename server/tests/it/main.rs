@@ -38,6 +38,7 @@ mod misbehaving_agents;
 mod observability;
 mod openapi;
 mod postgres;
+mod queue;
 mod real_agents;
 mod replay;
 mod roles;

@@ -118,6 +118,8 @@ from .models import (
     TurnChangesEventType,
     WorkspaceCommittedEvent,
     WorkspaceCommittedEventType,
+    QueueUpdatedEvent,
+    QueueUpdatedEventType,
     WorkspaceRestoredEvent,
     WorkspaceRestoredEventType,
     PlanUpdatedEvent,
@@ -214,6 +216,7 @@ Event: TypeAlias = (
     | TurnChangesEvent
     | WorkspaceRestoredEvent
     | WorkspaceCommittedEvent
+    | QueueUpdatedEvent
 )
 """The document's ``Event`` union: one generated class per event ``type``."""
 
@@ -255,6 +258,7 @@ _EVENT_VARIANTS: tuple[tuple[type[Any], type[Enum]], ...] = (
     (TurnChangesEvent, TurnChangesEventType),
     (WorkspaceRestoredEvent, WorkspaceRestoredEventType),
     (WorkspaceCommittedEvent, WorkspaceCommittedEventType),
+    (QueueUpdatedEvent, QueueUpdatedEventType),
 )
 
 EVENT_CLASSES: Final[Mapping[str, type[Any]]] = {_single_value(t): cls for cls, t in _EVENT_VARIANTS}

@@ -51,10 +51,10 @@ from .helpers import Api, RoomWatch, check_parsed
 
 # Every event type of the document's `Event` union except `session.failed`, which nothing in the
 # server emits today (no code path publishes it; see the report).
-# Every event type but `session.failed` (no provider emits it) and the workspace events, which
-# need a git work tree (test_workspace.py has them).
+# Every event type but `session.failed` (no provider emits it), the workspace events, which
+# need a git work tree (test_workspace.py has them), and the queue's (test_queue.py).
 WORKSPACE_EVENTS = {"turn.changes", "workspace.restored", "workspace.committed"}
-EMITTED = set(EVENT_CLASSES) - {"session.failed"} - WORKSPACE_EVENTS
+EMITTED = set(EVENT_CLASSES) - {"session.failed", "queue.updated"} - WORKSPACE_EVENTS
 
 
 def message_text(watch: RoomWatch, turn: str, *, side: bool = False) -> str:

@@ -529,6 +529,62 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/rooms/{roomId}/sessions/{sessionId}/queue": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The turns waiting for the session's running turn to end, first to start first. */
+        get: operations["get_queue"];
+        /** Puts the queue in a new order. */
+        put: operations["reorder_queue"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/rooms/{roomId}/sessions/{sessionId}/queue/{turnId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Takes a turn off the queue. */
+        delete: operations["remove_queued"];
+        options?: never;
+        head?: never;
+        /** Replaces a queued turn's input. */
+        patch: operations["edit_queued"];
+        trace?: never;
+    };
+    "/v1/rooms/{roomId}/sessions/{sessionId}/queue/{turnId}/send": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sends a queued turn now: into the running turn when the provider can steer, else the running
+         *     turn is canceled and this one starts next (at once when none runs).
+         */
+        post: operations["send_queued"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/rooms/{roomId}/sessions/{sessionId}/release": {
         parameters: {
             query?: never;
@@ -1123,7 +1179,7 @@ export interface components {
             error: components["schemas"]["ErrorBody"];
         };
         /** @description A durable (or, for side conversations, ephemeral) event as clients receive it. */
-        Event: components["schemas"]["SessionStartedEvent"] | components["schemas"]["SessionUpdatedEvent"] | components["schemas"]["SessionCompletedEvent"] | components["schemas"]["SessionFailedEvent"] | components["schemas"]["TurnStartedEvent"] | components["schemas"]["TurnCompletedEvent"] | components["schemas"]["TurnFailedEvent"] | components["schemas"]["TurnCanceledEvent"] | components["schemas"]["TurnSteeredEvent"] | components["schemas"]["MessageDeltaEvent"] | components["schemas"]["MessageCompletedEvent"] | components["schemas"]["ReasoningDeltaEvent"] | components["schemas"]["ReasoningCompletedEvent"] | components["schemas"]["CallStartedEvent"] | components["schemas"]["CallUpdatedEvent"] | components["schemas"]["CallCompletedEvent"] | components["schemas"]["InteractionRequestedEvent"] | components["schemas"]["InteractionResolvedEvent"] | components["schemas"]["UsageUpdatedEvent"] | components["schemas"]["CommandsUpdatedEvent"] | components["schemas"]["PlanUpdatedEvent"] | components["schemas"]["GoalUpdatedEvent"] | components["schemas"]["GoalClearedEvent"] | components["schemas"]["GoalReconcileRequiredEvent"] | components["schemas"]["NoticeEvent"] | components["schemas"]["TurnChangesEvent"] | components["schemas"]["WorkspaceRestoredEvent"] | components["schemas"]["WorkspaceCommittedEvent"];
+        Event: components["schemas"]["SessionStartedEvent"] | components["schemas"]["SessionUpdatedEvent"] | components["schemas"]["SessionCompletedEvent"] | components["schemas"]["SessionFailedEvent"] | components["schemas"]["TurnStartedEvent"] | components["schemas"]["TurnCompletedEvent"] | components["schemas"]["TurnFailedEvent"] | components["schemas"]["TurnCanceledEvent"] | components["schemas"]["TurnSteeredEvent"] | components["schemas"]["MessageDeltaEvent"] | components["schemas"]["MessageCompletedEvent"] | components["schemas"]["ReasoningDeltaEvent"] | components["schemas"]["ReasoningCompletedEvent"] | components["schemas"]["CallStartedEvent"] | components["schemas"]["CallUpdatedEvent"] | components["schemas"]["CallCompletedEvent"] | components["schemas"]["InteractionRequestedEvent"] | components["schemas"]["InteractionResolvedEvent"] | components["schemas"]["UsageUpdatedEvent"] | components["schemas"]["CommandsUpdatedEvent"] | components["schemas"]["PlanUpdatedEvent"] | components["schemas"]["GoalUpdatedEvent"] | components["schemas"]["GoalClearedEvent"] | components["schemas"]["GoalReconcileRequiredEvent"] | components["schemas"]["NoticeEvent"] | components["schemas"]["TurnChangesEvent"] | components["schemas"]["WorkspaceRestoredEvent"] | components["schemas"]["WorkspaceCommittedEvent"] | components["schemas"]["QueueUpdatedEvent"];
         /** @description A durable room event. */
         EventFrame: {
             event: components["schemas"]["Event"];
@@ -1699,6 +1755,64 @@ export interface components {
             description?: string | null;
             label: string;
         };
+        /** @description A session's queue, first to start first. */
+        QueueList: {
+            data: components["schemas"]["QueuedTurn"][];
+        };
+        /** @description `PUT …/queue`: the queue's new order. */
+        QueueOrder: {
+            /** @description Every queued turn's id, once, in the order they are to start. */
+            order: string[];
+        };
+        /** @description The session's queue of follow-ups changed. */
+        QueueUpdatedEvent: {
+            actor?: components["schemas"]["Actor"] | null;
+            eventId: string;
+            /** Format: int64 */
+            occurredAtMs: number;
+            /** @description The session's queue of follow-ups changed. */
+            payload: components["schemas"]["QueueUpdatedPayload"];
+            roomId: string;
+            scope: components["schemas"]["Scope"];
+            /**
+             * Format: int64
+             * @description Per room (per side session for side events), from 1, gap-free.
+             */
+            seq: number;
+            sessionId: string;
+            turnId?: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "queue.updated";
+        };
+        QueueUpdatedPayload: {
+            /** @description The queue as it is now, first to start first. */
+            queue: components["schemas"]["QueuedTurn"][];
+            /**
+             * @description `queued`, `edited`, `removed`, `reordered`, `started` (its first went), `sent` (one was
+             *     steered into the running turn), `failed` (its first could not start).
+             */
+            reason: string;
+        };
+        /** @description `PATCH …/queue/{turnId}`: a queued turn's new input. */
+        QueuedEdit: {
+            input: components["schemas"]["InputItem"][];
+        };
+        /**
+         * @description A follow-up waiting for the session's running turn to end (`POST …/turns` with `queue: true`).
+         *     It starts, as the turn `turnId`, once the turns before it have ended.
+         */
+        QueuedTurn: {
+            clientSubmitId?: string | null;
+            /** @description As the turn will carry it (images kept, as in `turn.started`). */
+            input: components["schemas"]["InputItem"][];
+            /** Format: int64 */
+            queuedAtMs: number;
+            /** @description The id the turn will have. */
+            turnId: string;
+        };
         /** @description A `reasoning.completed` event. */
         ReasoningCompletedEvent: {
             actor?: components["schemas"]["Actor"] | null;
@@ -1895,6 +2009,11 @@ export interface components {
             approvalPolicy?: components["schemas"]["ApprovalPolicy"] | null;
             collaborationMode?: components["schemas"]["CollaborationMode"] | null;
             model?: string | null;
+            /**
+             * @description `true`: queued follow-ups go on after a turn that failed too (by default the queue waits
+             *     for a turn that completed or was canceled).
+             */
+            queueAfterFailure?: boolean | null;
             reasoningEffort?: string | null;
             sandbox?: components["schemas"]["SandboxMode"] | null;
         };
@@ -2044,6 +2163,11 @@ export interface components {
             clientSubmitId?: string | null;
             /** @description What the user says; every item has some text, all of it at most `--max-input-bytes` bytes. */
             input: components["schemas"]["InputItem"][];
+            /**
+             * @description While a turn runs (or others wait), queue the input as the session's next turn instead of
+             *     refusing with 409: it starts when the turns before it have ended (see `…/queue`).
+             */
+            queue?: boolean | null;
             /** @description Add the input to the running turn instead of refusing with 409 (if the provider can steer). */
             steer?: boolean | null;
         };
@@ -2090,6 +2214,8 @@ export interface components {
         TurnAccepted: {
             /** @description True when this `clientSubmitId` was seen before and no new turn started. */
             duplicate: boolean;
+            /** @description True when the turn waits in the session's queue (it starts, as `turnId`, later). */
+            queued: boolean;
             /** @description True when the input was added to the running turn. */
             steered: boolean;
             turnId: string;
@@ -3900,6 +4026,256 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AnswerAccepted"];
+                };
+            };
+            /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The server or the agent failed, or is at capacity (then with `Retry-After`); the error's `code` says why */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    get_queue: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                roomId: string;
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The queue */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueueList"];
+                };
+            };
+            /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The server or the agent failed, or is at capacity (then with `Retry-After`); the error's `code` says why */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    reorder_queue: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                roomId: string;
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["QueueOrder"];
+            };
+        };
+        responses: {
+            /** @description The queue in its new order */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueueList"];
+                };
+            };
+            /** @description `order` does not name every queued turn once (`invalid_input`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The server or the agent failed, or is at capacity (then with `Retry-After`); the error's `code` says why */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    remove_queued: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                roomId: string;
+                sessionId: string;
+                turnId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such queued turn (`queued_turn_not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The server or the agent failed, or is at capacity (then with `Retry-After`); the error's `code` says why */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    edit_queued: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                roomId: string;
+                sessionId: string;
+                turnId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["QueuedEdit"];
+            };
+        };
+        responses: {
+            /** @description The queued turn */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueuedTurn"];
+                };
+            };
+            /** @description No such queued turn (`queued_turn_not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The server or the agent failed, or is at capacity (then with `Retry-After`); the error's `code` says why */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    send_queued: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                roomId: string;
+                sessionId: string;
+                turnId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Sent: steered (`steered`), started, or first in the queue while the running turn is canceled (`queued`) */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TurnAccepted"];
+                };
+            };
+            /** @description No such queued turn (`queued_turn_not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */

@@ -33,6 +33,7 @@ export const EVENT_TYPES: Record<EventType, true> = {
   "turn.changes": true,
   "workspace.restored": true,
   "workspace.committed": true,
+  "queue.updated": true,
 };
 
 /**
@@ -97,6 +98,8 @@ export function summarize(e: Event): string {
       return `restored ${e.payload.checkpoint} (undo ${e.payload.undo})`;
     case "workspace.committed":
       return `committed ${e.payload.commit} on ${e.payload.branch}`;
+    case "queue.updated":
+      return `queue ${e.payload.reason}: ${e.payload.queue.map((q) => q.turnId).join(", ")}`;
     default: {
       const unhandled: never = e;
       throw new Error(`an event type the document does not declare: ${JSON.stringify(unhandled)}`);

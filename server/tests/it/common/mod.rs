@@ -219,6 +219,11 @@ impl Server {
         decode(res).await
     }
 
+    pub async fn put(&self, path: &str, body: Value) -> (StatusCode, Value) {
+        let res = self.http.put(self.url(path)).json(&body).send().await.expect("PUT");
+        decode(res).await
+    }
+
     pub async fn patch(&self, path: &str, body: Value) -> (StatusCode, Value) {
         let res = self.http.patch(self.url(path)).json(&body).send().await.expect("PATCH");
         decode(res).await

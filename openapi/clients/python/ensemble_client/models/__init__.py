@@ -122,6 +122,13 @@ from .provider_session import ProviderSession
 from .provider_session_list import ProviderSessionList
 from .question import Question
 from .question_option import QuestionOption
+from .queue_list import QueueList
+from .queue_order import QueueOrder
+from .queue_updated_event import QueueUpdatedEvent
+from .queue_updated_event_type import QueueUpdatedEventType
+from .queue_updated_payload import QueueUpdatedPayload
+from .queued_edit import QueuedEdit
+from .queued_turn import QueuedTurn
 from .reasoning_completed_event import ReasoningCompletedEvent
 from .reasoning_completed_event_type import ReasoningCompletedEventType
 from .reasoning_delta_event import ReasoningDeltaEvent
@@ -326,6 +333,13 @@ __all__ = (
     "ProviderSessionList",
     "Question",
     "QuestionOption",
+    "QueuedEdit",
+    "QueuedTurn",
+    "QueueList",
+    "QueueOrder",
+    "QueueUpdatedEvent",
+    "QueueUpdatedEventType",
+    "QueueUpdatedPayload",
     "ReasoningCompletedEvent",
     "ReasoningCompletedEventType",
     "ReasoningDeltaEvent",

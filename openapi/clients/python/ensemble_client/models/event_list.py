@@ -24,6 +24,7 @@ if TYPE_CHECKING:
   from ..models.message_delta_event import MessageDeltaEvent
   from ..models.notice_event import NoticeEvent
   from ..models.plan_updated_event import PlanUpdatedEvent
+  from ..models.queue_updated_event import QueueUpdatedEvent
   from ..models.reasoning_completed_event import ReasoningCompletedEvent
   from ..models.reasoning_delta_event import ReasoningDeltaEvent
   from ..models.session_completed_event import SessionCompletedEvent
@@ -55,14 +56,14 @@ class EventList:
         Attributes:
             data (list[CallCompletedEvent | CallStartedEvent | CallUpdatedEvent | CommandsUpdatedEvent | GoalClearedEvent |
                 GoalReconcileRequiredEvent | GoalUpdatedEvent | InteractionRequestedEvent | InteractionResolvedEvent |
-                MessageCompletedEvent | MessageDeltaEvent | NoticeEvent | PlanUpdatedEvent | ReasoningCompletedEvent |
-                ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent | SessionStartedEvent | SessionUpdatedEvent |
-                TurnCanceledEvent | TurnChangesEvent | TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent |
-                TurnSteeredEvent | UsageUpdatedEvent | WorkspaceCommittedEvent | WorkspaceRestoredEvent]):
+                MessageCompletedEvent | MessageDeltaEvent | NoticeEvent | PlanUpdatedEvent | QueueUpdatedEvent |
+                ReasoningCompletedEvent | ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent | SessionStartedEvent
+                | SessionUpdatedEvent | TurnCanceledEvent | TurnChangesEvent | TurnCompletedEvent | TurnFailedEvent |
+                TurnStartedEvent | TurnSteeredEvent | UsageUpdatedEvent | WorkspaceCommittedEvent | WorkspaceRestoredEvent]):
             head_seq (int): The room's latest seq.
      """
 
-    data: list[CallCompletedEvent | CallStartedEvent | CallUpdatedEvent | CommandsUpdatedEvent | GoalClearedEvent | GoalReconcileRequiredEvent | GoalUpdatedEvent | InteractionRequestedEvent | InteractionResolvedEvent | MessageCompletedEvent | MessageDeltaEvent | NoticeEvent | PlanUpdatedEvent | ReasoningCompletedEvent | ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent | SessionStartedEvent | SessionUpdatedEvent | TurnCanceledEvent | TurnChangesEvent | TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent | TurnSteeredEvent | UsageUpdatedEvent | WorkspaceCommittedEvent | WorkspaceRestoredEvent]
+    data: list[CallCompletedEvent | CallStartedEvent | CallUpdatedEvent | CommandsUpdatedEvent | GoalClearedEvent | GoalReconcileRequiredEvent | GoalUpdatedEvent | InteractionRequestedEvent | InteractionResolvedEvent | MessageCompletedEvent | MessageDeltaEvent | NoticeEvent | PlanUpdatedEvent | QueueUpdatedEvent | ReasoningCompletedEvent | ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent | SessionStartedEvent | SessionUpdatedEvent | TurnCanceledEvent | TurnChangesEvent | TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent | TurnSteeredEvent | UsageUpdatedEvent | WorkspaceCommittedEvent | WorkspaceRestoredEvent]
     head_seq: int
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -84,6 +85,7 @@ class EventList:
         from ..models.message_delta_event import MessageDeltaEvent # noqa: PLC0415
         from ..models.notice_event import NoticeEvent # noqa: PLC0415
         from ..models.plan_updated_event import PlanUpdatedEvent # noqa: PLC0415
+        from ..models.queue_updated_event import QueueUpdatedEvent # noqa: PLC0415
         from ..models.reasoning_completed_event import ReasoningCompletedEvent # noqa: PLC0415
         from ..models.reasoning_delta_event import ReasoningDeltaEvent # noqa: PLC0415
         from ..models.session_completed_event import SessionCompletedEvent # noqa: PLC0415
@@ -156,6 +158,8 @@ class EventList:
                 data_item = data_item_data.to_dict()
             elif isinstance(data_item_data, WorkspaceRestoredEvent):
                 data_item = data_item_data.to_dict()
+            elif isinstance(data_item_data, WorkspaceCommittedEvent):
+                data_item = data_item_data.to_dict()
             else:
                 data_item = data_item_data.to_dict()
 
@@ -192,6 +196,7 @@ class EventList:
         from ..models.message_delta_event import MessageDeltaEvent # noqa: PLC0415
         from ..models.notice_event import NoticeEvent # noqa: PLC0415
         from ..models.plan_updated_event import PlanUpdatedEvent # noqa: PLC0415
+        from ..models.queue_updated_event import QueueUpdatedEvent # noqa: PLC0415
         from ..models.reasoning_completed_event import ReasoningCompletedEvent # noqa: PLC0415
         from ..models.reasoning_delta_event import ReasoningDeltaEvent # noqa: PLC0415
         from ..models.session_completed_event import SessionCompletedEvent # noqa: PLC0415
@@ -211,7 +216,7 @@ class EventList:
         data = []
         _data = d.pop("data")
         for data_item_data in (_data):
-            def _parse_data_item(data: object) -> CallCompletedEvent | CallStartedEvent | CallUpdatedEvent | CommandsUpdatedEvent | GoalClearedEvent | GoalReconcileRequiredEvent | GoalUpdatedEvent | InteractionRequestedEvent | InteractionResolvedEvent | MessageCompletedEvent | MessageDeltaEvent | NoticeEvent | PlanUpdatedEvent | ReasoningCompletedEvent | ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent | SessionStartedEvent | SessionUpdatedEvent | TurnCanceledEvent | TurnChangesEvent | TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent | TurnSteeredEvent | UsageUpdatedEvent | WorkspaceCommittedEvent | WorkspaceRestoredEvent:
+            def _parse_data_item(data: object) -> CallCompletedEvent | CallStartedEvent | CallUpdatedEvent | CommandsUpdatedEvent | GoalClearedEvent | GoalReconcileRequiredEvent | GoalUpdatedEvent | InteractionRequestedEvent | InteractionResolvedEvent | MessageCompletedEvent | MessageDeltaEvent | NoticeEvent | PlanUpdatedEvent | QueueUpdatedEvent | ReasoningCompletedEvent | ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent | SessionStartedEvent | SessionUpdatedEvent | TurnCanceledEvent | TurnChangesEvent | TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent | TurnSteeredEvent | UsageUpdatedEvent | WorkspaceCommittedEvent | WorkspaceRestoredEvent:
                 try:
                     if not isinstance(data, dict):
                         raise TypeError()
@@ -482,13 +487,23 @@ class EventList:
                     return componentsschemas_event_type_26
                 except (TypeError, ValueError, AttributeError, KeyError):
                     pass
+                try:
+                    if not isinstance(data, dict):
+                        raise TypeError()
+                    componentsschemas_event_type_27 = WorkspaceCommittedEvent.from_dict(data)
+
+
+
+                    return componentsschemas_event_type_27
+                except (TypeError, ValueError, AttributeError, KeyError):
+                    pass
                 if not isinstance(data, dict):
                     raise TypeError()
-                componentsschemas_event_type_27 = WorkspaceCommittedEvent.from_dict(data)
+                componentsschemas_event_type_28 = QueueUpdatedEvent.from_dict(data)
 
 
 
-                return componentsschemas_event_type_27
+                return componentsschemas_event_type_28
 
             data_item = _parse_data_item(data_item_data)
 

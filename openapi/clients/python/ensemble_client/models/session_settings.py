@@ -31,6 +31,9 @@ class SessionSettings:
             approval_policy (ApprovalPolicy | None | Unset):
             collaboration_mode (CollaborationMode | None | Unset):
             model (None | str | Unset):
+            queue_after_failure (bool | None | Unset): `true`: queued follow-ups go on after a turn that failed too (by
+                default the queue waits
+                for a turn that completed or was canceled).
             reasoning_effort (None | str | Unset):
             sandbox (None | SandboxMode | Unset):
      """
@@ -38,6 +41,7 @@ class SessionSettings:
     approval_policy: ApprovalPolicy | None | Unset = UNSET
     collaboration_mode: CollaborationMode | None | Unset = UNSET
     model: None | str | Unset = UNSET
+    queue_after_failure: bool | None | Unset = UNSET
     reasoning_effort: None | str | Unset = UNSET
     sandbox: None | SandboxMode | Unset = UNSET
 
@@ -68,6 +72,12 @@ class SessionSettings:
         else:
             model = self.model
 
+        queue_after_failure: bool | None | Unset
+        if isinstance(self.queue_after_failure, Unset):
+            queue_after_failure = UNSET
+        else:
+            queue_after_failure = self.queue_after_failure
+
         reasoning_effort: None | str | Unset
         if isinstance(self.reasoning_effort, Unset):
             reasoning_effort = UNSET
@@ -93,6 +103,8 @@ class SessionSettings:
             field_dict["collaborationMode"] = collaboration_mode
         if model is not UNSET:
             field_dict["model"] = model
+        if queue_after_failure is not UNSET:
+            field_dict["queueAfterFailure"] = queue_after_failure
         if reasoning_effort is not UNSET:
             field_dict["reasoningEffort"] = reasoning_effort
         if sandbox is not UNSET:
@@ -155,6 +167,16 @@ class SessionSettings:
         model = _parse_model(d.pop("model", UNSET))
 
 
+        def _parse_queue_after_failure(data: object) -> bool | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(bool | None | Unset, data)
+
+        queue_after_failure = _parse_queue_after_failure(d.pop("queueAfterFailure", UNSET))
+
+
         def _parse_reasoning_effort(data: object) -> None | str | Unset:
             if data is None:
                 return data
@@ -189,6 +211,7 @@ class SessionSettings:
             approval_policy=approval_policy,
             collaboration_mode=collaboration_mode,
             model=model,
+            queue_after_failure=queue_after_failure,
             reasoning_effort=reasoning_effort,
             sandbox=sandbox,
         )

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
   from ..models.message_delta_event import MessageDeltaEvent
   from ..models.notice_event import NoticeEvent
   from ..models.plan_updated_event import PlanUpdatedEvent
+  from ..models.queue_updated_event import QueueUpdatedEvent
   from ..models.reasoning_completed_event import ReasoningCompletedEvent
   from ..models.reasoning_delta_event import ReasoningDeltaEvent
   from ..models.session_completed_event import SessionCompletedEvent
@@ -56,15 +57,15 @@ class SideEventFrame:
         Attributes:
             event (CallCompletedEvent | CallStartedEvent | CallUpdatedEvent | CommandsUpdatedEvent | GoalClearedEvent |
                 GoalReconcileRequiredEvent | GoalUpdatedEvent | InteractionRequestedEvent | InteractionResolvedEvent |
-                MessageCompletedEvent | MessageDeltaEvent | NoticeEvent | PlanUpdatedEvent | ReasoningCompletedEvent |
-                ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent | SessionStartedEvent | SessionUpdatedEvent |
-                TurnCanceledEvent | TurnChangesEvent | TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent |
-                TurnSteeredEvent | UsageUpdatedEvent | WorkspaceCommittedEvent | WorkspaceRestoredEvent): A durable (or, for
-                side conversations, ephemeral) event as clients receive it.
+                MessageCompletedEvent | MessageDeltaEvent | NoticeEvent | PlanUpdatedEvent | QueueUpdatedEvent |
+                ReasoningCompletedEvent | ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent | SessionStartedEvent
+                | SessionUpdatedEvent | TurnCanceledEvent | TurnChangesEvent | TurnCompletedEvent | TurnFailedEvent |
+                TurnStartedEvent | TurnSteeredEvent | UsageUpdatedEvent | WorkspaceCommittedEvent | WorkspaceRestoredEvent): A
+                durable (or, for side conversations, ephemeral) event as clients receive it.
             type_ (SideEventFrameType):
      """
 
-    event: CallCompletedEvent | CallStartedEvent | CallUpdatedEvent | CommandsUpdatedEvent | GoalClearedEvent | GoalReconcileRequiredEvent | GoalUpdatedEvent | InteractionRequestedEvent | InteractionResolvedEvent | MessageCompletedEvent | MessageDeltaEvent | NoticeEvent | PlanUpdatedEvent | ReasoningCompletedEvent | ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent | SessionStartedEvent | SessionUpdatedEvent | TurnCanceledEvent | TurnChangesEvent | TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent | TurnSteeredEvent | UsageUpdatedEvent | WorkspaceCommittedEvent | WorkspaceRestoredEvent
+    event: CallCompletedEvent | CallStartedEvent | CallUpdatedEvent | CommandsUpdatedEvent | GoalClearedEvent | GoalReconcileRequiredEvent | GoalUpdatedEvent | InteractionRequestedEvent | InteractionResolvedEvent | MessageCompletedEvent | MessageDeltaEvent | NoticeEvent | PlanUpdatedEvent | QueueUpdatedEvent | ReasoningCompletedEvent | ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent | SessionStartedEvent | SessionUpdatedEvent | TurnCanceledEvent | TurnChangesEvent | TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent | TurnSteeredEvent | UsageUpdatedEvent | WorkspaceCommittedEvent | WorkspaceRestoredEvent
     type_: SideEventFrameType
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -86,6 +87,7 @@ class SideEventFrame:
         from ..models.message_delta_event import MessageDeltaEvent # noqa: PLC0415
         from ..models.notice_event import NoticeEvent # noqa: PLC0415
         from ..models.plan_updated_event import PlanUpdatedEvent # noqa: PLC0415
+        from ..models.queue_updated_event import QueueUpdatedEvent # noqa: PLC0415
         from ..models.reasoning_completed_event import ReasoningCompletedEvent # noqa: PLC0415
         from ..models.reasoning_delta_event import ReasoningDeltaEvent # noqa: PLC0415
         from ..models.session_completed_event import SessionCompletedEvent # noqa: PLC0415
@@ -156,6 +158,8 @@ class SideEventFrame:
             event = self.event.to_dict()
         elif isinstance(self.event, WorkspaceRestoredEvent):
             event = self.event.to_dict()
+        elif isinstance(self.event, WorkspaceCommittedEvent):
+            event = self.event.to_dict()
         else:
             event = self.event.to_dict()
 
@@ -189,6 +193,7 @@ class SideEventFrame:
         from ..models.message_delta_event import MessageDeltaEvent # noqa: PLC0415
         from ..models.notice_event import NoticeEvent # noqa: PLC0415
         from ..models.plan_updated_event import PlanUpdatedEvent # noqa: PLC0415
+        from ..models.queue_updated_event import QueueUpdatedEvent # noqa: PLC0415
         from ..models.reasoning_completed_event import ReasoningCompletedEvent # noqa: PLC0415
         from ..models.reasoning_delta_event import ReasoningDeltaEvent # noqa: PLC0415
         from ..models.session_completed_event import SessionCompletedEvent # noqa: PLC0415
@@ -205,7 +210,7 @@ class SideEventFrame:
         from ..models.workspace_committed_event import WorkspaceCommittedEvent # noqa: PLC0415
         from ..models.workspace_restored_event import WorkspaceRestoredEvent # noqa: PLC0415
         d = dict(src_dict)
-        def _parse_event(data: object) -> CallCompletedEvent | CallStartedEvent | CallUpdatedEvent | CommandsUpdatedEvent | GoalClearedEvent | GoalReconcileRequiredEvent | GoalUpdatedEvent | InteractionRequestedEvent | InteractionResolvedEvent | MessageCompletedEvent | MessageDeltaEvent | NoticeEvent | PlanUpdatedEvent | ReasoningCompletedEvent | ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent | SessionStartedEvent | SessionUpdatedEvent | TurnCanceledEvent | TurnChangesEvent | TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent | TurnSteeredEvent | UsageUpdatedEvent | WorkspaceCommittedEvent | WorkspaceRestoredEvent:
+        def _parse_event(data: object) -> CallCompletedEvent | CallStartedEvent | CallUpdatedEvent | CommandsUpdatedEvent | GoalClearedEvent | GoalReconcileRequiredEvent | GoalUpdatedEvent | InteractionRequestedEvent | InteractionResolvedEvent | MessageCompletedEvent | MessageDeltaEvent | NoticeEvent | PlanUpdatedEvent | QueueUpdatedEvent | ReasoningCompletedEvent | ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent | SessionStartedEvent | SessionUpdatedEvent | TurnCanceledEvent | TurnChangesEvent | TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent | TurnSteeredEvent | UsageUpdatedEvent | WorkspaceCommittedEvent | WorkspaceRestoredEvent:
             try:
                 if not isinstance(data, dict):
                     raise TypeError()
@@ -476,13 +481,23 @@ class SideEventFrame:
                 return componentsschemas_event_type_26
             except (TypeError, ValueError, AttributeError, KeyError):
                 pass
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                componentsschemas_event_type_27 = WorkspaceCommittedEvent.from_dict(data)
+
+
+
+                return componentsschemas_event_type_27
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
             if not isinstance(data, dict):
                 raise TypeError()
-            componentsschemas_event_type_27 = WorkspaceCommittedEvent.from_dict(data)
+            componentsschemas_event_type_28 = QueueUpdatedEvent.from_dict(data)
 
 
 
-            return componentsschemas_event_type_27
+            return componentsschemas_event_type_28
 
         event = _parse_event(d.pop("event"))
 

@@ -33,12 +33,16 @@ class SubmitTurnRequest:
                 most `--max-input-bytes` bytes.
             client_submit_id (None | str | Unset): Idempotency key: the same value again returns the same turn and starts
                 nothing.
+            queue (bool | None | Unset): While a turn runs (or others wait), queue the input as the session's next turn
+                instead of
+                refusing with 409: it starts when the turns before it have ended (see `…/queue`).
             steer (bool | None | Unset): Add the input to the running turn instead of refusing with 409 (if the provider can
                 steer).
      """
 
     input_: list[FileInput | ImageInput | TextInput]
     client_submit_id: None | str | Unset = UNSET
+    queue: bool | None | Unset = UNSET
     steer: bool | None | Unset = UNSET
 
 
@@ -69,6 +73,12 @@ class SubmitTurnRequest:
         else:
             client_submit_id = self.client_submit_id
 
+        queue: bool | None | Unset
+        if isinstance(self.queue, Unset):
+            queue = UNSET
+        else:
+            queue = self.queue
+
         steer: bool | None | Unset
         if isinstance(self.steer, Unset):
             steer = UNSET
@@ -83,6 +93,8 @@ class SubmitTurnRequest:
         })
         if client_submit_id is not UNSET:
             field_dict["clientSubmitId"] = client_submit_id
+        if queue is not UNSET:
+            field_dict["queue"] = queue
         if steer is not UNSET:
             field_dict["steer"] = steer
 
@@ -143,6 +155,16 @@ class SubmitTurnRequest:
         client_submit_id = _parse_client_submit_id(d.pop("clientSubmitId", UNSET))
 
 
+        def _parse_queue(data: object) -> bool | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(bool | None | Unset, data)
+
+        queue = _parse_queue(d.pop("queue", UNSET))
+
+
         def _parse_steer(data: object) -> bool | None | Unset:
             if data is None:
                 return data
@@ -156,6 +178,7 @@ class SubmitTurnRequest:
         submit_turn_request = cls(
             input_=input_,
             client_submit_id=client_submit_id,
+            queue=queue,
             steer=steer,
         )
 

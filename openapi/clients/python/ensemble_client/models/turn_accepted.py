@@ -24,11 +24,13 @@ class TurnAccepted:
 
         Attributes:
             duplicate (bool): True when this `clientSubmitId` was seen before and no new turn started.
+            queued (bool): True when the turn waits in the session's queue (it starts, as `turnId`, later).
             steered (bool): True when the input was added to the running turn.
             turn_id (str):
      """
 
     duplicate: bool
+    queued: bool
     steered: bool
     turn_id: str
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
@@ -40,6 +42,8 @@ class TurnAccepted:
     def to_dict(self) -> dict[str, Any]:
         duplicate = self.duplicate
 
+        queued = self.queued
+
         steered = self.steered
 
         turn_id = self.turn_id
@@ -49,6 +53,7 @@ class TurnAccepted:
         field_dict.update(self.additional_properties)
         field_dict.update({
             "duplicate": duplicate,
+            "queued": queued,
             "steered": steered,
             "turnId": turn_id,
         })
@@ -62,12 +67,15 @@ class TurnAccepted:
         d = dict(src_dict)
         duplicate = d.pop("duplicate")
 
+        queued = d.pop("queued")
+
         steered = d.pop("steered")
 
         turn_id = d.pop("turnId")
 
         turn_accepted = cls(
             duplicate=duplicate,
+            queued=queued,
             steered=steered,
             turn_id=turn_id,
         )

@@ -1,0 +1,7 @@
+from enum import StrEnum
+
+class QueueUpdatedEventType(StrEnum):
+    QUEUE_UPDATED = "queue.updated"
+
+    def __str__(self) -> str:
+        return str(self.value)

@@ -1,0 +1,64 @@
+"""A session's queue through the client: follow-ups queued while a turn runs, reordered, one
+removed, and the rest starting in order once the running turn ends (announced by ``queue.updated``)."""
+
+from __future__ import annotations
+
+from ensemble_client import AuthenticatedClient
+from ensemble_client.api.sessions import start_session
+from ensemble_client.api.turns import cancel_turn, get_queue, remove_queued, reorder_queue, submit_turn
+from ensemble_client.models import (
+    QueueList,
+    QueueOrder,
+    QueueUpdatedEvent,
+    Session,
+    StartSessionRequest,
+    SubmitTurnRequest,
+    TextInput,
+    TextInputType,
+    TurnAccepted,
+    TurnCompletedEvent,
+)
+from ensemble_client.room import RoomStream
+from ensemble_client.session import reply_text, session_events
+
+from .conftest import Server
+
+
+def text(t: str) -> list[TextInput]:
+    return [TextInput(type_=TextInputType.TEXT, text=t)]
+
+
+async def test_follow_ups_wait_and_start_in_order(server: Server) -> None:
+    room, sid = "queue-py", "q1"
+    async with AuthenticatedClient(base_url=server.base_url, token=server.token) as api:
+        started = await start_session.asyncio(room, client=api, body=StartSessionRequest(session_id=sid))
+        assert isinstance(started, Session)
+        async with RoomStream(server.base_url, server.token, room, after=0) as stream:
+            running = await submit_turn.asyncio(room, sid, client=api, body=SubmitTurnRequest(input_=text("/hang")))
+            assert isinstance(running, TurnAccepted) and not running.queued
+            ids = []
+            for t in ["first", "second", "third"]:
+                a = await submit_turn.asyncio(room, sid, client=api, body=SubmitTurnRequest(input_=text(t), queue=True))
+                assert isinstance(a, TurnAccepted) and a.queued
+                ids.append(a.turn_id)
+            order = [ids[2], ids[0], ids[1]]
+            reordered = await reorder_queue.asyncio(room, sid, client=api, body=QueueOrder(order=order))
+            assert isinstance(reordered, QueueList) and [q.turn_id for q in reordered.data] == order
+            await remove_queued.asyncio_detailed(room, sid, ids[0], client=api)
+            queue = await get_queue.asyncio(room, sid, client=api)
+            assert isinstance(queue, QueueList) and [q.turn_id for q in queue.data] == [ids[2], ids[1]]
+            await cancel_turn.asyncio(room, sid, client=api)
+            replies: dict[str, str] = {}
+            reasons: list[str] = []
+            events = []
+            async for event in session_events(stream, sid):
+                events.append(event)
+                if isinstance(event, QueueUpdatedEvent):
+                    reasons.append(event.payload.reason)
+                if isinstance(event, TurnCompletedEvent):
+                    replies[event.payload.turn_id] = reply_text(e for e in events if e.turn_id == event.payload.turn_id)
+                    if len(replies) == 2:
+                        break
+            assert list(replies) == [ids[2], ids[1]]
+            assert "You said: third" in replies[ids[2]] and "You said: second" in replies[ids[1]]
+            assert reasons == ["queued", "queued", "queued", "reordered", "removed", "started", "started"]
