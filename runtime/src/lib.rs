@@ -19,6 +19,7 @@ pub mod session;
 pub mod store;
 #[cfg(any(test, feature = "test-util"))]
 pub mod test_util;
+pub mod usage;
 
 pub use adapter::{Adapter, AdapterError, Capabilities, EventSink, Fact, SessionHandle, StartOutcome, TurnRequest};
 pub use controller::{Controller, ControllerConfig, ControllerError, StartSession, SubmitTurn, TurnAccepted};

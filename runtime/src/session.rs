@@ -104,6 +104,12 @@ pub struct SessionRecord {
     /// Follow-ups waiting for the running turn to end, first first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub queue: Vec<crate::model::QueuedTurn>,
+    /// What the session spent, folded from its `usage.updated` events.
+    #[serde(default, skip_serializing_if = "crate::usage::Ledger::is_empty")]
+    pub usage: crate::usage::Ledger,
+    /// Its own budget (else the server's default applies).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<crate::model::Budget>,
 }
 
 /// How many goal operations a session remembers (idempotency and repair).
@@ -188,6 +194,8 @@ impl SessionRecord {
             submits: VecDeque::new(),
             goal: GoalRecord::default(),
             queue: Vec::new(),
+            usage: crate::usage::Ledger::default(),
+            budget: None,
         };
         rec.refresh();
         rec
@@ -201,7 +209,7 @@ impl SessionRecord {
     pub fn is_as_started(&self, session: &Session) -> bool {
         // Every member named (no `..`): one added to the record must be considered here, or a
         // start would lose it.
-        let Self { session: own, phase, pending, resolved, submits, goal, queue } = self;
+        let Self { session: own, phase, pending, resolved, submits, goal, queue, usage, budget } = self;
         // `new` derives the status fields again (`refresh`): a live session without a turn is
         // ready, live and available, so a session that says so reads back unchanged.
         *phase == Phase::Live
@@ -210,6 +218,8 @@ impl SessionRecord {
             && submits.is_empty()
             && goal.is_empty()
             && queue.is_empty()
+            && usage.is_empty()
+            && budget.is_none()
             && session.active_turn_id.is_none()
             && session.status == SessionStatus::Ready
             && session.live
@@ -409,6 +419,10 @@ impl SessionRecord {
                 }
                 self.remember_resolved(&p.request_id);
                 self.session.updated_at_ms = now_ms;
+                Folded::publish(/*persist*/ true)
+            }
+            EventBody::UsageUpdated(p) => {
+                self.usage.record(turn_id, p);
                 Folded::publish(/*persist*/ true)
             }
             _ => Folded::publish(/*persist*/ false),

@@ -196,6 +196,23 @@ pub struct ServeArgs {
     #[arg(help_heading = "Limits", long, env = "ENSEMBLE_MAX_INPUT_BYTES", default_value_t = 1024 * 1024)]
     pub max_input_bytes: usize,
 
+    /// Tokens (in and out) a session may spend unless it has a budget of its own (0: no limit).
+    #[arg(help_heading = "Limits", long, env = "ENSEMBLE_SESSION_MAX_TOKENS", default_value_t = 0)]
+    pub session_max_tokens: u64,
+
+    /// Cost (in the agent's currency) a session may spend unless it has a budget of its own (0: no
+    /// limit).
+    #[arg(help_heading = "Limits", long, env = "ENSEMBLE_SESSION_MAX_COST", default_value_t = 0.0, value_parser = cost)]
+    pub session_max_cost: f64,
+
+    /// Tokens a room's sessions may spend together unless it has a budget of its own (0: no limit).
+    #[arg(help_heading = "Limits", long, env = "ENSEMBLE_ROOM_MAX_TOKENS", default_value_t = 0)]
+    pub room_max_tokens: u64,
+
+    /// Cost a room's sessions may spend together unless it has a budget of its own (0: no limit).
+    #[arg(help_heading = "Limits", long, env = "ENSEMBLE_ROOM_MAX_COST", default_value_t = 0.0, value_parser = cost)]
+    pub room_max_cost: f64,
+
     /// Most follow-ups one session's queue holds (`POST …/turns` with `queue: true`; beyond it 409
     /// `queue_full`).
     #[arg(help_heading = "Limits", long, env = "ENSEMBLE_MAX_QUEUED_TURNS", default_value_t = 32)]
@@ -560,6 +577,14 @@ fn parse_database_url(v: &str) -> Result<String, String> {
         Ok(v.to_owned())
     } else {
         Err("expected a postgres:// (or postgresql://) URL; leave it unset for the embedded SQLite store".into())
+    }
+}
+
+/// A cost limit: a finite number, 0 or more.
+fn cost(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(c) if c.is_finite() && c >= 0.0 => Ok(c),
+        _ => Err(format!("`{s}` is not a cost (a number, 0 or more)")),
     }
 }
 

@@ -142,6 +142,9 @@ impl From<ControllerError> for ApiError {
                 }
                 return ApiError::new(StatusCode::CONFLICT, code, e.to_string()).with_details(details);
             }
+            C::BudgetExhausted { details, .. } => {
+                return ApiError::new(StatusCode::CONFLICT, code, e.to_string()).with_details(details.clone());
+            }
             C::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
             C::TooManySessions(_) => {
                 return ApiError::new(StatusCode::TOO_MANY_REQUESTS, code, e.to_string()).retry_after(5);

@@ -17,7 +17,7 @@ use crate::cluster::forward;
 use crate::error::{self, ApiError};
 use crate::openapi::{self, OpenApiJson};
 use crate::routes::{
-    attachments, files, goals, interactions, providers, queue, rooms, sessions, sides, system, tokens, turns,
+    attachments, files, goals, interactions, providers, queue, rooms, sessions, sides, system, tokens, turns, usage,
     workspaces,
 };
 use crate::state::AppState;
@@ -38,6 +38,10 @@ fn api_router() -> OpenApiRouter<AppState> {
         .routes(routes!(queue::get_queue, queue::reorder_queue))
         .routes(routes!(queue::edit_queued, queue::remove_queued))
         .routes(routes!(queue::send_queued))
+        .routes(routes!(usage::session_usage))
+        .routes(routes!(usage::set_session_budget, usage::clear_session_budget))
+        .routes(routes!(usage::room_usage))
+        .routes(routes!(usage::set_room_budget, usage::clear_room_budget))
         .routes(routes!(sessions::resume_session))
         .routes(routes!(sessions::configure_session))
         .routes(routes!(sessions::release_session))

@@ -89,6 +89,8 @@ pub fn controller_config(args: &ServeArgs) -> ControllerConfig {
         workspaces: Some(workspace_config(args)),
         workspaces_off_reason: None,
         max_queued_turns: args.max_queued_turns,
+        default_session_budget: default_budget(args.session_max_tokens, args.session_max_cost),
+        default_room_budget: default_budget(args.room_max_tokens, args.room_max_cost),
         attachments: AttachmentConfig {
             dir: Some(args.data_dir().join("attachments")),
             guard: files_guard(args),
@@ -97,6 +99,16 @@ pub fn controller_config(args: &ServeArgs) -> ControllerConfig {
             max_embedded_file_bytes: args.max_embedded_file_bytes,
         },
     }
+}
+
+/// A default budget from its flags (0 for no limit), `None` when neither limits.
+fn default_budget(max_tokens: u64, max_cost: f64) -> Option<ensemble_runtime::model::Budget> {
+    let b = ensemble_runtime::model::Budget {
+        max_tokens: (max_tokens > 0).then(|| i64::try_from(max_tokens).unwrap_or(i64::MAX)),
+        max_cost: (max_cost > 0.0 && max_cost.is_finite()).then_some(max_cost),
+        on_exhausted: None,
+    };
+    (b.max_tokens.is_some() || b.max_cost.is_some()).then_some(b)
 }
 
 /// Where worktrees go and how checkpoints are taken, from the server's configuration.

@@ -10,7 +10,7 @@ use ensemble_core::shared_list::SharedList;
 const MAX_GOAL_STEPS: u64 = 20;
 
 /// One line of scripted input.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Directive {
     /// Plain text: echoed back.
     Say(String),
@@ -41,6 +41,9 @@ pub enum Directive {
     Goal(String),
     /// `/progress`: the agent reports progress on its goal (in this turn).
     Progress,
+    /// `/spend TOKENS [COST]`: the turn spends TOKENS more output tokens (and COST more USD),
+    /// reported at once.
+    Spend { tokens: i64, cost: Option<f64> },
     /// `/hang`: nothing more happens until the turn is canceled.
     Hang,
     /// `/exit`: the agent "process" dies mid-turn.
@@ -100,6 +103,7 @@ pub fn parse(input: &str) -> Vec<Directive> {
             "history" => Directive::History,
             "goal" if !arg.is_empty() => Directive::Goal(arg),
             "progress" => Directive::Progress,
+            "spend" => spend(&arg).unwrap_or(Directive::Unknown(line.to_owned())),
             "hang" => Directive::Hang,
             "exit" => Directive::Exit,
             "panic" => Directive::Panic,
@@ -108,6 +112,16 @@ pub fn parse(input: &str) -> Vec<Directive> {
         out.push(d);
     }
     out
+}
+
+fn spend(arg: &str) -> Option<Directive> {
+    let mut words = arg.split_whitespace();
+    let tokens = words.next()?.parse().ok().filter(|t: &i64| *t >= 0)?;
+    let cost = match words.next() {
+        Some(c) => Some(c.parse().ok().filter(|c: &f64| c.is_finite() && *c >= 0.0)?),
+        None => None,
+    };
+    words.next().is_none().then_some(Directive::Spend { tokens, cost })
 }
 
 /// The commands the scripted agent advertises (`commands.updated`).
@@ -136,6 +150,7 @@ fn list() -> Vec<CommandInfo> {
         c("plan", "publish a plan", Some("STEP; STEP; …")),
         c("fail", "make the turn fail", Some("MESSAGE")),
         c("history", "list this session's earlier inputs", None),
+        c("spend", "spend TOKENS more tokens (and COST more USD) at once", Some("TOKENS [COST]")),
         c(
             "goal",
             "create a goal as the agent (steps=N: continuation turns, at most 20; noevidence: no turn-scoped updates; idle: none)",

@@ -12,6 +12,19 @@ const TRANSCRIPT_KEY: &str = "transcript";
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub(super) struct Transcript {
     pub(super) turns: Vec<TranscriptTurn>,
+    /// What the session has spent so far (reported cumulatively, as real agents do).
+    #[serde(default)]
+    pub(super) spent: Spent,
+}
+
+/// The scripted agent's token counts: a word is a token; `/spend` adds more.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub(super) struct Spent {
+    pub(super) input_tokens: i64,
+    pub(super) output_tokens: i64,
+    /// In USD, once a `/spend` gave a cost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) cost: Option<f64>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -47,7 +60,8 @@ impl Transcript {
     /// it no longer holds that turn.
     pub(super) fn through(&self, turn_id: &str) -> Option<Self> {
         let at = self.turns.iter().position(|t| t.turn_id.as_deref() == Some(turn_id))?;
-        Some(Self { turns: self.turns[..=at].to_vec() })
+        // A fork's spending starts from nothing: what led up to it was the parent's.
+        Some(Self { turns: self.turns[..=at].to_vec(), spent: Spent::default() })
     }
 
     /// Keeps it in the store (durable once this returns).

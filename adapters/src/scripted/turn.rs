@@ -9,10 +9,10 @@ use std::time::Duration;
 
 use ensemble_core::adapter::{EventSink, Fact};
 use ensemble_core::event::{
-    CallCompletedPayload, CallKind, CallStartedPayload, CallStatus, CallUpdatedPayload, Decision, ErrorInfo, EventBody,
-    FileChange, InteractionKind, InteractionRequestedPayload, NoticeLevel, NoticePayload, PlanStep, PlanUpdatedPayload,
-    Question, TextCompletedPayload, TextDeltaPayload, TurnCanceledPayload, TurnCompletedPayload, TurnFailedPayload,
-    UsagePayload,
+    CallCompletedPayload, CallKind, CallStartedPayload, CallStatus, CallUpdatedPayload, Cost, Decision, ErrorInfo,
+    EventBody, FileChange, InteractionKind, InteractionRequestedPayload, NoticeLevel, NoticePayload, PlanStep,
+    PlanUpdatedPayload, Question, TextCompletedPayload, TextDeltaPayload, TurnCanceledPayload, TurnCompletedPayload,
+    TurnFailedPayload, UsagePayload,
 };
 use ensemble_core::goal::{GoalFact, ProviderGoal};
 use futures::FutureExt;
@@ -24,6 +24,7 @@ use super::config::ScriptedConfig;
 use super::directives::{Directive, FileOp, goal_steps, parse};
 use super::live::{Answer, Live, RunningTurn};
 use super::modes::Voice;
+use super::transcript::Spent;
 
 /// What a turn does.
 pub(super) enum Body {
@@ -169,16 +170,8 @@ impl TurnRun {
         let turn_id = self.turn_id.clone();
         match result {
             Ok(()) => {
-                Box::pin(self.record(&input, &reply)).await;
-                let words = (input.split_whitespace().count() + reply.split_whitespace().count()) as i64;
-                Box::pin(self.emit(EventBody::UsageUpdated(UsagePayload {
-                    input_tokens: input.split_whitespace().count() as i64,
-                    output_tokens: reply.split_whitespace().count() as i64,
-                    total_tokens: words,
-                    last_turn_total_tokens: Some(words),
-                    ..Default::default()
-                })))
-                .await;
+                let usage = Box::pin(self.record(&input, &reply)).await;
+                Box::pin(self.emit(EventBody::UsageUpdated(usage))).await;
                 Some(EventBody::TurnCompleted(TurnCompletedPayload { turn_id }))
             }
             Err(Stop::Canceled) => {
@@ -239,12 +232,34 @@ impl TurnRun {
         Some(EventBody::TurnCompleted(TurnCompletedPayload { turn_id }))
     }
 
-    pub(super) async fn record(&self, input: &str, reply: &str) {
+    /// Keeps the turn in the transcript and counts its words as tokens; returns the session's
+    /// cumulative usage.
+    pub(super) async fn record(&self, input: &str, reply: &str) -> UsagePayload {
+        let (inp, out) = (input.split_whitespace().count() as i64, reply.split_whitespace().count() as i64);
         let mut t = self.live.transcript.lock().await;
         t.push(&self.turn_id, input, reply);
+        t.spent.input_tokens += inp;
+        t.spent.output_tokens += out;
         if !self.live.ephemeral {
             t.save(&self.live.handle.state).await;
         }
+        usage(&t.spent, Some(inp + out))
+    }
+
+    /// `/spend`: more tokens (and cost) now, reported at once.
+    async fn spend(&self, tokens: i64, cost: Option<f64>) {
+        let usage = {
+            let mut t = self.live.transcript.lock().await;
+            t.spent.output_tokens = t.spent.output_tokens.saturating_add(tokens);
+            if let Some(c) = cost {
+                t.spent.cost = Some(t.spent.cost.unwrap_or(0.0) + c);
+            }
+            if !self.live.ephemeral {
+                t.save(&self.live.handle.state).await;
+            }
+            usage(&t.spent, None)
+        };
+        self.emit(EventBody::UsageUpdated(usage)).await;
     }
 
     /// Every directive's work but `/hang` is boxed: a turn may spend most of its life waiting
@@ -351,6 +366,7 @@ impl TurnRun {
                     None => said.push("I have no goal.".into()),
                 }
             }
+            Directive::Spend { tokens, cost } => self.spend(*tokens, *cost).await,
             Directive::Hang => self.hang().await?,
             Directive::Exit => {
                 self.sink().lost("the scripted agent exited mid-turn").await;
@@ -660,4 +676,15 @@ fn unified(path: &str, before: Option<&str>, after: Option<&str>) -> String {
         diff.push('\n');
     }
     diff
+}
+
+fn usage(spent: &Spent, last_turn: Option<i64>) -> UsagePayload {
+    UsagePayload {
+        input_tokens: spent.input_tokens,
+        output_tokens: spent.output_tokens,
+        total_tokens: spent.input_tokens.saturating_add(spent.output_tokens),
+        last_turn_total_tokens: last_turn,
+        cost: spent.cost.map(|amount| Cost { amount, currency: "USD".into() }),
+        ..Default::default()
+    }
 }

@@ -48,6 +48,10 @@ pub struct ControllerConfig {
     pub attachments: AttachmentConfig,
     /// Most follow-ups one session's queue holds.
     pub max_queued_turns: usize,
+    /// The budget of a session that has none of its own.
+    pub default_session_budget: Option<crate::model::Budget>,
+    /// The budget of a room that has none of its own.
+    pub default_room_budget: Option<crate::model::Budget>,
 }
 
 /// Where a turn's images are kept and how large a turn's images and files may be.
@@ -125,6 +129,8 @@ impl Default for ControllerConfig {
             workspaces_off_reason: None,
             attachments: AttachmentConfig::default(),
             max_queued_turns: 32,
+            default_session_budget: None,
+            default_room_budget: None,
         }
     }
 }

@@ -91,6 +91,9 @@ pub enum ControllerError {
     QueueFull(String),
     #[error("no queued turn `{0}`")]
     QueuedTurnNotFound(String),
+    /// A session's or room's budget is reached: no new turn starts.
+    #[error("{message}")]
+    BudgetExhausted { message: String, details: serde_json::Value },
     /// A turn's input item the session's provider does not take (which, and why).
     #[error("{0}")]
     InputUnsupported(String),
@@ -144,6 +147,7 @@ impl ControllerError {
             Self::AttachmentNotFound(_) => "attachment_not_found",
             Self::QueueFull(_) => "queue_full",
             Self::QueuedTurnNotFound(_) => "queued_turn_not_found",
+            Self::BudgetExhausted { .. } => "budget_exhausted",
             Self::UnknownCheckpoint(_) => "unknown_checkpoint",
             Self::CwdOutsideWorkspace(_) => "cwd_outside_workspace",
             Self::Workspace(e) => e.code(),

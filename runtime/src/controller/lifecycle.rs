@@ -601,6 +601,8 @@ impl Controller {
             }
         };
         let count = records.len();
+        let rooms: std::collections::BTreeSet<String> = records.iter().map(|r| r.session.room_id.clone()).collect();
+        self.load_room_budgets(rooms).await?;
         let mut keys = Vec::new();
         for rec in records {
             let key = rec.session.key();

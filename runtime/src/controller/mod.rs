@@ -34,6 +34,7 @@ mod requests;
 mod sides;
 mod store_watch;
 mod turns;
+mod usage;
 mod workspace_keep;
 mod workspaces;
 
@@ -79,6 +80,10 @@ struct Inner {
     provider_state: Arc<dyn StateBackend>,
     /// Per checkpointed session: orders its checkpoints and restores (made at first use).
     workspace_locks: Mutex<std::collections::HashMap<SessionKey, Arc<tokio::sync::Mutex<()>>>>,
+    /// The rooms' own budgets (kept in the store too).
+    room_budgets: Mutex<std::collections::HashMap<String, crate::model::Budget>>,
+    /// Rooms whose budget's exhaustion was said.
+    room_said: Mutex<std::collections::HashSet<String>>,
 }
 
 /// The shared handle the server holds.
@@ -122,6 +127,8 @@ impl Controller {
             accepting: AtomicBool::new(true),
             receiver: Arc::new(Forwarder(weak.clone())),
             workspace_locks: Mutex::default(),
+            room_budgets: Mutex::default(),
+            room_said: Mutex::default(),
         });
         Self { inner }
     }

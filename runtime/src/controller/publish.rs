@@ -195,6 +195,8 @@ impl Controller {
             .find(|e| e.body.is_turn_terminal())
             .and_then(|e| e.body.turn_id().map(str::to_owned))
             .and_then(|turn| Self::checkpointed(&entry.rec.session).map(|top| (turn, top)));
+        // Spending reported: a budget it reaches is said, and may end the turn.
+        let usage = events.iter().any(|e| matches!(e.body, EventBody::UsageUpdated(_)));
         // A turn ended and follow-ups wait: the first starts (in the background). Not after a
         // failure, unless the session says so; never while another turn runs.
         let drain = !entry.rec.queue.is_empty()
@@ -228,6 +230,9 @@ impl Controller {
         }
         if drain {
             self.spawn_drain(key);
+        }
+        if usage {
+            self.spawn_budget_check(key);
         }
         Ok(Published(Some(rx)))
     }

@@ -236,6 +236,9 @@ impl Controller {
             (item, e.rec.session.provider.clone())
         };
         let adapter = self.adapter(&provider)?;
+        // A reached budget holds the queue (it goes on once the budget is raised and a turn ends,
+        // or a queued turn is sent by hand).
+        self.check_budget(key)?;
         let started = async {
             let session = self.ensure_live_locked(key, &adapter).await?;
             let prompt = super::input::reprompt(&self.inner.config.attachments, &session, &item.input)?;

@@ -55,8 +55,9 @@ impl Controller {
             (e.rec.session.provider.clone(), e.rec.session.active_turn_id.clone(), !e.rec.queue.is_empty())
         };
         let adapter = self.adapter(&provider)?;
-        // Behind the running turn, or behind others already waiting (their order is kept).
-        if req.queue && (active.is_some() || waiting) {
+        // Behind the running turn, or behind others already waiting (their order is kept), or
+        // until a reached budget is raised.
+        if req.queue && (active.is_some() || waiting || self.check_budget(key).is_err()) {
             return self.enqueue(key, &adapter, req.input, client_submit_id).await;
         }
         if let Some(active) = active {
@@ -86,6 +87,7 @@ impl Controller {
             .await?;
             return Ok(TurnAccepted { turn_id: active, duplicate: false, steered: true, queued: false });
         }
+        self.check_budget(key)?;
         let session = self.ensure_live_locked(key, &adapter).await?;
         // Once live: an agent may say which input it takes only in its handshake.
         let resolved = self.resolve_input(&adapter, &session, req.input)?;

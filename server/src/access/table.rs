@@ -30,9 +30,15 @@ pub fn requirement(method: &Method, route: &str) -> Option<Need> {
         // Only served with --test-hooks.
         ("GET", "/v1/test/panic", _) => need(Admin),
         ("GET", "/v1/providers" | "/v1/rooms" | "/v1/me", _) => need(Viewer),
-        ("GET", "/v1/rooms/{roomId}/events" | "/v1/rooms/{roomId}/sessions" | "/v1/rooms/{roomId}/ws", _) => {
-            need(Viewer)
-        }
+        (
+            "GET",
+            "/v1/rooms/{roomId}/events"
+            | "/v1/rooms/{roomId}/sessions"
+            | "/v1/rooms/{roomId}/ws"
+            | "/v1/rooms/{roomId}/usage",
+            _,
+        ) => need(Viewer),
+        ("PUT" | "DELETE", "/v1/rooms/{roomId}/budget", _) => need(Operator),
         ("POST", "/v1/rooms/{roomId}/sessions", _) => need(Operator),
         // It starts the agent, and shows sessions of every room's agent: an operator of them all.
         ("GET", "/v1/providers/{providerId}/sessions", _) => Some(Need { role: Operator, all_rooms: true }),
@@ -54,6 +60,7 @@ pub fn requirement(method: &Method, route: &str) -> Option<Need> {
                 | "/goal"
                 | "/interactions"
                 | "/queue"
+                | "/usage"
                 | "/side-capabilities"
                 | "/sides"
                 | "/workspace",
@@ -79,7 +86,8 @@ pub fn requirement(method: &Method, route: &str) -> Option<Need> {
             ),
         )
         | ("PATCH", _, Some("/config" | "/queue/{turnId}"))
-        | ("PUT", _, Some("/queue"))
+        | ("PUT", _, Some("/queue" | "/budget"))
+        | ("DELETE", _, Some("/budget"))
         | ("DELETE", _, Some("/queue/{turnId}"))
         | ("PUT" | "DELETE", _, Some("/goal"))
         | ("DELETE", _, Some("")) => need(Operator),

@@ -15,4 +15,5 @@ pub mod sides;
 pub mod system;
 pub mod tokens;
 pub mod turns;
+pub mod usage;
 pub mod workspaces;

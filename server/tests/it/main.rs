@@ -44,6 +44,7 @@ mod replay;
 mod roles;
 mod sessions;
 mod sides;
+mod usage;
 mod workspace_faults;
 mod workspace_fork;
 mod workspace_keep;

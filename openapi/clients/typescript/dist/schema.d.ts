@@ -172,6 +172,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/rooms/{roomId}/budget": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Sets the room's budget (instead of the server's default): all its sessions together. */
+        put: operations["set_room_budget"];
+        post?: never;
+        /** Clears the room's own budget: the server's default applies again. */
+        delete: operations["clear_room_budget"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/rooms/{roomId}/events": {
         parameters: {
             query?: never;
@@ -244,6 +262,27 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/rooms/{roomId}/sessions/{sessionId}/budget": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Sets the session's budget (instead of the server's default). Reached, no new turn starts
+         *     (409 `budget_exhausted`); a higher one lets work go on.
+         */
+        put: operations["set_session_budget"];
+        post?: never;
+        /** Clears the session's own budget: the server's default applies again. */
+        delete: operations["clear_session_budget"];
         options?: never;
         head?: never;
         patch?: never;
@@ -694,6 +733,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/rooms/{roomId}/sessions/{sessionId}/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What the session spent (in all and per turn), and its budget and where it stands. */
+        get: operations["session_usage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/rooms/{roomId}/sessions/{sessionId}/workspace": {
         parameters: {
             query?: never;
@@ -726,6 +782,23 @@ export interface paths {
          *     `workspace.committed`.
          */
         post: operations["commit_workspace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/rooms/{roomId}/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What the room's sessions spent, in all, by provider and model and by session, and its budget. */
+        get: operations["room_usage"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -888,6 +961,28 @@ export interface components {
         };
         /** @enum {string} */
         AuthState: "authenticated" | "auth_required";
+        /** @description A limit on what a session or a room spends. Tokens count what went in and what came out. */
+        Budget: {
+            /**
+             * Format: double
+             * @description In the agent's currency (the cost its reports carry).
+             */
+            maxCost?: number | null;
+            /** Format: int64 */
+            maxTokens?: number | null;
+            onExhausted?: components["schemas"]["OnExhausted"] | null;
+        };
+        /** @description Where a budget stands. */
+        BudgetState: {
+            /** Format: double */
+            cost?: number | null;
+            exhausted: boolean;
+            /**
+             * Format: int64
+             * @description Tokens spent (in and out).
+             */
+            tokens: number;
+        };
         /** @description A `call.completed` event. */
         CallCompletedEvent: {
             actor?: components["schemas"]["Actor"] | null;
@@ -1642,6 +1737,8 @@ export interface components {
             level: components["schemas"]["NoticeLevel"];
             message: string;
         };
+        /** @enum {string} */
+        OnExhausted: "finish" | "cancel";
         /** @description `POST .../sides`. */
         OpenSideRequest: {
             /** @description Idempotency key of the open: the same again returns the same side. */
@@ -1739,6 +1836,12 @@ export interface components {
             data: components["schemas"]["ProviderSession"][];
             /** @description The `cursor` of the next page, when there is one. */
             next?: string | null;
+        };
+        /** @description What one provider and model spent in a room. */
+        ProviderUsage: {
+            model?: string | null;
+            provider: string;
+            usage: components["schemas"]["UsageTotals"];
         };
         Question: {
             header?: string | null;
@@ -1893,6 +1996,16 @@ export interface components {
         };
         RoomList: {
             data: components["schemas"]["Room"][];
+        };
+        /** @description A room's usage (`GET /v1/rooms/{roomId}/usage`). */
+        RoomUsage: {
+            budget?: components["schemas"]["Budget"] | null;
+            /** @description By provider and model. */
+            providers: components["schemas"]["ProviderUsage"][];
+            /** @description By session. */
+            sessions: components["schemas"]["SessionUsageLine"][];
+            state: components["schemas"]["BudgetState"];
+            totals: components["schemas"]["UsageTotals"];
         };
         /** @enum {string} */
         SandboxMode: "read-only" | "workspace-write" | "danger-full-access";
@@ -2076,6 +2189,21 @@ export interface components {
             /** @description Why it changed: `resumed`, `released`, `disconnected`, `provider_exited`, `server_restart`, … */
             reason: string;
             session: components["schemas"]["Session"];
+        };
+        /** @description A session's usage (`GET …/sessions/{id}/usage`). */
+        SessionUsage: {
+            budget?: components["schemas"]["Budget"] | null;
+            model?: string | null;
+            provider: string;
+            state: components["schemas"]["BudgetState"];
+            totals: components["schemas"]["UsageTotals"];
+            /** @description Its latest turns (at most 200), oldest first. */
+            turns: components["schemas"]["TurnUsage"][];
+        };
+        /** @description One session's line of a room's usage. */
+        SessionUsageLine: {
+            sessionId: string;
+            usage: components["schemas"]["UsageTotals"];
         };
         /** @description A session's workspace. */
         SessionWorkspace: {
@@ -2400,6 +2528,11 @@ export interface components {
             input: components["schemas"]["InputItem"][];
             turnId: string;
         };
+        /** @description What one turn spent. */
+        TurnUsage: {
+            turnId: string;
+            usage: components["schemas"]["UsageTotals"];
+        };
         UsagePayload: {
             /** Format: int64 */
             cachedInputTokens?: number;
@@ -2419,6 +2552,24 @@ export interface components {
             reasoningOutputTokens?: number;
             /** Format: int64 */
             totalTokens: number;
+        };
+        /** @description Tokens and cost spent (cost where the agent reports it). */
+        UsageTotals: {
+            /**
+             * Format: int64
+             * @description Of the input, what the model had cached.
+             */
+            cachedInputTokens: number;
+            cost?: components["schemas"]["Cost"] | null;
+            /** Format: int64 */
+            inputTokens: number;
+            /** Format: int64 */
+            outputTokens: number;
+            /**
+             * Format: int64
+             * @description Of the output, the model's reasoning.
+             */
+            reasoningOutputTokens: number;
         };
         /** @description A `usage.updated` event. */
         UsageUpdatedEvent: {
@@ -2896,6 +3047,92 @@ export interface operations {
             };
         };
     };
+    set_room_budget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Room id */
+                roomId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Budget"];
+            };
+        };
+        responses: {
+            /** @description The room's usage with its new budget */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RoomUsage"];
+                };
+            };
+            /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The server or the agent failed, or is at capacity (then with `Retry-After`); the error's `code` says why */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    clear_room_budget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Room id */
+                roomId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The room's usage under the default budget */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RoomUsage"];
+                };
+            };
+            /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The server or the agent failed, or is at capacity (then with `Retry-After`); the error's `code` says why */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     list_events: {
         parameters: {
             query?: {
@@ -3169,6 +3406,92 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The server or the agent failed, or is at capacity (then with `Retry-After`); the error's `code` says why */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    set_session_budget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                roomId: string;
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Budget"];
+            };
+        };
+        responses: {
+            /** @description The session's usage with its new budget */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionUsage"];
+                };
+            };
+            /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The server or the agent failed, or is at capacity (then with `Retry-After`); the error's `code` says why */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    clear_session_budget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                roomId: string;
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session's usage under the default budget */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionUsage"];
                 };
             };
             /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */
@@ -4631,6 +4954,47 @@ export interface operations {
             };
         };
     };
+    session_usage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                roomId: string;
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session's usage */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionUsage"];
+                };
+            };
+            /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The server or the agent failed, or is at capacity (then with `Retry-After`); the error's `code` says why */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     get_workspace: {
         parameters: {
             query?: never;
@@ -4722,6 +5086,47 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The server or the agent failed, or is at capacity (then with `Retry-After`); the error's `code` says why */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    room_usage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Room id */
+                roomId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The room's usage */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RoomUsage"];
                 };
             };
             /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */

@@ -12,6 +12,8 @@ from .approval_policy import ApprovalPolicy
 from .audit_entry import AuditEntry
 from .audit_list import AuditList
 from .auth_state import AuthState
+from .budget import Budget
+from .budget_state import BudgetState
 from .call_completed_event import CallCompletedEvent
 from .call_completed_event_type import CallCompletedEventType
 from .call_completed_payload import CallCompletedPayload
@@ -105,6 +107,7 @@ from .notice_event import NoticeEvent
 from .notice_event_type import NoticeEventType
 from .notice_level import NoticeLevel
 from .notice_payload import NoticePayload
+from .on_exhausted import OnExhausted
 from .open_side_request import OpenSideRequest
 from .openapi_json_response_200 import OpenapiJsonResponse200
 from .ping_frame import PingFrame
@@ -120,6 +123,7 @@ from .provider_info import ProviderInfo
 from .provider_list import ProviderList
 from .provider_session import ProviderSession
 from .provider_session_list import ProviderSessionList
+from .provider_usage import ProviderUsage
 from .question import Question
 from .question_option import QuestionOption
 from .queue_list import QueueList
@@ -140,6 +144,7 @@ from .resync_frame_type import ResyncFrameType
 from .role import Role
 from .room import Room
 from .room_list import RoomList
+from .room_usage import RoomUsage
 from .sandbox_mode import SandboxMode
 from .scope import Scope
 from .session import Session
@@ -159,6 +164,8 @@ from .session_status import SessionStatus
 from .session_updated_event import SessionUpdatedEvent
 from .session_updated_event_type import SessionUpdatedEventType
 from .session_updated_payload import SessionUpdatedPayload
+from .session_usage import SessionUsage
+from .session_usage_line import SessionUsageLine
 from .session_workspace import SessionWorkspace
 from .set_goal_request import SetGoalRequest
 from .side_capabilities import SideCapabilities
@@ -195,7 +202,9 @@ from .turn_started_payload import TurnStartedPayload
 from .turn_steered_event import TurnSteeredEvent
 from .turn_steered_event_type import TurnSteeredEventType
 from .turn_steered_payload import TurnSteeredPayload
+from .turn_usage import TurnUsage
 from .usage_payload import UsagePayload
+from .usage_totals import UsageTotals
 from .usage_updated_event import UsageUpdatedEvent
 from .usage_updated_event_type import UsageUpdatedEventType
 from .workspace_changes import WorkspaceChanges
@@ -223,6 +232,8 @@ __all__ = (
     "AuditEntry",
     "AuditList",
     "AuthState",
+    "Budget",
+    "BudgetState",
     "CallCompletedEvent",
     "CallCompletedEventType",
     "CallCompletedPayload",
@@ -316,6 +327,7 @@ __all__ = (
     "NoticeEventType",
     "NoticeLevel",
     "NoticePayload",
+    "OnExhausted",
     "OpenapiJsonResponse200",
     "OpenSideRequest",
     "PingFrame",
@@ -331,6 +343,7 @@ __all__ = (
     "ProviderList",
     "ProviderSession",
     "ProviderSessionList",
+    "ProviderUsage",
     "Question",
     "QuestionOption",
     "QueuedEdit",
@@ -351,6 +364,7 @@ __all__ = (
     "Role",
     "Room",
     "RoomList",
+    "RoomUsage",
     "SandboxMode",
     "Scope",
     "Session",
@@ -370,6 +384,8 @@ __all__ = (
     "SessionUpdatedEvent",
     "SessionUpdatedEventType",
     "SessionUpdatedPayload",
+    "SessionUsage",
+    "SessionUsageLine",
     "SessionWorkspace",
     "SetGoalRequest",
     "SideCapabilities",
@@ -406,7 +422,9 @@ __all__ = (
     "TurnSteeredEvent",
     "TurnSteeredEventType",
     "TurnSteeredPayload",
+    "TurnUsage",
     "UsagePayload",
+    "UsageTotals",
     "UsageUpdatedEvent",
     "UsageUpdatedEventType",
     "WorkspaceChanges",
