@@ -12,6 +12,9 @@ import { RoomModel, type Event, type Session } from "./model.js";
 import { errorText } from "./present.js";
 import { aboutAttachments, attachmentErrorText, type InputItem } from "./attach.js";
 import { allows, type Me, type Role, type TokenInfo } from "./access.js";
+import { browserHost, Notifier, sessionName, type Place as NotifyPlace } from "./notify.js";
+import type { SubmitHow } from "./queue.js";
+import { sideName } from "./present.js";
 import type { Schemas } from "../../openapi/clients/typescript/src/client.js";
 
 export type ProviderInfo = Schemas["ProviderInfo"];
@@ -114,6 +117,8 @@ class RoomWatch {
   private closed = false;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private sideFetches = new Map<string, Promise<void>>();
+  /** The head seq the first `hello` of this watch said: events after it happened while watched (notifications). */
+  private liveFrom: number | null = null;
 
   constructor(
     readonly app: App,
@@ -179,6 +184,7 @@ class RoomWatch {
         this.state = "live";
         this.error = null;
         m.onHello(frame);
+        this.liveFrom ??= frame.headSeq;
         if (frame.role) this.app.helloRole = frame.role;
         if (m.full) {
           for (const s of frame.sides) this.fetchSide(s.sessionId);
@@ -189,9 +195,12 @@ class RoomWatch {
       case "event":
         m.onEvent(frame.event);
         if (frame.event.type === "session.started") this.app.roomCount(m.roomId, m.canonical.length);
+        this.app.notice(m, frame.event, this.liveFrom !== null && frame.event.seq > this.liveFrom);
         break;
       case "side_event":
         if (m.onSideEvent(frame.event) && m.full) this.fetchSide(frame.event.sessionId);
+        // Side events come over REST when replayed: a frame is live.
+        this.app.notice(m, frame.event, this.liveFrom !== null);
         break;
       case "error":
         this.app.report(`the server did not understand a frame: ${frame.message}`);
@@ -258,6 +267,8 @@ class RoomWatch {
       for (const st of this.model.sessions.values()) st.transcript.info(`The server no longer keeps this room's events before seq ${head + 1}: what happened meanwhile is not shown.`);
       this.model.lastSeq = head;
       void this.reloadSessions().then(() => Promise.all(this.model.canonical.map((st) => this.app.loadGoal(this.model.roomId, st.id))));
+      // The queue's events before the head are gone too: read the open session's again.
+      if (this.model.full && this.app.selectedSession) void this.app.loadQueue(this.model.roomId, this.app.selectedSession);
       this.open(head);
       return;
     }
@@ -329,6 +340,8 @@ export class App {
   private roomPoll: ReturnType<typeof setInterval> | undefined;
   /** The interactions (room/session/request) that already took the focus once (see `claimFocus`). */
   private focused = new Set<string>();
+  /** Browser notifications of the watched rooms (asked for from the console's prompt). */
+  readonly notifier = new Notifier(browserHost(), (place) => this.openPlace(place));
 
   constructor() {
     this.token = takeToken();
@@ -582,6 +595,43 @@ export class App {
     return roomId === null ? undefined : this.watches.get(roomId)?.model;
   }
 
+  /** Every watched room's model (the open one and the live-only ones). */
+  watchedRooms(): RoomModel[] {
+    return [...this.watches.values()].map((w) => w.model);
+  }
+
+  /** An event of a watched room, for the browser notifications (`live`: not a replay). */
+  notice(model: RoomModel, e: Event, live: boolean): void {
+    if (!live) return;
+    const st = model.session(e.sessionId);
+    if (!st) return;
+    const source = st.isSide ? st.session.sourceSessionId ?? null : null;
+    const place: NotifyPlace = { room: model.roomId, session: source ?? st.id, side: source ? st.id : null };
+    this.notifier.event(place, () => (st.isSide ? sideName(model, st) : sessionName(st)), e, live);
+  }
+
+  /** Asks the browser for notifications (from the prompt's click: a user gesture). */
+  async enableNotifications(): Promise<void> {
+    const p = await this.notifier.enable();
+    if (p === "denied") this.report("Notifications are blocked for this page: the browser's site settings can allow them.", false);
+    this.changed();
+  }
+
+  dismissNotifications(): void {
+    this.notifier.dismiss();
+    this.changed();
+  }
+
+  /** A notification was clicked: its session (and side conversation) is opened. */
+  openPlace(place: NotifyPlace): void {
+    if (this.selectedRoom !== place.room || !this.room(place.room)?.full) this.openRoom(place.room, place.session, place.side);
+    else {
+      if (this.selectedSession !== place.session) this.selectSession(place.session);
+      if (place.side) this.selectSide(place.side);
+    }
+    this.changed();
+  }
+
   /** Opens a room: its stream replays the whole log (the transcript) and stays live. */
   openRoom(roomId: string, sessionId: string | null = null, sideId: string | null = null): void {
     roomId = roomId.trim();
@@ -607,7 +657,10 @@ export class App {
     this.syncHash();
     this.changed();
     // The session's open side conversations are found again (a reload, a link), and shown.
-    if (sessionId) void this.findSides(roomId, sessionId);
+    if (sessionId) {
+      void this.findSides(roomId, sessionId);
+      void this.loadQueue(roomId, sessionId);
+    }
   }
 
   /** The server's log no longer matches (its data was replaced): start the room over from seq 0. */
@@ -629,7 +682,10 @@ export class App {
     this.selectedSide = null;
     this.syncHash();
     this.changed();
-    if (sessionId && this.selectedRoom) void this.findSides(this.selectedRoom, sessionId);
+    if (sessionId && this.selectedRoom) {
+      void this.findSides(this.selectedRoom, sessionId);
+      void this.loadQueue(this.selectedRoom, sessionId);
+    }
   }
 
   /** The open side conversations of a session, over REST (besides the hello's list). */
@@ -674,19 +730,64 @@ export class App {
   }
 
   /**
-   * Sends a turn (or steers the running one). A refusal about its images (the agent takes none,
-   * one too large) is handed back for the composer to show beside them; any other is reported.
+   * Sends a turn, steers the running one, or queues a follow-up (`how`). A refusal about its images
+   * (the agent takes none, one too large) is handed back for the composer to show beside them, and
+   * so is any refusal to queue (`queue_full`, …); any other is reported.
    */
-  async submit(sessionId: string, input: InputItem[], steer: boolean): Promise<{ ok: true } | { ok: false; attachmentError: string | null }> {
-    const r = await this.attempt(() =>
-      call(this.api.POST("/v1/rooms/{roomId}/sessions/{sessionId}/turns", { params: this.path(sessionId), body: { input, clientSubmitId: randomId("console"), steer: steer || null } })),
-    );
-    if (r.ok) return { ok: true };
+  async submit(sessionId: string, input: InputItem[], how: SubmitHow): Promise<{ ok: true; queued: boolean } | { ok: false; attachmentError: string | null; queueError: string | null }> {
+    const body: Schemas["SubmitTurnRequest"] = { input, clientSubmitId: randomId("console") };
+    if (how === "steer") body.steer = true;
+    if (how === "queue") body.queue = true;
+    const r = await this.attempt(() => call(this.api.POST("/v1/rooms/{roomId}/sessions/{sessionId}/turns", { params: this.path(sessionId), body })));
+    if (r.ok) return { ok: true, queued: r.data.queued };
     const e = r.error;
-    if (e.status === 401) return { ok: false, attachmentError: null };
-    if (aboutAttachments(e.code, e.message, input)) return { ok: false, attachmentError: attachmentErrorText(e.code, e.message, input) };
-    this.report(`${steer ? "steering" : "sending"} failed: ${e.message}`);
-    return { ok: false, attachmentError: null };
+    if (e.status === 401) return { ok: false, attachmentError: null, queueError: null };
+    if (aboutAttachments(e.code, e.message, input)) return { ok: false, attachmentError: attachmentErrorText(e.code, e.message, input), queueError: null };
+    if (how === "queue") return { ok: false, attachmentError: null, queueError: `Not queued: ${e.message}` };
+    this.report(`${how === "steer" ? "steering" : "sending"} failed: ${e.message}`);
+    return { ok: false, attachmentError: null, queueError: null };
+  }
+
+  // ---- the queue of follow-ups ----
+
+  /** The session's queue over REST (opening it): taken unless a `queue.updated` came meanwhile. */
+  async loadQueue(roomId: string, sessionId: string): Promise<void> {
+    const before = this.room(roomId)?.session(sessionId);
+    if (before?.isSide) return;
+    const rev = before?.queueRev ?? 0;
+    try {
+      const list = await call(this.api.GET("/v1/rooms/{roomId}/sessions/{sessionId}/queue", { params: { path: { roomId, sessionId } } }));
+      if (this.room(roomId)?.session(sessionId)?.queueFromRest(list.data, rev)) this.changed();
+    } catch {
+      // The room's events say the same (a server without queues, a session gone: nothing to show).
+    }
+  }
+
+  /** Puts the queue in a new order (every queued turn once). */
+  reorderQueue(sessionId: string, order: string[]) {
+    return this.attempt(() => call(this.api.PUT("/v1/rooms/{roomId}/sessions/{sessionId}/queue", { params: this.path(sessionId), body: { order } })));
+  }
+
+  /** New input for a queued turn. */
+  editQueued(sessionId: string, turnId: string, input: InputItem[]) {
+    return this.attempt(() =>
+      call(this.api.PATCH("/v1/rooms/{roomId}/sessions/{sessionId}/queue/{turnId}", { params: { path: { roomId: this.selectedRoom ?? "", sessionId, turnId } }, body: { input } })),
+    );
+  }
+
+  /** Takes a turn off the queue. */
+  removeQueued(sessionId: string, turnId: string) {
+    return this.attempt(async () => {
+      const r = await this.api.DELETE("/v1/rooms/{roomId}/sessions/{sessionId}/queue/{turnId}", { params: { path: { roomId: this.selectedRoom ?? "", sessionId, turnId } } });
+      if (r.error !== undefined || !r.response.ok) throw failure(r.error, r.response);
+    });
+  }
+
+  /** Sends a queued turn now: steered into the running turn, or first after canceling it. */
+  sendQueued(sessionId: string, turnId: string) {
+    return this.attempt(() =>
+      call(this.api.POST("/v1/rooms/{roomId}/sessions/{sessionId}/queue/{turnId}/send", { params: { path: { roomId: this.selectedRoom ?? "", sessionId, turnId } } })),
+    );
   }
 
   /** An image of one of the session's turns (`attachment` in its input), read with the token. */

@@ -6,6 +6,7 @@
 import type { Schemas } from "../../openapi/clients/typescript/src/client.js";
 import { byText } from "./access.js";
 import { inputParts, type FileRef, type ImageRef } from "./attach.js";
+import type { QueuedTurn } from "./queue.js";
 
 export type Session = Schemas["Session"];
 export type Event = Schemas["Event"];
@@ -287,6 +288,7 @@ export class Transcript {
         this.add({ kind: "notice", key: this.fresh("notice"), rev: 0, level: "warning", message: `The goal needs reconciling (${e.payload.reason}): a turn the agent started could not be credited to a goal operation.` });
         return;
       case "commands.updated":
+      case "queue.updated":
         return;
       case "turn.changes": {
         const p = e.payload;
@@ -358,6 +360,10 @@ export class SessionState {
   /** Turns the provider started for a goal (`turn.started.origin`), oldest first. */
   readonly autoTurns: { turnId: string; origin: TurnOrigin; goalOperationId: string | null }[] = [];
   commands: CommandInfo[] = [];
+  /** The session's queue of follow-ups, first to start first (its latest `queue.updated`, or `GET …/queue`). */
+  queue: QueuedTurn[] = [];
+  /** How many `queue.updated` events were applied: a `GET …/queue` answer older than one is dropped. */
+  queueRev = 0;
   /** Side conversations only: the last side seq applied and events that arrived ahead of a gap. */
   sideSeq = 0;
   readonly sideAhead = new Map<number, Event>();
@@ -393,6 +399,17 @@ export class SessionState {
     this.activeTurnId = session.activeTurnId ?? null;
     this.snapshotWaiting = session.status === "waiting" && this.pending.size === 0;
     this.rev++;
+  }
+
+  /**
+   * The queue as `GET …/queue` read it, asked when `queueRev` was `rev`: taken only when no
+   * `queue.updated` came meanwhile (that event is newer than the answer).
+   */
+  queueFromRest(queue: QueuedTurn[], rev: number): boolean {
+    if (this.queueRev !== rev) return false;
+    this.queue = queue;
+    this.rev++;
+    return true;
   }
 
   /** A side conversation that ended while this client did not see its `session.completed`. */
@@ -445,6 +462,10 @@ export class SessionState {
         break;
       case "commands.updated":
         this.commands = e.payload.commands;
+        break;
+      case "queue.updated":
+        this.queue = e.payload.queue;
+        this.queueRev++;
         break;
       default:
         break;

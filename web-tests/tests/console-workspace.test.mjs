@@ -144,7 +144,8 @@ test('a worktree session from the form: Commit…, the file tree, a preview, the
   // Commit…: a message, then the commit and its branch; git has it.
   await page.click(tid('commit-open'));
   await page.waitForSelector(tid('commit-dialog'));
-  assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('data-testid')), 'commit-message');
+  // The dialog takes the focus in an effect, a moment after it shows.
+  await page.waitForFunction(() => document.activeElement?.getAttribute('data-testid') === 'commit-message');
   await page.fill(tid('commit-message'), 'add the app');
   await page.click(tid('commit-submit'));
   await page.waitForSelector(tid('commit-result'));

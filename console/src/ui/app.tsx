@@ -13,7 +13,13 @@ import { ShareButton, ShareDialog } from "./share.js";
 import { byText, whoText } from "../access.js";
 import { IMAGE_ACCEPT, imageName, isImageType, refuseImage, toBase64, turnInput, type OutgoingImage } from "../attach.js";
 import { PendingImages, type PendingImage } from "./attachments.js";
+import { QueuePanel } from "./queue.js";
+import { composerKey, primaryAction, type SubmitHow } from "../queue.js";
+import { titleWith, waitingSessions } from "../notify.js";
 import type { Schemas } from "../../../openapi/clients/typescript/src/client.js";
+
+/** The page's own title (index.html's), before any count. */
+const BASE_TITLE = typeof document !== "undefined" ? document.title : "Ensemble console";
 
 export function Root({ app }: { app: App }) {
   const [, setTick] = useState(0);
@@ -24,6 +30,11 @@ export function Root({ app }: { app: App }) {
     return off;
   }, [app]);
   const [navOpen, setNavOpen] = useState(false);
+  // The tab's title counts the sessions waiting on an answer in every watched room: "(2) Ensemble console".
+  const waiting = waitingSessions(app.watchedRooms());
+  useEffect(() => {
+    document.title = titleWith(BASE_TITLE, waiting);
+  }, [waiting]);
   const room = app.room();
   const session = app.selectedSession ? room?.session(app.selectedSession) : undefined;
   const side = app.selectedSide ? room?.session(app.selectedSide) : undefined;
@@ -155,15 +166,38 @@ function TokenBox({ app }: { app: App }) {
 
 function Messages({ app }: { app: App }) {
   return (
-    <div class="messages" role="status" aria-live="polite">
-      {app.messages.map((m) => (
-        <div class={`message-bar${m.error ? " err" : ""}`} data-testid="app-message" key={m.id}>
-          <span>{m.text}</span>
-          <button type="button" class="link" aria-label="Dismiss" onClick={() => app.dismiss(m.id)}>
-            ×
-          </button>
-        </div>
-      ))}
+    <div class="messages">
+      {app.token && !app.tokenProblem && app.notifier.prompt ? <NotifyPrompt app={app} /> : null}
+      <div role="status" aria-live="polite">
+        {app.messages.map((m) => (
+          <div class={`message-bar${m.error ? " err" : ""}`} data-testid="app-message" key={m.id}>
+            <span>{m.text}</span>
+            <button type="button" class="link" aria-label="Dismiss" onClick={() => app.dismiss(m.id)}>
+              ×
+            </button>
+          </div>
+        ))}
+      </div>
+    </div>
+  );
+}
+
+/**
+ * Offers browser notifications once: the browser is asked only from this button's click (never
+ * unprompted); "Not now" hides it for good in this browser.
+ */
+function NotifyPrompt({ app }: { app: App }) {
+  return (
+    <div class="message-bar notify-prompt" data-testid="notify-prompt" role="region" aria-label="Browser notifications">
+      <span>Get notified when a session needs an answer or a turn ends while this tab is in the background?</span>
+      <span class="row">
+        <button type="button" class="primary" data-testid="notify-enable" onClick={() => void app.enableNotifications()}>
+          Turn on notifications
+        </button>
+        <button type="button" data-testid="notify-dismiss" aria-label="Not now: do not offer notifications again" onClick={() => app.dismissNotifications()}>
+          Not now
+        </button>
+      </span>
     </div>
   );
 }
@@ -570,9 +604,12 @@ function SessionView({ app, st }: { app: App; st: SessionState }) {
           This session is closed{byText(st.closedBy)}.
         </p>
       ) : operate ? (
-        <Composer app={app} st={st} steerable={provider?.capabilities.steer ?? true} />
+        <Composer app={app} st={st} steerable={provider?.capabilities.steer ?? true} queueable />
       ) : (
-        <ReadOnlyNote app={app} />
+        <>
+          <ReadOnlyNote app={app} />
+          <QueuePanel app={app} st={st} canAct={false} steerable={provider?.capabilities.steer ?? true} running={st.activeTurnId !== null} onError={() => {}} />
+        </>
       )}
     </section>
   );
@@ -697,12 +734,19 @@ function TranscriptView({ app, st, label }: { app: App; st: SessionState; label?
   );
 }
 
-function Composer({ app, st, steerable }: { app: App; st: SessionState; steerable: boolean }) {
+/**
+ * The message box. `queueable` (a session, not a side conversation): while a turn runs, what is typed
+ * can be queued as a follow-up (the Queue button, Alt+Enter; Ctrl+Enter where the agent cannot
+ * steer), and the session's queue is shown under it.
+ */
+function Composer({ app, st, steerable, queueable }: { app: App; st: SessionState; steerable: boolean; queueable: boolean }) {
   const [text, setText] = useState("");
   const [busy, setBusy] = useState(false);
   const [images, setImages] = useState<PendingImage[]>([]);
   /** Why an image was not taken or not sent (shown beside the images). */
   const [imageError, setImageError] = useState<string | null>(null);
+  /** Why a follow-up was not queued, or a change of the queue refused (`queue_full`, …). */
+  const [queueError, setQueueError] = useState<string | null>(null);
   const [dropping, setDropping] = useState(false);
   const dragDepth = useRef(0);
   const nextImage = useRef(0);
@@ -712,6 +756,10 @@ function Composer({ app, st, steerable }: { app: App; st: SessionState; steerabl
   shown.current = images;
   useEffect(() => () => shown.current.forEach((i) => URL.revokeObjectURL(i.url)), []);
   const running = st.activeTurnId !== null || st.status === "working" || st.status === "waiting";
+  /** Queue is offered while a turn runs, or while follow-ups wait (after a restart, before one is sent). */
+  const offerQueue = queueable && (running || st.queue.length > 0);
+  const modes = { running, steerable, queueable };
+  const primary = primaryAction(modes);
   const id = `composer-${st.id}`;
   const sendable = text.trim() !== "" || images.length > 0;
   /** Takes the image files among `files`; the others are refused, each with its reason. */
@@ -736,7 +784,7 @@ function Composer({ app, st, steerable }: { app: App; st: SessionState; steerabl
     if (gone) URL.revokeObjectURL(gone.url);
     setImages(images.filter((i) => i.id !== imageId));
   };
-  const submit = async (steer: boolean) => {
+  const submit = async (how: SubmitHow) => {
     if (!sendable || busy) return;
     setBusy(true);
     const sent = images;
@@ -748,120 +796,155 @@ function Composer({ app, st, steerable }: { app: App; st: SessionState; steerabl
       setImageError(`An image could not be read: ${(e as Error).message}`);
       return;
     }
-    const r = await app.submit(st.id, turnInput(text, outgoing), steer);
+    const r = await app.submit(st.id, turnInput(text, outgoing), how);
     setBusy(false);
     if (r.ok) {
       setText("");
       sent.forEach((i) => URL.revokeObjectURL(i.url));
       setImages((list) => list.filter((i) => !sent.includes(i)));
       setImageError(null);
+      setQueueError(null);
     } else if (r.attachmentError) {
       setImageError(r.attachmentError);
+    } else if (r.queueError) {
+      setQueueError(r.queueError);
     }
   };
   const hasFiles = (dt: DataTransfer | null) => !!dt && [...dt.types].includes("Files");
+  const placeholder = running
+    ? steerable
+      ? `A turn is running: Ctrl+Enter steers it${queueable ? ", Alt+Enter queues a follow-up" : ""}`
+      : queueable
+        ? "A turn is running: Ctrl+Enter queues a follow-up for after it"
+        : "A turn is running"
+    : st.session.live
+      ? "Message (Ctrl+Enter sends; paste or drop images)"
+      : "Message (sending resumes the session; Ctrl+Enter sends)";
   return (
-    <form
-      class={`composer${dropping ? " dropping" : ""}`}
-      data-testid="composer-form"
-      onSubmit={(ev) => {
-        ev.preventDefault();
-        void submit(running && steerable);
-      }}
-      onDragEnter={(ev) => {
-        if (!hasFiles(ev.dataTransfer)) return;
-        ev.preventDefault();
-        dragDepth.current++;
-        setDropping(true);
-      }}
-      onDragOver={(ev) => {
-        if (!hasFiles(ev.dataTransfer)) return;
-        ev.preventDefault();
-        if (ev.dataTransfer) ev.dataTransfer.dropEffect = "copy";
-      }}
-      onDragLeave={(ev) => {
-        if (!hasFiles(ev.dataTransfer)) return;
-        dragDepth.current = Math.max(0, dragDepth.current - 1);
-        if (!dragDepth.current) setDropping(false);
-      }}
-      onDrop={(ev) => {
-        if (!hasFiles(ev.dataTransfer)) return;
-        ev.preventDefault();
-        dragDepth.current = 0;
-        setDropping(false);
-        attach([...(ev.dataTransfer?.files ?? [])]);
-      }}
-    >
-      <label for={id} class="sr-only">
-        Message to {st.isSide ? "the side conversation" : "the agent"}
-      </label>
-      <textarea
-        id={id}
-        data-testid="composer"
-        placeholder={running ? "A turn is running: Ctrl+Enter steers it" : st.session.live ? "Message (Ctrl+Enter sends; paste or drop images)" : "Message (sending resumes the session; Ctrl+Enter sends)"}
-        value={text}
-        onInput={(e) => setText((e.currentTarget as HTMLTextAreaElement).value)}
-        onPaste={(e) => {
-          // A pasted image (a screenshot) is attached; pasted text stays text (a spreadsheet's
-          // cells come with a picture of them too).
-          const cd = e.clipboardData;
-          if (!cd || cd.getData("text/plain")) return;
-          const files = cd.files.length ? [...cd.files] : [...cd.items].filter((i) => i.kind === "file").map((i) => i.getAsFile()).filter((f): f is File => f !== null);
-          if (!files.length) return;
-          e.preventDefault();
-          attach(files);
+    <>
+      <form
+        class={`composer${dropping ? " dropping" : ""}`}
+        data-testid="composer-form"
+        onSubmit={(ev) => {
+          ev.preventDefault();
+          void submit(primary);
         }}
-        onKeyDown={(e) => {
-          if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
+        onDragEnter={(ev) => {
+          if (!hasFiles(ev.dataTransfer)) return;
+          ev.preventDefault();
+          dragDepth.current++;
+          setDropping(true);
+        }}
+        onDragOver={(ev) => {
+          if (!hasFiles(ev.dataTransfer)) return;
+          ev.preventDefault();
+          if (ev.dataTransfer) ev.dataTransfer.dropEffect = "copy";
+        }}
+        onDragLeave={(ev) => {
+          if (!hasFiles(ev.dataTransfer)) return;
+          dragDepth.current = Math.max(0, dragDepth.current - 1);
+          if (!dragDepth.current) setDropping(false);
+        }}
+        onDrop={(ev) => {
+          if (!hasFiles(ev.dataTransfer)) return;
+          ev.preventDefault();
+          dragDepth.current = 0;
+          setDropping(false);
+          attach([...(ev.dataTransfer?.files ?? [])]);
+        }}
+      >
+        <label for={id} class="sr-only">
+          Message to {st.isSide ? "the side conversation" : "the agent"}
+        </label>
+        <textarea
+          id={id}
+          data-testid="composer"
+          placeholder={placeholder}
+          value={text}
+          onInput={(e) => setText((e.currentTarget as HTMLTextAreaElement).value)}
+          onPaste={(e) => {
+            // A pasted image (a screenshot) is attached; pasted text stays text (a spreadsheet's
+            // cells come with a picture of them too).
+            const cd = e.clipboardData;
+            if (!cd || cd.getData("text/plain")) return;
+            const files = cd.files.length ? [...cd.files] : [...cd.items].filter((i) => i.kind === "file").map((i) => i.getAsFile()).filter((f): f is File => f !== null);
+            if (!files.length) return;
             e.preventDefault();
-            void submit(running && steerable);
-          }
-        }}
-      />
-      <PendingImages images={images} onRemove={remove} />
-      {imageError ? (
-        <p class="warn attach-error" role="alert" data-testid="attach-error">
-          {imageError}
-        </p>
-      ) : null}
-      <div class="row">
-        {running ? (
-          <>
-            {steerable ? (
-              <button type="submit" class="primary" data-testid="steer" disabled={busy || !sendable}>
-                Steer
-              </button>
-            ) : null}
+            attach(files);
+          }}
+          onKeyDown={(e) => {
+            const how = composerKey(e, modes);
+            if (how) {
+              e.preventDefault();
+              void submit(how);
+            }
+          }}
+        />
+        <PendingImages images={images} onRemove={remove} />
+        {imageError ? (
+          <p class="warn attach-error" role="alert" data-testid="attach-error">
+            {imageError}
+          </p>
+        ) : null}
+        {queueError ? (
+          <p class="warn queue-error" role="alert" data-testid="queue-error">
+            {queueError}
+            <button type="button" class="link" aria-label="Dismiss this message" onClick={() => setQueueError(null)}>
+              ×
+            </button>
+          </p>
+        ) : null}
+        <div class="row">
+          {running && primary === "steer" ? (
+            <button type="submit" class="primary" data-testid="steer" disabled={busy || !sendable} title="Add this to the running turn (Ctrl+Enter)">
+              Steer
+            </button>
+          ) : null}
+          {offerQueue ? (
+            <button
+              type={primary === "queue" ? "submit" : "button"}
+              class={primary === "queue" ? "primary" : undefined}
+              data-testid="queue-turn"
+              disabled={busy || !sendable}
+              title={`Queue this as a follow-up: it starts when the turns before it have ended (${primary === "queue" ? "Ctrl+Enter or Alt+Enter" : "Alt+Enter"})`}
+              onClick={primary === "queue" ? undefined : () => void submit("queue")}
+            >
+              Queue
+            </button>
+          ) : null}
+          {running ? (
             <button type="button" class="danger" data-testid="cancel" onClick={() => void app.cancel(st.id)}>
               Cancel turn
             </button>
-          </>
-        ) : (
-          <button type="submit" class="primary" data-testid="send" disabled={busy || !sendable}>
-            Send
+          ) : null}
+          {!running ? (
+            <button type="submit" class="primary" data-testid="send" disabled={busy || !sendable}>
+              Send
+            </button>
+          ) : null}
+          <button type="button" data-testid="attach-image" title="Attach a PNG, JPEG, GIF or WebP image (at most 5 MiB); you can also paste or drop one here" onClick={() => fileInput.current?.click()}>
+            Attach image
           </button>
-        )}
-        <button type="button" data-testid="attach-image" title="Attach a PNG, JPEG, GIF or WebP image (at most 5 MiB); you can also paste or drop one here" onClick={() => fileInput.current?.click()}>
-          Attach image
-        </button>
-        <input
-          type="file"
-          ref={fileInput}
-          hidden
-          tabIndex={-1}
-          multiple
-          accept={IMAGE_ACCEPT}
-          aria-label="Attach image"
-          data-testid="attach-input"
-          onChange={(e) => {
-            const el = e.currentTarget as HTMLInputElement;
-            attach([...(el.files ?? [])]);
-            el.value = "";
-          }}
-        />
-        <span class="dim hint">Ctrl+Enter</span>
-      </div>
-    </form>
+          <input
+            type="file"
+            ref={fileInput}
+            hidden
+            tabIndex={-1}
+            multiple
+            accept={IMAGE_ACCEPT}
+            aria-label="Attach image"
+            data-testid="attach-input"
+            onChange={(e) => {
+              const el = e.currentTarget as HTMLInputElement;
+              attach([...(el.files ?? [])]);
+              el.value = "";
+            }}
+          />
+          <span class="dim hint">{running && queueable && primary === "steer" ? "Ctrl+Enter steers · Alt+Enter queues" : primary === "queue" ? "Ctrl+Enter queues" : "Ctrl+Enter"}</span>
+        </div>
+      </form>
+      {queueable ? <QueuePanel app={app} st={st} canAct steerable={steerable} running={running} onError={setQueueError} /> : null}
+    </>
   );
 }
 
@@ -964,7 +1047,7 @@ function SidePanel({ app, st }: { app: App; st: SessionState }) {
         <ReadOnlyNote app={app} />
       ) : !ended ? (
         <>
-          <Composer app={app} st={st} steerable={false} />
+          <Composer app={app} st={st} steerable={false} queueable={false} />
           <div class="row">
             <button type="button" data-testid="close-side" onClick={() => void app.close(st.id)}>
               End side conversation

@@ -1,0 +1,126 @@
+// Unit tests of the queue of follow-ups: the model keeps a session's latest `queue.updated` (in live-only
+// rooms too, and never in a transcript), a `GET …/queue` answer overtaken by an event is dropped, a
+// move's order, an edit's input (text replaced, images and files kept), what a queued turn reads as,
+// and the composer's keys (Enter a new line; Ctrl+Enter send / steer / queue; Alt+Enter queue).
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { RoomModel, type Event, type Session } from "../src/model.js";
+import { composerKey, editedInput, imagesToResend, moveInOrder, primaryAction, queuedLabel, queuedParts, type QueuedTurn } from "../src/queue.js";
+
+const session = (id: string): Session => ({
+  roomId: "r",
+  sessionId: id,
+  rootSessionId: id,
+  provider: "scripted",
+  scope: "canonical",
+  status: "ready",
+  submitAvailability: { state: "available" },
+  resumable: true,
+  live: true,
+  visible: true,
+  title: "New session",
+  cwd: "/w",
+  settings: {},
+  createdAtMs: 1,
+  updatedAtMs: 1,
+});
+
+let seq = 0;
+function ev(sessionId: string, type: string, payload: unknown, turnId?: string): Event {
+  return { seq: ++seq, roomId: "r", eventId: `e${seq}`, sessionId, scope: "canonical", turnId, occurredAtMs: 1000 + seq, type, payload } as unknown as Event;
+}
+const queued = (turnId: string, text: string, extra: QueuedTurn["input"] = []): QueuedTurn => ({ turnId, input: [{ type: "text", text }, ...extra], queuedAtMs: 5 });
+
+test("queue: the model keeps the latest queue.updated, also in a live-only room; the transcript shows none", () => {
+  for (const full of [true, false]) {
+    seq = 0;
+    const room = new RoomModel("r", full);
+    room.onEvent(ev("s1", "session.started", { session: session("s1") }));
+    room.onEvent(ev("s1", "turn.started", { turnId: "t1", origin: "user", input: [{ type: "text", text: "/hang" }] }, "t1"));
+    const st = room.session("s1")!;
+    assert.deepEqual(st.queue, []);
+    room.onEvent(ev("s1", "queue.updated", { queue: [queued("t2", "second")], reason: "queued" }));
+    room.onEvent(ev("s1", "queue.updated", { queue: [queued("t2", "second"), queued("t3", "third")], reason: "queued" }));
+    room.onEvent(ev("s1", "queue.updated", { queue: [queued("t3", "third"), queued("t2", "second")], reason: "reordered" }));
+    assert.deepEqual(st.queue.map((q) => q.turnId), ["t3", "t2"]);
+    assert.equal(st.queueRev, 3);
+    assert.ok(!st.transcript.items.some((i) => i.kind === "info" && /queue/i.test(i.text)), "no transcript line for the queue");
+    room.onEvent(ev("s1", "turn.completed", { turnId: "t1" }, "t1"));
+    room.onEvent(ev("s1", "queue.updated", { queue: [queued("t2", "second")], reason: "started" }));
+    room.onEvent(ev("s1", "turn.started", { turnId: "t3", origin: "user", input: [{ type: "text", text: "third" }] }, "t3"));
+    assert.deepEqual(st.queue.map((q) => q.turnId), ["t2"]);
+    assert.equal(st.activeTurnId, "t3");
+  }
+});
+
+test("queue: a GET …/queue answer is taken unless a queue.updated came while it was asked", () => {
+  seq = 0;
+  const room = new RoomModel("r", true);
+  room.onEvent(ev("s1", "session.started", { session: session("s1") }));
+  const st = room.session("s1")!;
+  // Asked at rev 0, answered with nothing newer: taken.
+  assert.equal(st.queueFromRest([queued("t2", "kept")], 0), true);
+  assert.deepEqual(st.queue.map((q) => q.turnId), ["t2"]);
+  // Asked at rev 0, but an event came before the answer: the event is newer.
+  room.onEvent(ev("s1", "queue.updated", { queue: [], reason: "started" }));
+  assert.equal(st.queueFromRest([queued("t2", "stale")], 0), false);
+  assert.deepEqual(st.queue, []);
+  assert.equal(st.queueFromRest([queued("t4", "fresh")], 1), true);
+  assert.deepEqual(st.queue.map((q) => q.turnId), ["t4"]);
+});
+
+test("queue: a move's order for PUT …/queue", () => {
+  const order = ["a", "b", "c"];
+  assert.deepEqual(moveInOrder(order, "b", -1), ["b", "a", "c"]);
+  assert.deepEqual(moveInOrder(order, "b", 1), ["a", "c", "b"]);
+  assert.equal(moveInOrder(order, "a", -1), null, "the first cannot go up");
+  assert.equal(moveInOrder(order, "c", 1), null, "the last cannot go down");
+  assert.equal(moveInOrder(order, "x", 1), null, "not queued (any more)");
+  assert.deepEqual(order, ["a", "b", "c"], "the order given is left alone");
+});
+
+test("queue: an edit replaces the text and keeps the images (sent again as their bytes) and files", () => {
+  const image = { type: "image", attachment: "ab.png", mimeType: "image/png", name: "shot.png", bytes: 12 } as const;
+  const byPath = { type: "image", path: "diagram.png", name: "diagram.png" } as const;
+  const file = { type: "file", path: "notes.md", bytes: 17, mimeType: "text/plain" } as const;
+  const input: QueuedTurn["input"] = [{ type: "text", text: "old" }, image, { type: "text", text: "more old" }, byPath, file];
+  assert.deepEqual(imagesToResend(input), ["ab.png"]);
+  const data = new Map([["ab.png", "iVBORw0KGgo="]]);
+  // What the server sets (`attachment`, `bytes`, a file's `mimeType`) is never sent back: it refuses them.
+  const resent = [{ type: "image", data: "iVBORw0KGgo=", mimeType: "image/png", name: "shot.png" }, { type: "image", path: "diagram.png", name: "diagram.png" }, { type: "file", path: "notes.md" }];
+  assert.deepEqual(editedInput(input, "new text", data), [{ type: "text", text: "new text" }, ...resent]);
+  assert.deepEqual(editedInput(input, "   ", data), resent, "blank text: the attachments alone");
+  assert.throws(() => editedInput(input, "x"), /shot\.png was not read/);
+  assert.equal(editedInput([{ type: "text", text: "old" }], " \n "), null);
+});
+
+test("queue: what a queued turn reads as, and its name in a control's label", () => {
+  const q = queued("t2", "first line\nsecond line", [{ type: "image", attachment: "x.png", mimeType: "image/png", name: "x.png" }]);
+  const parts = queuedParts(q);
+  assert.equal(parts.text, "first line\nsecond line");
+  assert.deepEqual(parts.images.map((i) => i.name), ["x.png"]);
+  assert.equal(queuedLabel(q), "first line second line");
+  assert.equal(queuedLabel(queued("t3", "x".repeat(60))), `${"x".repeat(39)}…`);
+  assert.equal(queuedLabel({ turnId: "t4", input: [{ type: "file", path: "a" }], queuedAtMs: 1 }), "1 attachment");
+});
+
+test("queue: the composer's keys", () => {
+  const key = (k: Partial<{ key: string; ctrlKey: boolean; metaKey: boolean; altKey: boolean; shiftKey: boolean }>) => ({ key: "Enter", ctrlKey: false, metaKey: false, altKey: false, shiftKey: false, ...k });
+  const idle = { running: false, steerable: true, queueable: true };
+  const steering = { running: true, steerable: true, queueable: true };
+  const noSteer = { running: true, steerable: false, queueable: true };
+  const side = { running: true, steerable: false, queueable: false };
+  // Enter alone (and Shift+Enter) stays a new line.
+  for (const s of [idle, steering, noSteer, side]) {
+    assert.equal(composerKey(key({}), s), null);
+    assert.equal(composerKey(key({ shiftKey: true, ctrlKey: true }), s), null);
+  }
+  assert.equal(composerKey(key({ ctrlKey: true }), idle), "send");
+  assert.equal(composerKey(key({ metaKey: true }), steering), "steer");
+  assert.equal(composerKey(key({ ctrlKey: true }), noSteer), "queue");
+  assert.equal(composerKey(key({ ctrlKey: true }), side), "send", "a side conversation has no queue: as before");
+  for (const s of [idle, steering, noSteer]) assert.equal(composerKey(key({ altKey: true }), s), "queue");
+  assert.equal(composerKey(key({ altKey: true }), side), null);
+  assert.equal(composerKey(key({ key: "a", ctrlKey: true }), idle), null);
+  assert.deepEqual([idle, steering, noSteer, side].map(primaryAction), ["send", "steer", "queue", "send"]);
+});
