@@ -296,6 +296,11 @@ pub struct ServeArgs {
     #[arg(help_heading = "Limits", long, env = "ENSEMBLE_START_BUFFER_BYTES", default_value_t = 16 << 20)]
     pub start_buffer_bytes: usize,
 
+    /// Events a room export (`GET …/export`) reads from the store at a time, and so about what
+    /// one export holds in memory.
+    #[arg(help_heading = "Limits", long, env = "ENSEMBLE_EXPORT_PAGE_EVENTS", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub export_page_events: u64,
+
     /// Longest a REST request may take (408 beyond).
     #[arg(help_heading = "Limits", long, env = "ENSEMBLE_REQUEST_TIMEOUT_SECS", default_value_t = 120)]
     pub request_timeout_secs: u64,

@@ -17,7 +17,7 @@ use crate::cluster::forward;
 use crate::error::{self, ApiError};
 use crate::openapi::{self, OpenApiJson};
 use crate::routes::{
-    attachments, files, goals, interactions, providers, queue, rooms, sessions, sides, system, tokens, turns, usage,
+    attachments, export, files, goals, interactions, providers, queue, rooms, sessions, sides, system, tokens, turns, usage,
     workspaces,
 };
 use crate::state::AppState;
@@ -30,6 +30,7 @@ fn api_router() -> OpenApiRouter<AppState> {
         .routes(routes!(providers::list_provider_sessions))
         .routes(routes!(rooms::list_rooms))
         .routes(routes!(rooms::list_events))
+        .routes(routes!(export::export_room))
         .routes(routes!(sessions::start_session, sessions::list_sessions))
         .routes(routes!(sessions::get_session, sessions::close_session))
         .routes(routes!(turns::submit_turn))

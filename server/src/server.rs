@@ -266,6 +266,7 @@ pub fn app_config(args: &ServeArgs) -> anyhow::Result<(AppConfig, TokenSource)> 
         ws: args.ws(),
         max_body_bytes: args.max_body_bytes,
         request_timeout: Duration::from_secs(args.request_timeout_secs.max(1)),
+        export_page_events: usize::try_from(args.export_page_events).unwrap_or(usize::MAX),
         access: Access { token, policy },
         max_tokens: args.max_tokens,
         workspace,

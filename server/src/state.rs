@@ -29,6 +29,8 @@ pub struct App {
     pub ws_rooms: Mutex<HashMap<String, usize>>,
     pub max_body_bytes: usize,
     pub request_timeout: Duration,
+    /// Events a room export reads at a time.
+    pub export_page_events: usize,
     /// What the access guard checks (Host, Origin, token).
     pub access: Access,
     /// Managed tokens (and the token file's, as admin).
@@ -53,6 +55,8 @@ pub struct AppConfig {
     pub ws: WsLimits,
     pub max_body_bytes: usize,
     pub request_timeout: Duration,
+    /// Events a room export reads at a time.
+    pub export_page_events: usize,
     pub access: Access,
     /// Most valid managed tokens at once.
     pub max_tokens: usize,
@@ -91,6 +95,7 @@ impl AppState {
             ws_rooms: Mutex::new(HashMap::new()),
             max_body_bytes: config.max_body_bytes,
             request_timeout: config.request_timeout,
+            export_page_events: config.export_page_events,
             access: config.access,
             tokens,
             audit,

@@ -33,6 +33,7 @@ pub fn requirement(method: &Method, route: &str) -> Option<Need> {
         (
             "GET",
             "/v1/rooms/{roomId}/events"
+            | "/v1/rooms/{roomId}/export"
             | "/v1/rooms/{roomId}/sessions"
             | "/v1/rooms/{roomId}/ws"
             | "/v1/rooms/{roomId}/usage",

@@ -3,6 +3,7 @@
 //! together, with their OpenAPI descriptions, in `crate::router`.
 
 pub mod attachments;
+pub mod export;
 pub mod files;
 pub mod goals;
 pub mod interactions;

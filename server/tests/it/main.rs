@@ -27,6 +27,7 @@ mod connections;
 mod docs;
 mod durability;
 mod errors;
+mod export;
 mod first_session;
 mod full_disk;
 mod goals;
