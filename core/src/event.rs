@@ -181,6 +181,11 @@ event_types! {
     WorkspaceCommitted(WorkspaceCommittedPayload) = "workspace.committed",
     /// The session's queue of follow-ups changed.
     QueueUpdated(QueueUpdatedPayload) = "queue.updated",
+    /// An interaction has waited unanswered for `--attention-after-secs` (once per interaction;
+    /// none when it is answered sooner).
+    SessionNeedsAttention(SessionNeedsAttentionPayload) = "session.needs_attention",
+    /// The session's budget, or its room's, was reached: no new turn starts until it is raised.
+    BudgetExhausted(BudgetExhaustedPayload) = "budget.exhausted",
 }
 
 impl EventBody {
@@ -704,6 +709,29 @@ pub enum NoticeLevel {
     Info,
     Warning,
     Error,
+}
+
+/// An interaction waiting for an answer longer than the server's attention delay.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct SessionNeedsAttentionPayload {
+    pub request_id: String,
+    pub kind: InteractionKind,
+    pub title: String,
+    /// When the interaction was asked (unix ms).
+    pub requested_at_ms: i64,
+}
+
+/// A budget reached.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct BudgetExhaustedPayload {
+    /// `session` or `room`.
+    pub scope: String,
+    pub budget: crate::model::Budget,
+    pub state: crate::model::BudgetState,
 }
 
 /// Something the provider said that is not part of a turn's output (warnings, deprecations).

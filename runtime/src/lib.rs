@@ -20,6 +20,7 @@ pub mod store;
 #[cfg(any(test, feature = "test-util"))]
 pub mod test_util;
 pub mod usage;
+pub mod webhooks;
 
 pub use adapter::{Adapter, AdapterError, Capabilities, EventSink, Fact, SessionHandle, StartOutcome, TurnRequest};
 pub use controller::{Controller, ControllerConfig, ControllerError, StartSession, SubmitTurn, TurnAccepted};

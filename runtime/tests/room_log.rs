@@ -92,7 +92,13 @@ async fn publish(store: &Store, n: usize, counter: &mut usize) {
     *counter += n;
     // No ack: the writer commits concurrently with the readers.
     store
-        .send(WriteOp::Append(AppendBatch { room_id: ROOM.into(), events, records: vec![], ack: None }))
+        .send(WriteOp::Append(AppendBatch {
+            room_id: ROOM.into(),
+            events,
+            records: vec![],
+            outbound: vec![],
+            ack: None,
+        }))
         .await
         .expect("send");
 }

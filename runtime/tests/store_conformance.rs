@@ -17,8 +17,8 @@ use ensemble_runtime::model::{Scope, Session};
 use ensemble_runtime::session::{Phase, SessionRecord};
 use ensemble_runtime::shared_list::SharedList;
 use ensemble_runtime::store::{
-    AppendBatch, AuditRecord, CommitListener, CommittedEvent, LedgerKey, RecordRow, Store, StoreConfig, StoreError,
-    TokenRecord, WriteOp,
+    AppendBatch, AuditRecord, CommitListener, CommittedEvent, LedgerKey, Outbound, OutboxAttempt, OutboxClaim,
+    OutboxState, RecordRow, Settle, Store, StoreConfig, StoreError, TokenRecord, WebhookRecord, WriteOp,
 };
 use ensemble_runtime::test_util::{StalledWriter, poll_once};
 use ensemble_test_engines::{Postgres, TestDatabase};
@@ -128,6 +128,7 @@ fn append_op(
         room_id: room.into(),
         events: (0..n).map(|i| ev(room, i)).collect(),
         records,
+        outbound: vec![],
         ack: Some(ack),
     });
     (op, rx)
@@ -175,6 +176,7 @@ conformance!(
     a_token_prune_removes_only_tokens_revoked_or_expired_before_its_time,
     audit_seqs_are_gap_free_across_appends_and_a_reopen_and_page_exactly,
     an_audit_prune_removes_only_older_records_and_seqs_go_on,
+    webhook_deliveries_are_written_with_their_events_claimed_once_and_settled,
 );
 
 /// A provider's command list made once, as the scripted agent's is (its JSON written once).
@@ -222,7 +224,16 @@ async fn events_carrying_a_shared_list_read_back_as_they_were_published(engine: 
     store.exec(&refuse).await.unwrap();
     let batch = |events: Vec<NewEvent>| {
         let (ack, rx) = oneshot::channel();
-        (WriteOp::Append(AppendBatch { room_id: "r".into(), events, records: vec![], ack: Some(ack) }), rx)
+        (
+            WriteOp::Append(AppendBatch {
+                room_id: "r".into(),
+                events,
+                records: vec![],
+                outbound: vec![],
+                ack: Some(ack),
+            }),
+            rx,
+        )
     };
     let (failing, r_failing) = batch(vec![ev("r", 0), commands_event("r", 1, constant_commands(), None)]);
     let (exec_allow, _) = {
@@ -553,7 +564,13 @@ async fn sessions_and_rooms_are_listed_and_deleted(engine: Engine) {
     let mut turn = ev("r1", 9);
     turn.turn_id = Some("t1".into());
     store
-        .send(WriteOp::Append(AppendBatch { room_id: "r1".into(), events: vec![turn], records: vec![], ack: None }))
+        .send(WriteOp::Append(AppendBatch {
+            room_id: "r1".into(),
+            events: vec![turn],
+            records: vec![],
+            outbound: vec![],
+            ack: None,
+        }))
         .await
         .unwrap();
     store.set_provider_state("r2", "s2", "k", "v".into()).await.unwrap();
@@ -605,6 +622,7 @@ async fn sqlite_a_record_rolled_back_with_its_operation_is_written_anew() {
         room_id: "r".into(),
         events: vec![],
         records: vec![record("sx"), record("sy")],
+        outbound: vec![],
         ack: Some(ack),
     });
     let (next, r_next) = append_op("r", 0, Some("sz"));
@@ -639,7 +657,13 @@ async fn sqlite_a_closed_store_leaves_its_wal_empty() {
         let (ack, rx) = oneshot::channel();
         let events = (0..256).map(|i| ev("r", b * 256 + i)).collect();
         store
-            .send(WriteOp::Append(AppendBatch { room_id: "r".into(), events, records: vec![], ack: Some(ack) }))
+            .send(WriteOp::Append(AppendBatch {
+                room_id: "r".into(),
+                events,
+                records: vec![],
+                outbound: vec![],
+                ack: Some(ack),
+            }))
             .await
             .unwrap();
         acks.push(rx);
@@ -826,6 +850,7 @@ async fn a_record_as_started_reads_back_also_after_its_event_is_pruned(engine: E
             room_id: room.into(),
             events,
             records: vec![RecordRow::as_started(&rec)],
+            outbound: vec![],
             ack: Some(ack),
         });
         (rec, op, rx)
@@ -852,6 +877,7 @@ async fn a_record_as_started_reads_back_also_after_its_event_is_pruned(engine: E
             room_id: "r".into(),
             events: vec![],
             records: vec![RecordRow::of(&s1_changed).unwrap()],
+            outbound: vec![],
             ack: Some(ack),
         }))
         .await
@@ -1175,4 +1201,115 @@ async fn two_postgres_stores_share_one_gap_free_audit_trail() {
     }
     let last_used: Vec<Option<i64>> = b.tokens().await.unwrap().into_iter().map(|t| t.last_used_at_ms).collect();
     assert_eq!(last_used, [Some(2_099), Some(2_099)], "the latest touch of either host");
+}
+
+fn hook(id: &str) -> WebhookRecord {
+    WebhookRecord {
+        id: id.into(),
+        url: "https://example.com/hook".into(),
+        events: vec!["turn.completed".into()],
+        rooms: vec!["r".into(), "q \"2\"".into()],
+        secret: "whsec_0123456789abcdef".into(),
+        enabled: true,
+        description: Some("ci".into()),
+        created_at_ms: 5,
+        updated_at_ms: 5,
+        created_by: "admin".into(),
+    }
+}
+
+fn claim(host: &str, now_ms: i64, limit: usize) -> OutboxClaim {
+    OutboxClaim { webhook_id: "wh_1".into(), host: host.into(), now_ms, until_ms: now_ms + 1_000, limit }
+}
+
+fn attempt(status: u16) -> OutboxAttempt {
+    OutboxAttempt { at_ms: 1, status: Some(status), error: None, duration_ms: 3 }
+}
+
+/// Webhooks read back as written; an append's deliveries are written with its events (an event
+/// of a failed append has none), each once; of two hosts claiming at once each delivery goes to
+/// one; a claim held is not claimed again until it lapses; only the holder settles; a retry
+/// waits for its time; delivered and failed rows are pruned, pending ones kept; deleting the
+/// webhook deletes its deliveries.
+async fn webhook_deliveries_are_written_with_their_events_claimed_once_and_settled(engine: Engine) {
+    let place = Place::new(engine).await;
+    let store = place.open(place.config(), Arc::new(Collect::default())).await;
+    assert!(store.webhook_insert(hook("wh_1")).await.unwrap());
+    assert!(!store.webhook_insert(hook("wh_1")).await.unwrap(), "{engine:?}: a taken id");
+    let mut changed = hook("wh_1");
+    changed.enabled = false;
+    changed.updated_at_ms = 9;
+    assert!(store.webhook_update(changed.clone()).await.unwrap());
+    assert!(!store.webhook_update(hook("wh_none")).await.unwrap());
+    assert_eq!(store.webhooks().await.unwrap(), vec![changed], "{engine:?}");
+
+    // Six events, four of them announced (two to one event: the same (webhook, event) is once).
+    let (ack, rx) = oneshot::channel();
+    let outbound = [0, 2, 3, 5, 5]
+        .into_iter()
+        .map(|i| Outbound { event: i, webhook_id: "wh_1".into(), kind: "turn.completed".into() })
+        .collect();
+    let events = (0..6).map(|i| ev("r", i)).collect();
+    let op = WriteOp::Append(AppendBatch { room_id: "r".into(), events, records: vec![], outbound, ack: Some(ack) });
+    store.send(op).await.unwrap();
+    rx.await.unwrap().unwrap();
+    let all = store.deliveries("wh_1", None, 100).await.unwrap();
+    assert_eq!(all.len(), 4, "{engine:?}: {all:?}");
+    assert_eq!(
+        all.iter().map(|d| d.event_id.as_str()).collect::<Vec<_>>(),
+        ["e5", "e3", "e2", "e0"],
+        "{engine:?}: newest first, by event id"
+    );
+    let first = all.last().unwrap();
+    assert_eq!(
+        (first.room_id.as_deref(), first.session_id.as_deref(), first.state),
+        (Some("r"), Some("s"), OutboxState::Pending)
+    );
+    let event: serde_json::Value = serde_json::from_str(&first.event_json).unwrap();
+    assert_eq!(
+        (event["seq"].as_u64(), event["eventId"].as_str()),
+        (Some(1), Some("e0")),
+        "{engine:?}: the event as sent"
+    );
+    // A page.
+    let older = store.deliveries("wh_1", Some(all[1].id), 10).await.unwrap();
+    assert_eq!(older.iter().map(|d| d.event_id.as_str()).collect::<Vec<_>>(), ["e2", "e0"]);
+
+    // Two hosts claim at once: each delivery goes to one of them.
+    let (a, b) = tokio::join!(store.outbox_claim(claim("a", 100, 3)), store.outbox_claim(claim("b", 100, 3)));
+    let (a, b) = (a.unwrap(), b.unwrap());
+    assert_eq!(a.len() + b.len(), 4, "{engine:?}: {a:?} {b:?}");
+    let mut ids: Vec<i64> = a.iter().chain(&b).map(|d| d.id).collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), 4, "{engine:?}: none twice");
+    assert!(store.outbox_claim(claim("c", 500, 10)).await.unwrap().is_empty(), "{engine:?}: held until 1100");
+    let (mine, theirs) = (&a[0], b.first().unwrap_or(&a[1]));
+    let holder = if b.is_empty() { "a" } else { "b" };
+    assert!(!store.outbox_settle(mine.id, "b-not-holder", attempt(200), Settle::Delivered).await.unwrap());
+    assert!(store.outbox_settle(mine.id, "a", attempt(200), Settle::Delivered).await.unwrap());
+    assert!(!store.outbox_settle(mine.id, "a", attempt(200), Settle::Delivered).await.unwrap(), "settled once");
+    assert!(store.outbox_settle(theirs.id, holder, attempt(503), Settle::Retry { next_at_ms: 5_000 }).await.unwrap());
+    // Lapsed claims are claimed again; the retry waits for its time.
+    let again = store.outbox_claim(claim("c", 2_000, 10)).await.unwrap();
+    assert_eq!(again.len(), 2, "{engine:?}: the two never settled: {again:?}");
+    assert!(again.iter().all(|d| d.id != mine.id && d.id != theirs.id));
+    for d in &again {
+        assert!(store.outbox_settle(d.id, "c", attempt(502), Settle::Retry { next_at_ms: 10_000 }).await.unwrap());
+    }
+    let retried = store.outbox_claim(claim("c", 5_000, 10)).await.unwrap();
+    assert_eq!(retried.iter().map(|d| d.id).collect::<Vec<_>>(), [theirs.id], "{engine:?}");
+    assert_eq!((retried[0].attempts, retried[0].log.clone()), (1, vec![attempt(503)]));
+    assert!(store.outbox_settle(theirs.id, "c", attempt(500), Settle::Failed).await.unwrap());
+    let now = store.deliveries("wh_1", None, 100).await.unwrap();
+    let state = |id: i64| now.iter().find(|d| d.id == id).unwrap().state;
+    assert_eq!((state(mine.id), state(theirs.id)), (OutboxState::Delivered, OutboxState::Failed), "{engine:?}");
+
+    // Pruned: the settled ones; deleted with the webhook: the rest.
+    assert_eq!(store.outbox_prune(i64::MAX).await.unwrap(), 2, "{engine:?}");
+    assert_eq!(store.deliveries("wh_1", None, 100).await.unwrap().len(), 2);
+    assert!(store.webhook_delete("wh_1").await.unwrap());
+    assert!(!store.webhook_delete("wh_1").await.unwrap());
+    assert!(store.deliveries("wh_1", None, 100).await.unwrap().is_empty(), "{engine:?}");
+    assert!(store.webhooks().await.unwrap().is_empty());
 }

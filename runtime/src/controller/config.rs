@@ -52,6 +52,9 @@ pub struct ControllerConfig {
     pub default_session_budget: Option<crate::model::Budget>,
     /// The budget of a room that has none of its own.
     pub default_room_budget: Option<crate::model::Budget>,
+    /// An interaction unanswered this long is said to need attention (`session.needs_attention`,
+    /// once); `None`: never.
+    pub attention_after: Option<Duration>,
 }
 
 /// Where a turn's images are kept and how large a turn's images and files may be.
@@ -131,6 +134,7 @@ impl Default for ControllerConfig {
             max_queued_turns: 32,
             default_session_budget: None,
             default_room_budget: None,
+            attention_after: Some(Duration::from_secs(30)),
         }
     }
 }

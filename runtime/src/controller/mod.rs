@@ -16,6 +16,7 @@
 //! provider state all live sessions share, and `lifecycle`, `turns`, `sides`, `goals` and `queries`
 //! add the operations of each kind to [`Controller`].
 
+mod attention;
 mod cluster;
 mod config;
 mod config_ops;
@@ -84,6 +85,8 @@ struct Inner {
     room_budgets: Mutex<std::collections::HashMap<String, crate::model::Budget>>,
     /// Rooms whose budget's exhaustion was said.
     room_said: Mutex<std::collections::HashSet<String>>,
+    /// The webhooks, for the deliveries an append writes with its events.
+    webhooks: Arc<crate::webhooks::Subscriptions>,
 }
 
 /// The shared handle the server holds.
@@ -129,6 +132,7 @@ impl Controller {
             workspace_locks: Mutex::default(),
             room_budgets: Mutex::default(),
             room_said: Mutex::default(),
+            webhooks: Arc::default(),
         });
         Self { inner }
     }
@@ -143,6 +147,11 @@ impl Controller {
 
     pub fn config(&self) -> &ControllerConfig {
         &self.inner.config
+    }
+
+    /// The webhooks events are matched against (the server sets them).
+    pub fn webhooks(&self) -> &Arc<crate::webhooks::Subscriptions> {
+        &self.inner.webhooks
     }
 }
 

@@ -219,12 +219,36 @@ impl Controller {
         if events.is_empty() && records.is_empty() {
             return Ok(Published(None));
         }
+        let outbound = self.inner.webhooks.outbound(&key.room_id, &events);
+        let wake = !outbound.is_empty();
+        // Interactions asked now: said to need attention if still unanswered after the delay.
+        let asked: Vec<String> = match self.inner.config.attention_after {
+            Some(_) => events
+                .iter()
+                .filter_map(|e| match &e.body {
+                    EventBody::InteractionRequested(p) => Some(p.request_id.clone()),
+                    _ => None,
+                })
+                .collect(),
+            None => Vec::new(),
+        };
         let (ack, rx) = oneshot::channel();
-        let rung =
-            permit.send(WriteOp::Append(AppendBatch { room_id: key.room_id.clone(), events, records, ack: Some(ack) }));
+        let rung = permit.send(WriteOp::Append(AppendBatch {
+            room_id: key.room_id.clone(),
+            events,
+            records,
+            outbound,
+            ack: Some(ack),
+        }));
         // The writer's wake-up (a system call when it sleeps) after the lock, not inside it.
         drop(st);
         drop(rung);
+        if wake {
+            self.inner.webhooks.wake();
+        }
+        for request in asked {
+            self.spawn_attention(key, request);
+        }
         if let Some((turn, top)) = ended {
             self.after_turn(key, top, &turn);
         }

@@ -12,7 +12,7 @@ use serde_json::json;
 use super::Controller;
 use super::error::{ControllerError, Result};
 use super::publish::Persist;
-use crate::event::{EventBody, NoticeLevel, NoticePayload};
+use crate::event::{BudgetExhaustedPayload, EventBody, NoticeLevel, NoticePayload};
 use crate::model::{
     Budget, BudgetState, OnExhausted, ProviderUsage, RoomUsage, SessionKey, SessionUsage, SessionUsageLine, TurnUsage,
     UsageTotals,
@@ -172,13 +172,13 @@ impl Controller {
     }
 
     async fn budget_check(&self, key: &SessionKey) -> Result<()> {
-        let (session, active) = {
+        let (session, session_state, active) = {
             let st = self.state();
             let e = st.announced(key)?;
             let b = self.session_budget(e.rec.budget.as_ref());
             let s = b.as_ref().map(|b| state(b, &e.rec.usage.totals));
             let fresh = s.as_ref().is_some_and(|s| s.exhausted) && !e.rec.usage.exhausted_said;
-            ((fresh, b), e.rec.session.active_turn_id.clone())
+            ((fresh, b), s, e.rec.session.active_turn_id.clone())
         };
         let room_budget = self.room_budget(&key.room_id);
         let room_fresh = match &room_budget {
@@ -191,11 +191,15 @@ impl Controller {
         let mut cancel = false;
         let mut said = Vec::new();
         if let (true, Some(b)) = &session {
-            said.push("the session's budget is reached: no new turn starts until it is raised".to_owned());
+            let message = "the session's budget is reached: no new turn starts until it is raised".to_owned();
+            said.push((message, "session", b.clone(), session_state.clone()));
             cancel |= b.on_exhausted == Some(OnExhausted::Cancel);
         }
         if room_fresh && let Some(b) = &room_budget {
-            said.push(format!("room {}'s budget is reached: no new turn starts in it until it is raised", key.room_id));
+            let message =
+                format!("room {}'s budget is reached: no new turn starts in it until it is raised", key.room_id);
+            let state = self.room_usage(&key.room_id)?.state;
+            said.push((message, "room", b.clone(), Some(state)));
             cancel |= b.on_exhausted == Some(OnExhausted::Cancel);
         }
         if said.is_empty() {
@@ -206,8 +210,12 @@ impl Controller {
                 if session.0 {
                     b.entry.rec.usage.exhausted_said = true;
                 }
-                for message in said {
+                for (message, scope, budget, state) in said {
                     b.emit(None, EventBody::Notice(NoticePayload { level: NoticeLevel::Warning, message }));
+                    if let Some(state) = state {
+                        let scope = scope.to_owned();
+                        b.emit(None, EventBody::BudgetExhausted(BudgetExhaustedPayload { scope, budget, state }));
+                    }
                 }
                 Ok(())
             })

@@ -10,6 +10,7 @@ use tokio::sync::{Notify, mpsc, oneshot};
 use super::health::Loss;
 use super::health::StoreStats;
 use super::types::{AppendBatch, CommitListener, CommittedEvent, Queued, StoreConfig, StoreError, WriteOp};
+use super::webhooks::OutboxItem;
 use crate::budget::ByteBudget;
 use crate::goal::Binding;
 
@@ -105,6 +106,7 @@ pub(super) enum Reply {
     Binding(oneshot::Sender<Result<Binding, StoreError>>),
     Bool(oneshot::Sender<Result<bool, StoreError>>),
     Count(oneshot::Sender<Result<u64, StoreError>>),
+    Outbox(oneshot::Sender<Result<Vec<OutboxItem>, StoreError>>),
 }
 
 /// What a non-append operation produced, handed to its waiter once committed.
@@ -114,6 +116,7 @@ pub(super) enum Value {
     Bool(bool),
     /// A seq or a number of rows.
     Count(u64),
+    Outbox(Vec<OutboxItem>),
 }
 
 /// One operation's result inside a group, in the group's order; delivered after the commit.
@@ -146,6 +149,12 @@ fn answer(reply: Reply, result: Result<Value, StoreError>) {
             let _ = tx.send(result.and_then(|v| match v {
                 Value::Count(n) => Ok(n),
                 _ => Err(StoreError::Other("the operation produced no count".into())),
+            }));
+        }
+        Reply::Outbox(tx) => {
+            let _ = tx.send(result.and_then(|v| match v {
+                Value::Outbox(items) => Ok(items),
+                _ => Err(StoreError::Other("the operation produced no deliveries".into())),
             }));
         }
     }
@@ -288,10 +297,16 @@ pub(super) fn reply_of(op: WriteOp) -> Option<Reply> {
         | WriteOp::TokenInsert { ack, .. }
         | WriteOp::TokenTouch { ack, .. } => Some(Reply::Unit(ack)),
         WriteOp::GoalBind { ack, .. } => Some(Reply::Binding(ack)),
-        WriteOp::TokenRevoke { ack, .. } => Some(Reply::Bool(ack)),
-        WriteOp::AuditAppend { ack, .. } | WriteOp::AuditPrune { ack, .. } | WriteOp::TokenPrune { ack, .. } => {
-            Some(Reply::Count(ack))
-        }
+        WriteOp::TokenRevoke { ack, .. }
+        | WriteOp::WebhookPut { ack, .. }
+        | WriteOp::WebhookDelete { ack, .. }
+        | WriteOp::OutboxSettle { ack, .. } => Some(Reply::Bool(ack)),
+        WriteOp::AuditAppend { ack, .. }
+        | WriteOp::AuditPrune { ack, .. }
+        | WriteOp::TokenPrune { ack, .. }
+        | WriteOp::OutboxInsert { ack, .. }
+        | WriteOp::OutboxPrune { ack, .. } => Some(Reply::Count(ack)),
+        WriteOp::OutboxClaim { ack, .. } => Some(Reply::Outbox(ack)),
         WriteOp::Append(_) | WriteOp::DeleteSession { .. } | WriteOp::Shutdown => None,
     }
 }
@@ -313,6 +328,24 @@ pub(super) fn frame(ev: &crate::event::NewEvent, seq: u64) -> Result<Vec<u8>, St
 pub(super) fn event_json(frame: &[u8]) -> Result<&str, StoreError> {
     std::str::from_utf8(&frame[FRAME_PREFIX.len()..frame.len() - 1])
         .map_err(|e| StoreError::Other(format!("event json is not utf-8: {e}")))
+}
+
+/// The delivery of an event just appended, for one webhook.
+pub(super) fn outbox_item(
+    room_id: &str,
+    out: &super::webhooks::Outbound,
+    ev: &crate::event::NewEvent,
+    committed: &CommittedEvent,
+) -> Result<super::webhooks::NewOutboxItem, StoreError> {
+    Ok(super::webhooks::NewOutboxItem {
+        webhook_id: out.webhook_id.clone(),
+        event_id: ev.event_id.clone(),
+        kind: out.kind.clone(),
+        room_id: Some(room_id.to_owned()),
+        session_id: Some(ev.session_id.clone()),
+        event_json: event_json(&committed.frame)?.to_owned(),
+        created_at_ms: ev.occurred_at_ms,
+    })
 }
 
 #[cfg(test)]

@@ -24,6 +24,7 @@ mod health;
 mod postgres;
 mod sqlite;
 mod types;
+mod webhooks;
 
 use std::sync::{Arc, Mutex};
 
@@ -37,6 +38,10 @@ pub use postgres::{Claim, Leases, NewClaim};
 pub use types::{
     AppendBatch, CommitListener, CommittedEvent, DEFAULT_WAL_PREFILL, EventPage, LedgerKey, RecordBody, RecordRow,
     Retention, RoomInfo, Rung, StoreConfig, StoreError, Synchronous, WriteOp, WritePermit,
+};
+pub use webhooks::{
+    ATTEMPTS_KEPT, NewOutboxItem, Outbound, OutboxAttempt, OutboxClaim, OutboxItem, OutboxState, Settle, WebhookRecord,
+    with_attempt,
 };
 
 use group::Inbox;
@@ -62,6 +67,13 @@ trait Engine: Send + Sync {
     async fn goal_lookup(&self, key: LedgerKey) -> Result<Option<Binding>, StoreError>;
     async fn tokens(&self) -> Result<Vec<TokenRecord>, StoreError>;
     async fn audit_after(&self, after: u64, limit: usize) -> Result<Vec<AuditRecord>, StoreError>;
+    async fn webhooks(&self) -> Result<Vec<WebhookRecord>, StoreError>;
+    async fn deliveries(
+        &self,
+        webhook_id: &str,
+        before: Option<i64>,
+        limit: usize,
+    ) -> Result<Vec<OutboxItem>, StoreError>;
 }
 
 /// The writer's queue: bounded by count (`queue_capacity`) and by bytes (`queue_bytes`).
@@ -349,5 +361,63 @@ impl Store {
     /// from the last one assigned, also when every record is gone.
     pub async fn audit_prune(&self, before_ms: i64) -> Result<u64, StoreError> {
         self.ask(|ack| WriteOp::AuditPrune { before_ms, ack }).await
+    }
+
+    /// Inserts a webhook: `Ok(false)` when its id exists. Durable once this returns.
+    pub async fn webhook_insert(&self, hook: WebhookRecord) -> Result<bool, StoreError> {
+        self.ask(|ack| WriteOp::WebhookPut { hook, create: true, ack }).await
+    }
+
+    /// Replaces a webhook: `Ok(false)` when there is none.
+    pub async fn webhook_update(&self, hook: WebhookRecord) -> Result<bool, StoreError> {
+        self.ask(|ack| WriteOp::WebhookPut { hook, create: false, ack }).await
+    }
+
+    /// Deletes a webhook and its deliveries: whether it existed.
+    pub async fn webhook_delete(&self, id: &str) -> Result<bool, StoreError> {
+        let id = id.to_owned();
+        self.ask(|ack| WriteOp::WebhookDelete { id, ack }).await
+    }
+
+    /// Every webhook, by creation time, then id.
+    pub async fn webhooks(&self) -> Result<Vec<WebhookRecord>, StoreError> {
+        self.engine.webhooks().await
+    }
+
+    /// A webhook's deliveries, newest first: those with an id below `before`, at most `limit`.
+    pub async fn deliveries(
+        &self,
+        webhook_id: &str,
+        before: Option<i64>,
+        limit: usize,
+    ) -> Result<Vec<OutboxItem>, StoreError> {
+        self.engine.deliveries(webhook_id, before, limit).await
+    }
+
+    /// Inserts a delivery of no event (a test delivery); returns its id.
+    pub async fn outbox_insert(&self, item: NewOutboxItem) -> Result<i64, StoreError> {
+        Ok(self.ask(|ack| WriteOp::OutboxInsert { item, ack }).await? as i64)
+    }
+
+    /// Claims due deliveries for a host (see [`OutboxClaim`]).
+    pub async fn outbox_claim(&self, claim: OutboxClaim) -> Result<Vec<OutboxItem>, StoreError> {
+        self.ask(|ack| WriteOp::OutboxClaim { claim, ack }).await
+    }
+
+    /// Records an attempt of a delivery `host` holds: whether it still held it.
+    pub async fn outbox_settle(
+        &self,
+        id: i64,
+        host: &str,
+        attempt: OutboxAttempt,
+        settle: Settle,
+    ) -> Result<bool, StoreError> {
+        let host = host.to_owned();
+        self.ask(|ack| WriteOp::OutboxSettle { id, host, attempt, settle, ack }).await
+    }
+
+    /// Deletes settled deliveries made before `before_ms`; returns how many.
+    pub async fn outbox_prune(&self, before_ms: i64) -> Result<u64, StoreError> {
+        self.ask(|ack| WriteOp::OutboxPrune { before_ms, ack }).await
     }
 }

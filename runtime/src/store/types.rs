@@ -269,6 +269,8 @@ pub struct AppendBatch {
     pub room_id: String,
     pub events: Vec<NewEvent>,
     pub records: Vec<RecordRow>,
+    /// Webhook deliveries of these events, written with them.
+    pub outbound: Vec<super::webhooks::Outbound>,
     /// Answered with the last assigned seq once committed.
     pub ack: Option<oneshot::Sender<Result<u64, StoreError>>>,
 }
@@ -318,6 +320,42 @@ pub enum WriteOp {
     /// (the trail's head when there are none).
     AuditAppend {
         records: Vec<AuditRecord>,
+        ack: oneshot::Sender<Result<u64, StoreError>>,
+    },
+    /// Inserts a webhook (`create`: refused, `false`, when its id exists) or replaces one
+    /// (`false` when there is none).
+    WebhookPut {
+        hook: super::webhooks::WebhookRecord,
+        create: bool,
+        ack: oneshot::Sender<Result<bool, StoreError>>,
+    },
+    /// Deletes a webhook and its deliveries; answered whether it existed.
+    WebhookDelete {
+        id: String,
+        ack: oneshot::Sender<Result<bool, StoreError>>,
+    },
+    /// Inserts a delivery of no event (a test); answered with its id.
+    OutboxInsert {
+        item: super::webhooks::NewOutboxItem,
+        ack: oneshot::Sender<Result<u64, StoreError>>,
+    },
+    /// Claims due deliveries (see [`super::webhooks::OutboxClaim`]).
+    OutboxClaim {
+        claim: super::webhooks::OutboxClaim,
+        ack: oneshot::Sender<Result<Vec<super::webhooks::OutboxItem>, StoreError>>,
+    },
+    /// Records an attempt of a delivery `host` claimed, and where it leaves it; answered whether
+    /// the claim was still `host`'s (else nothing changes).
+    OutboxSettle {
+        id: i64,
+        host: String,
+        attempt: super::webhooks::OutboxAttempt,
+        settle: super::webhooks::Settle,
+        ack: oneshot::Sender<Result<bool, StoreError>>,
+    },
+    /// Deletes settled deliveries made before `before_ms`; answered with how many.
+    OutboxPrune {
+        before_ms: i64,
         ack: oneshot::Sender<Result<u64, StoreError>>,
     },
     /// Deletes tokens revoked or expired before `before_ms`; answered with how many.

@@ -6,6 +6,7 @@
 mod access;
 mod leases;
 mod schema;
+mod webhooks;
 mod writer;
 
 pub use leases::{Claim, Leases, NewClaim};
@@ -22,6 +23,7 @@ use super::Engine;
 use super::access::{AuditRecord, TokenRecord};
 use super::health::StoreStats;
 use super::types::{CommitListener, EventPage, LedgerKey, RoomInfo, StoreConfig, StoreError};
+use super::webhooks::{OutboxItem, WebhookRecord};
 use crate::goal::{Binding, GoalIdentity};
 use crate::session::SessionRecord;
 
@@ -268,6 +270,25 @@ impl Engine for Postgres {
     async fn audit_after(&self, after: u64, limit: usize) -> Result<Vec<AuditRecord>, StoreError> {
         let c = self.client().await?;
         let page = access::audit_after(&c, after, limit).await;
+        self.give_back(c);
+        page
+    }
+
+    async fn webhooks(&self) -> Result<Vec<WebhookRecord>, StoreError> {
+        let c = self.client().await?;
+        let hooks = webhooks::webhooks(&c).await;
+        self.give_back(c);
+        hooks
+    }
+
+    async fn deliveries(
+        &self,
+        webhook_id: &str,
+        before: Option<i64>,
+        limit: usize,
+    ) -> Result<Vec<OutboxItem>, StoreError> {
+        let c = self.client().await?;
+        let page = webhooks::deliveries(&c, webhook_id, before, limit).await;
         self.give_back(c);
         page
     }

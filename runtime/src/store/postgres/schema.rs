@@ -97,6 +97,37 @@ const MIGRATIONS: &[&str] = &[
      );
      CREATE TABLE audit_head (id INT PRIMARY KEY CHECK (id = 1), last_seq BIGINT NOT NULL);
      INSERT INTO audit_head VALUES (1, 0);",
+    // 5: webhooks and their outbox (see SQLite's migration 10).
+    "CREATE TABLE webhooks (
+        id TEXT PRIMARY KEY,
+        url TEXT NOT NULL,
+        events TEXT[] NOT NULL,
+        rooms TEXT[] NOT NULL,
+        secret TEXT NOT NULL,
+        enabled BOOLEAN NOT NULL,
+        description TEXT,
+        created_at_ms BIGINT NOT NULL,
+        updated_at_ms BIGINT NOT NULL,
+        created_by TEXT NOT NULL
+     );
+     CREATE TABLE webhook_outbox (
+        id BIGSERIAL PRIMARY KEY,
+        webhook_id TEXT NOT NULL,
+        event_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        room_id TEXT,
+        session_id TEXT,
+        event_json TEXT NOT NULL,
+        created_at_ms BIGINT NOT NULL,
+        state TEXT NOT NULL,
+        attempts INT NOT NULL,
+        next_at_ms BIGINT NOT NULL,
+        claimed_by TEXT NOT NULL,
+        claimed_until_ms BIGINT NOT NULL,
+        log TEXT NOT NULL,
+        UNIQUE (webhook_id, event_id)
+     );
+     CREATE INDEX webhook_outbox_due ON webhook_outbox (webhook_id, state, next_at_ms);",
 ];
 
 pub(super) async fn migrate(client: &mut Client) -> Result<(), StoreError> {

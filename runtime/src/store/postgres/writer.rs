@@ -12,9 +12,10 @@ use bytes::Bytes;
 use tokio_postgres::{Client, GenericClient, Statement};
 
 use super::access;
+use super::webhooks;
 use super::{WRITER_LOCK, classify, connect, read_binding, take_writer_lock};
 use crate::goal::{Binding, GoalIdentity};
-use crate::store::group::{Done, Inbox, Value, deliver, event_json, frame, next_group};
+use crate::store::group::{Done, Inbox, Value, deliver, event_json, frame, next_group, outbox_item};
 use crate::store::health::StoreStats;
 use crate::store::types::{AppendBatch, CommitListener, CommittedEvent, LedgerKey, StoreConfig, StoreError, WriteOp};
 
@@ -263,6 +264,21 @@ async fn run_op(
         WriteOp::TokenPrune { before_ms, .. } => {
             Ok(Wrote::Value(Value::Count(access::prune_tokens(tx, *before_ms).await?)))
         }
+        WriteOp::WebhookPut { hook, create, .. } => {
+            Ok(Wrote::Value(Value::Bool(webhooks::put_webhook(tx, hook, *create).await?)))
+        }
+        WriteOp::WebhookDelete { id, .. } => Ok(Wrote::Value(Value::Bool(webhooks::delete_webhook(tx, id).await?))),
+        WriteOp::OutboxInsert { item, .. } => {
+            let id = webhooks::insert_items(tx, std::slice::from_ref(item)).await?;
+            Ok(Wrote::Value(Value::Count(id as u64)))
+        }
+        WriteOp::OutboxClaim { claim, .. } => Ok(Wrote::Value(Value::Outbox(webhooks::claim(tx, claim).await?))),
+        WriteOp::OutboxSettle { id, host, attempt, settle, .. } => {
+            Ok(Wrote::Value(Value::Bool(webhooks::settle(tx, *id, host, attempt, settle).await?)))
+        }
+        WriteOp::OutboxPrune { before_ms, .. } => {
+            Ok(Wrote::Value(Value::Count(webhooks::prune(tx, *before_ms).await?)))
+        }
         WriteOp::Exec { sql, .. } => {
             tx.batch_execute(sql).await.map_err(classify)?;
             Ok(Wrote::Value(Value::Unit))
@@ -299,6 +315,15 @@ async fn append(
             committed.push(CommittedEvent { seq, session_id: ev.session_id.clone(), frame: Bytes::from(frame) });
         }
         tx.execute(&stmts.insert_events, &[&batch.room_id, &seqs, &ats, &jsons]).await.map_err(classify)?;
+        if !batch.outbound.is_empty() {
+            let mut items = Vec::with_capacity(batch.outbound.len());
+            for out in &batch.outbound {
+                if let (Some(ev), Some(c)) = (batch.events.get(out.event), committed.get(out.event)) {
+                    items.push(outbox_item(&batch.room_id, out, ev, c)?);
+                }
+            }
+            webhooks::insert_items(tx, &items).await?;
+        }
         if let Some(max) = retention.max_events_per_room {
             // Prune in steps of 1/8 of the budget so deletes are amortised.
             let slack = (max / 8).max(1);

@@ -7,6 +7,7 @@ mod ledger;
 mod prefill;
 mod readers;
 mod schema;
+mod webhooks;
 mod writer;
 
 use std::sync::Arc;
@@ -20,6 +21,7 @@ use super::Engine;
 use super::access::{AuditRecord, TokenRecord};
 use super::health::StoreStats;
 use super::types::{CommitListener, EventPage, LedgerKey, RoomInfo, StoreConfig, StoreError, record_of_started_event};
+use super::webhooks::{OutboxItem, WebhookRecord};
 use crate::goal::Binding;
 use crate::session::SessionRecord;
 use chain::Step;
@@ -202,5 +204,19 @@ impl Engine for Sqlite {
 
     async fn audit_after(&self, after: u64, limit: usize) -> Result<Vec<AuditRecord>, StoreError> {
         self.read(move |conn| access::audit_after(conn, after, limit)).await
+    }
+
+    async fn webhooks(&self) -> Result<Vec<WebhookRecord>, StoreError> {
+        self.read(webhooks::webhooks).await
+    }
+
+    async fn deliveries(
+        &self,
+        webhook_id: &str,
+        before: Option<i64>,
+        limit: usize,
+    ) -> Result<Vec<OutboxItem>, StoreError> {
+        let id = webhook_id.to_owned();
+        self.read(move |conn| webhooks::deliveries(conn, &id, before, limit)).await
     }
 }

@@ -218,6 +218,38 @@ const MIGRATIONS: &[&str] = &[
      );
      CREATE TABLE audit_head (id INTEGER PRIMARY KEY CHECK (id = 1), last_seq INTEGER NOT NULL);
      INSERT INTO audit_head VALUES (1, 0);",
+    // 10: webhooks and their outbox. A delivery is written with the event it announces; its id
+    // never repeats (AUTOINCREMENT), so the deliveries list pages by it after a prune too.
+    "CREATE TABLE webhooks (
+        id TEXT PRIMARY KEY,
+        url TEXT NOT NULL,
+        events TEXT NOT NULL,
+        rooms TEXT NOT NULL,
+        secret TEXT NOT NULL,
+        enabled INTEGER NOT NULL,
+        description TEXT,
+        created_at_ms INTEGER NOT NULL,
+        updated_at_ms INTEGER NOT NULL,
+        created_by TEXT NOT NULL
+     ) WITHOUT ROWID;
+     CREATE TABLE webhook_outbox (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        webhook_id TEXT NOT NULL,
+        event_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        room_id TEXT,
+        session_id TEXT,
+        event_json TEXT NOT NULL,
+        created_at_ms INTEGER NOT NULL,
+        state TEXT NOT NULL,
+        attempts INTEGER NOT NULL,
+        next_at_ms INTEGER NOT NULL,
+        claimed_by TEXT NOT NULL,
+        claimed_until_ms INTEGER NOT NULL,
+        log TEXT NOT NULL,
+        UNIQUE (webhook_id, event_id)
+     );
+     CREATE INDEX webhook_outbox_due ON webhook_outbox (webhook_id, state, next_at_ms);",
 ];
 
 /// Every how many seqs a room's event chain has an entry in `event_marks` (migration 5 writes the

@@ -14,8 +14,9 @@ use super::checkpoint::Checkpointer;
 use super::ledger::bind_goal;
 use super::prefill::Prefill;
 use super::schema::{AUTOCHECKPOINT_PAGES, MARK_EVERY, RoomRow, room_row};
+use super::webhooks;
 use crate::event::EventBody;
-use crate::store::group::{Done, Inbox, Value, deliver, event_json, frame, next_group};
+use crate::store::group::{Done, Inbox, Value, deliver, event_json, frame, next_group, outbox_item};
 use crate::store::health::StoreStats;
 use crate::store::types::{
     AppendBatch, CommitListener, CommittedEvent, RecordBody, Retention, StoreConfig, StoreError, WriteOp, record_json,
@@ -269,6 +270,14 @@ fn run_op(conn: &Connection, op: &WriteOp) -> Result<Value, StoreError> {
         WriteOp::AuditAppend { records, .. } => Ok(Value::Count(access::append_audit(conn, records)?)),
         WriteOp::AuditPrune { before_ms, .. } => Ok(Value::Count(access::prune_audit(conn, *before_ms)?)),
         WriteOp::TokenPrune { before_ms, .. } => Ok(Value::Count(access::prune_tokens(conn, *before_ms)?)),
+        WriteOp::WebhookPut { hook, create, .. } => Ok(Value::Bool(webhooks::put_webhook(conn, hook, *create)?)),
+        WriteOp::WebhookDelete { id, .. } => Ok(Value::Bool(webhooks::delete_webhook(conn, id)?)),
+        WriteOp::OutboxInsert { item, .. } => Ok(Value::Count(webhooks::insert_item(conn, item)? as u64)),
+        WriteOp::OutboxClaim { claim, .. } => Ok(Value::Outbox(webhooks::claim(conn, claim)?)),
+        WriteOp::OutboxSettle { id, host, attempt, settle, .. } => {
+            Ok(Value::Bool(webhooks::settle(conn, *id, host, attempt, settle)?))
+        }
+        WriteOp::OutboxPrune { before_ms, .. } => Ok(Value::Count(webhooks::prune(conn, *before_ms)?)),
         WriteOp::Exec { sql, .. } => {
             conn.execute_batch(sql)?;
             Ok(Value::Unit)
@@ -493,6 +502,10 @@ fn append(
             committed.push(CommittedEvent { seq, session_id: ev.session_id.clone(), frame: Bytes::from(frame) });
         }
         // The `rooms` row is written once per group, by `commit_group`.
+        for out in &batch.outbound {
+            let (Some(ev), Some(c)) = (batch.events.get(out.event), committed.get(out.event)) else { continue };
+            webhooks::insert_item(conn, &outbox_item(&batch.room_id, out, ev, c)?)?;
+        }
     }
     for rec in &batch.records {
         // A start's record refers to the row of its `session.started` (nothing else is stored for
