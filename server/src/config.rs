@@ -213,6 +213,44 @@ pub struct ServeArgs {
     #[arg(help_heading = "Limits", long, env = "ENSEMBLE_ROOM_MAX_COST", default_value_t = 0.0, value_parser = cost)]
     pub room_max_cost: f64,
 
+    /// An interaction unanswered this long is announced as `session.needs_attention` (once; 0:
+    /// never).
+    #[arg(help_heading = "Webhooks", long, env = "ENSEMBLE_ATTENTION_AFTER_SECS", default_value_t = 30)]
+    pub attention_after_secs: u64,
+
+    /// Deliver webhooks to loopback, private, link-local and CGNAT addresses too (refused by
+    /// default: a webhook URL must not reach into the host's network).
+    #[arg(help_heading = "Webhooks", long, env = "ENSEMBLE_WEBHOOK_ALLOW_PRIVATE")]
+    pub webhook_allow_private: bool,
+
+    /// Longest one webhook delivery attempt may take, connecting and answering included.
+    #[arg(help_heading = "Webhooks", long, env = "ENSEMBLE_WEBHOOK_TIMEOUT_SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=300))]
+    pub webhook_timeout_secs: u64,
+
+    /// How long after its event a failing delivery is tried again before it is given up.
+    #[arg(help_heading = "Webhooks", long, env = "ENSEMBLE_WEBHOOK_RETRY_SECS", default_value_t = 86_400)]
+    pub webhook_retry_secs: u64,
+
+    /// The first retry's delay (milliseconds); each next one doubles, with jitter.
+    #[arg(help_heading = "Webhooks", long, env = "ENSEMBLE_WEBHOOK_BACKOFF_MS", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub webhook_backoff_ms: u64,
+
+    /// The longest delay between retries (seconds).
+    #[arg(help_heading = "Webhooks", long, env = "ENSEMBLE_WEBHOOK_BACKOFF_MAX_SECS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
+    pub webhook_backoff_max_secs: u64,
+
+    /// Deliveries in flight per webhook (a slow receiver holds back only its own).
+    #[arg(help_heading = "Webhooks", long, env = "ENSEMBLE_WEBHOOK_CONCURRENCY", default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=64))]
+    pub webhook_concurrency: u64,
+
+    /// Most webhooks.
+    #[arg(help_heading = "Webhooks", long, env = "ENSEMBLE_MAX_WEBHOOKS", default_value_t = 100)]
+    pub max_webhooks: usize,
+
+    /// How long settled (delivered or failed) deliveries are kept for `GET …/deliveries`.
+    #[arg(help_heading = "Webhooks", long, env = "ENSEMBLE_WEBHOOK_KEEP_SECS", default_value_t = 604_800)]
+    pub webhook_keep_secs: u64,
+
     /// Most follow-ups one session's queue holds (`POST …/turns` with `queue: true`; beyond it 409
     /// `queue_full`).
     #[arg(help_heading = "Limits", long, env = "ENSEMBLE_MAX_QUEUED_TURNS", default_value_t = 32)]

@@ -23,6 +23,7 @@ pub mod server;
 pub mod state;
 pub mod telemetry;
 pub mod token_cli;
+pub mod webhooks;
 pub mod workspace;
 pub mod ws;
 

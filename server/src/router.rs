@@ -17,8 +17,8 @@ use crate::cluster::forward;
 use crate::error::{self, ApiError};
 use crate::openapi::{self, OpenApiJson};
 use crate::routes::{
-    attachments, export, files, goals, interactions, providers, queue, rooms, sessions, sides, system, tokens, turns, usage,
-    workspaces,
+    attachments, export, files, goals, interactions, providers, queue, rooms, sessions, sides, system, tokens, turns,
+    usage, webhooks, workspaces,
 };
 use crate::state::AppState;
 use crate::{security, telemetry, ws};
@@ -69,6 +69,10 @@ fn api_router() -> OpenApiRouter<AppState> {
         .routes(routes!(tokens::create_token, tokens::list_tokens))
         .routes(routes!(tokens::revoke_token))
         .routes(routes!(tokens::list_audit))
+        .routes(routes!(webhooks::create_webhook, webhooks::list_webhooks))
+        .routes(routes!(webhooks::get_webhook, webhooks::update_webhook, webhooks::delete_webhook))
+        .routes(routes!(webhooks::test_webhook))
+        .routes(routes!(webhooks::list_deliveries))
         .routes(routes!(system::healthz))
         .routes(routes!(system::readyz))
         .routes(routes!(system::metrics))

@@ -91,6 +91,7 @@ pub fn controller_config(args: &ServeArgs) -> ControllerConfig {
         max_queued_turns: args.max_queued_turns,
         default_session_budget: default_budget(args.session_max_tokens, args.session_max_cost),
         default_room_budget: default_budget(args.room_max_tokens, args.room_max_cost),
+        attention_after: (args.attention_after_secs > 0).then(|| Duration::from_secs(args.attention_after_secs)),
         attachments: AttachmentConfig {
             dir: Some(args.data_dir().join("attachments")),
             guard: files_guard(args),
@@ -267,6 +268,17 @@ pub fn app_config(args: &ServeArgs) -> anyhow::Result<(AppConfig, TokenSource)> 
         max_body_bytes: args.max_body_bytes,
         request_timeout: Duration::from_secs(args.request_timeout_secs.max(1)),
         export_page_events: usize::try_from(args.export_page_events).unwrap_or(usize::MAX),
+        webhooks: crate::webhooks::WebhookConfig {
+            allow_private: args.webhook_allow_private,
+            timeout: Duration::from_secs(args.webhook_timeout_secs),
+            retry_for: Duration::from_secs(args.webhook_retry_secs),
+            backoff_base: Duration::from_millis(args.webhook_backoff_ms),
+            backoff_max: Duration::from_secs(args.webhook_backoff_max_secs),
+            concurrency: usize::try_from(args.webhook_concurrency).unwrap_or(4),
+            poll: Duration::from_secs(1),
+            max_webhooks: args.max_webhooks,
+            keep_settled: Duration::from_secs(args.webhook_keep_secs),
+        },
         access: Access { token, policy },
         max_tokens: args.max_tokens,
         workspace,
@@ -393,6 +405,10 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     if let Some(node) = &node {
         node.spawn(controller.clone(), app.clone(), cluster_stop.clone()).await?;
         node.watch_tokens(state.tokens.clone(), cluster_stop.clone()).await?;
+    }
+    if let Some(webhooks) = &state.webhooks {
+        webhooks.load().await.map_err(|e| anyhow::anyhow!("loading the webhooks: {e}"))?;
+        webhooks.spawn(cluster_stop.clone());
     }
     spawn_access_upkeep(
         &state,

@@ -31,6 +31,8 @@ pub struct App {
     pub request_timeout: Duration,
     /// Events a room export reads at a time.
     pub export_page_events: usize,
+    /// Webhooks and their delivery (`None` only if the HTTP client could not be made).
+    pub webhooks: Option<Arc<crate::webhooks::Webhooks>>,
     /// What the access guard checks (Host, Origin, token).
     pub access: Access,
     /// Managed tokens (and the token file's, as admin).
@@ -57,6 +59,7 @@ pub struct AppConfig {
     pub request_timeout: Duration,
     /// Events a room export reads at a time.
     pub export_page_events: usize,
+    pub webhooks: crate::webhooks::WebhookConfig,
     pub access: Access,
     /// Most valid managed tokens at once.
     pub max_tokens: usize,
@@ -84,6 +87,19 @@ impl AppState {
     pub fn new(controller: Controller, config: AppConfig) -> Self {
         let store = controller.store().clone();
         let tokens = Arc::new(Registry::new(config.access.token.digest(), store.clone(), config.max_tokens));
+        // Claims in the outbox name the host: the cluster's name for it, else one of this run's.
+        let host = match &controller.config().cluster {
+            Some(c) => c.host_id.clone(),
+            None => format!(
+                "local-{}",
+                crate::access::tokens::random_hex(6).unwrap_or_else(|_| std::process::id().to_string())
+            ),
+        };
+        let webhooks =
+            crate::webhooks::Webhooks::new(store.clone(), controller.webhooks().clone(), config.webhooks, host)
+                .map_err(|e| tracing::error!(error = %e, "webhooks are off: their HTTP client could not be made"))
+                .ok()
+                .map(Arc::new);
         let (audit, writer) = AuditLog::new(store);
         tokio::spawn(writer);
         Self(Arc::new(App {
@@ -96,6 +112,7 @@ impl AppState {
             max_body_bytes: config.max_body_bytes,
             request_timeout: config.request_timeout,
             export_page_events: config.export_page_events,
+            webhooks,
             access: config.access,
             tokens,
             audit,

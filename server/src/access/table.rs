@@ -46,6 +46,11 @@ pub fn requirement(method: &Method, route: &str) -> Option<Need> {
         ("GET" | "POST", "/v1/tokens", _) | ("DELETE", "/v1/tokens/{tokenId}", _) | ("GET", "/v1/audit", _) => {
             need(Admin)
         }
+        // A webhook sends every room's events to a URL: admin only.
+        ("GET" | "POST", "/v1/webhooks", _)
+        | ("GET" | "PATCH" | "DELETE", "/v1/webhooks/{webhookId}", _)
+        | ("POST", "/v1/webhooks/{webhookId}/test", _)
+        | ("GET", "/v1/webhooks/{webhookId}/deliveries", _) => Some(Need { role: Admin, all_rooms: true }),
         (
             "GET",
             _,

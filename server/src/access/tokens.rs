@@ -89,7 +89,7 @@ pub fn now_ms() -> i64 {
     i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
 }
 
-fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     use std::fmt::Write;
     bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
         let _ = write!(s, "{b:02x}");
@@ -97,7 +97,7 @@ fn hex(bytes: &[u8]) -> String {
     })
 }
 
-fn random_hex(n: usize) -> Result<String, ApiError> {
+pub(crate) fn random_hex(n: usize) -> Result<String, ApiError> {
     let mut bytes = vec![0u8; n];
     getrandom::fill(&mut bytes)
         .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", format!("no randomness: {e}")))?;

@@ -41,6 +41,7 @@ use crate::api::{ClientFrame, ServerFrame};
         (name = "providers", description = "Providers"),
         (name = "system", description = "Health, readiness, metrics, this document"),
         (name = "access", description = "Managed tokens, the audit trail, the caller's role"),
+        (name = "webhooks", description = "Webhooks: events POSTed to a URL, signed, retried, with their deliveries"),
     )
 )]
 struct ApiDoc;

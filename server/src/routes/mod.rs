@@ -17,4 +17,5 @@ pub mod system;
 pub mod tokens;
 pub mod turns;
 pub mod usage;
+pub mod webhooks;
 pub mod workspaces;

@@ -46,6 +46,7 @@ mod roles;
 mod sessions;
 mod sides;
 mod usage;
+mod webhooks;
 mod workspace_faults;
 mod workspace_fork;
 mod workspace_keep;

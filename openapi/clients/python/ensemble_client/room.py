@@ -120,6 +120,10 @@ from .models import (
     WorkspaceCommittedEventType,
     QueueUpdatedEvent,
     QueueUpdatedEventType,
+    SessionNeedsAttentionEvent,
+    SessionNeedsAttentionEventType,
+    BudgetExhaustedEvent,
+    BudgetExhaustedEventType,
     WorkspaceRestoredEvent,
     WorkspaceRestoredEventType,
     PlanUpdatedEvent,
@@ -217,6 +221,8 @@ Event: TypeAlias = (
     | WorkspaceRestoredEvent
     | WorkspaceCommittedEvent
     | QueueUpdatedEvent
+    | SessionNeedsAttentionEvent
+    | BudgetExhaustedEvent
 )
 """The document's ``Event`` union: one generated class per event ``type``."""
 
@@ -259,6 +265,8 @@ _EVENT_VARIANTS: tuple[tuple[type[Any], type[Enum]], ...] = (
     (WorkspaceRestoredEvent, WorkspaceRestoredEventType),
     (WorkspaceCommittedEvent, WorkspaceCommittedEventType),
     (QueueUpdatedEvent, QueueUpdatedEventType),
+    (SessionNeedsAttentionEvent, SessionNeedsAttentionEventType),
+    (BudgetExhaustedEvent, BudgetExhaustedEventType),
 )
 
 EVENT_CLASSES: Final[Mapping[str, type[Any]]] = {_single_value(t): cls for cls, t in _EVENT_VARIANTS}

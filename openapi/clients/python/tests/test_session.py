@@ -52,9 +52,12 @@ from .helpers import Api, RoomWatch, check_parsed
 # Every event type of the document's `Event` union except `session.failed`, which nothing in the
 # server emits today (no code path publishes it; see the report).
 # Every event type but `session.failed` (no provider emits it), the workspace events, which
-# need a git work tree (test_workspace.py has them), and the queue's (test_queue.py).
+# need a git work tree (test_workspace.py has them), the queue's (test_queue.py), the budget's
+# (test_usage.py) and `session.needs_attention` (an approval left waiting for
+# --attention-after-secs; server/tests/it/webhooks.rs).
 WORKSPACE_EVENTS = {"turn.changes", "workspace.restored", "workspace.committed"}
-EMITTED = set(EVENT_CLASSES) - {"session.failed", "queue.updated"} - WORKSPACE_EVENTS
+LATER_EVENTS = {"session.failed", "queue.updated", "budget.exhausted", "session.needs_attention"}
+EMITTED = set(EVENT_CLASSES) - LATER_EVENTS - WORKSPACE_EVENTS
 
 
 def message_text(watch: RoomWatch, turn: str, *, side: bool = False) -> str:

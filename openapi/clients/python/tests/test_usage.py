@@ -9,6 +9,7 @@ from ensemble_client.api.turns import submit_turn
 from ensemble_client.api.usage import room_usage, session_usage, set_session_budget
 from ensemble_client.models import (
     Budget,
+    BudgetExhaustedEvent,
     ErrorResponse,
     RoomUsage,
     Session,
@@ -40,9 +41,16 @@ async def test_a_budget_stops_new_turns_until_raised(server: Server) -> None:
         async with RoomStream(server.base_url, server.token, room, after=0) as stream:
             turn = await submit_turn.asyncio(room, sid, client=api, body=SubmitTurnRequest(input_=text("/spend 25")))
             assert isinstance(turn, TurnAccepted)
+            done, reached = False, None
             async for event in session_events(stream, sid):
                 if isinstance(event, TurnCompletedEvent) and event.payload.turn_id == turn.turn_id:
+                    done = True
+                if isinstance(event, BudgetExhaustedEvent):
+                    reached = event
+                if done and reached is not None:
                     break
+            assert reached is not None and reached.payload.scope == "session"
+            assert reached.payload.budget.max_tokens == 20
         used = await session_usage.asyncio(room, sid, client=api)
         assert isinstance(used, SessionUsage)
         assert [t.turn_id for t in used.turns] == [turn.turn_id]

@@ -886,6 +886,83 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every webhook, without secrets, oldest first. */
+        get: operations["list_webhooks"];
+        put?: never;
+        /** Makes a webhook (admin of every room). Its signing secret is in this answer only. */
+        post: operations["create_webhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{webhookId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One webhook, without its secret. */
+        get: operations["get_webhook"];
+        put?: never;
+        post?: never;
+        /** Deletes a webhook and its deliveries (pending ones are not made). */
+        delete: operations["delete_webhook"];
+        options?: never;
+        head?: never;
+        /** Changes a webhook: its URL, events, rooms, secret, description, or whether it is enabled. */
+        patch: operations["update_webhook"];
+        trace?: never;
+    };
+    "/v1/webhooks/{webhookId}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A webhook's deliveries, newest first, with their latest attempts and outcomes. Settled ones
+         *     are kept `--webhook-keep-secs`.
+         */
+        get: operations["list_deliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{webhookId}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Queues a test delivery (type `webhook.test`), signed and retried like any other; see it in
+         *     the deliveries.
+         */
+        post: operations["test_webhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -994,6 +1071,36 @@ export interface components {
             /** Format: int64 */
             maxTokens?: number | null;
             onExhausted?: components["schemas"]["OnExhausted"] | null;
+        };
+        /** @description The session's budget, or its room's, was reached: no new turn starts until it is raised. */
+        BudgetExhaustedEvent: {
+            actor?: components["schemas"]["Actor"] | null;
+            eventId: string;
+            /** Format: int64 */
+            occurredAtMs: number;
+            /** @description The session's budget, or its room's, was reached: no new turn starts until it is raised. */
+            payload: components["schemas"]["BudgetExhaustedPayload"];
+            roomId: string;
+            scope: components["schemas"]["Scope"];
+            /**
+             * Format: int64
+             * @description Per room (per side session for side events), from 1, gap-free.
+             */
+            seq: number;
+            sessionId: string;
+            turnId?: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "budget.exhausted";
+        };
+        /** @description A budget reached. */
+        BudgetExhaustedPayload: {
+            budget: components["schemas"]["Budget"];
+            /** @description `session` or `room`. */
+            scope: string;
+            state: components["schemas"]["BudgetState"];
         };
         /** @description Where a budget stands. */
         BudgetState: {
@@ -1250,16 +1357,95 @@ export interface components {
              */
             ttlSecs?: number | null;
         };
+        /** @description `POST /v1/webhooks`. */
+        CreateWebhook: {
+            description?: string | null;
+            /** @description Default true. */
+            enabled?: boolean | null;
+            /**
+             * @description The event types it gets: `interaction.requested`, `interaction.resolved`,
+             *     `session.needs_attention`, `turn.completed`, `turn.failed`, `turn.canceled`,
+             *     `session.closed`, `session.failed`, `budget.exhausted`.
+             */
+            events: string[];
+            /** @description The rooms whose events it gets; omitted or `["*"]`: every room. */
+            rooms?: string[] | null;
+            /** @description The signing secret (16–256 bytes); omitted: one is made, and shown in this answer only. */
+            secret?: string | null;
+            /**
+             * @description Where deliveries are POSTed (http or https; a public address unless the server runs with
+             *     `--webhook-allow-private`).
+             */
+            url: string;
+        };
         /** @description A new token and its secret, which is shown this once and never again. */
         CreatedToken: {
             secret: string;
             token: components["schemas"]["TokenInfo"];
+        };
+        /** @description A new webhook and its signing secret, which is shown this once. */
+        CreatedWebhook: {
+            secret: string;
+            webhook: components["schemas"]["WebhookInfo"];
         };
         /**
          * @description An answer to an interaction.
          * @enum {string}
          */
         Decision: "accept" | "acceptForSession" | "decline" | "cancel";
+        /** @description One event's delivery to a webhook. */
+        Delivery: {
+            /**
+             * Format: int32
+             * @description Attempts made.
+             */
+            attempts: number;
+            /** Format: int64 */
+            createdAtMs: number;
+            /** @description The event's id, sent as `Ensemble-Event-Id`: the receiver's idempotency key. */
+            eventId: string;
+            /** Format: int64 */
+            id: number;
+            /** @description The latest attempts (up to 20), oldest first. */
+            lastAttempts: components["schemas"]["DeliveryAttempt"][];
+            /**
+             * Format: int64
+             * @description When a pending delivery is tried next.
+             */
+            nextAttemptAtMs?: number | null;
+            roomId?: string | null;
+            sessionId?: string | null;
+            state: components["schemas"]["DeliveryState"];
+            type: string;
+        };
+        /** @description One attempt of a delivery. */
+        DeliveryAttempt: {
+            /** Format: int64 */
+            atMs: number;
+            /** Format: int64 */
+            durationMs: number;
+            /** @description Why it did not count as delivered. */
+            error?: string | null;
+            /**
+             * Format: int32
+             * @description The receiver's HTTP status, when it answered.
+             */
+            status?: number | null;
+        };
+        /** @description A page of deliveries, newest first. */
+        DeliveryList: {
+            data: components["schemas"]["Delivery"][];
+            /**
+             * Format: int64
+             * @description Pass as `before` for the next (older) page; absent on the last.
+             */
+            nextBefore?: number | null;
+        };
+        /**
+         * @description Where a delivery is.
+         * @enum {string}
+         */
+        DeliveryState: "pending" | "delivered" | "failed";
         /** @description The `cwd` as given (checkpointed when it is in a git work tree). */
         DirWorkspace: {
             /**
@@ -1297,7 +1483,7 @@ export interface components {
             error: components["schemas"]["ErrorBody"];
         };
         /** @description A durable (or, for side conversations, ephemeral) event as clients receive it. */
-        Event: components["schemas"]["SessionStartedEvent"] | components["schemas"]["SessionUpdatedEvent"] | components["schemas"]["SessionCompletedEvent"] | components["schemas"]["SessionFailedEvent"] | components["schemas"]["TurnStartedEvent"] | components["schemas"]["TurnCompletedEvent"] | components["schemas"]["TurnFailedEvent"] | components["schemas"]["TurnCanceledEvent"] | components["schemas"]["TurnSteeredEvent"] | components["schemas"]["MessageDeltaEvent"] | components["schemas"]["MessageCompletedEvent"] | components["schemas"]["ReasoningDeltaEvent"] | components["schemas"]["ReasoningCompletedEvent"] | components["schemas"]["CallStartedEvent"] | components["schemas"]["CallUpdatedEvent"] | components["schemas"]["CallCompletedEvent"] | components["schemas"]["InteractionRequestedEvent"] | components["schemas"]["InteractionResolvedEvent"] | components["schemas"]["UsageUpdatedEvent"] | components["schemas"]["CommandsUpdatedEvent"] | components["schemas"]["PlanUpdatedEvent"] | components["schemas"]["GoalUpdatedEvent"] | components["schemas"]["GoalClearedEvent"] | components["schemas"]["GoalReconcileRequiredEvent"] | components["schemas"]["NoticeEvent"] | components["schemas"]["TurnChangesEvent"] | components["schemas"]["WorkspaceRestoredEvent"] | components["schemas"]["WorkspaceCommittedEvent"] | components["schemas"]["QueueUpdatedEvent"];
+        Event: components["schemas"]["SessionStartedEvent"] | components["schemas"]["SessionUpdatedEvent"] | components["schemas"]["SessionCompletedEvent"] | components["schemas"]["SessionFailedEvent"] | components["schemas"]["TurnStartedEvent"] | components["schemas"]["TurnCompletedEvent"] | components["schemas"]["TurnFailedEvent"] | components["schemas"]["TurnCanceledEvent"] | components["schemas"]["TurnSteeredEvent"] | components["schemas"]["MessageDeltaEvent"] | components["schemas"]["MessageCompletedEvent"] | components["schemas"]["ReasoningDeltaEvent"] | components["schemas"]["ReasoningCompletedEvent"] | components["schemas"]["CallStartedEvent"] | components["schemas"]["CallUpdatedEvent"] | components["schemas"]["CallCompletedEvent"] | components["schemas"]["InteractionRequestedEvent"] | components["schemas"]["InteractionResolvedEvent"] | components["schemas"]["UsageUpdatedEvent"] | components["schemas"]["CommandsUpdatedEvent"] | components["schemas"]["PlanUpdatedEvent"] | components["schemas"]["GoalUpdatedEvent"] | components["schemas"]["GoalClearedEvent"] | components["schemas"]["GoalReconcileRequiredEvent"] | components["schemas"]["NoticeEvent"] | components["schemas"]["TurnChangesEvent"] | components["schemas"]["WorkspaceRestoredEvent"] | components["schemas"]["WorkspaceCommittedEvent"] | components["schemas"]["QueueUpdatedEvent"] | components["schemas"]["SessionNeedsAttentionEvent"] | components["schemas"]["BudgetExhaustedEvent"];
         /** @description A durable room event. */
         EventFrame: {
             event: components["schemas"]["Event"];
@@ -2140,6 +2326,46 @@ export interface components {
             available: components["schemas"]["ModeInfo"][];
             current: string;
         };
+        /**
+         * @description An interaction has waited unanswered for `--attention-after-secs` (once per interaction;
+         *     none when it is answered sooner).
+         */
+        SessionNeedsAttentionEvent: {
+            actor?: components["schemas"]["Actor"] | null;
+            eventId: string;
+            /** Format: int64 */
+            occurredAtMs: number;
+            /**
+             * @description An interaction has waited unanswered for `--attention-after-secs` (once per interaction;
+             *     none when it is answered sooner).
+             */
+            payload: components["schemas"]["SessionNeedsAttentionPayload"];
+            roomId: string;
+            scope: components["schemas"]["Scope"];
+            /**
+             * Format: int64
+             * @description Per room (per side session for side events), from 1, gap-free.
+             */
+            seq: number;
+            sessionId: string;
+            turnId?: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "session.needs_attention";
+        };
+        /** @description An interaction waiting for an answer longer than the server's attention delay. */
+        SessionNeedsAttentionPayload: {
+            kind: components["schemas"]["InteractionKind"];
+            requestId: string;
+            /**
+             * Format: int64
+             * @description When the interaction was asked (unix ms).
+             */
+            requestedAtMs: number;
+            title: string;
+        };
         /** @description Per-session settings, as submitted at start. */
         SessionSettings: {
             approvalPolicy?: components["schemas"]["ApprovalPolicy"] | null;
@@ -2321,6 +2547,12 @@ export interface components {
             queue?: boolean | null;
             /** @description Add the input to the running turn instead of refusing with 409 (if the provider can steer). */
             steer?: boolean | null;
+        };
+        /** @description A test delivery, queued. */
+        TestDelivery: {
+            /** Format: int64 */
+            deliveryId: number;
+            eventId: string;
         };
         TextCompletedPayload: {
             itemId: string;
@@ -2556,6 +2788,17 @@ export interface components {
             turnId: string;
             usage: components["schemas"]["UsageTotals"];
         };
+        /** @description `PATCH /v1/webhooks/{webhookId}`: what is given is changed. */
+        UpdateWebhook: {
+            description?: string | null;
+            /** @description False pauses it: no deliveries are made for events while it is disabled. */
+            enabled?: boolean | null;
+            events?: string[] | null;
+            rooms?: string[] | null;
+            /** @description A new signing secret (deliveries from now on are signed with it). */
+            secret?: string | null;
+            url?: string | null;
+        };
         UsagePayload: {
             /** Format: int64 */
             cachedInputTokens?: number;
@@ -2615,6 +2858,25 @@ export interface components {
              * @enum {string}
              */
             type: "usage.updated";
+        };
+        /** @description A webhook, without its secret. */
+        WebhookInfo: {
+            /** Format: int64 */
+            createdAtMs: number;
+            /** @description The name of the token that made it. */
+            createdBy: string;
+            description?: string | null;
+            enabled: boolean;
+            events: string[];
+            id: string;
+            /** @description `["*"]`: every room. */
+            rooms: string[];
+            /** Format: int64 */
+            updatedAtMs: number;
+            url: string;
+        };
+        WebhookList: {
+            data: components["schemas"]["WebhookInfo"][];
         };
         /** @description What changed between two checkpoints (or the session's base and its latest checkpoint). */
         WorkspaceChanges: {
@@ -5369,6 +5631,370 @@ export interface operations {
             };
             /** @description `token_not_found` */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The server or the agent failed, or is at capacity (then with `Retry-After`); the error's `code` says why */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    list_webhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The webhooks */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookList"];
+                };
+            };
+            /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The server or the agent failed, or is at capacity (then with `Retry-After`); the error's `code` says why */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    create_webhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWebhook"];
+            };
+        };
+        responses: {
+            /** @description The webhook and its secret (shown once) */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedWebhook"];
+                };
+            };
+            /** @description `invalid_input`, or `webhook_url_refused` (not http(s), or a private address) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `too_many_webhooks` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The server or the agent failed, or is at capacity (then with `Retry-After`); the error's `code` says why */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    get_webhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook id */
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The webhook */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookInfo"];
+                };
+            };
+            /** @description `webhook_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The server or the agent failed, or is at capacity (then with `Retry-After`); the error's `code` says why */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    delete_webhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook id */
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `webhook_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The server or the agent failed, or is at capacity (then with `Retry-After`); the error's `code` says why */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    update_webhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook id */
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateWebhook"];
+            };
+        };
+        responses: {
+            /** @description The webhook as it is now */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookInfo"];
+                };
+            };
+            /** @description `webhook_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The server or the agent failed, or is at capacity (then with `Retry-After`); the error's `code` says why */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    list_deliveries: {
+        parameters: {
+            query?: {
+                /** @description Deliveries with an id below this one (the previous page's `nextBefore`). */
+                before?: number;
+                /** @description At most this many (1–500, default 50). */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Webhook id */
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of deliveries */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryList"];
+                };
+            };
+            /** @description `webhook_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The server or the agent failed, or is at capacity (then with `Retry-After`); the error's `code` says why */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    test_webhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook id */
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Queued */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TestDelivery"];
+                };
+            };
+            /** @description `webhook_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `webhook_disabled` */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -34,6 +34,8 @@ export const EVENT_TYPES: Record<EventType, true> = {
   "workspace.restored": true,
   "workspace.committed": true,
   "queue.updated": true,
+  "session.needs_attention": true,
+  "budget.exhausted": true,
 };
 
 /**
@@ -100,6 +102,10 @@ export function summarize(e: Event): string {
       return `committed ${e.payload.commit} on ${e.payload.branch}`;
     case "queue.updated":
       return `queue ${e.payload.reason}: ${e.payload.queue.map((q) => q.turnId).join(", ")}`;
+    case "session.needs_attention":
+      return `needs attention: ${e.payload.title} (${e.payload.requestId})`;
+    case "budget.exhausted":
+      return `${e.payload.scope} budget exhausted at ${e.payload.state.tokens} tokens`;
     default: {
       const unhandled: never = e;
       throw new Error(`an event type the document does not declare: ${JSON.stringify(unhandled)}`);

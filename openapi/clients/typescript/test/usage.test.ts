@@ -31,6 +31,9 @@ describe("usage and budgets through @ensemble/client", () => {
     const submit = (t: string) => server.client.POST("/v1/rooms/{roomId}/sessions/{sessionId}/turns", { params: { path }, body: { input: text(t) } });
     const turn = ok(await submit("/spend 25"), "spend");
     await room.event("turn.completed", (e) => e.turnId === turn.turnId);
+    const reached = await room.event("budget.exhausted", (e) => e.sessionId === sessionId);
+    assert.equal(reached.payload.scope, "session");
+    assert.equal(reached.payload.budget.maxTokens, 20);
     const used = ok(await server.client.GET("/v1/rooms/{roomId}/sessions/{sessionId}/usage", { params: { path } }), "usage");
     assert.deepEqual(used.turns.map((t) => t.turnId), [turn.turnId]);
     assert.equal(used.state.exhausted, true);

@@ -13,6 +13,9 @@ from .audit_entry import AuditEntry
 from .audit_list import AuditList
 from .auth_state import AuthState
 from .budget import Budget
+from .budget_exhausted_event import BudgetExhaustedEvent
+from .budget_exhausted_event_type import BudgetExhaustedEventType
+from .budget_exhausted_payload import BudgetExhaustedPayload
 from .budget_state import BudgetState
 from .call_completed_event import CallCompletedEvent
 from .call_completed_event_type import CallCompletedEventType
@@ -45,8 +48,14 @@ from .config_request import ConfigRequest
 from .config_request_options_type_0 import ConfigRequestOptionsType0
 from .cost import Cost
 from .create_token import CreateToken
+from .create_webhook import CreateWebhook
 from .created_token import CreatedToken
+from .created_webhook import CreatedWebhook
 from .decision import Decision
+from .delivery import Delivery
+from .delivery_attempt import DeliveryAttempt
+from .delivery_list import DeliveryList
+from .delivery_state import DeliveryState
 from .dir_workspace import DirWorkspace
 from .dir_workspace_kind import DirWorkspaceKind
 from .error_body import ErrorBody
@@ -156,6 +165,9 @@ from .session_failed_event_type import SessionFailedEventType
 from .session_failed_payload import SessionFailedPayload
 from .session_list import SessionList
 from .session_modes import SessionModes
+from .session_needs_attention_event import SessionNeedsAttentionEvent
+from .session_needs_attention_event_type import SessionNeedsAttentionEventType
+from .session_needs_attention_payload import SessionNeedsAttentionPayload
 from .session_settings import SessionSettings
 from .session_started_event import SessionStartedEvent
 from .session_started_event_type import SessionStartedEventType
@@ -176,6 +188,7 @@ from .start_session_request import StartSessionRequest
 from .submit_availability import SubmitAvailability
 from .submit_state import SubmitState
 from .submit_turn_request import SubmitTurnRequest
+from .test_delivery import TestDelivery
 from .text_completed_payload import TextCompletedPayload
 from .text_delta_payload import TextDeltaPayload
 from .text_input import TextInput
@@ -203,10 +216,13 @@ from .turn_steered_event import TurnSteeredEvent
 from .turn_steered_event_type import TurnSteeredEventType
 from .turn_steered_payload import TurnSteeredPayload
 from .turn_usage import TurnUsage
+from .update_webhook import UpdateWebhook
 from .usage_payload import UsagePayload
 from .usage_totals import UsageTotals
 from .usage_updated_event import UsageUpdatedEvent
 from .usage_updated_event_type import UsageUpdatedEventType
+from .webhook_info import WebhookInfo
+from .webhook_list import WebhookList
 from .workspace_changes import WorkspaceChanges
 from .workspace_committed_event import WorkspaceCommittedEvent
 from .workspace_committed_event_type import WorkspaceCommittedEventType
@@ -233,6 +249,9 @@ __all__ = (
     "AuditList",
     "AuthState",
     "Budget",
+    "BudgetExhaustedEvent",
+    "BudgetExhaustedEventType",
+    "BudgetExhaustedPayload",
     "BudgetState",
     "CallCompletedEvent",
     "CallCompletedEventType",
@@ -265,8 +284,14 @@ __all__ = (
     "ConfigRequestOptionsType0",
     "Cost",
     "CreatedToken",
+    "CreatedWebhook",
     "CreateToken",
+    "CreateWebhook",
     "Decision",
+    "Delivery",
+    "DeliveryAttempt",
+    "DeliveryList",
+    "DeliveryState",
     "DirWorkspace",
     "DirWorkspaceKind",
     "ErrorBody",
@@ -376,6 +401,9 @@ __all__ = (
     "SessionFailedPayload",
     "SessionList",
     "SessionModes",
+    "SessionNeedsAttentionEvent",
+    "SessionNeedsAttentionEventType",
+    "SessionNeedsAttentionPayload",
     "SessionSettings",
     "SessionStartedEvent",
     "SessionStartedEventType",
@@ -396,6 +424,7 @@ __all__ = (
     "SubmitAvailability",
     "SubmitState",
     "SubmitTurnRequest",
+    "TestDelivery",
     "TextCompletedPayload",
     "TextDeltaPayload",
     "TextInput",
@@ -423,10 +452,13 @@ __all__ = (
     "TurnSteeredEventType",
     "TurnSteeredPayload",
     "TurnUsage",
+    "UpdateWebhook",
     "UsagePayload",
     "UsageTotals",
     "UsageUpdatedEvent",
     "UsageUpdatedEventType",
+    "WebhookInfo",
+    "WebhookList",
     "WorkspaceChanges",
     "WorkspaceCommittedEvent",
     "WorkspaceCommittedEventType",

@@ -11,6 +11,7 @@ from ..types import UNSET, Unset
 from typing import cast
 
 if TYPE_CHECKING:
+  from ..models.budget_exhausted_event import BudgetExhaustedEvent
   from ..models.call_completed_event import CallCompletedEvent
   from ..models.call_started_event import CallStartedEvent
   from ..models.call_updated_event import CallUpdatedEvent
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
   from ..models.reasoning_delta_event import ReasoningDeltaEvent
   from ..models.session_completed_event import SessionCompletedEvent
   from ..models.session_failed_event import SessionFailedEvent
+  from ..models.session_needs_attention_event import SessionNeedsAttentionEvent
   from ..models.session_started_event import SessionStartedEvent
   from ..models.session_updated_event import SessionUpdatedEvent
   from ..models.turn_canceled_event import TurnCanceledEvent
@@ -54,16 +56,17 @@ class EventList:
     """ A page of a room's durable events.
 
         Attributes:
-            data (list[CallCompletedEvent | CallStartedEvent | CallUpdatedEvent | CommandsUpdatedEvent | GoalClearedEvent |
-                GoalReconcileRequiredEvent | GoalUpdatedEvent | InteractionRequestedEvent | InteractionResolvedEvent |
-                MessageCompletedEvent | MessageDeltaEvent | NoticeEvent | PlanUpdatedEvent | QueueUpdatedEvent |
-                ReasoningCompletedEvent | ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent | SessionStartedEvent
-                | SessionUpdatedEvent | TurnCanceledEvent | TurnChangesEvent | TurnCompletedEvent | TurnFailedEvent |
-                TurnStartedEvent | TurnSteeredEvent | UsageUpdatedEvent | WorkspaceCommittedEvent | WorkspaceRestoredEvent]):
+            data (list[BudgetExhaustedEvent | CallCompletedEvent | CallStartedEvent | CallUpdatedEvent |
+                CommandsUpdatedEvent | GoalClearedEvent | GoalReconcileRequiredEvent | GoalUpdatedEvent |
+                InteractionRequestedEvent | InteractionResolvedEvent | MessageCompletedEvent | MessageDeltaEvent | NoticeEvent |
+                PlanUpdatedEvent | QueueUpdatedEvent | ReasoningCompletedEvent | ReasoningDeltaEvent | SessionCompletedEvent |
+                SessionFailedEvent | SessionNeedsAttentionEvent | SessionStartedEvent | SessionUpdatedEvent | TurnCanceledEvent
+                | TurnChangesEvent | TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent | TurnSteeredEvent |
+                UsageUpdatedEvent | WorkspaceCommittedEvent | WorkspaceRestoredEvent]):
             head_seq (int): The room's latest seq.
      """
 
-    data: list[CallCompletedEvent | CallStartedEvent | CallUpdatedEvent | CommandsUpdatedEvent | GoalClearedEvent | GoalReconcileRequiredEvent | GoalUpdatedEvent | InteractionRequestedEvent | InteractionResolvedEvent | MessageCompletedEvent | MessageDeltaEvent | NoticeEvent | PlanUpdatedEvent | QueueUpdatedEvent | ReasoningCompletedEvent | ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent | SessionStartedEvent | SessionUpdatedEvent | TurnCanceledEvent | TurnChangesEvent | TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent | TurnSteeredEvent | UsageUpdatedEvent | WorkspaceCommittedEvent | WorkspaceRestoredEvent]
+    data: list[BudgetExhaustedEvent | CallCompletedEvent | CallStartedEvent | CallUpdatedEvent | CommandsUpdatedEvent | GoalClearedEvent | GoalReconcileRequiredEvent | GoalUpdatedEvent | InteractionRequestedEvent | InteractionResolvedEvent | MessageCompletedEvent | MessageDeltaEvent | NoticeEvent | PlanUpdatedEvent | QueueUpdatedEvent | ReasoningCompletedEvent | ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent | SessionNeedsAttentionEvent | SessionStartedEvent | SessionUpdatedEvent | TurnCanceledEvent | TurnChangesEvent | TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent | TurnSteeredEvent | UsageUpdatedEvent | WorkspaceCommittedEvent | WorkspaceRestoredEvent]
     head_seq: int
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -72,6 +75,7 @@ class EventList:
 
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.budget_exhausted_event import BudgetExhaustedEvent # noqa: PLC0415
         from ..models.call_completed_event import CallCompletedEvent # noqa: PLC0415
         from ..models.call_started_event import CallStartedEvent # noqa: PLC0415
         from ..models.call_updated_event import CallUpdatedEvent # noqa: PLC0415
@@ -90,6 +94,7 @@ class EventList:
         from ..models.reasoning_delta_event import ReasoningDeltaEvent # noqa: PLC0415
         from ..models.session_completed_event import SessionCompletedEvent # noqa: PLC0415
         from ..models.session_failed_event import SessionFailedEvent # noqa: PLC0415
+        from ..models.session_needs_attention_event import SessionNeedsAttentionEvent # noqa: PLC0415
         from ..models.session_started_event import SessionStartedEvent # noqa: PLC0415
         from ..models.session_updated_event import SessionUpdatedEvent # noqa: PLC0415
         from ..models.turn_canceled_event import TurnCanceledEvent # noqa: PLC0415
@@ -160,6 +165,10 @@ class EventList:
                 data_item = data_item_data.to_dict()
             elif isinstance(data_item_data, WorkspaceCommittedEvent):
                 data_item = data_item_data.to_dict()
+            elif isinstance(data_item_data, QueueUpdatedEvent):
+                data_item = data_item_data.to_dict()
+            elif isinstance(data_item_data, SessionNeedsAttentionEvent):
+                data_item = data_item_data.to_dict()
             else:
                 data_item = data_item_data.to_dict()
 
@@ -183,6 +192,7 @@ class EventList:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.budget_exhausted_event import BudgetExhaustedEvent # noqa: PLC0415
         from ..models.call_completed_event import CallCompletedEvent # noqa: PLC0415
         from ..models.call_started_event import CallStartedEvent # noqa: PLC0415
         from ..models.call_updated_event import CallUpdatedEvent # noqa: PLC0415
@@ -201,6 +211,7 @@ class EventList:
         from ..models.reasoning_delta_event import ReasoningDeltaEvent # noqa: PLC0415
         from ..models.session_completed_event import SessionCompletedEvent # noqa: PLC0415
         from ..models.session_failed_event import SessionFailedEvent # noqa: PLC0415
+        from ..models.session_needs_attention_event import SessionNeedsAttentionEvent # noqa: PLC0415
         from ..models.session_started_event import SessionStartedEvent # noqa: PLC0415
         from ..models.session_updated_event import SessionUpdatedEvent # noqa: PLC0415
         from ..models.turn_canceled_event import TurnCanceledEvent # noqa: PLC0415
@@ -216,7 +227,7 @@ class EventList:
         data = []
         _data = d.pop("data")
         for data_item_data in (_data):
-            def _parse_data_item(data: object) -> CallCompletedEvent | CallStartedEvent | CallUpdatedEvent | CommandsUpdatedEvent | GoalClearedEvent | GoalReconcileRequiredEvent | GoalUpdatedEvent | InteractionRequestedEvent | InteractionResolvedEvent | MessageCompletedEvent | MessageDeltaEvent | NoticeEvent | PlanUpdatedEvent | QueueUpdatedEvent | ReasoningCompletedEvent | ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent | SessionStartedEvent | SessionUpdatedEvent | TurnCanceledEvent | TurnChangesEvent | TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent | TurnSteeredEvent | UsageUpdatedEvent | WorkspaceCommittedEvent | WorkspaceRestoredEvent:
+            def _parse_data_item(data: object) -> BudgetExhaustedEvent | CallCompletedEvent | CallStartedEvent | CallUpdatedEvent | CommandsUpdatedEvent | GoalClearedEvent | GoalReconcileRequiredEvent | GoalUpdatedEvent | InteractionRequestedEvent | InteractionResolvedEvent | MessageCompletedEvent | MessageDeltaEvent | NoticeEvent | PlanUpdatedEvent | QueueUpdatedEvent | ReasoningCompletedEvent | ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent | SessionNeedsAttentionEvent | SessionStartedEvent | SessionUpdatedEvent | TurnCanceledEvent | TurnChangesEvent | TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent | TurnSteeredEvent | UsageUpdatedEvent | WorkspaceCommittedEvent | WorkspaceRestoredEvent:
                 try:
                     if not isinstance(data, dict):
                         raise TypeError()
@@ -497,13 +508,33 @@ class EventList:
                     return componentsschemas_event_type_27
                 except (TypeError, ValueError, AttributeError, KeyError):
                     pass
+                try:
+                    if not isinstance(data, dict):
+                        raise TypeError()
+                    componentsschemas_event_type_28 = QueueUpdatedEvent.from_dict(data)
+
+
+
+                    return componentsschemas_event_type_28
+                except (TypeError, ValueError, AttributeError, KeyError):
+                    pass
+                try:
+                    if not isinstance(data, dict):
+                        raise TypeError()
+                    componentsschemas_event_type_29 = SessionNeedsAttentionEvent.from_dict(data)
+
+
+
+                    return componentsschemas_event_type_29
+                except (TypeError, ValueError, AttributeError, KeyError):
+                    pass
                 if not isinstance(data, dict):
                     raise TypeError()
-                componentsschemas_event_type_28 = QueueUpdatedEvent.from_dict(data)
+                componentsschemas_event_type_30 = BudgetExhaustedEvent.from_dict(data)
 
 
 
-                return componentsschemas_event_type_28
+                return componentsschemas_event_type_30
 
             data_item = _parse_data_item(data_item_data)
 

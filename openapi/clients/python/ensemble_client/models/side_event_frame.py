@@ -12,6 +12,7 @@ from ..models.side_event_frame_type import SideEventFrameType
 from typing import cast
 
 if TYPE_CHECKING:
+  from ..models.budget_exhausted_event import BudgetExhaustedEvent
   from ..models.call_completed_event import CallCompletedEvent
   from ..models.call_started_event import CallStartedEvent
   from ..models.call_updated_event import CallUpdatedEvent
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
   from ..models.reasoning_delta_event import ReasoningDeltaEvent
   from ..models.session_completed_event import SessionCompletedEvent
   from ..models.session_failed_event import SessionFailedEvent
+  from ..models.session_needs_attention_event import SessionNeedsAttentionEvent
   from ..models.session_started_event import SessionStartedEvent
   from ..models.session_updated_event import SessionUpdatedEvent
   from ..models.turn_canceled_event import TurnCanceledEvent
@@ -55,17 +57,18 @@ class SideEventFrame:
     """ An event of a side conversation (its `seq` counts within the side).
 
         Attributes:
-            event (CallCompletedEvent | CallStartedEvent | CallUpdatedEvent | CommandsUpdatedEvent | GoalClearedEvent |
-                GoalReconcileRequiredEvent | GoalUpdatedEvent | InteractionRequestedEvent | InteractionResolvedEvent |
-                MessageCompletedEvent | MessageDeltaEvent | NoticeEvent | PlanUpdatedEvent | QueueUpdatedEvent |
-                ReasoningCompletedEvent | ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent | SessionStartedEvent
-                | SessionUpdatedEvent | TurnCanceledEvent | TurnChangesEvent | TurnCompletedEvent | TurnFailedEvent |
-                TurnStartedEvent | TurnSteeredEvent | UsageUpdatedEvent | WorkspaceCommittedEvent | WorkspaceRestoredEvent): A
-                durable (or, for side conversations, ephemeral) event as clients receive it.
+            event (BudgetExhaustedEvent | CallCompletedEvent | CallStartedEvent | CallUpdatedEvent | CommandsUpdatedEvent |
+                GoalClearedEvent | GoalReconcileRequiredEvent | GoalUpdatedEvent | InteractionRequestedEvent |
+                InteractionResolvedEvent | MessageCompletedEvent | MessageDeltaEvent | NoticeEvent | PlanUpdatedEvent |
+                QueueUpdatedEvent | ReasoningCompletedEvent | ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent |
+                SessionNeedsAttentionEvent | SessionStartedEvent | SessionUpdatedEvent | TurnCanceledEvent | TurnChangesEvent |
+                TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent | TurnSteeredEvent | UsageUpdatedEvent |
+                WorkspaceCommittedEvent | WorkspaceRestoredEvent): A durable (or, for side conversations, ephemeral) event as
+                clients receive it.
             type_ (SideEventFrameType):
      """
 
-    event: CallCompletedEvent | CallStartedEvent | CallUpdatedEvent | CommandsUpdatedEvent | GoalClearedEvent | GoalReconcileRequiredEvent | GoalUpdatedEvent | InteractionRequestedEvent | InteractionResolvedEvent | MessageCompletedEvent | MessageDeltaEvent | NoticeEvent | PlanUpdatedEvent | QueueUpdatedEvent | ReasoningCompletedEvent | ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent | SessionStartedEvent | SessionUpdatedEvent | TurnCanceledEvent | TurnChangesEvent | TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent | TurnSteeredEvent | UsageUpdatedEvent | WorkspaceCommittedEvent | WorkspaceRestoredEvent
+    event: BudgetExhaustedEvent | CallCompletedEvent | CallStartedEvent | CallUpdatedEvent | CommandsUpdatedEvent | GoalClearedEvent | GoalReconcileRequiredEvent | GoalUpdatedEvent | InteractionRequestedEvent | InteractionResolvedEvent | MessageCompletedEvent | MessageDeltaEvent | NoticeEvent | PlanUpdatedEvent | QueueUpdatedEvent | ReasoningCompletedEvent | ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent | SessionNeedsAttentionEvent | SessionStartedEvent | SessionUpdatedEvent | TurnCanceledEvent | TurnChangesEvent | TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent | TurnSteeredEvent | UsageUpdatedEvent | WorkspaceCommittedEvent | WorkspaceRestoredEvent
     type_: SideEventFrameType
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -74,6 +77,7 @@ class SideEventFrame:
 
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.budget_exhausted_event import BudgetExhaustedEvent # noqa: PLC0415
         from ..models.call_completed_event import CallCompletedEvent # noqa: PLC0415
         from ..models.call_started_event import CallStartedEvent # noqa: PLC0415
         from ..models.call_updated_event import CallUpdatedEvent # noqa: PLC0415
@@ -92,6 +96,7 @@ class SideEventFrame:
         from ..models.reasoning_delta_event import ReasoningDeltaEvent # noqa: PLC0415
         from ..models.session_completed_event import SessionCompletedEvent # noqa: PLC0415
         from ..models.session_failed_event import SessionFailedEvent # noqa: PLC0415
+        from ..models.session_needs_attention_event import SessionNeedsAttentionEvent # noqa: PLC0415
         from ..models.session_started_event import SessionStartedEvent # noqa: PLC0415
         from ..models.session_updated_event import SessionUpdatedEvent # noqa: PLC0415
         from ..models.turn_canceled_event import TurnCanceledEvent # noqa: PLC0415
@@ -160,6 +165,10 @@ class SideEventFrame:
             event = self.event.to_dict()
         elif isinstance(self.event, WorkspaceCommittedEvent):
             event = self.event.to_dict()
+        elif isinstance(self.event, QueueUpdatedEvent):
+            event = self.event.to_dict()
+        elif isinstance(self.event, SessionNeedsAttentionEvent):
+            event = self.event.to_dict()
         else:
             event = self.event.to_dict()
 
@@ -180,6 +189,7 @@ class SideEventFrame:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.budget_exhausted_event import BudgetExhaustedEvent # noqa: PLC0415
         from ..models.call_completed_event import CallCompletedEvent # noqa: PLC0415
         from ..models.call_started_event import CallStartedEvent # noqa: PLC0415
         from ..models.call_updated_event import CallUpdatedEvent # noqa: PLC0415
@@ -198,6 +208,7 @@ class SideEventFrame:
         from ..models.reasoning_delta_event import ReasoningDeltaEvent # noqa: PLC0415
         from ..models.session_completed_event import SessionCompletedEvent # noqa: PLC0415
         from ..models.session_failed_event import SessionFailedEvent # noqa: PLC0415
+        from ..models.session_needs_attention_event import SessionNeedsAttentionEvent # noqa: PLC0415
         from ..models.session_started_event import SessionStartedEvent # noqa: PLC0415
         from ..models.session_updated_event import SessionUpdatedEvent # noqa: PLC0415
         from ..models.turn_canceled_event import TurnCanceledEvent # noqa: PLC0415
@@ -210,7 +221,7 @@ class SideEventFrame:
         from ..models.workspace_committed_event import WorkspaceCommittedEvent # noqa: PLC0415
         from ..models.workspace_restored_event import WorkspaceRestoredEvent # noqa: PLC0415
         d = dict(src_dict)
-        def _parse_event(data: object) -> CallCompletedEvent | CallStartedEvent | CallUpdatedEvent | CommandsUpdatedEvent | GoalClearedEvent | GoalReconcileRequiredEvent | GoalUpdatedEvent | InteractionRequestedEvent | InteractionResolvedEvent | MessageCompletedEvent | MessageDeltaEvent | NoticeEvent | PlanUpdatedEvent | QueueUpdatedEvent | ReasoningCompletedEvent | ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent | SessionStartedEvent | SessionUpdatedEvent | TurnCanceledEvent | TurnChangesEvent | TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent | TurnSteeredEvent | UsageUpdatedEvent | WorkspaceCommittedEvent | WorkspaceRestoredEvent:
+        def _parse_event(data: object) -> BudgetExhaustedEvent | CallCompletedEvent | CallStartedEvent | CallUpdatedEvent | CommandsUpdatedEvent | GoalClearedEvent | GoalReconcileRequiredEvent | GoalUpdatedEvent | InteractionRequestedEvent | InteractionResolvedEvent | MessageCompletedEvent | MessageDeltaEvent | NoticeEvent | PlanUpdatedEvent | QueueUpdatedEvent | ReasoningCompletedEvent | ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent | SessionNeedsAttentionEvent | SessionStartedEvent | SessionUpdatedEvent | TurnCanceledEvent | TurnChangesEvent | TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent | TurnSteeredEvent | UsageUpdatedEvent | WorkspaceCommittedEvent | WorkspaceRestoredEvent:
             try:
                 if not isinstance(data, dict):
                     raise TypeError()
@@ -491,13 +502,33 @@ class SideEventFrame:
                 return componentsschemas_event_type_27
             except (TypeError, ValueError, AttributeError, KeyError):
                 pass
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                componentsschemas_event_type_28 = QueueUpdatedEvent.from_dict(data)
+
+
+
+                return componentsschemas_event_type_28
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                componentsschemas_event_type_29 = SessionNeedsAttentionEvent.from_dict(data)
+
+
+
+                return componentsschemas_event_type_29
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
             if not isinstance(data, dict):
                 raise TypeError()
-            componentsschemas_event_type_28 = QueueUpdatedEvent.from_dict(data)
+            componentsschemas_event_type_30 = BudgetExhaustedEvent.from_dict(data)
 
 
 
-            return componentsschemas_event_type_28
+            return componentsschemas_event_type_30
 
         event = _parse_event(d.pop("event"))
 

@@ -1,0 +1,234 @@
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import quote
+
+import httpx
+
+from ...client import AuthenticatedClient, Client
+from ...types import Response, UNSET
+from ... import errors
+
+from ...models.delivery_list import DeliveryList
+from ...models.error_response import ErrorResponse
+from ...types import UNSET, Unset
+from typing import cast
+
+
+
+def _get_kwargs(
+    webhook_id: str,
+    *,
+    before: int | Unset = UNSET,
+    limit: int | Unset = UNSET,
+
+) -> dict[str, Any]:
+    
+
+    
+
+    params: dict[str, Any] = {}
+
+    params["before"] = before
+
+    params["limit"] = limit
+
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/v1/webhooks/{webhook_id}/deliveries".format(webhook_id=quote(str(webhook_id), safe=""),),
+        "params": params,
+    }
+
+
+    return _kwargs
+
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> DeliveryList | ErrorResponse | None:
+    if response.status_code == 200:
+        response_200 = DeliveryList.from_dict(response.json())
+
+
+
+        return response_200
+
+    if response.status_code == 404:
+        response_404 = ErrorResponse.from_dict(response.json())
+
+
+
+        return response_404
+
+    if 400 <= response.status_code <= 499:
+        response_4xx = ErrorResponse.from_dict(response.json())
+
+
+
+        return response_4xx
+
+    if 500 <= response.status_code <= 599:
+        response_5xx = ErrorResponse.from_dict(response.json())
+
+
+
+        return response_5xx
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[DeliveryList | ErrorResponse]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    webhook_id: str,
+    *,
+    client: AuthenticatedClient,
+    before: int | Unset = UNSET,
+    limit: int | Unset = UNSET,
+
+) -> Response[DeliveryList | ErrorResponse]:
+    """ A webhook's deliveries, newest first, with their latest attempts and outcomes. Settled ones
+    are kept `--webhook-keep-secs`.
+
+    Args:
+        webhook_id (str):
+        before (int | Unset):
+        limit (int | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[DeliveryList | ErrorResponse]
+     """
+
+
+    kwargs = _get_kwargs(
+        webhook_id=webhook_id,
+before=before,
+limit=limit,
+
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+def sync(
+    webhook_id: str,
+    *,
+    client: AuthenticatedClient,
+    before: int | Unset = UNSET,
+    limit: int | Unset = UNSET,
+
+) -> DeliveryList | ErrorResponse | None:
+    """ A webhook's deliveries, newest first, with their latest attempts and outcomes. Settled ones
+    are kept `--webhook-keep-secs`.
+
+    Args:
+        webhook_id (str):
+        before (int | Unset):
+        limit (int | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        DeliveryList | ErrorResponse
+     """
+
+
+    return sync_detailed(
+        webhook_id=webhook_id,
+client=client,
+before=before,
+limit=limit,
+
+    ).parsed
+
+async def asyncio_detailed(
+    webhook_id: str,
+    *,
+    client: AuthenticatedClient,
+    before: int | Unset = UNSET,
+    limit: int | Unset = UNSET,
+
+) -> Response[DeliveryList | ErrorResponse]:
+    """ A webhook's deliveries, newest first, with their latest attempts and outcomes. Settled ones
+    are kept `--webhook-keep-secs`.
+
+    Args:
+        webhook_id (str):
+        before (int | Unset):
+        limit (int | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[DeliveryList | ErrorResponse]
+     """
+
+
+    kwargs = _get_kwargs(
+        webhook_id=webhook_id,
+before=before,
+limit=limit,
+
+    )
+
+    response = await client.get_async_httpx_client().request(
+        **kwargs
+    )
+
+    return _build_response(client=client, response=response)
+
+async def asyncio(
+    webhook_id: str,
+    *,
+    client: AuthenticatedClient,
+    before: int | Unset = UNSET,
+    limit: int | Unset = UNSET,
+
+) -> DeliveryList | ErrorResponse | None:
+    """ A webhook's deliveries, newest first, with their latest attempts and outcomes. Settled ones
+    are kept `--webhook-keep-secs`.
+
+    Args:
+        webhook_id (str):
+        before (int | Unset):
+        limit (int | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        DeliveryList | ErrorResponse
+     """
+
+
+    return (await asyncio_detailed(
+        webhook_id=webhook_id,
+client=client,
+before=before,
+limit=limit,
+
+    )).parsed
