@@ -53,17 +53,6 @@ export function useConsole({ serverOptions = {} } = {}) {
   h.open = async ({ room, session, viewport = 'desktop', token = h.server.token, context, url } = {}) => {
     const ctx = context ?? (await h.browser.newContext({ viewport: VIEWPORTS[viewport] }));
     if (!context) h.contexts.push(ctx);
-    // TEMP-DEV-ROUTE (remove before finishing): the working tree's bundle instead of the binary's.
-    if (process.env.CONSOLE_FROM_TREE && !ctx.__treeRouted) {
-      ctx.__treeRouted = true;
-      const { readFileSync } = await import('node:fs');
-      const dir = resolve(here, '../../server/src/console');
-      await ctx.route((u) => u.origin === h.server.baseUrl && u.pathname === '/' && u.searchParams.has('asset'), async (route) => {
-        const res = await route.fetch();
-        const asset = new URL(route.request().url()).searchParams.get('asset') ?? 'index.html';
-        await route.fulfill({ response: res, body: readFileSync(join(dir, asset)) });
-      });
-    }
     const page = await ctx.newPage();
     page.setDefaultTimeout(15_000);
     watchProblems(page);
