@@ -14,6 +14,7 @@ import { aboutAttachments, attachmentErrorText, type InputItem } from "./attach.
 import { allows, type Me, type Role, type TokenInfo } from "./access.js";
 import { browserHost, Notifier, sessionName, type Place as NotifyPlace } from "./notify.js";
 import type { SubmitHow } from "./queue.js";
+import { Latest, refreshesUsage, type Budget, type RoomUsage, type SessionUsage } from "./usage.js";
 import { sideName } from "./present.js";
 import type { Schemas } from "../../openapi/clients/typescript/src/client.js";
 
@@ -195,6 +196,7 @@ class RoomWatch {
       case "event":
         m.onEvent(frame.event);
         if (frame.event.type === "session.started") this.app.roomCount(m.roomId, m.canonical.length);
+        this.app.usageEvent(m, frame.event);
         this.app.notice(m, frame.event, this.liveFrom !== null && frame.event.seq > this.liveFrom);
         break;
       case "side_event":
@@ -269,6 +271,8 @@ class RoomWatch {
       void this.reloadSessions().then(() => Promise.all(this.model.canonical.map((st) => this.app.loadGoal(this.model.roomId, st.id))));
       // The queue's events before the head are gone too: read the open session's again.
       if (this.model.full && this.app.selectedSession) void this.app.loadQueue(this.model.roomId, this.app.selectedSession);
+      if (this.model.full && this.app.selectedSession) this.app.loadUsage(this.model.roomId, this.app.selectedSession);
+      if (this.model.full) this.app.loadRoomUsage(this.model.roomId);
       this.open(head);
       return;
     }
@@ -340,6 +344,10 @@ export class App {
   private roomPoll: ReturnType<typeof setInterval> | undefined;
   /** The interactions (room/session/request) that already took the focus once (see `claimFocus`). */
   private focused = new Set<string>();
+  /** What each session spent and its budget (`GET …/usage`), by room and session, kept current from the open room's events. */
+  private usageFeeds = new Map<string, Latest<SessionUsage>>();
+  /** What each room spent and its budget (`GET /v1/rooms/{roomId}/usage`). */
+  private roomUsageFeeds = new Map<string, Latest<RoomUsage>>();
   /** Browser notifications of the watched rooms (asked for from the console's prompt). */
   readonly notifier = new Notifier(browserHost(), (place) => this.openPlace(place));
 
@@ -656,10 +664,12 @@ export class App {
     }
     this.syncHash();
     this.changed();
+    this.loadRoomUsage(roomId);
     // The session's open side conversations are found again (a reload, a link), and shown.
     if (sessionId) {
       void this.findSides(roomId, sessionId);
       void this.loadQueue(roomId, sessionId);
+      this.loadUsage(roomId, sessionId);
     }
   }
 
@@ -685,6 +695,7 @@ export class App {
     if (sessionId && this.selectedRoom) {
       void this.findSides(this.selectedRoom, sessionId);
       void this.loadQueue(this.selectedRoom, sessionId);
+      this.loadUsage(this.selectedRoom, sessionId);
     }
   }
 
@@ -732,9 +743,10 @@ export class App {
   /**
    * Sends a turn, steers the running one, or queues a follow-up (`how`). A refusal about its images
    * (the agent takes none, one too large) is handed back for the composer to show beside them, and
-   * so is any refusal to queue (`queue_full`, …); any other is reported.
+   * so is any refusal to queue (`queue_full`, …) or a reached budget (`budget_exhausted`); any
+   * other is reported.
    */
-  async submit(sessionId: string, input: InputItem[], how: SubmitHow): Promise<{ ok: true; queued: boolean } | { ok: false; attachmentError: string | null; queueError: string | null }> {
+  async submit(sessionId: string, input: InputItem[], how: SubmitHow): Promise<{ ok: true; queued: boolean } | { ok: false; attachmentError: string | null; queueError: string | null; budgetError?: string }> {
     const body: Schemas["SubmitTurnRequest"] = { input, clientSubmitId: randomId("console") };
     if (how === "steer") body.steer = true;
     if (how === "queue") body.queue = true;
@@ -744,8 +756,91 @@ export class App {
     if (e.status === 401) return { ok: false, attachmentError: null, queueError: null };
     if (aboutAttachments(e.code, e.message, input)) return { ok: false, attachmentError: attachmentErrorText(e.code, e.message, input), queueError: null };
     if (how === "queue") return { ok: false, attachmentError: null, queueError: `Not queued: ${e.message}` };
+    if (e.code === "budget_exhausted") {
+      // Said where the text waits (raise the budget, then send it again); the header shows it reached.
+      if (this.selectedRoom) this.loadUsage(this.selectedRoom, sessionId);
+      return { ok: false, attachmentError: null, queueError: null, budgetError: `Not sent: ${e.message}` };
+    }
     this.report(`${how === "steer" ? "steering" : "sending"} failed: ${e.message}`);
     return { ok: false, attachmentError: null, queueError: null };
+  }
+
+  // ---- usage and budgets ----
+
+  private usageFeed(roomId: string, sessionId: string): Latest<SessionUsage> {
+    const key = JSON.stringify([roomId, sessionId]);
+    let feed = this.usageFeeds.get(key);
+    if (!feed) {
+      feed = new Latest(
+        () => call(this.api.GET("/v1/rooms/{roomId}/sessions/{sessionId}/usage", { params: { path: { roomId, sessionId } } })),
+        () => this.changed(),
+      );
+      this.usageFeeds.set(key, feed);
+    }
+    return feed;
+  }
+
+  private roomUsageFeed(roomId: string): Latest<RoomUsage> {
+    let feed = this.roomUsageFeeds.get(roomId);
+    if (!feed) {
+      feed = new Latest(
+        () => call(this.api.GET("/v1/rooms/{roomId}/usage", { params: { path: { roomId } } })),
+        () => this.changed(),
+      );
+      this.roomUsageFeeds.set(roomId, feed);
+    }
+    return feed;
+  }
+
+  /** A session's usage as last read (null: not read yet). */
+  sessionUsage(sessionId: string, roomId: string | null = this.selectedRoom): SessionUsage | null {
+    return roomId === null ? null : (this.usageFeeds.get(JSON.stringify([roomId, sessionId]))?.value ?? null);
+  }
+
+  /** A room's usage as last read (null: not read yet). */
+  roomUsage(roomId: string | null = this.selectedRoom): RoomUsage | null {
+    return roomId === null ? null : (this.roomUsageFeeds.get(roomId)?.value ?? null);
+  }
+
+  /** Reads a session's usage now (it is opened). */
+  loadUsage(roomId: string, sessionId: string): void {
+    if (this.revoked || this.room(roomId)?.session(sessionId)?.isSide) return;
+    void this.usageFeed(roomId, sessionId).now();
+  }
+
+  /** Reads a room's usage now (it is opened). */
+  loadRoomUsage(roomId: string): void {
+    if (this.revoked) return;
+    void this.roomUsageFeed(roomId).now();
+  }
+
+  /**
+   * An event of a watched room: what may have changed spending or reached a budget has the open
+   * session's usage and the open room's read again, once the events pause.
+   */
+  usageEvent(model: RoomModel, e: Event): void {
+    if (!model.full || model.roomId !== this.selectedRoom || !refreshesUsage(e.type)) return;
+    if (e.sessionId === this.selectedSession) this.usageFeed(model.roomId, e.sessionId).soon();
+    this.roomUsageFeed(model.roomId).soon();
+  }
+
+  /** Sets (`budget`) or clears (null: the server's default again) the session's own budget. */
+  setBudget(sessionId: string, budget: Budget | null) {
+    const roomId = this.selectedRoom ?? "";
+    const params = { path: { roomId, sessionId } };
+    return this.attempt(() =>
+      this.usageFeed(roomId, sessionId).run(() =>
+        call(budget ? this.api.PUT("/v1/rooms/{roomId}/sessions/{sessionId}/budget", { params, body: budget }) : this.api.DELETE("/v1/rooms/{roomId}/sessions/{sessionId}/budget", { params })),
+      ),
+    );
+  }
+
+  /** Sets (`budget`) or clears (null: the server's default again) the room's own budget. */
+  setRoomBudget(roomId: string, budget: Budget | null) {
+    const params = { path: { roomId } };
+    return this.attempt(() =>
+      this.roomUsageFeed(roomId).run(() => call(budget ? this.api.PUT("/v1/rooms/{roomId}/budget", { params, body: budget }) : this.api.DELETE("/v1/rooms/{roomId}/budget", { params }))),
+    );
   }
 
   // ---- the queue of follow-ups ----

@@ -59,7 +59,8 @@ export type Item =
       answeredBy: Actor | null;
     }
   | { kind: "plan"; key: string; rev: number; steps: PlanStep[]; explanation: string | null }
-  | { kind: "usage"; key: string; rev: number; usage: Usage }
+  /** `at`: when its latest report came (a turn's usage: the turn's last; the burn rate's end of the turn). */
+  | { kind: "usage"; key: string; rev: number; usage: Usage; turnId: string | null; at: number }
   | { kind: "notice"; key: string; rev: number; level: Schemas["NoticeLevel"]; message: string }
   | { kind: "error"; key: string; rev: number; code: string; message: string }
   | { kind: "canceled"; key: string; rev: number; reason: string }
@@ -254,9 +255,10 @@ export class Transcript {
       }
       case "usage.updated": {
         const key = `usage:${e.turnId ?? e.seq}`;
-        const item = this.add({ kind: "usage", key, rev: 0, usage: e.payload });
+        const item = this.add({ kind: "usage", key, rev: 0, usage: e.payload, turnId: e.turnId ?? null, at: e.occurredAtMs });
         if (item.kind === "usage") {
           item.usage = e.payload;
+          item.at = e.occurredAtMs;
           touch(item);
         }
         return;

@@ -7,6 +7,7 @@ import type { RoomModel, SessionState } from "./model.js";
 import { showControls } from "./text.js";
 import { byText, type Actor } from "./access.js";
 import { formatBytes } from "./attach.js";
+import { exhaustedText } from "./usage.js";
 
 /** One line for a person from an API error: its message, what its details add, and its status and code. */
 export function errorText(status: number, code: string, message: string, details: Record<string, unknown> | null): string {
@@ -26,6 +27,9 @@ export function errorText(status: number, code: string, message: string, details
     const said = message.includes(`${max} bytes`) ? message.replace(`${max} bytes`, `${max} bytes (${formatBytes(max)})`) : `${message} (at most ${formatBytes(max)})`;
     return `${said} ${tail}`;
   }
+  // A reached budget: where spending stands against it.
+  const spent = code === "budget_exhausted" ? exhaustedText(details) : null;
+  if (spent) return `${message.replace(/[.\s]+$/, "")}: ${spent} ${tail}`;
   const roots = strings(details?.workspaceRoots);
   if (roots.length) return `${message}: allowed are ${roots.join(", ")} and the directories below ${roots.length === 1 ? "it" : "them"} ${tail}`;
   return `${message} ${tail}`;

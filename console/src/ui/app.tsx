@@ -14,6 +14,7 @@ import { byText, whoText } from "../access.js";
 import { IMAGE_ACCEPT, imageName, isImageType, refuseImage, toBase64, turnInput, type OutgoingImage } from "../attach.js";
 import { PendingImages, type PendingImage } from "./attachments.js";
 import { QueuePanel } from "./queue.js";
+import { RoomUsagePanel, SessionUsageLine } from "./usage.js";
 import { composerKey, primaryAction, type SubmitHow } from "../queue.js";
 import { titleWith, waitingSessions } from "../notify.js";
 import type { Schemas } from "../../../openapi/clients/typescript/src/client.js";
@@ -59,6 +60,7 @@ export function Root({ app }: { app: App }) {
       <nav id="nav" class="nav" aria-label="Rooms and sessions">
         <RoomList app={app} onPick={() => setNavOpen(false)} />
         {app.selectedRoom ? <SessionList app={app} onPick={() => setNavOpen(false)} /> : null}
+        {app.selectedRoom ? <RoomUsagePanel app={app} roomId={app.selectedRoom} /> : null}
       </nav>
       <main class="main" id="main">
         {!app.token ? (
@@ -514,6 +516,7 @@ function SessionView({ app, st }: { app: App; st: SessionState }) {
             ) : null}
           </div>
         ) : null}
+        <SessionUsageLine app={app} st={st} />
         {s.lastError ? <div class="warn">Last error: {s.lastError}</div> : null}
         {s.authState === "auth_required" ? (
           <div class="warn" data-testid="auth-required" role="status">
@@ -747,6 +750,8 @@ function Composer({ app, st, steerable, queueable }: { app: App; st: SessionStat
   const [imageError, setImageError] = useState<string | null>(null);
   /** Why a follow-up was not queued, or a change of the queue refused (`queue_full`, …). */
   const [queueError, setQueueError] = useState<string | null>(null);
+  /** Why a turn was not sent: the session's or the room's budget is reached (409 `budget_exhausted`). */
+  const [budgetError, setBudgetError] = useState<string | null>(null);
   const [dropping, setDropping] = useState(false);
   const dragDepth = useRef(0);
   const nextImage = useRef(0);
@@ -804,10 +809,13 @@ function Composer({ app, st, steerable, queueable }: { app: App; st: SessionStat
       setImages((list) => list.filter((i) => !sent.includes(i)));
       setImageError(null);
       setQueueError(null);
+      setBudgetError(null);
     } else if (r.attachmentError) {
       setImageError(r.attachmentError);
     } else if (r.queueError) {
       setQueueError(r.queueError);
+    } else if (r.budgetError) {
+      setBudgetError(r.budgetError);
     }
   };
   const hasFiles = (dt: DataTransfer | null) => !!dt && [...dt.types].includes("Files");
@@ -890,6 +898,14 @@ function Composer({ app, st, steerable, queueable }: { app: App; st: SessionStat
           <p class="warn queue-error" role="alert" data-testid="queue-error">
             {queueError}
             <button type="button" class="link" aria-label="Dismiss this message" onClick={() => setQueueError(null)}>
+              ×
+            </button>
+          </p>
+        ) : null}
+        {budgetError ? (
+          <p class="warn queue-error" role="alert" data-testid="submit-error" data-code="budget_exhausted">
+            {budgetError}
+            <button type="button" class="link" aria-label="Dismiss this message" onClick={() => setBudgetError(null)}>
               ×
             </button>
           </p>
