@@ -21,9 +21,9 @@ export const ON_EXHAUSTED: readonly { value: OnExhausted; label: string }[] = [
 ];
 
 /** The events after which a session's (and its room's) usage is read again. */
-const REFRESHING = new Set<string>(["usage.updated", "turn.completed", "turn.failed", "turn.canceled", "notice"]);
+const REFRESHING = new Set<string>(["usage.updated", "turn.completed", "turn.failed", "turn.canceled", "notice", "budget.exhausted"]);
 
-/** Whether an event of a session may have changed what it spent or whether its budget is reached (a notice says so). */
+/** Whether an event of a session may have changed what it spent or whether its budget is reached (`budget.exhausted`, and its notice). */
 export function refreshesUsage(type: string): boolean {
   return REFRESHING.has(type);
 }

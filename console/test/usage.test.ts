@@ -186,7 +186,7 @@ test("usage: a 409 budget_exhausted says where spending stands", () => {
 });
 
 test("usage: the events after which usage is read again", () => {
-  for (const t of ["usage.updated", "turn.completed", "turn.failed", "turn.canceled", "notice"]) assert.ok(refreshesUsage(t), t);
+  for (const t of ["usage.updated", "turn.completed", "turn.failed", "turn.canceled", "notice", "budget.exhausted"]) assert.ok(refreshesUsage(t), t);
   for (const t of ["message.delta", "turn.started", "queue.updated", "session.updated"]) assert.ok(!refreshesUsage(t), t);
 });
 
