@@ -801,10 +801,12 @@ function Composer({ app, st, steerable, queueable }: { app: App; st: SessionStat
       setImageError(`An image could not be read: ${(e as Error).message}`);
       return;
     }
-    const r = await app.submit(st.id, turnInput(text, outgoing), how);
+    const sentText = text;
+    const r = await app.submit(st.id, turnInput(sentText, outgoing), how);
     setBusy(false);
     if (r.ok) {
-      setText("");
+      // What was typed while it was being sent stays for the next one.
+      setText((now) => (now === sentText ? "" : now));
       sent.forEach((i) => URL.revokeObjectURL(i.url));
       setImages((list) => list.filter((i) => !sent.includes(i)));
       setImageError(null);
