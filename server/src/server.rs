@@ -405,6 +405,9 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     if let Some(node) = &node {
         node.spawn(controller.clone(), app.clone(), cluster_stop.clone()).await?;
         node.watch_tokens(state.tokens.clone(), cluster_stop.clone()).await?;
+        if let Some(webhooks) = &state.webhooks {
+            node.watch_webhooks(webhooks.clone(), cluster_stop.clone()).await?;
+        }
     }
     if let Some(webhooks) = &state.webhooks {
         webhooks.load().await.map_err(|e| anyhow::anyhow!("loading the webhooks: {e}"))?;

@@ -111,6 +111,8 @@ const TOKENS_SUBJECT: &str = "ensemble.tokens";
 const TOKENS_RELOAD_EVERY: Duration = Duration::from_secs(5);
 /// And at most this often, however many announcements come.
 const TOKENS_RELOAD_MIN: Duration = Duration::from_millis(100);
+/// Where hosts say that webhooks changed (each host also reads them every few seconds).
+const WEBHOOKS_SUBJECT: &str = "ensemble.webhooks";
 
 fn host_subject(host: &str) -> String {
     format!("ensemble.host.{host}.http")
@@ -199,6 +201,38 @@ impl Node {
         tokio::spawn(self.clone().sweep(controller.clone(), stop.clone()));
         tokio::spawn(self.clone().keep_lease(controller, stop.clone()));
         tokio::spawn(forward::answer(self.clone(), requests, app, stop));
+        Ok(())
+    }
+
+    /// Announces this host's webhook changes on [`WEBHOOKS_SUBJECT`], and reads the webhooks again
+    /// on another host's announcement, so a webhook made anywhere matches events on every host at
+    /// once (the webhooks' own tick reads them every few seconds should an announcement be lost).
+    /// Like the tokens', an announcement carries nothing and only makes the host look.
+    pub async fn watch_webhooks(
+        self: &Arc<Self>,
+        webhooks: Arc<crate::webhooks::Webhooks>,
+        stop: CancellationToken,
+    ) -> anyhow::Result<()> {
+        let mut announced = self.client.subscribe(WEBHOOKS_SUBJECT).await.context("subscribing to webhook changes")?;
+        let client = self.client.clone();
+        webhooks.on_change(Arc::new(move || {
+            let client = client.clone();
+            tokio::spawn(async move {
+                if let Err(e) = client.publish(WEBHOOKS_SUBJECT, Bytes::new()).await {
+                    tracing::warn!(error = %e, "announcing a webhook change failed (other hosts read them on their tick)");
+                }
+            });
+        }));
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    () = stop.cancelled() => return,
+                    msg = announced.next() => if msg.is_none() { return },
+                }
+                webhooks.changed();
+                tokio::time::sleep(TOKENS_RELOAD_MIN).await;
+            }
+        });
         Ok(())
     }
 

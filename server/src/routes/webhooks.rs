@@ -373,7 +373,7 @@ pub async fn create_webhook(
     if !hooks.store().webhook_insert(record.clone()).await.map_err(store)? {
         return Err(ApiError::new(StatusCode::CONFLICT, "webhook_exists", "a webhook with that id exists; try again"));
     }
-    hooks.load().await.map_err(store)?;
+    hooks.changed_here().await.map_err(store)?;
     tracing::info!(webhook = %record.id, url = %record.url, by = %by.actor.name, "webhook created");
     Ok((StatusCode::CREATED, Json(CreatedWebhook { webhook: WebhookInfo::from(&record), secret })))
 }
@@ -434,7 +434,7 @@ pub async fn update_webhook(
     if !hooks.store().webhook_update(record.clone()).await.map_err(store)? {
         return Err(not_found(&p.webhook_id));
     }
-    hooks.load().await.map_err(store)?;
+    hooks.changed_here().await.map_err(store)?;
     tracing::info!(webhook = %record.id, by = %by.actor.name, "webhook changed");
     Ok(Json(WebhookInfo::from(&record)))
 }
@@ -453,7 +453,7 @@ pub async fn delete_webhook(
     if !hooks.store().webhook_delete(&p.webhook_id).await.map_err(store)? {
         return Err(not_found(&p.webhook_id));
     }
-    hooks.load().await.map_err(store)?;
+    hooks.changed_here().await.map_err(store)?;
     tracing::info!(webhook = %p.webhook_id, by = %by.actor.name, "webhook deleted");
     Ok(StatusCode::NO_CONTENT)
 }

@@ -89,6 +89,8 @@ pub struct Webhooks {
     /// Running workers, by webhook id.
     workers: Mutex<HashMap<String, CancellationToken>>,
     reload: tokio::sync::Notify,
+    /// Tells the other hosts of a change made here (set with several hosts).
+    announce: Mutex<Option<Arc<dyn Fn() + Send + Sync>>>,
 }
 
 /// The time now, in milliseconds since the epoch.
@@ -123,6 +125,7 @@ impl Webhooks {
             hooks: Mutex::default(),
             workers: Mutex::default(),
             reload: tokio::sync::Notify::new(),
+            announce: Mutex::default(),
         })
     }
 
@@ -130,9 +133,24 @@ impl Webhooks {
         &self.store
     }
 
-    /// Reads the webhooks again at once (after a change made here).
+    /// Reads the webhooks again soon (another host changed them).
     pub fn changed(&self) {
         self.reload.notify_one();
+    }
+
+    /// What tells the other hosts of a change made here.
+    pub fn on_change(&self, f: Arc<dyn Fn() + Send + Sync>) {
+        *self.announce.lock().unwrap_or_else(|e| e.into_inner()) = Some(f);
+    }
+
+    /// After a change made here: the webhooks read again now, and the other hosts told.
+    pub async fn changed_here(self: &Arc<Self>) -> Result<(), StoreError> {
+        self.load().await?;
+        let announce = self.announce.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        if let Some(f) = announce {
+            f();
+        }
+        Ok(())
     }
 
     /// Starts delivering: reloads the registry every few seconds (and on a change), keeps a worker
