@@ -5,32 +5,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { agoText, allows, byText, durationWords, EXPIRY_CHOICES, expiryText, lastUseText, roomsText, ROLES, shareUrl, tokenStateText, whoText, type TokenInfo } from "../src/access.js";
-import { RoomModel, type Event, type Session } from "../src/model.js";
+import { RoomModel } from "../src/model.js";
 import { resolutionText } from "../src/present.js";
+import { ev, resetSeq, session } from "./fixtures.js";
 
-const session = (id: string, extra: Partial<Session> = {}): Session => ({
-  roomId: "r",
-  sessionId: id,
-  rootSessionId: id,
-  provider: "scripted",
-  scope: "canonical",
-  status: "ready",
-  submitAvailability: { state: "available" },
-  resumable: true,
-  live: true,
-  visible: true,
-  title: "New session",
-  cwd: "/w",
-  settings: {},
-  createdAtMs: 1,
-  updatedAtMs: 1,
-  ...extra,
-});
 
-let seq = 0;
-function ev(sessionId: string, type: string, payload: unknown, turnId?: string, actor?: { tokenId: string; name: string }): Event {
-  return { seq: ++seq, roomId: "r", eventId: `e${seq}`, sessionId, scope: "canonical", turnId, occurredAtMs: 1000 + seq, type, payload, ...(actor ? { actor } : {}) } as unknown as Event;
-}
 
 const alice = { tokenId: "tok_a", name: "alice" };
 
@@ -112,20 +91,20 @@ test("who answered: the decision's words plus by NAME, only when the event names
 });
 
 test("model: the actor of an answer, a turn, a restore, a commit and a close; the hello's role", () => {
-  seq = 0;
+  resetSeq();
   const room = new RoomModel("r", true);
   room.onHello({ type: "hello", roomId: "r", headSeq: 0, sessions: [], sides: [], sessionsTruncated: false, role: "approver" });
   assert.equal(room.role, "approver");
-  room.onEvent(ev("s1", "session.started", { session: session("s1") }, undefined, alice));
-  room.onEvent(ev("s1", "turn.started", { turnId: "t1", origin: "user", input: [{ type: "text", text: "/run ls" }] }, "t1", alice));
+  room.onEvent(ev("s1", "session.started", { session: session("s1") }, undefined, { actor: alice }));
+  room.onEvent(ev("s1", "turn.started", { turnId: "t1", origin: "user", input: [{ type: "text", text: "/run ls" }] }, "t1", { actor: alice }));
   room.onEvent(ev("s1", "interaction.requested", { requestId: "q1", kind: "commandApproval", title: "Run ls?", options: ["accept", "decline"], command: "ls" }, "t1"));
   room.onEvent(ev("s1", "interaction.requested", { requestId: "q2", kind: "commandApproval", title: "Run pwd?", options: ["accept", "decline"], command: "pwd" }, "t1"));
-  room.onEvent(ev("s1", "interaction.resolved", { requestId: "q1", decision: "decline", resolvedBy: "client" }, "t1", { tokenId: "tok_b", name: "bob" }));
+  room.onEvent(ev("s1", "interaction.resolved", { requestId: "q1", decision: "decline", resolvedBy: "client" }, "t1", { actor: { tokenId: "tok_b", name: "bob" } }));
   // An answer without an actor (an older log, or the server's own doing).
   room.onEvent(ev("s1", "interaction.resolved", { requestId: "q2", decision: "accept", resolvedBy: "client" }, "t1"));
   room.onEvent(ev("s1", "turn.completed", { turnId: "t1" }, "t1"));
-  room.onEvent(ev("s1", "workspace.restored", { checkpoint: "ck1", undo: "ck0" }, undefined, alice));
-  room.onEvent(ev("s1", "workspace.committed", { commit: "abc1234def", branch: "b", message: "m" }, undefined, alice));
+  room.onEvent(ev("s1", "workspace.restored", { checkpoint: "ck1", undo: "ck0" }, undefined, { actor: alice }));
+  room.onEvent(ev("s1", "workspace.committed", { commit: "abc1234def", branch: "b", message: "m" }, undefined, { actor: alice }));
   const st = room.session("s1")!;
   const items = st.transcript.items;
   const turn = items.find((i) => i.kind === "turn");
@@ -144,7 +123,7 @@ test("model: the actor of an answer, a turn, a restore, a commit and a close; th
   assert.ok(committed?.kind === "committed");
   assert.deepEqual(committed.actor, alice);
   assert.equal(st.closedBy, null);
-  room.onEvent(ev("s1", "session.completed", { session: session("s1", { status: "completed", live: false, updatedAtMs: 5 }), reason: "closed" }, undefined, alice));
+  room.onEvent(ev("s1", "session.completed", { session: session("s1", { status: "completed", live: false, updatedAtMs: 5 }), reason: "closed" }, undefined, { actor: alice }));
   assert.deepEqual(st.closedBy, alice);
   const infos = st.transcript.items.filter((i) => i.kind === "info").map((i) => (i.kind === "info" ? i.text : ""));
   assert.ok(infos.includes("Session ended by alice (closed)"), infos.join(" | "));

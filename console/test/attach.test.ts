@@ -18,32 +18,11 @@ import {
   turnInput,
   type InputItem,
 } from "../src/attach.js";
-import { RoomModel, type Event, type Session } from "../src/model.js";
+import { RoomModel, type Event } from "../src/model.js";
 import { errorText, sideName } from "../src/present.js";
+import { ev, resetSeq, session } from "./fixtures.js";
 
-const session = (id: string, extra: Partial<Session> = {}): Session => ({
-  roomId: "r",
-  sessionId: id,
-  rootSessionId: id,
-  provider: "scripted",
-  scope: "canonical",
-  status: "ready",
-  submitAvailability: { state: "available" },
-  resumable: true,
-  live: true,
-  visible: true,
-  title: "New session",
-  cwd: "/w",
-  settings: {},
-  createdAtMs: 1,
-  updatedAtMs: 1,
-  ...extra,
-});
 
-let seq = 0;
-function ev(sessionId: string, type: string, payload: unknown, turnId?: string): Event {
-  return { seq: ++seq, roomId: "r", eventId: `e${seq}`, sessionId, scope: "canonical", turnId, occurredAtMs: 1000 + seq, type, payload } as unknown as Event;
-}
 
 const HASH = "ab".repeat(32);
 

@@ -5,32 +5,11 @@
 // title's count of sessions waiting on an answer across rooms (side conversations too).
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { RoomModel, type Event, type Session } from "../src/model.js";
+import { RoomModel } from "../src/model.js";
 import { notificationFor, Notifier, sessionName, titleWith, waitingSessions, type NotificationText, type NotifyHost, type Permission, type Place } from "../src/notify.js";
+import { ev, resetSeq, session } from "./fixtures.js";
 
-const session = (id: string, extra: Partial<Session> = {}): Session => ({
-  roomId: "r",
-  sessionId: id,
-  rootSessionId: id,
-  provider: "scripted",
-  scope: "canonical",
-  status: "ready",
-  submitAvailability: { state: "available" },
-  resumable: true,
-  live: true,
-  visible: true,
-  title: "New session",
-  cwd: "/w",
-  settings: {},
-  createdAtMs: 1,
-  updatedAtMs: 1,
-  ...extra,
-});
 
-let seq = 0;
-function ev(sessionId: string, type: string, payload: unknown, turnId?: string, roomId = "r"): Event {
-  return { seq: ++seq, roomId, eventId: `e${seq}`, sessionId, scope: "canonical", turnId, occurredAtMs: 1000 + seq, type, payload } as unknown as Event;
-}
 
 class FakeHost implements NotifyHost {
   perm: Permission = "default";
@@ -88,7 +67,7 @@ test("notify: the prompt is offered until the browser was asked or it was dismis
 });
 
 test("notify: only live events, only while hidden, only with permission, once each; a click opens the session", () => {
-  seq = 0;
+  resetSeq();
   const host = new FakeHost();
   const opened: Place[] = [];
   const n = new Notifier(host, (p) => opened.push(p));
@@ -120,8 +99,8 @@ test("notify: only live events, only while hidden, only with permission, once ea
 });
 
 test("notify: what a notification says", () => {
-  seq = 0;
-  assert.deepEqual(notificationFor("room-a", "build", ev("s1", "interaction.requested", approval, "t1", "room-a")), {
+  resetSeq();
+  assert.deepEqual(notificationFor("room-a", "build", ev("s1", "interaction.requested", approval, "t1", { roomId: "room-a" })), {
     title: "build in room room-a needs an answer",
     body: "Run command? $ make test",
     tag: "ensemble:room-a/s1",
@@ -137,7 +116,7 @@ test("notify: what a notification says", () => {
 });
 
 test("notify: the title counts the sessions waiting on an answer in every watched room", () => {
-  seq = 0;
+  resetSeq();
   assert.equal(titleWith("Ensemble console", 0), "Ensemble console");
   assert.equal(titleWith("Ensemble console", 2), "(2) Ensemble console");
   const open = new RoomModel("r", true);

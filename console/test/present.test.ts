@@ -3,32 +3,11 @@
 // that was announced before it (codex).
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { itemKey, RoomModel, type Event, type Session } from "../src/model.js";
+import { itemKey, RoomModel, type Event } from "../src/model.js";
 import { errorText, permissionDetail, sideName, titleRepeatsQuestion, usageText } from "../src/present.js";
+import { ev, resetSeq, session } from "./fixtures.js";
 
-const session = (id: string, extra: Partial<Session> = {}): Session => ({
-  roomId: "r",
-  sessionId: id,
-  rootSessionId: id,
-  provider: "codex",
-  scope: "canonical",
-  status: "ready",
-  submitAvailability: { state: "available" },
-  resumable: true,
-  live: true,
-  visible: true,
-  title: "New session",
-  cwd: "/w",
-  settings: {},
-  createdAtMs: 1,
-  updatedAtMs: 1,
-  ...extra,
-});
 
-let seq = 0;
-function ev(sessionId: string, type: string, payload: unknown, turnId?: string): Event {
-  return { seq: ++seq, roomId: "r", eventId: `e${seq}`, sessionId, scope: "canonical", turnId, occurredAtMs: 1000 + seq, type, payload } as unknown as Event;
-}
 
 test("errors: the allowed workspace roots and a provider's login message are said", () => {
   const cwd = errorText(400, "cwd_outside_workspace", "cwd must be inside a workspace root", { workspaceRoots: ["/srv/work", "/home/me/src"] });
@@ -76,7 +55,7 @@ test("side conversations: their own title, else a number and the first words of 
 });
 
 test("transcript: a call announced before the approval that gates it reads after that approval", () => {
-  seq = 0;
+  resetSeq();
   const room = new RoomModel("r", true);
   room.onEvent(ev("c1", "session.started", { session: session("c1") }));
   room.onEvent(ev("c1", "turn.started", { turnId: "t1", origin: "user", input: [{ type: "text", text: "run it" }] }, "t1"));

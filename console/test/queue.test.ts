@@ -4,36 +4,16 @@
 // and the composer's keys (Enter a new line; Ctrl+Enter send / steer / queue; Alt+Enter queue).
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { RoomModel, type Event, type Session } from "../src/model.js";
+import { RoomModel } from "../src/model.js";
 import { composerKey, editedInput, imagesToResend, moveInOrder, primaryAction, queuedLabel, queuedParts, type QueuedTurn } from "../src/queue.js";
+import { ev, resetSeq, session } from "./fixtures.js";
 
-const session = (id: string): Session => ({
-  roomId: "r",
-  sessionId: id,
-  rootSessionId: id,
-  provider: "scripted",
-  scope: "canonical",
-  status: "ready",
-  submitAvailability: { state: "available" },
-  resumable: true,
-  live: true,
-  visible: true,
-  title: "New session",
-  cwd: "/w",
-  settings: {},
-  createdAtMs: 1,
-  updatedAtMs: 1,
-});
 
-let seq = 0;
-function ev(sessionId: string, type: string, payload: unknown, turnId?: string): Event {
-  return { seq: ++seq, roomId: "r", eventId: `e${seq}`, sessionId, scope: "canonical", turnId, occurredAtMs: 1000 + seq, type, payload } as unknown as Event;
-}
 const queued = (turnId: string, text: string, extra: QueuedTurn["input"] = []): QueuedTurn => ({ turnId, input: [{ type: "text", text }, ...extra], queuedAtMs: 5 });
 
 test("queue: the model keeps the latest queue.updated, also in a live-only room; the transcript shows none", () => {
   for (const full of [true, false]) {
-    seq = 0;
+    resetSeq();
     const room = new RoomModel("r", full);
     room.onEvent(ev("s1", "session.started", { session: session("s1") }));
     room.onEvent(ev("s1", "turn.started", { turnId: "t1", origin: "user", input: [{ type: "text", text: "/hang" }] }, "t1"));
@@ -54,7 +34,7 @@ test("queue: the model keeps the latest queue.updated, also in a live-only room;
 });
 
 test("queue: a GET …/queue answer is taken unless a queue.updated came while it was asked", () => {
-  seq = 0;
+  resetSeq();
   const room = new RoomModel("r", true);
   room.onEvent(ev("s1", "session.started", { session: session("s1") }));
   const st = room.session("s1")!;

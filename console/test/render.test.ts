@@ -6,8 +6,9 @@ import { test } from "node:test";
 import { diffStats, parseDiff } from "../src/diff.js";
 import { highlight } from "../src/highlight.js";
 import { parseInline, parseMarkdown, safeHref, type Inline } from "../src/markdown.js";
-import { itemKey, RoomModel, statusLabel, type Event, type Session } from "../src/model.js";
+import { itemKey, RoomModel, statusLabel, type Event } from "../src/model.js";
 import { showControls } from "../src/text.js";
+import { ev, resetSeq, session } from "./fixtures.js";
 
 const text = (nodes: Inline[]): string =>
   nodes.map((n) => (n.t === "text" || n.t === "code" ? n.v : n.t === "br" ? "\n" : text(n.c))).join("");
@@ -114,32 +115,10 @@ test("diff: a unified diff keeps hunks and line numbers; whole files for add and
 
 // ---- the room model, fed with fixture events ----
 
-const session = (id: string, extra: Partial<Session> = {}): Session => ({
-  roomId: "r",
-  sessionId: id,
-  rootSessionId: id,
-  provider: "scripted",
-  scope: "canonical",
-  status: "ready",
-  submitAvailability: { state: "available" },
-  resumable: true,
-  live: true,
-  visible: true,
-  title: "New session",
-  cwd: "/w",
-  settings: {},
-  createdAtMs: 1,
-  updatedAtMs: 1,
-  ...extra,
-});
 
-let seq = 0;
-function ev(sessionId: string, type: string, payload: unknown, turnId?: string): Event {
-  return { seq: ++seq, roomId: "r", eventId: `e${seq}`, sessionId, scope: "canonical", turnId, occurredAtMs: 1000 + seq, type, payload } as unknown as Event;
-}
 
 test("model: a turn with a streamed message, a command with output, and a file change with its diff", () => {
-  seq = 0;
+  resetSeq();
   const room = new RoomModel("r", true);
   room.onHello({ type: "hello", roomId: "r", headSeq: 0, sessions: [], sides: [], sessionsTruncated: false });
   room.onEvent(ev("s1", "session.started", { session: session("s1") }));
@@ -182,7 +161,7 @@ test("model: a turn with a streamed message, a command with output, and a file c
 });
 
 test("model: interactions make a session wait; a goal continuation turn is remembered", () => {
-  seq = 0;
+  resetSeq();
   const room = new RoomModel("r", true);
   room.onEvent(ev("s1", "session.started", { session: session("s1") }));
   room.onEvent(ev("s1", "turn.started", { turnId: "t1", origin: "user", input: [{ type: "text", text: "/run ls" }] }, "t1"));
@@ -204,7 +183,7 @@ test("model: interactions make a session wait; a goal continuation turn is remem
 });
 
 test("model: an item id that comes again in a later turn (a new provider process) is a new item", () => {
-  seq = 0;
+  resetSeq();
   const room = new RoomModel("r", true);
   room.onEvent(ev("s1", "session.started", { session: session("s1") }));
   for (const [turn, text] of [["t1", "before"], ["t2", "after"]] as const) {
@@ -224,7 +203,7 @@ test("model: an item id that comes again in a later turn (a new provider process
 });
 
 test("model: a hello's snapshots win over older ones replayed after it", () => {
-  seq = 0;
+  resetSeq();
   const room = new RoomModel("r", true);
   room.onHello({ type: "hello", roomId: "r", headSeq: 2, sessions: [session("s1", { status: "disconnected", live: false, updatedAtMs: 50 })], sides: [], sessionsTruncated: false });
   room.onEvent(ev("s1", "session.started", { session: session("s1", { updatedAtMs: 10 }) }));
@@ -234,7 +213,7 @@ test("model: a hello's snapshots win over older ones replayed after it", () => {
 });
 
 test("model: side events apply once, in their own seq order, and a gap is reported", () => {
-  seq = 0;
+  resetSeq();
   const room = new RoomModel("r", true);
   const side = session("s1-side", { scope: "side", sourceSessionId: "s1" });
   const sideEv = (n: number, type: string, payload: unknown): Event => ({ ...ev("s1-side", type, payload), seq: n, scope: "side" }) as Event;
@@ -256,7 +235,7 @@ test("model: side events apply once, in their own seq order, and a gap is report
 });
 
 test("model: every session status reaches its badge (failed too, which no provider produces today)", () => {
-  seq = 0;
+  resetSeq();
   const room = new RoomModel("r", false);
   const statuses = ["starting", "ready", "working", "waiting", "disconnected", "failed", "completed"] as const;
   room.onHello({

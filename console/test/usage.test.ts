@@ -4,7 +4,7 @@
 // of events costs one request; an answer overtaken by a newer request is dropped).
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { RoomModel, type Event, type Session } from "../src/model.js";
+import { RoomModel } from "../src/model.js";
 import { errorText } from "../src/present.js";
 import {
   budgetOfDraft,
@@ -23,6 +23,7 @@ import {
   type SessionUsage,
   type UsageTotals,
 } from "../src/usage.js";
+import { ev as event, resetSeq, session } from "./fixtures.js";
 
 const totals = (input: number, output: number, cost?: { amount: number; currency: string }): UsageTotals => ({ inputTokens: input, cachedInputTokens: 0, outputTokens: output, reasoningOutputTokens: 0, ...(cost ? { cost } : {}) });
 
@@ -91,31 +92,12 @@ test("usage: against a budget, X of Y tokens (and cost) with the meter's share; 
   assert.equal(open.text, "10 tokens");
 });
 
-const session = (id: string): Session => ({
-  roomId: "r",
-  sessionId: id,
-  rootSessionId: id,
-  provider: "scripted",
-  scope: "canonical",
-  status: "ready",
-  submitAvailability: { state: "available" },
-  resumable: true,
-  live: true,
-  visible: true,
-  title: "New session",
-  cwd: "/w",
-  settings: {},
-  createdAtMs: 1,
-  updatedAtMs: 1,
-});
-let seq = 0;
-function ev(type: string, payload: unknown, at: number, turnId?: string): Event {
-  return { seq: ++seq, roomId: "r", eventId: `e${seq}`, sessionId: "s1", scope: "canonical", turnId, occurredAtMs: at, type, payload } as unknown as Event;
-}
+/** An event of session s1 at `at`. */
+const ev = (type: string, payload: unknown, at: number, turnId?: string) => event("s1", type, payload, turnId, { occurredAtMs: at });
 const usage = (total: number) => ({ inputTokens: 0, outputTokens: total, totalTokens: total });
 
 test("usage: the burn rate over the recent turns, from their start to their last usage report", () => {
-  seq = 0;
+  resetSeq();
   const room = new RoomModel("r", true);
   room.onEvent(ev("session.started", { session: session("s1") }, 0));
   // t1: 600 tokens in 30 s (two reports: the turn's last counts); t2: 900 in 60 s, an hour later; t3: no report.

@@ -5,32 +5,11 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { changesSummary, childPath, countsText, diffKind, forkText, hasCheckpoints, shortSha, sizeText, statusText, workspaceText } from "../src/changes.js";
 import { parseDiff, diffStats } from "../src/diff.js";
-import { RoomModel, type Event, type Session } from "../src/model.js";
+import { RoomModel } from "../src/model.js";
 import { errorText } from "../src/present.js";
+import { ev, resetSeq, session } from "./fixtures.js";
 
-const session = (id: string, extra: Partial<Session> = {}): Session => ({
-  roomId: "r",
-  sessionId: id,
-  rootSessionId: id,
-  provider: "scripted",
-  scope: "canonical",
-  status: "ready",
-  submitAvailability: { state: "available" },
-  resumable: true,
-  live: true,
-  visible: true,
-  title: "New session",
-  cwd: "/w",
-  settings: {},
-  createdAtMs: 1,
-  updatedAtMs: 1,
-  ...extra,
-});
 
-let seq = 0;
-function ev(sessionId: string, type: string, payload: unknown, turnId?: string): Event {
-  return { seq: ++seq, roomId: "r", eventId: `e${seq}`, sessionId, scope: "canonical", turnId, occurredAtMs: 1000 + seq, type, payload } as unknown as Event;
-}
 
 const files = [
   { path: "notes.md", status: "added", added: 1, removed: 0 },
@@ -39,7 +18,7 @@ const files = [
 ] as const;
 
 test("model: a turn's changes follow its end; restore and commit are lines of their own", () => {
-  seq = 0;
+  resetSeq();
   const room = new RoomModel("r", true);
   room.onHello({ type: "hello", roomId: "r", headSeq: 0, sessions: [], sides: [], sessionsTruncated: false });
   room.onEvent(ev("s1", "session.started", { session: session("s1", { workspace: { kind: "dir", checkpoints: true, repo: "/w" } }) }));
