@@ -278,6 +278,7 @@ pub fn app_config(args: &ServeArgs) -> anyhow::Result<(AppConfig, TokenSource)> 
             poll: Duration::from_secs(1),
             max_webhooks: args.max_webhooks,
             keep_settled: Duration::from_secs(args.webhook_keep_secs),
+            tls: crate::webhooks::tls_config()?,
         },
         access: Access { token, policy },
         max_tokens: args.max_tokens,
@@ -405,14 +406,10 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     if let Some(node) = &node {
         node.spawn(controller.clone(), app.clone(), cluster_stop.clone()).await?;
         node.watch_tokens(state.tokens.clone(), cluster_stop.clone()).await?;
-        if let Some(webhooks) = &state.webhooks {
-            node.watch_webhooks(webhooks.clone(), cluster_stop.clone()).await?;
-        }
+        node.watch_webhooks(state.webhooks.clone(), cluster_stop.clone()).await?;
     }
-    if let Some(webhooks) = &state.webhooks {
-        webhooks.load().await.map_err(|e| anyhow::anyhow!("loading the webhooks: {e}"))?;
-        webhooks.spawn(cluster_stop.clone());
-    }
+    state.webhooks.load().await.map_err(|e| anyhow::anyhow!("loading the webhooks: {e}"))?;
+    state.webhooks.spawn(cluster_stop.clone());
     spawn_access_upkeep(
         &state,
         Duration::from_secs(args.audit_retention_days.max(1) * 86_400),

@@ -31,8 +31,8 @@ pub struct App {
     pub request_timeout: Duration,
     /// Events a room export reads at a time.
     pub export_page_events: usize,
-    /// Webhooks and their delivery (`None` only if the HTTP client could not be made).
-    pub webhooks: Option<Arc<crate::webhooks::Webhooks>>,
+    /// Webhooks and their delivery.
+    pub webhooks: Arc<crate::webhooks::Webhooks>,
     /// What the access guard checks (Host, Origin, token).
     pub access: Access,
     /// Managed tokens (and the token file's, as admin).
@@ -95,11 +95,12 @@ impl AppState {
                 crate::access::tokens::random_hex(6).unwrap_or_else(|_| std::process::id().to_string())
             ),
         };
-        let webhooks =
-            crate::webhooks::Webhooks::new(store.clone(), controller.webhooks().clone(), config.webhooks, host)
-                .map_err(|e| tracing::error!(error = %e, "webhooks are off: their HTTP client could not be made"))
-                .ok()
-                .map(Arc::new);
+        let webhooks = Arc::new(crate::webhooks::Webhooks::new(
+            store.clone(),
+            controller.webhooks().clone(),
+            config.webhooks,
+            host,
+        ));
         let (audit, writer) = AuditLog::new(store);
         tokio::spawn(writer);
         Self(Arc::new(App {

@@ -243,13 +243,6 @@ fn not_found(id: &str) -> ApiError {
     ApiError::not_found("webhook_not_found", format!("no webhook `{id}`"))
 }
 
-fn hooks(state: &AppState) -> Result<&std::sync::Arc<Webhooks>, ApiError> {
-    state
-        .webhooks
-        .as_ref()
-        .ok_or_else(|| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "webhooks_off", "webhooks are off"))
-}
-
 fn check_url(hooks: &Webhooks, url: &str) -> Result<String, ApiError> {
     if url.len() > MAX_URL_BYTES {
         return Err(invalid("url", format!("url is longer than {MAX_URL_BYTES} bytes")));
@@ -336,7 +329,7 @@ pub async fn create_webhook(
     Extension(by): Extension<Principal>,
     Json(req): Json<CreateWebhook>,
 ) -> Result<(StatusCode, Json<CreatedWebhook>), ApiError> {
-    let hooks = hooks(&state)?;
+    let hooks = &state.webhooks;
     let url = check_url(hooks, &req.url)?;
     let events = check_events(&req.events)?;
     let rooms = check_rooms(req.rooms.as_deref())?;
@@ -382,7 +375,7 @@ pub async fn create_webhook(
 #[utoipa::path(get, path = "/v1/webhooks", tag = "webhooks",
     responses((status = 200, description = "The webhooks", body = WebhookList), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn list_webhooks(State(state): State<AppState>) -> Result<Json<WebhookList>, ApiError> {
-    let all = hooks(&state)?.store().webhooks().await.map_err(store)?;
+    let all = state.webhooks.store().webhooks().await.map_err(store)?;
     Ok(Json(WebhookList { data: all.iter().map(WebhookInfo::from).collect() }))
 }
 
@@ -395,7 +388,7 @@ pub async fn get_webhook(
     State(state): State<AppState>,
     Path(p): Path<WebhookPath>,
 ) -> Result<Json<WebhookInfo>, ApiError> {
-    Ok(Json(WebhookInfo::from(&find(hooks(&state)?, &p.webhook_id).await?)))
+    Ok(Json(WebhookInfo::from(&find(&state.webhooks, &p.webhook_id).await?)))
 }
 
 /// Changes a webhook: its URL, events, rooms, secret, description, or whether it is enabled.
@@ -409,7 +402,7 @@ pub async fn update_webhook(
     Path(p): Path<WebhookPath>,
     Json(req): Json<UpdateWebhook>,
 ) -> Result<Json<WebhookInfo>, ApiError> {
-    let hooks = hooks(&state)?;
+    let hooks = &state.webhooks;
     let mut record = find(hooks, &p.webhook_id).await?;
     if let Some(url) = &req.url {
         record.url = check_url(hooks, url)?;
@@ -449,7 +442,7 @@ pub async fn delete_webhook(
     Extension(by): Extension<Principal>,
     Path(p): Path<WebhookPath>,
 ) -> Result<StatusCode, ApiError> {
-    let hooks = hooks(&state)?;
+    let hooks = &state.webhooks;
     if !hooks.store().webhook_delete(&p.webhook_id).await.map_err(store)? {
         return Err(not_found(&p.webhook_id));
     }
@@ -469,7 +462,7 @@ pub async fn test_webhook(
     State(state): State<AppState>,
     Path(p): Path<WebhookPath>,
 ) -> Result<(StatusCode, Json<TestDelivery>), ApiError> {
-    let hooks = hooks(&state)?;
+    let hooks = &state.webhooks;
     let record = find(hooks, &p.webhook_id).await?;
     if !record.enabled {
         return Err(ApiError::new(
@@ -493,7 +486,7 @@ pub async fn list_deliveries(
     Path(p): Path<WebhookPath>,
     Query(q): Query<DeliveriesQuery>,
 ) -> Result<Json<DeliveryList>, ApiError> {
-    let hooks = hooks(&state)?;
+    let hooks = &state.webhooks;
     find(hooks, &p.webhook_id).await?;
     let limit = q.limit.unwrap_or(DEFAULT_DELIVERIES);
     if !(1..=MAX_DELIVERIES).contains(&limit) {

@@ -58,22 +58,18 @@ pub struct WebhookConfig {
     pub max_webhooks: usize,
     /// Settled deliveries are kept this long (for `GET …/deliveries`).
     pub keep_settled: Duration,
+    /// TLS for https receivers ([`tls_config`]).
+    pub tls: Arc<rustls::ClientConfig>,
 }
 
-impl Default for WebhookConfig {
-    fn default() -> Self {
-        Self {
-            allow_private: false,
-            timeout: Duration::from_secs(10),
-            retry_for: Duration::from_secs(24 * 3600),
-            backoff_base: Duration::from_secs(1),
-            backoff_max: Duration::from_secs(600),
-            concurrency: 4,
-            poll: Duration::from_secs(1),
-            max_webhooks: 100,
-            keep_settled: Duration::from_secs(7 * 24 * 3600),
-        }
-    }
+/// TLS for webhook connections: ring and the compiled-in Mozilla roots, given to the connector,
+/// never installed as the process's default (that would change every other TLS client in it).
+pub fn tls_config() -> anyhow::Result<Arc<rustls::ClientConfig>> {
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()?
+        .with_webpki_roots()
+        .with_no_client_auth();
+    Ok(Arc::new(config))
 }
 
 /// The webhooks of this server and their delivery.
@@ -99,24 +95,19 @@ fn now_ms() -> i64 {
 }
 
 impl Webhooks {
-    pub fn new(store: Store, subs: Arc<Subscriptions>, config: WebhookConfig, host: String) -> anyhow::Result<Self> {
+    pub fn new(store: Store, subs: Arc<Subscriptions>, config: WebhookConfig, host: String) -> Self {
         let mut http = HttpConnector::new_with_resolver(net::Resolver { allow_private: config.allow_private });
         http.enforce_http(false);
         http.set_connect_timeout(Some(config.timeout));
-        // The provider is given, not installed: nothing else in the process is affected.
-        let tls = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-            .with_safe_default_protocol_versions()?
-            .with_webpki_roots()
-            .with_no_client_auth();
         let https = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_tls_config(tls)
+            .with_tls_config((*config.tls).clone())
             .https_or_http()
             .enable_http1()
             .wrap_connector(http);
         // No redirects are followed (this client follows none), and no proxy is asked: a proxy
         // would connect where the resolver never looked.
         let client = Client::builder(TokioExecutor::new()).build(https);
-        Ok(Self {
+        Self {
             store,
             subs,
             config,
@@ -126,7 +117,7 @@ impl Webhooks {
             workers: Mutex::default(),
             reload: tokio::sync::Notify::new(),
             announce: Mutex::default(),
-        })
+        }
     }
 
     pub fn store(&self) -> &Store {
