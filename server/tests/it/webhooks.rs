@@ -93,6 +93,7 @@ async fn receive(State(sh): State<Shared>, Path(path): Path<String>, headers: He
         }
         Mode::Huge(s) => (status(s), vec![b'x'; 10 << 20]).into_response(),
         Mode::Drip => {
+            // The receiver's own pace (a byte a second), not a wait of the test.
             let stream = futures::stream::unfold(0u32, |n| async move {
                 tokio::time::sleep(std::time::Duration::from_secs(1)).await;
                 (n < 600).then(|| (Ok::<_, std::io::Error>(Bytes::from_static(b"y")), n + 1))
@@ -155,8 +156,9 @@ async fn deliveries(s: &Server, hook: &str) -> Vec<Value> {
     page["data"].as_array().unwrap().clone()
 }
 
-/// Waits until `hook`'s deliveries satisfy `pred`, looking again after each delivery attempt
-/// the receiver sees (or every half second when the receiver sees none, e.g. a refused address).
+/// Waits until `hook`'s deliveries satisfy `pred`. A delivery settles inside the server after the
+/// receiver answered (or did not), which no event tells a test, so the list is read again until the
+/// deadline, as `no_process_left` reads /proc.
 async fn until_deliveries(s: &Server, hook: &str, mut pred: impl FnMut(&[Value]) -> bool) -> Vec<Value> {
     let deadline = tokio::time::Instant::now() + WAIT;
     loop {
@@ -165,7 +167,7 @@ async fn until_deliveries(s: &Server, hook: &str, mut pred: impl FnMut(&[Value])
             return d;
         }
         assert!(tokio::time::Instant::now() < deadline, "deliveries never got there: {d:#?}");
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
 }
 
