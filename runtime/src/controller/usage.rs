@@ -172,50 +172,56 @@ impl Controller {
     }
 
     async fn budget_check(&self, key: &SessionKey) -> Result<()> {
-        let (session, session_state, active) = {
+        // Each budget reached and not said yet, with where spending stands against it.
+        let (session_reached, active) = {
             let st = self.state();
             let e = st.announced(key)?;
-            let b = self.session_budget(e.rec.budget.as_ref());
-            let s = b.as_ref().map(|b| state(b, &e.rec.usage.totals));
-            let fresh = s.as_ref().is_some_and(|s| s.exhausted) && !e.rec.usage.exhausted_said;
-            ((fresh, b), s, e.rec.session.active_turn_id.clone())
+            let reached = self
+                .session_budget(e.rec.budget.as_ref())
+                .map(|b| {
+                    let s = state(&b, &e.rec.usage.totals);
+                    (b, s)
+                })
+                .filter(|(_, s)| s.exhausted && !e.rec.usage.exhausted_said);
+            (reached, e.rec.session.active_turn_id.clone())
         };
-        let room_budget = self.room_budget(&key.room_id);
-        let room_fresh = match &room_budget {
-            Some(_) => {
-                let exhausted = self.room_usage(&key.room_id)?.state.exhausted;
-                exhausted && self.inner.room_said.lock().unwrap_or_else(|e| e.into_inner()).insert(key.room_id.clone())
+        let room_reached = match self.room_budget(&key.room_id) {
+            Some(b) => {
+                let s = self.room_usage(&key.room_id)?.state;
+                let fresh = s.exhausted
+                    && self.inner.room_said.lock().unwrap_or_else(|e| e.into_inner()).insert(key.room_id.clone());
+                fresh.then_some((b, s))
             }
-            None => false,
+            None => None,
         };
-        let mut cancel = false;
+        let session_said = session_reached.is_some();
         let mut said = Vec::new();
-        if let (true, Some(b)) = &session {
-            let message = "the session's budget is reached: no new turn starts until it is raised".to_owned();
-            said.push((message, "session", b.clone(), session_state.clone()));
-            cancel |= b.on_exhausted == Some(OnExhausted::Cancel);
+        if let Some((b, s)) = session_reached {
+            said.push((
+                "the session's budget is reached: no new turn starts until it is raised".to_owned(),
+                "session",
+                b,
+                s,
+            ));
         }
-        if room_fresh && let Some(b) = &room_budget {
+        if let Some((b, s)) = room_reached {
             let message =
                 format!("room {}'s budget is reached: no new turn starts in it until it is raised", key.room_id);
-            let state = self.room_usage(&key.room_id)?.state;
-            said.push((message, "room", b.clone(), Some(state)));
-            cancel |= b.on_exhausted == Some(OnExhausted::Cancel);
+            said.push((message, "room", b, s));
         }
         if said.is_empty() {
             return Ok(());
         }
+        let cancel = said.iter().any(|(_, _, b, _)| b.on_exhausted == Some(OnExhausted::Cancel));
         let _ = self
             .publish_with(key, Persist::Always, |b| {
-                if session.0 {
+                if session_said {
                     b.entry.rec.usage.exhausted_said = true;
                 }
                 for (message, scope, budget, state) in said {
                     b.emit(None, EventBody::Notice(NoticePayload { level: NoticeLevel::Warning, message }));
-                    if let Some(state) = state {
-                        let scope = scope.to_owned();
-                        b.emit(None, EventBody::BudgetExhausted(BudgetExhaustedPayload { scope, budget, state }));
-                    }
+                    let scope = scope.to_owned();
+                    b.emit(None, EventBody::BudgetExhausted(BudgetExhaustedPayload { scope, budget, state }));
                 }
                 Ok(())
             })
