@@ -32,6 +32,9 @@ test('keyboard only: open a room, start a session, send, answer an approval', { 
   await tabTo(page, tid('provider-select'));
   await tabTo(page, tid('session-id-input'));
   await page.keyboard.type('k1');
+  // Tab skips a disabled button: it is enabled once the providers are listed (`GET /v1/providers`
+  // may wait for an agent's login check).
+  await page.waitForSelector(`${tid('start-session')}:enabled`);
   await tabTo(page, tid('start-session'));
   await page.keyboard.press('Enter');
   await page.waitForSelector(`${view}[data-session="k1"]`);
