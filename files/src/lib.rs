@@ -7,7 +7,10 @@
 //! opened, never on its name again, so swapping a file for a link between check and use changes
 //! nothing. Only regular files are read or written (a FIFO is opened non-blocking and refused), a
 //! file with more than one hard link is refused (a link to a file elsewhere, such as the server's
-//! token), and so is any of the server's own files named in the [`Guard`].
+//! token), and so is any of the server's own files named in the [`Guard`] and anything beneath the
+//! directories it guards (the data dir, the worktrees, the checkpoints). Nothing is written,
+//! created or deleted in a `.git` (a repository's configuration and hooks are what the server's
+//! own git would read).
 
 use std::ffi::OsString;
 use std::fs::File;
@@ -38,6 +41,8 @@ pub enum FileError {
     HardLinked(u64),
     #[error("the file is one of the server's own files")]
     Denied,
+    #[error("the path is in a `.git`: a repository's own files are not written by an agent")]
+    GitDir,
     #[error("the file is larger than {0} bytes")]
     TooLarge(u64),
     #[error("the session's working directory is not usable: {0}")]
@@ -61,20 +66,35 @@ impl FileError {
     }
 }
 
-/// The server's own files, refused by identity (device and inode) whatever name reaches them.
+/// The server's own files, refused by identity (device and inode) whatever name reaches them,
+/// and its own directories, refused with everything beneath them.
 #[derive(Debug, Default, Clone)]
 pub struct Guard {
     files: Vec<(u64, u64)>,
-    /// Directories whose direct entries are all refused (the data dir: its database, WAL, token
-    /// and run file are recreated under new inodes, so they are refused by where they live).
+    /// Directories whose direct entries are refused by the directory's identity (the data dir:
+    /// its database, WAL, token and run file are recreated under new inodes, so they are refused
+    /// by where they live), whatever name reaches them.
     dirs: Vec<(u64, u64)>,
+    /// The same directories by canonical path: a root above one refuses every path into it, so
+    /// nothing beneath them (another room's worktree, a checkpoint, codex's login) is reached.
+    trees: Vec<PathBuf>,
 }
 
 impl Guard {
-    /// A guard of `files` and of the entries of `dirs`; paths that do not exist are skipped.
+    /// A guard of `files` and of `dirs` with everything beneath them; paths that do not exist
+    /// are skipped.
     pub fn new(files: &[PathBuf], dirs: &[PathBuf]) -> Self {
         let id = |p: &PathBuf| std::fs::metadata(p).ok().map(|m| identity(&m));
-        Self { files: files.iter().filter_map(id).collect(), dirs: dirs.iter().filter_map(id).collect() }
+        Self {
+            files: files.iter().filter_map(id).collect(),
+            dirs: dirs.iter().filter_map(id).collect(),
+            trees: dirs.iter().filter_map(|d| std::fs::canonicalize(d).ok()).collect(),
+        }
+    }
+
+    /// Whether `dir` (canonical) is one of the guarded directories or beneath one.
+    pub fn covers(&self, dir: &Path) -> bool {
+        self.trees.iter().any(|t| dir.starts_with(t))
     }
 }
 
@@ -120,6 +140,9 @@ pub struct Root {
     real: PathBuf,
     guard: Guard,
     resolve: Resolve,
+    /// The guarded directories beneath the root, as components from it: a path starting with
+    /// one of them is refused.
+    blocked: Vec<Vec<OsString>>,
 }
 
 impl Root {
@@ -131,7 +154,16 @@ impl Root {
         let real = std::fs::canonicalize(dir).map_err(FileError::Root)?;
         let fd = rustix::fs::open(&real, OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
             .map_err(|e| FileError::Root(e.into()))?;
-        Ok(Self { fd, given: dir.to_path_buf(), real, guard, resolve })
+        // A root inside a guarded directory (a session's own worktree) reaches nothing above
+        // itself; one above a guarded directory must not reach into it. The root being a guarded
+        // directory itself blocks everything (the empty prefix).
+        let blocked = guard
+            .trees
+            .iter()
+            .filter_map(|t| t.strip_prefix(&real).ok())
+            .map(|rel| rel.components().map(|c| c.as_os_str().to_os_string()).collect())
+            .collect();
+        Ok(Self { fd, given: dir.to_path_buf(), real, guard, resolve, blocked })
     }
 
     /// Reads a regular file of at most `max_bytes`.
@@ -183,6 +215,7 @@ impl Root {
     /// Creates or replaces a regular file (its directory must exist). Not opened with `O_TRUNC`:
     /// a file is only cut once it is known to be one the agent may write.
     pub fn write(&self, path: &Path, content: &[u8]) -> Result<(), FileError> {
+        self.check_not_git(path)?;
         let (parent, name) = self.parent_of(path)?;
         let fd = rustix::fs::openat(
             parent.as_fd(),
@@ -202,6 +235,7 @@ impl Root {
     /// Creates `dir` and its missing parents beneath the root, one component at a time, never
     /// through a link (an existing component must be a real directory).
     pub fn create_dir_all(&self, dir: &Path) -> Result<(), FileError> {
+        self.check_not_git(dir)?;
         let parts = self.components(dir)?;
         let mut cur: Option<OwnedFd> = None;
         for part in &parts {
@@ -230,6 +264,7 @@ impl Root {
     /// is refused by identity, as for a write; a hard-linked file is not (unlinking one name
     /// leaves the other file as it was).
     pub fn remove(&self, path: &Path) -> Result<(), FileError> {
+        self.check_not_git(path)?;
         let (parent, name) = self.parent_of(path)?;
         let st = rustix::fs::statat(parent.as_fd(), &name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
             .map_err(FileError::from_errno)?;
@@ -265,7 +300,19 @@ impl Root {
                 Component::RootDir | Component::Prefix(_) => return Err(FileError::Outside),
             }
         }
+        if self.blocked.iter().any(|b| parts.starts_with(b)) {
+            return Err(FileError::Denied);
+        }
         Ok(parts)
+    }
+
+    /// `Err(GitDir)` when a component of `path` below the root is a `.git` (in any case: a
+    /// case-insensitive file system finds `.GIT` too), the top-level `.git` file included.
+    fn check_not_git(&self, path: &Path) -> Result<(), FileError> {
+        if self.components(path)?.iter().any(|c| c.as_encoded_bytes().eq_ignore_ascii_case(b".git")) {
+            return Err(FileError::GitDir);
+        }
+        Ok(())
     }
 
     /// The directory holding `path`, opened beneath the root, and the file's name in it.

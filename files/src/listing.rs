@@ -64,6 +64,14 @@ impl Root {
                 continue;
             }
             let name = OsString::from_vec(name.to_vec());
+            // A guarded directory is not there, as far as a listing says.
+            if self
+                .blocked
+                .iter()
+                .any(|b| b.len() == parts.len() + 1 && b.starts_with(&parts) && b[parts.len()] == name)
+            {
+                continue;
+            }
             let (kind, size) = match rustix::fs::statat(readable.as_fd(), &name, AtFlags::SYMLINK_NOFOLLOW) {
                 Ok(st) => match FileType::from_raw_mode(st.st_mode) {
                     FileType::RegularFile => (EntryKind::File, u64::try_from(st.st_size).unwrap_or(0)),

@@ -179,3 +179,66 @@ fn directories_are_made_beneath_the_root_and_never_through_a_link() {
     assert!(matches!(root.create_dir_all(&f.work.join("a.txt/new")), Err(FileError::NotRegular(_))));
     assert!(matches!(root.create_dir_all(&f.work.join("../escape")), Err(FileError::Outside)));
 }
+
+#[test]
+fn nothing_is_written_created_or_deleted_in_a_dot_git() {
+    for r in both() {
+        let f = fixture();
+        std::fs::create_dir_all(f.work.join(".git/hooks")).unwrap();
+        std::fs::write(f.work.join(".git/config"), "[core]\n").unwrap();
+        std::fs::create_dir_all(f.work.join("sub/.GIT")).unwrap();
+        let root = root(&f, r);
+        for bad in [".git/config", ".git/hooks/pre-commit", "sub/.GIT/config", ".git", "sub/.git", "x/../.git/config"] {
+            let e = root.write(&f.work.join(bad), b"[core]\n\tfsmonitor = evil\n").unwrap_err();
+            assert!(matches!(e, FileError::GitDir), "{r:?} write {bad}: {e}");
+            let e = root.remove(&f.work.join(bad)).unwrap_err();
+            assert!(matches!(e, FileError::GitDir), "{r:?} remove {bad}: {e}");
+        }
+        let e = root.create_dir_all(&f.work.join("sub/.git/hooks")).unwrap_err();
+        assert!(matches!(e, FileError::GitDir), "{r:?}: {e}");
+        assert_eq!(std::fs::read_to_string(f.work.join(".git/config")).unwrap(), "[core]\n");
+        assert!(!f.work.join("sub/.git").exists());
+        // Reading is not writing; a name that only starts like it is a name.
+        assert_eq!(root.read(&f.work.join(".git/config"), 100).unwrap(), b"[core]\n");
+        root.write(&f.work.join(".gitignore"), b"x\n").unwrap();
+        root.write(&f.work.join("sub/.github"), b"x\n").unwrap();
+    }
+}
+
+#[test]
+fn a_guarded_directory_is_out_of_reach_with_everything_beneath_it() {
+    for r in both() {
+        let f = fixture();
+        let data = f.work.join("home/.local/share/ensemble");
+        std::fs::create_dir_all(data.join("worktrees/other-room/src")).unwrap();
+        std::fs::write(data.join("worktrees/other-room/src/lib.rs"), "theirs\n").unwrap();
+        std::fs::write(data.join("token"), "secret").unwrap();
+        let guard = Guard::new(&[], std::slice::from_ref(&data));
+        let root = Root::open_with(&f.work, guard.clone(), r).unwrap();
+        for bad in [
+            "home/.local/share/ensemble/token",
+            "home/.local/share/ensemble/worktrees/other-room/src/lib.rs",
+            "home/.local/share/x/../ensemble/worktrees/other-room/src/lib.rs",
+        ] {
+            let e = root.read(&f.work.join(bad), 100).unwrap_err();
+            assert!(matches!(e, FileError::Denied), "{r:?} read {bad}: {e}");
+            let e = root.write(&f.work.join(bad), b"mine\n").unwrap_err();
+            assert!(matches!(e, FileError::Denied), "{r:?} write {bad}: {e}");
+        }
+        let e = root.list(&data.join("worktrees")).unwrap_err();
+        assert!(matches!(e, FileError::Denied), "{r:?}: {e}");
+        // Not even listed.
+        let names: Vec<_> = root.list(&f.work.join("home/.local/share")).unwrap().into_iter().map(|e| e.name).collect();
+        assert!(names.is_empty(), "{names:?}");
+        assert_eq!(std::fs::read_to_string(data.join("worktrees/other-room/src/lib.rs")).unwrap(), "theirs\n");
+        // A root inside the guarded tree (a session's own worktree) works within itself.
+        let own = Root::open_with(&data.join("worktrees/other-room"), guard.clone(), r).unwrap();
+        assert_eq!(own.read(&data.join("worktrees/other-room/src/lib.rs"), 100).unwrap(), b"theirs\n");
+        assert!(matches!(own.read(&data.join("token"), 100), Err(FileError::Outside)));
+        // The guarded directory as the root: nothing.
+        let at = Root::open_with(&data, guard.clone(), r).unwrap();
+        assert!(matches!(at.read(&data.join("worktrees/other-room/src/lib.rs"), 100), Err(FileError::Denied)));
+        assert!(guard.covers(&data.join("worktrees").canonicalize().unwrap()));
+        assert!(!guard.covers(&f.work.canonicalize().unwrap()));
+    }
+}

@@ -308,7 +308,7 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T, FileError> + 
 fn file_error(e: FileError) -> ApiError {
     match e {
         FileError::NotFound => ApiError::not_found("file_not_found", "no such file or directory in the workspace"),
-        FileError::Outside | FileError::Symlink | FileError::NotAbsolute | FileError::NoName => {
+        FileError::Outside | FileError::Symlink | FileError::NotAbsolute | FileError::NoName | FileError::GitDir => {
             ApiError::bad_request("invalid_path", e.to_string())
         }
         FileError::NotRegular(_) | FileError::HardLinked(_) | FileError::TooLarge(_) => {
