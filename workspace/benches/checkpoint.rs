@@ -51,10 +51,12 @@ fn main() -> Result<(), Box<dyn Error>> {
     let index = tmp.path().join("ensemble.index");
     let g = Git::default();
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let repo = rt.block_on(g.discover(&top))?.ok_or("not a repository")?;
+    let shadow = rt.block_on(g.shadow(&repo.common_dir, &repo.object_format, &tmp.path().join("shadow.git")))?;
     let checkpoint = |round: usize| -> Result<Duration, Box<dyn Error>> {
         let started = Instant::now();
         let refname = format!("refs/ensemble/bench/{round:04}");
-        rt.block_on(g.checkpoint(&top, &index, &refname, "bench", 1 << 20))?;
+        rt.block_on(g.checkpoint(&repo, &shadow, &index, &refname, "bench", 1 << 20))?;
         Ok(started.elapsed())
     };
     let stash = || -> Result<Duration, Box<dyn Error>> {
@@ -66,7 +68,8 @@ fn main() -> Result<(), Box<dyn Error>> {
         }
         Ok(elapsed)
     };
-    // Warm both: the first checkpoint seeds the private index (and hashes every file), and
+    // Warm both: the first checkpoint seeds the private index (and hashes every file, writing the
+    // blobs git finds missing into the server's own repository), and
     // stash create refreshes the user's index.
     std::fs::write(top.join("d000/f000.txt"), "warm\n")?;
     let seed = checkpoint(0)?;

@@ -1,9 +1,7 @@
 //! What changed between two commits: per-file statistics and the unified diff.
 
-use std::path::Path;
-
 use crate::names::{known_rev, literal};
-use crate::{Git, GitError};
+use crate::{Git, GitError, Shadow};
 
 /// What changed between two commits ([`Git::changes`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,7 +65,8 @@ impl FileStatus {
 const DIFF_OPTS: [&str; 5] = ["-r", "-M", "--no-ext-diff", "--no-textconv", "--no-color"];
 
 impl Git {
-    /// What changed from the commit `from` to the commit `to` in the repository at `top`: the
+    /// What changed from the commit `from` to the commit `to` of `shadow` (checkpoints, and the
+    /// user's commits it borrows): the
     /// files (renames detected, `-M`; NUL-separated output, so any file name is read), with
     /// their line counts, and the unified diff (`git diff-tree -p`), cut after at most
     /// `max_diff_bytes` of git's output at a line boundary (then `truncated`; git is stopped
@@ -77,7 +76,7 @@ impl Git {
     /// `Err(UnknownRev)` when `from` or `to` names no commit.
     pub async fn changes(
         &self,
-        top: &Path,
+        shadow: &Shadow,
         from: &str,
         to: &str,
         path: Option<&str>,
@@ -86,7 +85,7 @@ impl Git {
         let (from, to) = (known_rev(from)?, known_rev(to)?);
         let spec: Vec<String> = path.map(literal).into_iter().collect();
         let stats = self
-            .call(top)
+            .call_git_dir(&shadow.dir)
             .args(["diff-tree", "--raw", "--numstat", "-z"])
             .args(DIFF_OPTS)
             .args([from, to, "--"])
@@ -94,7 +93,7 @@ impl Git {
             .output();
         // Quoted file names keep non-ASCII bytes as they are.
         let patch = self
-            .call(top)
+            .call_git_dir(&shadow.dir)
             .args(["-c", "core.quotePath=false", "diff-tree", "-p"])
             .args(DIFF_OPTS)
             .args([from, to, "--"])
@@ -103,19 +102,19 @@ impl Git {
             .output();
         if max_diff_bytes == 0 {
             // Only the file list is wanted: no diff process. Every changed file has diff text.
-            let files = parse_stats(&self.succeeded(top, stats.await?, &[from, to]).await?);
+            let files = parse_stats(&self.succeeded(&shadow.dir, stats.await?, &[from, to]).await?);
             let truncated = !files.is_empty();
             return Ok(Changes { files, diff: String::new(), truncated });
         }
         let (stats, patch) = tokio::join!(stats, patch);
-        let files = parse_stats(&self.succeeded(top, stats?, &[from, to]).await?);
+        let files = parse_stats(&self.succeeded(&shadow.dir, stats?, &[from, to]).await?);
         let patch = patch?;
         let (diff, truncated) = if patch.capped {
             // Cut after the last whole line (nothing when not even one fits).
             let end = patch.stdout.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
             (String::from_utf8_lossy(&patch.stdout[..end]).into_owned(), true)
         } else {
-            (String::from_utf8_lossy(&self.succeeded(top, patch, &[from, to]).await?).into_owned(), false)
+            (String::from_utf8_lossy(&self.succeeded(&shadow.dir, patch, &[from, to]).await?).into_owned(), false)
         };
         Ok(Changes { files, diff, truncated })
     }

@@ -1,5 +1,21 @@
 //! One `git` command: no shell, stdin closed, C locale, no prompt, a deadline, stdout optionally
-//! capped, stderr clipped.
+//! capped, stderr clipped — and no program run that a repository's (or the user's or the system's)
+//! configuration or attributes name.
+//!
+//! A work tree an agent writes in is hostile to the server's own git: `.git/config` may name a
+//! `core.fsmonitor` command, a filter driver, a hook directory; a worktree's `.git` file may point
+//! at a git dir the agent built. So every command here runs with:
+//! - no inherited `GIT_*` variable, no system or global configuration (`GIT_CONFIG_NOSYSTEM`,
+//!   `GIT_CONFIG_GLOBAL=/dev/null`), no system attributes, no replace refs, no lazy fetch;
+//! - the program-running settings of the repository's own configuration overridden on the command
+//!   line (`-c` wins over every file): hooks, fsmonitor, pager, signing, automatic gc, transports;
+//! - when it concerns a repository, its git dir (and work tree) given explicitly as recorded when
+//!   the session started (`GIT_DIR`, `GIT_WORK_TREE`), never discovered from the directory again.
+//!
+//! Commands that read or write file content (staging, checking out, diffing) run against the
+//! server's own repository for that work tree (see `crate::repo::Shadow`), whose configuration
+//! names no filter, text conversion or external diff at all; a repository's filter drivers are
+//! never run.
 
 use std::ffi::{OsStr, OsString};
 use std::io;
@@ -12,25 +28,44 @@ use tokio::process::Command;
 
 use crate::{Git, GitError};
 
-/// Variables of the daemon's environment that would point git at another repository, index,
-/// object store or pathspec dialect than the one a call names, or run an external diff.
-const CLEARED_ENV: &[&str] = &[
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_INDEX_FILE",
-    "GIT_OBJECT_DIRECTORY",
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-    "GIT_COMMON_DIR",
-    "GIT_NAMESPACE",
-    "GIT_PREFIX",
-    "GIT_QUARANTINE_PATH",
-    "GIT_LITERAL_PATHSPECS",
-    "GIT_GLOB_PATHSPECS",
-    "GIT_NOGLOB_PATHSPECS",
-    "GIT_ICASE_PATHSPECS",
-    "GIT_EXTERNAL_DIFF",
-    "GIT_DIFF_OPTS",
+/// Settings given on every command line: they override what any configuration file says, so a
+/// repository's `.git/config` cannot make the server's git run a program (hooks — including
+/// `reference-transaction` on every ref update —, fsmonitor, a pager, gpg, `git gc --auto` and its
+/// hooks, a transport), nor read attributes from a file it names.
+const SAFE_CONFIG: &[&str] = &[
+    "core.hooksPath=/dev/null",
+    "core.fsmonitor=false",
+    "core.pager=cat",
+    "core.attributesFile=/dev/null",
+    "gc.auto=0",
+    "maintenance.auto=false",
+    "commit.gpgSign=false",
+    "tag.gpgSign=false",
+    "log.showSignature=false",
+    "protocol.allow=never",
+    "submodule.recurse=false",
+    "advice.addEmbeddedRepo=false",
+    "advice.detachedHead=false",
 ];
+
+/// Variables set on every command: no configuration or attributes but the repository's (and the
+/// command line's), no prompt, no replace refs, no lazy fetch from a promisor remote, English
+/// messages (a few are matched), and no read-only command taking the user's index lock.
+const SAFE_ENV: &[(&str, &str)] = &[
+    ("GIT_CONFIG_NOSYSTEM", "1"),
+    ("GIT_CONFIG_GLOBAL", "/dev/null"),
+    ("GIT_ATTR_NOSYSTEM", "1"),
+    ("GIT_NO_REPLACE_OBJECTS", "1"),
+    ("GIT_NO_LAZY_FETCH", "1"),
+    ("GIT_TERMINAL_PROMPT", "0"),
+    ("GIT_OPTIONAL_LOCKS", "0"),
+    ("GIT_PROTOCOL_FROM_USER", "0"),
+    ("LC_ALL", "C"),
+];
+
+/// How long git may take to exit after a SIGTERM at its deadline before it is killed: git removes
+/// its lock files on SIGTERM, never on SIGKILL.
+const TERM_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// How much of stderr an error keeps: half from the start, half from the end (git puts its
 /// `fatal:` line last, after any number of warnings).
@@ -82,24 +117,55 @@ pub(crate) fn path_of(bytes: &[u8]) -> PathBuf {
 pub(crate) struct Call<'a> {
     git: &'a Git,
     dir: Option<&'a Path>,
+    git_dir: Option<&'a Path>,
+    work_tree: Option<&'a Path>,
     args: Vec<OsString>,
     env: Vec<(&'static str, OsString)>,
     cap: usize,
+    user_config: bool,
 }
 
 impl Git {
-    /// `git …` run in `dir`.
+    /// `git …` run in `dir`, finding its repository from there (only to discover a repository).
     pub(crate) fn call<'a>(&'a self, dir: &'a Path) -> Call<'a> {
-        Call { git: self, dir: Some(dir), args: Vec::new(), env: Vec::new(), cap: usize::MAX }
+        Call::new(self, Some(dir))
     }
 
     /// `git …` run in the daemon's own directory (for commands that need no repository).
     pub(crate) fn call_anywhere(&self) -> Call<'_> {
-        Call { git: self, dir: None, args: Vec::new(), env: Vec::new(), cap: usize::MAX }
+        Call::new(self, None)
+    }
+
+    /// `git …` on the repository whose git dir is `git_dir`, with no work tree.
+    pub(crate) fn call_git_dir<'a>(&'a self, git_dir: &'a Path) -> Call<'a> {
+        let mut call = Call::new(self, Some(git_dir));
+        call.git_dir = Some(git_dir);
+        call
+    }
+
+    /// `git …` on the repository whose git dir is `git_dir`, with `work_tree` as its work tree.
+    pub(crate) fn call_tree<'a>(&'a self, git_dir: &'a Path, work_tree: &'a Path) -> Call<'a> {
+        let mut call = Call::new(self, Some(work_tree));
+        call.git_dir = Some(git_dir);
+        call.work_tree = Some(work_tree);
+        call
     }
 }
 
 impl<'a> Call<'a> {
+    fn new(git: &'a Git, dir: Option<&'a Path>) -> Self {
+        Call {
+            git,
+            dir,
+            git_dir: None,
+            work_tree: None,
+            args: Vec::new(),
+            env: Vec::new(),
+            cap: usize::MAX,
+            user_config: false,
+        }
+    }
+
     pub fn arg(mut self, a: impl AsRef<OsStr>) -> Self {
         self.args.push(a.as_ref().to_owned());
         self
@@ -120,6 +186,13 @@ impl<'a> Call<'a> {
         self.env("GIT_INDEX_FILE", index)
     }
 
+    /// Reads the user's global configuration too (only to read a setting, such as the identity
+    /// a commit is made with; reading configuration runs no program).
+    pub fn user_config(mut self) -> Self {
+        self.user_config = true;
+        self
+    }
+
     /// Keeps at most `bytes` of stdout; past that the command is killed and `Out::capped` set.
     pub fn cap(mut self, bytes: usize) -> Self {
         self.cap = bytes;
@@ -130,25 +203,43 @@ impl<'a> Call<'a> {
     pub async fn output(self) -> Result<Out, GitError> {
         let command = describe(&self.args);
         let mut cmd = Command::new(&self.git.bin);
+        for setting in SAFE_CONFIG {
+            cmd.args(["-c", setting]);
+        }
         cmd.args(&self.args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            // Dropping the future (the deadline, or a caller giving up) kills git.
+            // Dropping the future (a caller giving up) kills git.
             .kill_on_drop(true);
         if let Some(dir) = self.dir {
             cmd.current_dir(dir);
         }
-        for key in CLEARED_ENV {
-            cmd.env_remove(key);
+        // Whatever the daemon was started with: none of it may point git elsewhere, run an
+        // external diff, trace to a file or add configuration.
+        for (key, _) in std::env::vars_os() {
+            if key.as_encoded_bytes().starts_with(b"GIT_") {
+                cmd.env_remove(key);
+            }
         }
-        // The C locale keeps the messages matched below in English; no prompt may wait on a
-        // terminal; no read-only command takes the user's index lock to refresh it.
-        cmd.env("LC_ALL", "C").env("GIT_TERMINAL_PROMPT", "0").env("GIT_OPTIONAL_LOCKS", "0");
+        for (key, value) in SAFE_ENV {
+            if self.user_config && *key == "GIT_CONFIG_GLOBAL" {
+                continue;
+            }
+            cmd.env(key, value);
+        }
+        if let Some(git_dir) = self.git_dir {
+            cmd.env("GIT_DIR", git_dir);
+        }
+        if let Some(work_tree) = self.work_tree {
+            cmd.env("GIT_WORK_TREE", work_tree);
+        }
         for (key, value) in &self.env {
             cmd.env(key, value);
         }
+        die_with_the_server(&mut cmd);
         let mut child = cmd.spawn().map_err(|e| spawn_error(&self.git.bin, self.dir, e))?;
+        let pid = child.id();
         let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
         let cap = self.cap;
         let dir = self.dir.map(Path::to_path_buf);
@@ -167,9 +258,18 @@ impl<'a> Call<'a> {
             let (stdout, capped) = out?;
             Ok::<_, io::Error>(Out { status, stdout, stderr: err?, capped, command: name, dir })
         };
-        match tokio::time::timeout(self.git.timeout, run).await {
+        tokio::pin!(run);
+        match tokio::time::timeout(self.git.timeout, &mut run).await {
             Ok(out) => Ok(out?),
-            Err(_) => Err(GitError::Timeout(command)),
+            Err(_) => {
+                // Past the deadline: asked to stop first, so that git removes its lock files (a
+                // lock left behind would fail every later checkpoint), killed only if it won't.
+                if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok().and_then(rustix::process::Pid::from_raw)) {
+                    let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+                }
+                let _ = tokio::time::timeout(TERM_GRACE, &mut run).await;
+                Err(GitError::Timeout(command))
+            }
         }
     }
 
@@ -183,6 +283,27 @@ impl<'a> Call<'a> {
     pub async fn line(self) -> Result<String, GitError> {
         let out = self.output().await?;
         if out.status.success() { Ok(out.line()) } else { Err(out.error()) }
+    }
+}
+
+/// Makes git die with the server (`PR_SET_PDEATHSIG`): a git left running after a `kill -9` of the
+/// server would hold an index lock the next server clears, and two gits would then write one
+/// index.
+fn die_with_the_server(cmd: &mut Command) {
+    let parent = rustix::process::getpid();
+    // SAFETY: the closure runs in the child between fork and exec and only makes the system calls
+    // prctl(2) and getppid(2) (rustix's wrappers allocate nothing) and `_exit` through an error
+    // return, which are async-signal-safe.
+    #[allow(unsafe_code)]
+    unsafe {
+        cmd.pre_exec(move || {
+            rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))?;
+            // The server may have died before the signal was set.
+            if rustix::process::getppid() != Some(parent) {
+                return Err(io::Error::other("the server is gone"));
+            }
+            Ok(())
+        });
     }
 }
 

@@ -6,13 +6,18 @@
 //! nothing of sessions or HTTP.
 //!
 //! Every command is one `git` process: never a shell, stdin closed, `LC_ALL=C` (its messages are
-//! matched in a few places), `GIT_TERMINAL_PROMPT=0`, no variables inherited that would point it at
-//! another repository or index, a deadline after which it is killed, and its stderr kept (clipped)
-//! for the error. No git configuration is needed: checkpoints carry a fixed identity.
+//! matched in a few places), no prompt, no inherited `GIT_*` variable, no system or global
+//! configuration, the program-running settings of the repository's configuration overridden (no
+//! hook, fsmonitor, pager, signing or automatic gc ever runs), a deadline after which it is
+//! stopped, and its stderr kept (clipped) for the error. A repository is named by the git dir and
+//! work tree found once ([`Repo`], [`Git::discover`]), never found again from a directory an
+//! agent may have changed.
 //!
-//! A checkpoint is a commit made from a private index file (`GIT_INDEX_FILE`), so the user's
-//! index, HEAD, branch and stash are never touched; the commit is kept alive by a ref of the
-//! caller's choosing (for example under `refs/ensemble/<session>/`).
+//! A checkpoint is a commit of the server's own repository for that work tree ([`Shadow`]), which
+//! borrows the user's objects: made from a private index file (`GIT_INDEX_FILE`), kept alive by
+//! a ref of the caller's choosing (for example under `refs/ensemble/<session>/`), so the user's
+//! index, HEAD, branch, stash, refs and objects are never touched, and no filter driver or text
+//! conversion the repository names runs.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -22,10 +27,12 @@ mod disk;
 mod exec;
 mod names;
 mod refs;
+mod repo;
 mod snapshot;
 mod worktree;
 
 pub use diff::{Changes, FileStat, FileStatus};
+pub use repo::{Repo, Shadow};
 
 /// How long one git command may run when [`Git::default`] is used.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -71,6 +78,8 @@ pub struct Worktree {
     pub branch: String,
     /// The full sha of the commit the branch starts at.
     pub base_commit: String,
+    /// The worktree as a work tree of the repository (its own git dir, the common dir).
+    pub repo: Repo,
 }
 
 /// A snapshot of a working tree made by [`Git::checkpoint`].
@@ -80,8 +89,8 @@ pub struct Checkpoint {
     pub commit: String,
     /// The full sha of its tree.
     pub tree: String,
-    /// Files left out because they are larger than the limit (paths from the top of the work
-    /// tree, sorted; lossy where not UTF-8).
+    /// What was left out: files larger than the limit, and nested repositories (a directory,
+    /// ending with `/`); paths from the top of the work tree, sorted, lossy where not UTF-8.
     pub skipped: Vec<String>,
 }
 
@@ -168,3 +177,5 @@ impl GitError {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_hostile;

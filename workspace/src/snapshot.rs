@@ -8,9 +8,9 @@ use std::path::{Component, Path, PathBuf};
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, open, openat, statat};
 
-use crate::exec::Out;
+use crate::exec::{Call, Out};
 use crate::names::{known_rev, ref_arg};
-use crate::{Checkpoint, Git, GitError, RefInfo};
+use crate::{Checkpoint, Git, GitError, RefInfo, Repo, Shadow};
 
 /// The fixed identity of checkpoint commits, so that no git configuration is needed.
 const IDENTITY: [(&str, &str); 4] = [
@@ -29,27 +29,42 @@ const REF_FIELDS: usize = 5;
 const ARGV_CHUNK: usize = 64 * 1024;
 
 impl Git {
-    /// Snapshots the whole working tree of the work tree at `top` (its top directory) as a
-    /// commit: tracked and untracked files, the files `.gitignore` (and `info/exclude`,
-    /// `core.excludesFile`) ignore left out unless they are tracked. The user's index, HEAD,
-    /// branch and stash are not touched: the snapshot is staged in the private index file `index`
-    /// (`GIT_INDEX_FILE`; keep it in the git directory, not the work tree), which is kept between
-    /// calls so that git's stat cache makes later snapshots cheap. A missing `index` is seeded
-    /// from HEAD (`git read-tree HEAD`; left empty for an unborn HEAD).
+    /// A command of the checkpoints of `repo`: `shadow` as its git dir (its configuration, no
+    /// user's), `repo`'s work tree, and `repo`'s own `info/exclude` as the excludes file (its
+    /// `.gitignore` files are read from the work tree as ever).
+    pub(crate) fn in_shadow<'a>(&'a self, repo: &'a Repo, shadow: &'a Shadow) -> Call<'a> {
+        let mut excludes = std::ffi::OsString::from("core.excludesFile=");
+        excludes.push(repo.common_dir.join("info").join("exclude"));
+        self.call_tree(&shadow.dir, &repo.top).arg("-c").arg(excludes)
+    }
+
+    /// Snapshots the whole working tree of `repo` as a commit of `shadow` (the server's
+    /// repository for it, [`Git::shadow`]): tracked and untracked files, the files `.gitignore`
+    /// (and the repository's `info/exclude`) ignore left out unless they are tracked. Nothing of
+    /// the user's repository changes — no index, HEAD, branch, stash, ref or object: the snapshot
+    /// is staged in the private index file `index` (`GIT_INDEX_FILE`; keep it in the server's
+    /// data, not the work tree), which is kept between calls so that git's stat cache makes later
+    /// snapshots cheap. A missing `index` is seeded from `repo`'s HEAD (left empty for an unborn
+    /// HEAD).
     ///
-    /// The commit (`git commit-tree`, parent HEAD's commit when there is one, author and committer
+    /// The commit (parent `repo`'s HEAD commit when there is one, author and committer
     /// `Ensemble <ensemble@localhost>`, unsigned, message `message`) is then pointed at by
-    /// `refname`, which must be under `refs/` (`Err(InvalidRef)`); without a ref the commit would
-    /// be garbage.
+    /// `refname` in `shadow`, which must be under `refs/` (`Err(InvalidRef)`); without a ref the
+    /// commit would be garbage.
     ///
-    /// Regular files larger than `max_file_bytes` are left out of the snapshot (and of the private
-    /// index) without their content being read, and are listed in [`Checkpoint::skipped`]. While
-    /// some are, the pathspec file `<index>.skip` is written and removed beside the index.
+    /// Left out of the snapshot (and of the private index) and listed in
+    /// [`Checkpoint::skipped`]: regular files larger than `max_file_bytes`, without their content
+    /// being read; and repositories nested in the work tree that it does not track (a `git init`
+    /// or `cargo new` inside it, or a directory with a `.git` file), each named by its directory
+    /// with a trailing `/`. While some are, the pathspec file `<index>.skip` is written and
+    /// removed beside the index.
     ///
-    /// One call at a time per `index`: git locks it (`<index>.lock`), and a second call fails.
+    /// One call at a time per `index` (the caller's lock): a lock file found beside it was left
+    /// by a git that was killed, and is removed.
     pub async fn checkpoint(
         &self,
-        top: &Path,
+        repo: &Repo,
+        shadow: &Shadow,
         index: &Path,
         refname: &str,
         message: &str,
@@ -57,61 +72,64 @@ impl Git {
     ) -> Result<Checkpoint, GitError> {
         let refname = ref_arg(refname)?;
         let index = std::path::absolute(index)?;
+        remove_stale_lock(&index).await?;
+        let head = self.head(repo).await?;
         if !tokio::fs::try_exists(&index).await? {
             if let Some(dir) = index.parent() {
                 tokio::fs::create_dir_all(dir).await?;
             }
-            if let Some(head) = self.commit_of(top, "HEAD").await? {
-                self.call(top).index(&index).args(["read-tree", &head]).ok().await?;
+            if let Some(head) = &head {
+                self.in_shadow(repo, shadow).index(&index).args(["read-tree", head]).ok().await?;
             }
         }
         // Every file `add -A` could stage, tracked (`H`) or not (`?`), to find the big ones by
-        // their size alone. (`ls-files -m` would ask git to compare them, which reads the content
-        // of entries without stat data, as a freshly seeded index has.)
+        // their size alone, and nested repositories (an untracked `dir/`). (`ls-files -m` would
+        // ask git to compare them, which reads the content of entries without stat data, as a
+        // freshly seeded index has.)
         let listing = self
-            .call(top)
+            .in_shadow(repo, shadow)
             .index(&index)
             .args(["ls-files", "-z", "-t", "--cached", "--others", "--exclude-standard"])
             .ok()
             .await?;
-        let dir = top.to_path_buf();
-        let big = tokio::task::spawn_blocking(move || oversized(&dir, &listing, max_file_bytes))
+        let dir = repo.top.clone();
+        let left_out = tokio::task::spawn_blocking(move || left_out(&dir, &listing, max_file_bytes))
             .await
             .map_err(|e| GitError::Io(std::io::Error::other(e)))??;
-        let add = self.call(top).index(&index).args(["-c", "advice.addEmbeddedRepo=false", "add", "-A"]);
-        if big.is_empty() {
+        let add = self.in_shadow(repo, shadow).index(&index).args(["add", "-A"]);
+        if left_out.is_empty() {
             add.args(["--", ":/"]).ok().await?;
         } else {
             let list = sidecar(&index, ".skip");
-            let staged = self.stage_without(top, &index, &list, &big, add).await;
+            let staged = self.stage_without(repo, shadow, &index, &list, &left_out, add).await;
             let _ = tokio::fs::remove_file(&list).await;
             staged?;
         }
-        let tree = self.call(top).index(&index).arg("write-tree").line().await?;
-        let commit = self.commit_tree(top, &tree, message).await?;
-        self.call(top).args(["update-ref", refname, &commit]).ok().await?;
-        let skipped = big.iter().map(|(path, _)| String::from_utf8_lossy(path).into_owned()).collect();
+        let tree = self.in_shadow(repo, shadow).index(&index).arg("write-tree").line().await?;
+        let commit = self.commit_tree(&shadow.dir, &tree, head.as_deref(), message).await?;
+        self.call_git_dir(&shadow.dir).args(["update-ref", refname, &commit]).ok().await?;
+        let skipped = left_out.iter().map(|l| String::from_utf8_lossy(&l.shown()).into_owned()).collect();
         Ok(Checkpoint { commit, tree, skipped })
     }
 
-    /// `add -A` of everything but `big`, whose tracked ones also leave the private index.
+    /// `add -A` of everything but `left_out`, whose tracked ones also leave the private index.
     async fn stage_without(
         &self,
-        top: &Path,
+        repo: &Repo,
+        shadow: &Shadow,
         index: &Path,
         list: &Path,
-        big: &[(Vec<u8>, bool)],
+        left_out: &[LeftOut],
         add: crate::exec::Call<'_>,
     ) -> Result<(), GitError> {
         // `update-index --force-remove`, not `rm --cached`: rm refreshes the entries it removes,
         // and refreshing an entry whose stat data git smudged (racily clean) reads the file.
         // Collected, not a lazy iterator held across the awaits: its closures' lifetimes keep the
         // future from being provably `Send` (a caller spawns it).
-        let tracked: Vec<&OsStr> =
-            big.iter().filter(|(_, tracked)| *tracked).map(|(p, _)| OsStr::from_bytes(p)).collect();
+        let tracked: Vec<&OsStr> = left_out.iter().filter(|l| l.tracked).map(|l| OsStr::from_bytes(&l.path)).collect();
         let mut tracked = tracked.into_iter().peekable();
         while tracked.peek().is_some() {
-            let mut call = self.call(top).index(index).args(["update-index", "--force-remove", "--"]);
+            let mut call = self.in_shadow(repo, shadow).index(index).args(["update-index", "--force-remove", "--"]);
             let mut bytes = 0;
             // Chunks well under any argv limit.
             while bytes < ARGV_CHUNK
@@ -123,9 +141,9 @@ impl Git {
             call.ok().await?;
         }
         // A file, not the command line: there may be more big files than an argv holds.
-        let specs = std::iter::once(b":/".to_vec()).chain(big.iter().map(|(p, _)| {
+        let specs = std::iter::once(b":/".to_vec()).chain(left_out.iter().map(|l| {
             let mut spec = b":(top,exclude,literal)".to_vec();
-            spec.extend_from_slice(p);
+            spec.extend_from_slice(&l.path);
             spec
         }));
         let specs = nul_joined(specs);
@@ -133,46 +151,43 @@ impl Git {
         add.arg("--pathspec-file-nul").arg(pathspec_from(list)).ok().await.map(drop)
     }
 
-    /// `git commit-tree` of `tree` on HEAD, or with no parent when HEAD is unborn.
-    async fn commit_tree(&self, top: &Path, tree: &str, message: &str) -> Result<String, GitError> {
-        let commit = |parent: bool| {
-            let mut call = self.call(top).args(["commit-tree", "--no-gpg-sign", "-m", message]);
-            if parent {
-                call = call.args(["-p", "HEAD"]);
-            }
-            for (key, value) in IDENTITY {
-                call = call.env(key, value);
-            }
-            call.arg(tree)
-        };
-        // `-p HEAD` spares resolving HEAD first; only an unborn HEAD makes it fail.
-        let out = commit(true).output().await?;
-        if out.status.success() {
-            return Ok(out.line());
+    /// `git commit-tree` of `tree` in the repository at `git_dir`, on `parent` when given.
+    pub(crate) async fn commit_tree(
+        &self,
+        git_dir: &Path,
+        tree: &str,
+        parent: Option<&str>,
+        message: &str,
+    ) -> Result<String, GitError> {
+        let mut call = self.call_git_dir(git_dir).args(["commit-tree", "--no-gpg-sign", "-m", message]);
+        if let Some(parent) = parent {
+            call = call.args(["-p", parent]);
         }
-        if self.commit_of(top, "HEAD").await?.is_some() {
-            return Err(out.error());
+        for (key, value) in IDENTITY {
+            call = call.env(key, value);
         }
-        commit(false).line().await
+        call.arg(tree).line().await
     }
 
-    /// The refs under `prefix` (for example `refs/ensemble/abc/`, which must be under `refs/`)
-    /// that name commits, sorted by ref name, each with its commit, message and committer time
-    /// (`git for-each-ref --sort=refname`).
-    pub async fn list_refs(&self, top: &Path, prefix: &str) -> Result<Vec<RefInfo>, GitError> {
+    /// The refs of `shadow` under `prefix` (for example `refs/ensemble/abc/`, which must be
+    /// under `refs/`) that name commits, sorted by ref name, each with its commit, message and
+    /// committer time (`git for-each-ref --sort=refname`).
+    pub async fn list_refs(&self, shadow: &Shadow, prefix: &str) -> Result<Vec<RefInfo>, GitError> {
         let prefix = ref_arg(prefix)?;
-        let out = self.call(top).args(["for-each-ref", "--sort=refname", REF_FORMAT, prefix]).ok().await?;
+        let out =
+            self.call_git_dir(&shadow.dir).args(["for-each-ref", "--sort=refname", REF_FORMAT, prefix]).ok().await?;
         Ok(parse_refs(&out).into_iter().filter(|r| r.refname.starts_with(prefix)).collect())
     }
 
-    /// The full sha of the commit a ref or revision names (`git rev-parse --verify <rev>^{commit}`),
-    /// `None` when it names none.
-    pub async fn resolve(&self, top: &Path, rev: &str) -> Result<Option<String>, GitError> {
-        self.commit_of(top, rev).await
+    /// The full sha of the commit a ref or revision of `shadow` names (`git rev-parse --verify
+    /// <rev>^{commit}`; the user's commits are found through its borrowed objects), `None` when
+    /// it names none.
+    pub async fn resolve(&self, shadow: &Shadow, rev: &str) -> Result<Option<String>, GitError> {
+        self.commit_in(&shadow.dir, rev).await
     }
 
-    /// Puts the working tree at `top` back to the tree of the commit `target`, through the
-    /// private index `index` of [`Git::checkpoint`]: files that `current` (the checkpoint just
+    /// Puts `repo`'s working tree back to the tree of the commit `target` (of `shadow`), through
+    /// the private index `index` of [`Git::checkpoint`]: files that `current` (the checkpoint just
     /// taken of the present state) has and `target` lacks are deleted, with the directories that
     /// leaves empty; then the files of `target` are written
     /// (`git read-tree -i -m <target>` into the private index, then `git checkout-index -a -f`),
@@ -180,16 +195,17 @@ impl Git {
     /// keep their times. Afterwards the private index reflects `target`.
     ///
     /// The user's index, HEAD and branch are not touched, nor are ignored and untracked files
-    /// unless `target` has a file at their path. A path is deleted only beneath `top` through real
-    /// directories (never through a symbolic link), and never a directory. `Err(UnknownRev)`
-    /// when `target` or `current` names no commit.
+    /// unless `target` has a file at their path. A path is deleted only beneath the top through
+    /// real directories (never through a symbolic link, never inside a `.git`), and never a
+    /// directory. `Err(UnknownRev)` when `target` or `current` names no commit.
     ///
     /// The files of `keep` (those `current` left out as too large: no checkpoint holds them, so
     /// nothing could bring them back) are never written, also where `target` has them; returns
     /// those that `target` has, left as they are.
     pub async fn restore(
         &self,
-        top: &Path,
+        repo: &Repo,
+        shadow: &Shadow,
         index: &Path,
         target: &str,
         current: &str,
@@ -197,50 +213,67 @@ impl Git {
     ) -> Result<Vec<String>, GitError> {
         let (target, current) = (known_rev(target)?, known_rev(current)?);
         let index = std::path::absolute(index)?;
+        remove_stale_lock(&index).await?;
         let gone = self
-            .call(top)
+            .call_git_dir(&shadow.dir)
             .args(["diff-tree", "-r", "-z", "--no-renames", "--name-only", "--diff-filter=D", current, target, "--"])
             .output()
             .await?;
         // Both revisions are known once this succeeded: nothing has changed when it fails.
-        let gone = self.succeeded(top, gone, &[current, target]).await?;
+        let gone = self.succeeded(&shadow.dir, gone, &[current, target]).await?;
         // `-i`: the index is compared with nothing in the work tree; `-m`: entries whose content
         // is unchanged keep their stat data.
-        self.call(top).index(&index).args(["read-tree", "-i", "-m", target]).ok().await?;
+        self.in_shadow(repo, shadow).index(&index).args(["read-tree", "-i", "-m", target]).ok().await?;
         // Out of the index, `checkout-index` does not write them (the next checkpoint leaves
         // them out again, as too large).
         let mut kept = Vec::new();
         for chunk in chunked(keep) {
-            let listed = self.call(top).index(&index).args(["--literal-pathspecs", "ls-files", "-z", "--"]);
+            let listed =
+                self.in_shadow(repo, shadow).index(&index).args(["--literal-pathspecs", "ls-files", "-z", "--"]);
             let listed = listed.args(chunk).ok().await?;
             let present: Vec<&[u8]> = listed.split(|&b| b == 0).filter(|p| !p.is_empty()).collect();
             if present.is_empty() {
                 continue;
             }
             let paths = present.iter().map(|p| OsStr::from_bytes(p));
-            self.call(top).index(&index).args(["update-index", "--force-remove", "--"]).args(paths).ok().await?;
+            self.in_shadow(repo, shadow)
+                .index(&index)
+                .args(["update-index", "--force-remove", "--"])
+                .args(paths)
+                .ok()
+                .await?;
             kept.extend(present.iter().map(|p| String::from_utf8_lossy(p).into_owned()));
         }
-        let dir = top.to_path_buf();
+        let dir = repo.top.clone();
         tokio::task::spawn_blocking(move || delete_all(&dir, &gone))
             .await
             .map_err(|e| GitError::Io(std::io::Error::other(e)))??;
-        self.call(top).index(&index).args(["checkout-index", "-a", "-f"]).ok().await?;
+        self.in_shadow(repo, shadow).index(&index).args(["checkout-index", "-a", "-f"]).ok().await?;
         Ok(kept)
     }
 
     /// Stdout of a finished command, or its error: `UnknownRev` for the first of `revs` that
-    /// names no commit, when one does not.
-    pub(crate) async fn succeeded(&self, top: &Path, out: Out, revs: &[&str]) -> Result<Vec<u8>, GitError> {
+    /// names no commit in the repository at `git_dir`, when one does not.
+    pub(crate) async fn succeeded(&self, git_dir: &Path, out: Out, revs: &[&str]) -> Result<Vec<u8>, GitError> {
         if out.status.success() {
             return Ok(out.stdout);
         }
         for rev in revs {
-            if self.commit_of(top, rev).await?.is_none() {
+            if self.commit_in(git_dir, rev).await?.is_none() {
                 return Err(GitError::UnknownRev((*rev).to_owned()));
             }
         }
         Err(out.error())
+    }
+}
+
+/// Removes `<index>.lock`, left by a git killed while it held the index (the caller holds the
+/// only lock that lets a git use this index, so a lock file found now is nobody's).
+async fn remove_stale_lock(index: &Path) -> Result<(), GitError> {
+    match tokio::fs::remove_file(sidecar(index, ".lock")).await {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e.into()),
     }
 }
 
@@ -284,17 +317,47 @@ fn nul_joined(items: impl Iterator<Item = Vec<u8>>) -> Vec<u8> {
     out
 }
 
-/// The regular files of an `ls-files -z -t` listing larger than `max` bytes, sorted, each with
-/// whether it is in the index. Only their sizes are read: `fstatat` beside a descriptor of each
+/// A path a checkpoint leaves out.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct LeftOut {
+    /// From the top of the work tree, without a trailing `/`.
+    path: Vec<u8>,
+    /// In the index (a tracked file that grew too large).
+    tracked: bool,
+    /// A nested repository (a directory), not a file too large.
+    nested: bool,
+}
+
+impl LeftOut {
+    /// As listed in `skipped`: a nested repository's directory ends with `/`.
+    fn shown(&self) -> Vec<u8> {
+        let mut p = self.path.clone();
+        if self.nested {
+            p.push(b'/');
+        }
+        p
+    }
+}
+
+/// What a checkpoint leaves out of an `ls-files -z -t` listing, sorted: the regular files larger
+/// than `max` bytes, each with whether it is in the index, and the untracked nested repositories
+/// (git lists such a directory, not its files, as `? dir/`: `add -A` would record it as a gitlink,
+/// or fail on one without a commit). Only sizes are read: `fstatat` beside a descriptor of each
 /// directory (the listing comes directory by directory), which spares the kernel walking the
 /// whole path again for each of thousands of files.
-fn oversized(top: &Path, listing: &[u8], max: u64) -> std::io::Result<Vec<(Vec<u8>, bool)>> {
+fn left_out(top: &Path, listing: &[u8], max: u64) -> std::io::Result<Vec<LeftOut>> {
     let top_fd = open(top, OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())?;
     let mut dir: Option<(&[u8], Option<OwnedFd>)> = None;
-    let mut big: Vec<(Vec<u8>, bool)> = Vec::new();
+    let mut out: Vec<LeftOut> = Vec::new();
     for record in listing.split(|&b| b == 0) {
         // `T path`: a one-letter tag, a space, the path.
         let (Some(&tag), Some(path)) = (record.first(), record.get(2..)) else { continue };
+        if let Some(nested) = path.strip_suffix(b"/") {
+            if tag == b'?' && !nested.is_empty() {
+                out.push(LeftOut { path: nested.to_vec(), tracked: false, nested: true });
+            }
+            continue;
+        }
         let (parent, name) = match path.iter().rposition(|&b| b == b'/') {
             Some(i) => (&path[..i], &path[i + 1..]),
             None => (&b""[..], path),
@@ -322,12 +385,12 @@ fn oversized(top: &Path, listing: &[u8], max: u64) -> std::io::Result<Vec<(Vec<u
         let Ok(st) = statat(at, OsStr::from_bytes(name), AtFlags::SYMLINK_NOFOLLOW) else { continue };
         let size = u64::try_from(st.st_size).unwrap_or(0);
         if FileType::from_raw_mode(st.st_mode) == FileType::RegularFile && size > max {
-            big.push((path.to_vec(), tag != b'?'));
+            out.push(LeftOut { path: path.to_vec(), tracked: tag != b'?', nested: false });
         }
     }
-    big.sort();
-    big.dedup_by(|a, b| a.0 == b.0);
-    Ok(big)
+    out.sort();
+    out.dedup_by(|a, b| a.path == b.path);
+    Ok(out)
 }
 
 /// Deletes each NUL-separated path beneath `top`, then the directories that leaves empty.

@@ -1,10 +1,10 @@
 //! The git binary, work trees, linked worktrees of a session, and committing a session's work.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use crate::exec::{path_of, trim_newline};
 use crate::names::rev_arg;
-use crate::{Git, GitError, Worktree};
+use crate::{Git, GitError, Repo, Shadow, Worktree};
+use std::os::unix::ffi::OsStrExt;
 
 /// The identity of `commit_all` when the caller names one: author and committer both, so no git
 /// configuration is needed.
@@ -27,56 +27,38 @@ impl Git {
         Ok(out.line())
     }
 
-    /// The top of the work tree containing `dir` (`git rev-parse --show-toplevel`), or `None`
-    /// when `dir` is not inside a work tree (outside any repository, in a bare repository, or
-    /// inside a `.git` directory). `Err(Io)` when `dir` does not exist.
-    pub async fn work_tree_top(&self, dir: &Path) -> Result<Option<PathBuf>, GitError> {
-        let out = self.call(dir).args(["rev-parse", "--show-toplevel"]).output().await?;
-        if out.status.success() {
-            return Ok(Some(path_of(trim_newline(&out.stdout))));
-        }
-        if out.status.code() == Some(128)
-            && (out.stderr.contains("not a git repository") || out.stderr.contains("must be run in a work tree"))
-        {
-            return Ok(None);
-        }
-        Err(out.error())
-    }
-
-    /// Creates a linked worktree of the repository `repo` at `path` (made absolute; it must not
-    /// exist, or be an empty directory) on a new branch `branch` starting at `base` (a revision;
-    /// `None` is the repository's HEAD), and checks the branch out there (`git worktree add -b`).
-    /// The branch tracks nothing. `repo` may be any directory of a work tree, or a bare
-    /// repository (git makes linked worktrees of both). The repository's `post-checkout` hook,
-    /// if any, runs as for any `git worktree add`.
+    /// Creates a linked worktree of the repository whose common dir is `common_dir` at `path` (made absolute; it must not exist, or be
+    /// an empty directory) on a new branch `branch` starting at the commit `base` (a full id, as
+    /// [`Git::base_commit`] or [`Git::head`] give), and checks the branch out there. The branch
+    /// tracks nothing. Made as `git worktree add --no-checkout -b`, then filled through `shadow`
+    /// (`read-tree -m -u` into the worktree's own index), so no hook, filter driver or fsmonitor
+    /// of the repository runs: the files are written as the repository stores them (a file an
+    /// LFS-style filter would have smudged stays its pointer).
     ///
-    /// Errors: `NotARepo(repo)` when `repo` is not in a repository; `UnknownBase(base)` when the
-    /// base does not name a commit (`"HEAD"` for an unborn HEAD); `InvalidBranch` when
+    /// Errors: `UnknownBase(base)` when the base names no commit of the repository; `InvalidBranch` when
     /// `git check-ref-format --branch` refuses the name (or would expand it, as `@{-1}`);
     /// `BranchExists` when `refs/heads/<branch>` exists.
     pub async fn create_worktree(
         &self,
-        repo: &Path,
-        base: Option<&str>,
+        common_dir: &Path,
+        shadow: &Shadow,
+        base: &str,
         branch: &str,
         path: &Path,
     ) -> Result<Worktree, GitError> {
-        if !repo.is_dir() {
-            return Err(GitError::NotARepo(repo.to_path_buf()));
-        }
-        let base = base.unwrap_or("HEAD");
-        // Resolving the base is also the check that `repo` is a repository (NotARepo).
-        let Some(base_commit) = self.commit_of(repo, base).await? else {
+        let Some(base_commit) = self.commit_in(common_dir, base).await? else {
             return Err(GitError::UnknownBase(base.to_owned()));
         };
-        self.check_branch(repo, branch).await?;
-        if self.commit_of(repo, &format!("refs/heads/{branch}")).await?.is_some() {
+        if !self.branch_name_ok(branch).await? {
+            return Err(GitError::InvalidBranch(branch.to_owned()));
+        }
+        if self.commit_in(common_dir, &format!("refs/heads/{branch}")).await?.is_some() {
             return Err(GitError::BranchExists(branch.to_owned()));
         }
         let path = std::path::absolute(path)?;
         let out = self
-            .call(repo)
-            .args(["worktree", "add", "--quiet", "-b", branch])
+            .call_git_dir(common_dir)
+            .args(["worktree", "add", "--no-checkout", "--quiet", "-b", branch])
             .arg(&path)
             .arg(&base_commit)
             .output()
@@ -88,10 +70,23 @@ impl Git {
             }
             return Err(out.error());
         }
-        Ok(Worktree { path, branch: branch.to_owned(), base_commit })
+        let filled = async {
+            // Just made by git: its `.git` file is git's own yet.
+            let tree = self.discover(&path).await?.ok_or_else(|| GitError::NotARepo(path.clone()))?;
+            let index = tree.git_dir.join("index");
+            self.in_shadow(&tree, shadow).index(&index).args(["read-tree", "-m", "-u", &base_commit]).ok().await?;
+            Ok::<_, GitError>(tree)
+        };
+        match filled.await {
+            Ok(tree) => Ok(Worktree { path, branch: branch.to_owned(), base_commit, repo: tree }),
+            Err(e) => {
+                let _ = self.remove_worktree(common_dir, &path, Some(branch), true).await;
+                Err(e)
+            }
+        }
     }
 
-    /// Removes the linked worktree at `path` of the repository `repo`
+    /// Removes the linked worktree at `path` of the repository whose common dir is `common_dir`
     /// (`git worktree remove --force`, which discards its changes; `git worktree prune` when the
     /// directory is gone already), then, when `branch` is given, deletes that branch:
     /// `git branch -d` (only when merged into the repository's HEAD, or into its upstream) or,
@@ -100,22 +95,26 @@ impl Git {
     /// `Err(BranchNotMerged)` when `-d` refuses: the worktree is removed, the branch is kept.
     pub async fn remove_worktree(
         &self,
-        repo: &Path,
+        common_dir: &Path,
         path: &Path,
         branch: Option<&str>,
         force_branch: bool,
     ) -> Result<(), GitError> {
         if std::fs::symlink_metadata(path).is_ok() {
             let path = std::path::absolute(path)?;
-            self.call(repo).args(["worktree", "remove", "--force"]).arg(&path).ok().await?;
+            self.call_git_dir(common_dir).args(["worktree", "remove", "--force"]).arg(&path).ok().await?;
         } else {
-            self.prune_worktrees(repo).await?;
+            self.prune_worktrees(common_dir).await?;
         }
         let Some(branch) = branch else { return Ok(()) };
         if rev_arg(branch).is_none() {
             return Err(GitError::InvalidBranch(branch.to_owned()));
         }
-        let out = self.call(repo).args(["branch", if force_branch { "-D" } else { "-d" }, branch]).output().await?;
+        let out = self
+            .call_git_dir(common_dir)
+            .args(["branch", if force_branch { "-D" } else { "-d" }, branch])
+            .output()
+            .await?;
         if out.status.success() {
             return Ok(());
         }
@@ -128,65 +127,83 @@ impl Git {
         Err(out.error())
     }
 
-    /// Forgets the linked worktrees of `repo` whose directories are gone (`git worktree prune`).
-    pub async fn prune_worktrees(&self, repo: &Path) -> Result<(), GitError> {
-        self.call(repo).args(["worktree", "prune"]).ok().await.map(drop)
+    /// Forgets the linked worktrees of the repository whose common dir is `common_dir` whose
+    /// directories are gone (`git worktree prune`).
+    pub async fn prune_worktrees(&self, common_dir: &Path) -> Result<(), GitError> {
+        self.call_git_dir(common_dir).args(["worktree", "prune"]).ok().await.map(drop)
     }
 
-    /// Commits every change of the work tree at `top` on its checked-out branch, through the
-    /// repository's own index (meant for a session's own worktree): `git add -A`, then
-    /// `git commit -m message`, and returns the new commit's full sha. The author and committer
-    /// are `author` (name, email) when given, else git's configuration; the repository's hooks
-    /// and signing configuration apply as for any commit. `Err(NothingToCommit)` when there is
-    /// no change.
+    /// Commits every change of `repo`'s work tree on its checked-out branch, through its own
+    /// index (meant for a session's own worktree), and returns the new commit's full sha: as
+    /// `git add -A` and `git commit -m message` would, but staged through `shadow`'s
+    /// configuration into the repository's own objects, so no hook, filter driver or fsmonitor of
+    /// the repository runs and the commit is unsigned. Untracked nested repositories are left
+    /// out. The author and committer are `author` (name, email) when given, else the
+    /// repository's (or the user's) configured identity, else `Ensemble <ensemble@localhost>`.
+    /// `Err(NothingToCommit)` when there is no change.
     pub async fn commit_all(
         &self,
-        top: &Path,
+        repo: &Repo,
+        shadow: &Shadow,
         message: &str,
         author: Option<(&str, &str)>,
     ) -> Result<String, GitError> {
-        self.call(top).args(["-c", "advice.addEmbeddedRepo=false", "add", "-A", "--", ":/"]).ok().await?;
-        // `diff --cached --quiet` exits 1 when something is staged.
-        let staged = self.call(top).args(["diff", "--cached", "--quiet", "--no-ext-diff"]).output().await?;
-        match staged.status.code() {
-            Some(0) => return Err(GitError::NothingToCommit),
-            Some(1) => {}
-            _ => return Err(staged.error()),
+        let head = self.head(repo).await?;
+        let index = repo.git_dir.join("index");
+        let objects = repo.common_dir.join("objects");
+        let stage = || self.in_shadow(repo, shadow).index(&index).env("GIT_OBJECT_DIRECTORY", &objects);
+        let listing = stage().args(["ls-files", "-z", "-t", "--others", "--exclude-standard"]).ok().await?;
+        let nested: Vec<Vec<u8>> = listing
+            .split(|&b| b == 0)
+            .filter_map(|r| r.strip_prefix(b"? ")?.strip_suffix(b"/").map(<[u8]>::to_vec))
+            .filter(|p| !p.is_empty())
+            .collect();
+        let mut add = stage().args(["add", "-A", "--", ":/"]);
+        for p in &nested {
+            let mut spec = b":(top,exclude,literal)".to_vec();
+            spec.extend_from_slice(p);
+            add = add.arg(std::ffi::OsStr::from_bytes(&spec));
         }
-        let mut commit = self.call(top).args(["commit", "--quiet", "-m", message]);
-        if let Some((name, email)) = author {
-            for key in AUTHOR_ENV {
-                commit = commit.env(key, name);
-            }
-            for key in EMAIL_ENV {
-                commit = commit.env(key, email);
-            }
+        add.ok().await?;
+        let tree = stage().arg("write-tree").line().await?;
+        if let Some(head) = &head
+            && self.call_git_dir(&repo.common_dir).args(["rev-parse", &format!("{head}^{{tree}}")]).line().await?
+                == tree
+        {
+            return Err(GitError::NothingToCommit);
         }
-        commit.ok().await?;
-        self.call(top).args(["rev-parse", "--verify", "HEAD"]).line().await
+        let identity = match author {
+            Some((name, email)) => Some((name.to_owned(), email.to_owned())),
+            None => self.identity(repo).await?,
+        };
+        let mut commit = self.call_git_dir(&repo.common_dir).args(["commit-tree", "--no-gpg-sign", "-m", message]);
+        if let Some(head) = &head {
+            commit = commit.args(["-p", head]);
+        }
+        let (name, email) = identity.unwrap_or_else(|| ("Ensemble".into(), "ensemble@localhost".into()));
+        for key in AUTHOR_ENV {
+            commit = commit.env(key, &name);
+        }
+        for key in EMAIL_ENV {
+            commit = commit.env(key, &email);
+        }
+        let commit = commit.arg(&tree).line().await?;
+        let subject = message.lines().next().unwrap_or_default();
+        // Moves the branch HEAD names, if it still is where it was.
+        self.call_git_dir(&repo.git_dir)
+            .args(["update-ref", "-m", &format!("commit: {subject}"), "HEAD", &commit, head.as_deref().unwrap_or("")])
+            .ok()
+            .await?;
+        Ok(commit)
     }
 
-    /// The full sha of the commit `rev` names in the repository at `dir`, `None` when it names
-    /// none.
-    pub(crate) async fn commit_of(&self, dir: &Path, rev: &str) -> Result<Option<String>, GitError> {
-        let Some(rev) = rev_arg(rev) else { return Ok(None) };
-        let out =
-            self.call(dir).args(["rev-parse", "-q", "--verify"]).arg(format!("{rev}^{{commit}}")).output().await?;
-        match out.status.code() {
-            Some(0) => Ok(Some(out.line())),
-            Some(1) => Ok(None),
-            _ => Err(out.error()),
-        }
-    }
-
-    /// `Err(InvalidBranch)` unless `git check-ref-format --branch` takes `branch` as it is.
-    async fn check_branch(&self, repo: &Path, branch: &str) -> Result<(), GitError> {
-        let invalid = || GitError::InvalidBranch(branch.to_owned());
+    /// Whether `git check-ref-format --branch` takes `branch` as it is (not a name it expands,
+    /// as `@{-1}`).
+    pub(crate) async fn branch_name_ok(&self, branch: &str) -> Result<bool, GitError> {
         if rev_arg(branch).is_none() {
-            return Err(invalid());
+            return Ok(false);
         }
-        let out = self.call(repo).args(["check-ref-format", "--branch", branch]).output().await?;
-        // A name it expands (`@{-1}`, `@{upstream}`) is not the name asked for.
-        if out.status.success() && out.line() == branch { Ok(()) } else { Err(invalid()) }
+        let out = self.call_anywhere().args(["check-ref-format", "--branch", branch]).output().await?;
+        Ok(out.status.success() && out.line() == branch)
     }
 }
