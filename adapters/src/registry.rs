@@ -27,14 +27,23 @@ macro_rules! providers {
         }
 
         impl ProviderOptions {
+            /// Every registered provider's own directories ([`Provider::private_dirs`]).
+            pub fn private_dirs(&self, data_dir: &std::path::Path) -> Vec<PathBuf> {
+                let mut dirs = Vec::new();
+                $(dirs.extend(<$provider as Provider>::private_dirs(&self.$field, data_dir));)*
+                dirs
+            }
+
             /// Builds every registered provider's adapters, in registration order.
+            /// `private_dirs`: the server's own directories, each provider's among them.
             pub async fn build(
                 &self,
                 data_dir: PathBuf,
                 max_live_sessions: usize,
                 server_files: Vec<PathBuf>,
+                private_dirs: Vec<PathBuf>,
             ) -> Result<Vec<Arc<dyn Adapter>>, ProviderError> {
-                let mut env = self.shared.env(data_dir, max_live_sessions, server_files);
+                let mut env = self.shared.env(data_dir, max_live_sessions, server_files, private_dirs);
                 let mut adapters: Vec<Arc<dyn Adapter>> = Vec::new();
                 $(
                     for adapter in <$provider as Provider>::build(&self.$field, &env).await? {

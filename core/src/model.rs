@@ -822,6 +822,13 @@ pub struct SessionWorkspace {
     /// The top of the work tree the checkpoints take (a worktree's own directory).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    /// The work tree's git dir, as found when the session started (the server's git uses it,
+    /// never what the work tree's `.git` says later).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_dir: Option<String>,
+    /// The repository's common dir (objects, refs, configuration), as found when it started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub common_dir: Option<String>,
     /// Whether the working tree is checkpointed around every turn.
     pub checkpoints: bool,
 }
@@ -918,6 +925,8 @@ mod tests {
                 base_commit: Some(text("abc")),
                 branch: Some(text("ensemble/r/s")),
                 path: Some(text("/w")),
+                git_dir: Some(text("/r/.git/worktrees/w")),
+                common_dir: Some(text("/r/.git")),
                 checkpoints: true,
             })),
             forked_from: Some(Box::new(ForkedFrom {

@@ -705,7 +705,7 @@ mod tests {
         .serve;
         assert_eq!(crate::server::store_config(&a).queue_bytes, 1000);
         assert_eq!(crate::server::store_config(&a).wal_prefill, 1000);
-        assert_eq!(a.providers.shared.env("/d".into(), 32, Vec::new()).rpc_queue_bytes, 2000);
+        assert_eq!(a.providers.shared.env("/d".into(), 32, Vec::new(), Vec::new()).rpc_queue_bytes, 2000);
         assert_eq!(crate::server::controller_config(&a).side_log_bytes, 3000);
         assert_eq!(crate::server::controller_config(&a).start_buffer_bytes, 4000);
     }

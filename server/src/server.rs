@@ -112,18 +112,40 @@ fn default_budget(max_tokens: u64, max_cost: f64) -> Option<ensemble_runtime::mo
     (b.max_tokens.is_some() || b.max_cost.is_some()).then_some(b)
 }
 
+/// Where worktree sessions' worktrees are made: `--worktrees-dir`, made absolute from the
+/// server's cwd now (git records a worktree's path, and sessions run elsewhere), else
+/// `DATA_DIR/worktrees`.
+fn worktrees_dir(args: &ServeArgs) -> std::path::PathBuf {
+    args.worktrees_dir
+        .as_ref()
+        .map(|d| std::path::absolute(d).unwrap_or_else(|_| d.clone()))
+        .unwrap_or_else(|| args.data_dir().join("worktrees"))
+}
+
+/// The server's own directories, canonical (made if missing, so they can be resolved): the data
+/// dir (the database, the token, the checkpoints, the attachments), the worktrees and each
+/// provider's own (codex's home). No session works in them and no file request reaches them.
+pub fn private_dirs(args: &ServeArgs) -> Vec<std::path::PathBuf> {
+    let data_dir = args.data_dir();
+    let mut dirs = vec![data_dir.clone(), worktrees_dir(args)];
+    dirs.extend(args.providers.private_dirs(&data_dir));
+    dirs.into_iter()
+        .map(|d| {
+            let _ = std::fs::create_dir_all(&d);
+            d.canonicalize().unwrap_or(d)
+        })
+        .collect()
+}
+
 /// Where worktrees go and how checkpoints are taken, from the server's configuration.
 pub fn workspace_config(args: &ServeArgs) -> WorkspaceConfig {
     let data_dir = args.data_dir();
     WorkspaceConfig {
         git: ensemble_workspace::Git::new(args.git_bin.clone(), Duration::from_secs(args.git_timeout_secs)),
-        // Absolute from the server's cwd now: git records a worktree's path, and sessions run elsewhere.
-        worktrees_dir: args
-            .worktrees_dir
-            .as_ref()
-            .map(|d| std::path::absolute(d).unwrap_or_else(|_| d.clone()))
-            .unwrap_or_else(|| data_dir.join("worktrees")),
+        worktrees_dir: worktrees_dir(args),
         index_dir: data_dir.join("checkpoints"),
+        roots: args.workspace_roots().iter().filter_map(|r| r.canonicalize().ok()).collect(),
+        private: private_dirs(args),
         max_file_bytes: args.checkpoint_max_file_bytes,
         max_diff_bytes: args.max_diff_bytes,
         worktree_retention: (args.worktree_retention_secs > 0)
@@ -209,7 +231,7 @@ async fn build_controller_with(
         .into_iter()
         .filter_map(|f| f.clone())
         .collect();
-    let adapters = args.providers.build(data_dir, args.max_live_sessions, server_files).await?;
+    let adapters = args.providers.build(data_dir, args.max_live_sessions, server_files, private_dirs(args)).await?;
     if !adapters.iter().any(|a| a.id() == args.default_provider) {
         let ids: Vec<&str> = adapters.iter().map(|a| a.id()).collect();
         anyhow::bail!(
@@ -236,14 +258,14 @@ async fn build_controller_with(
     Ok((Controller::new(config, store, hub, adapters, Arc::new(SystemClock::default())), node))
 }
 
-/// The server's own files (its secrets, and every entry of the data dir), which no file route
-/// may show, whatever name reaches them.
+/// The server's own files (its secrets) and directories (the data dir, the worktrees, codex's
+/// home, with everything beneath them), which no file route may show, whatever name reaches them.
 fn files_guard(args: &ServeArgs) -> ensemble_files::Guard {
     let files: Vec<std::path::PathBuf> = [&args.token_file, &args.nats_credentials, &args.cluster_secret_file]
         .into_iter()
         .filter_map(|f| f.clone())
         .collect();
-    ensemble_files::Guard::new(&files, &[args.data_dir()])
+    ensemble_files::Guard::new(&files, &private_dirs(args))
 }
 
 /// The HTTP edge's configuration (token, Host/Origin policy, workspace roots, limits), validated.
@@ -390,6 +412,11 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         }
         Err(e) => return Err(e).context("loading stored sessions"),
     };
+    // Before any checkpoint: what a server killed mid-checkpoint or mid-restore left behind.
+    let (locks, restores) = controller.recover_workspaces().await;
+    if locks + restores > 0 {
+        tracing::warn!(locks, restores, "cleared stale checkpoint locks; reported interrupted restores");
+    }
     let pruned = controller.prune_worktrees().await;
     if pruned > 0 {
         tracing::info!(pruned, "removed worktrees whose session is gone");

@@ -105,7 +105,7 @@ impl Provider for Acp {
         let configs = config::load(&path, &taken, &rpc).map_err(|e| ProviderError(e.0))?;
         let mut files = env.server_files.clone();
         files.push(path);
-        let guard = ensemble_files::Guard::new(&files, std::slice::from_ref(&env.data_dir));
+        let guard = ensemble_files::Guard::new(&files, &env.private_dirs);
         let mut out: Vec<Arc<dyn Adapter>> = Vec::new();
         for mut c in configs {
             c.guard = guard.clone();

@@ -92,6 +92,11 @@ impl Provider for Codex {
         adapter.probe().await;
         Ok(vec![Arc::new(adapter)])
     }
+
+    /// `CODEX_HOME`: codex's login and threads.
+    fn private_dirs(options: &CodexOptions, data_dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+        vec![options.home(data_dir)]
+    }
 }
 
 /// The codex provider.

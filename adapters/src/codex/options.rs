@@ -39,6 +39,11 @@ pub struct CodexOptions {
 }
 
 impl CodexOptions {
+    /// `CODEX_HOME`: `--codex-home`, else `DATA_DIR/codex-home`.
+    pub fn home(&self, data_dir: &std::path::Path) -> PathBuf {
+        self.codex_home.clone().unwrap_or_else(|| data_dir.join("codex-home"))
+    }
+
     /// The provider's configuration, validated.
     pub fn config(&self, env: &ProviderEnv) -> Result<CodexConfig, ProviderError> {
         let bin = match &self.codex_bin {
@@ -50,7 +55,7 @@ impl CodexOptions {
             Some(b) => b.clone(),
             None => which("codex").unwrap_or_else(|| PathBuf::from("codex")),
         };
-        let home = self.codex_home.clone().unwrap_or_else(|| env.data_dir.join("codex-home"));
+        let home = self.home(&env.data_dir);
         let mut c = CodexConfig::new(bin, home);
         for o in self.codex_config.iter().map(|o| o.trim()).filter(|o| !o.is_empty()) {
             match o.split_once('=') {
@@ -97,6 +102,7 @@ mod tests {
             taken_ids: Vec::new(),
             max_live_sessions: 32,
             server_files: Vec::new(),
+            private_dirs: Vec::new(),
             auth_check_ttl: Duration::from_secs(60),
         }
     }

@@ -25,8 +25,11 @@ pub struct ProviderEnv {
     /// next to nothing to start (scripted) makes its table ready for them.
     pub max_live_sessions: usize,
     /// The server's own files outside the data dir (its token file, …): an agent's file
-    /// requests may never touch them, nor any file directly in the data dir.
+    /// requests may never touch them.
     pub server_files: Vec<PathBuf>,
+    /// The server's own directories (the data dir, the worktrees, each provider's
+    /// [`Provider::private_dirs`]): nothing beneath them is touched by an agent's file request.
+    pub private_dirs: Vec<PathBuf>,
     /// How long an agent's answer to "can you call your model?", asked without a session for
     /// `GET /v1/providers`, is kept before it is asked again (zero: never asked that way).
     pub auth_check_ttl: Duration,
@@ -46,6 +49,12 @@ pub trait Provider {
     /// The adapters this provider contributes (none when, e.g., a test-only provider is off).
     /// Probing (is the binary there, which version) happens here, before the server listens.
     async fn build(options: &Self::Options, env: &ProviderEnv) -> Result<Vec<Arc<dyn Adapter>>, ProviderError>;
+
+    /// Directories the provider keeps for itself (a login, its threads), which no session may
+    /// work in and no agent's file request may reach: known before any provider is built.
+    fn private_dirs(_options: &Self::Options, _data_dir: &std::path::Path) -> Vec<PathBuf> {
+        Vec::new()
+    }
 }
 
 /// Options every agent-process provider shares.
@@ -77,9 +86,16 @@ pub struct SharedOptions {
 }
 
 impl SharedOptions {
-    pub fn env(&self, data_dir: PathBuf, max_live_sessions: usize, server_files: Vec<PathBuf>) -> ProviderEnv {
+    pub fn env(
+        &self,
+        data_dir: PathBuf,
+        max_live_sessions: usize,
+        server_files: Vec<PathBuf>,
+        private_dirs: Vec<PathBuf>,
+    ) -> ProviderEnv {
         ProviderEnv {
             data_dir,
+            private_dirs,
             goal_grace: Duration::from_millis(self.goal_grace_ms),
             rpc_max_line_bytes: self.rpc_max_line_bytes.max(1024),
             rpc_queue_bytes: self.rpc_queue_bytes,

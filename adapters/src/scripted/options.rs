@@ -69,8 +69,8 @@ impl Provider for ScriptedTestVariants {
     }
 }
 
-/// The server's files (and the data dir's entries), which the scripted agent's file directives
-/// refuse, as an ACP agent's file requests do.
+/// The server's files and directories, which the scripted agent's file directives refuse, as an
+/// ACP agent's file requests do.
 fn guard(env: &ProviderEnv) -> ensemble_files::Guard {
-    ensemble_files::Guard::new(&env.server_files, std::slice::from_ref(&env.data_dir))
+    ensemble_files::Guard::new(&env.server_files, &env.private_dirs)
 }

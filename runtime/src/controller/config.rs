@@ -99,8 +99,17 @@ pub struct WorkspaceConfig {
     pub git: ensemble_workspace::Git,
     /// Where worktree sessions' worktrees are made.
     pub worktrees_dir: std::path::PathBuf,
-    /// The private index files of the checkpoints, one per session.
+    /// The server's checkpoint data: the private index files, one per session, and a bare
+    /// repository per user repository holding its checkpoints (`repos/<hash>.git`).
     pub index_dir: std::path::PathBuf,
+    /// Where a session's work tree and its repository's git dirs must be (canonical): the
+    /// workspace roots. A dir session whose enclosing work tree reaches outside gets no
+    /// checkpoints; a worktree's repository outside is refused.
+    pub roots: Vec<std::path::PathBuf>,
+    /// The server's own directories (canonical: the data dir, the worktrees, the checkpoints, a
+    /// provider's home), where no session may work or find its repository: a session there
+    /// would reach other rooms' worktrees and the server's secrets.
+    pub private: Vec<std::path::PathBuf>,
     /// Files larger than this are left out of checkpoints (and named in `turn.changes`).
     pub max_file_bytes: u64,
     /// The longest unified diff `…/changes` answers with (cut beyond, and flagged).

@@ -81,6 +81,9 @@ pub enum ControllerError {
     NoWorkspace(String),
     #[error("checkpoint `{0}` not found")]
     UnknownCheckpoint(String),
+    /// Another session's turn runs in the work tree a restore would rewrite.
+    #[error("{0}")]
+    WorkTreeBusy(String),
     /// A worktree session's `cwd` that is not a directory inside its worktree.
     #[error("{0}")]
     CwdOutsideWorkspace(String),
@@ -150,6 +153,7 @@ impl ControllerError {
             Self::BudgetExhausted { .. } => "budget_exhausted",
             Self::UnknownCheckpoint(_) => "unknown_checkpoint",
             Self::CwdOutsideWorkspace(_) => "cwd_outside_workspace",
+            Self::WorkTreeBusy(_) => "work_tree_busy",
             Self::Workspace(e) => e.code(),
         }
     }

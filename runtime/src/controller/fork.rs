@@ -6,7 +6,7 @@ use std::path::Path;
 use super::Controller;
 use super::error::{ControllerError, Result};
 use super::requests::{ForkFrom, StartSession};
-use super::workspaces::{CheckpointPhase, WorkspaceRequest};
+use super::workspaces::{CheckpointInfo, CheckpointPhase, WorkspaceRequest};
 use crate::model::{SessionKey, WorkspaceKind};
 use crate::shared_session::SharedSession;
 
@@ -33,14 +33,21 @@ impl Controller {
                 "only a session with checkpoints can be forked (its cwd is not in a git work tree)".into(),
             ));
         };
+        // Waits for a checkpoint being taken (the one after a turn that just ended).
         let checkpoints = self.checkpoints(&req.source).await?;
         let last_turn =
             checkpoints.iter().rev().find(|c| c.phase == CheckpointPhase::After).and_then(|c| c.turn_id.clone());
-        let checkpoint = checkpoints
-            .into_iter()
-            .rev()
-            .find(|c| c.turn_id.as_deref() == Some(req.at_turn.as_str()) && c.phase == CheckpointPhase::After)
+        let checkpoint = in_force_after(&checkpoints, &req.at_turn)
+            .cloned()
             .ok_or_else(|| ControllerError::UnknownCheckpoint(format!("the checkpoint after turn {}", req.at_turn)))?;
+        // The fork's branch starts at the commit the checkpoint was taken on (the source's HEAD
+        // then, a commit of the user's repository); its files are the checkpoint's.
+        let (_, shadow) = self.place_of(&source).await?;
+        let base = self.git()?.resolve(&shadow, &format!("{}^", checkpoint.commit)).await?.ok_or_else(|| {
+            ControllerError::NoWorkspace(
+                "the checkpoint was taken before the repository had a commit: there is no commit to branch from".into(),
+            )
+        })?;
         // A worktree's repository is the one it was made from; a dir session's is its work tree.
         let repo = match ws.kind {
             WorkspaceKind::Worktree => ws.repo.clone().unwrap_or_default(),
@@ -64,9 +71,10 @@ impl Controller {
             settings: source.settings.clone(),
             workspace: WorkspaceRequest::Worktree {
                 repo: repo.into(),
-                base: Some(checkpoint.commit.clone()),
+                base: Some(base),
                 branch: None,
                 cwd,
+                fill: Some(checkpoint.commit.clone()),
             },
             checkpoints: None,
             fork: Some(ForkFrom { source, through_turn: req.at_turn.clone(), last_turn, checkpoint: checkpoint.id }),
@@ -74,4 +82,16 @@ impl Controller {
         })
         .await
     }
+}
+
+/// The checkpoint in force once `turn` ended: the one taken after it, or, when it has none (its
+/// after-checkpoint failed), the next one taken after its start (the next turn's, or a
+/// restore's), which holds the work tree as that turn left it.
+fn in_force_after<'a>(list: &'a [CheckpointInfo], turn: &str) -> Option<&'a CheckpointInfo> {
+    let ours = |c: &&CheckpointInfo| c.turn_id.as_deref() == Some(turn);
+    if let Some(after) = list.iter().rev().filter(ours).find(|c| c.phase == CheckpointPhase::After) {
+        return Some(after);
+    }
+    let before = list.iter().rposition(|c| ours(&c) && c.phase == CheckpointPhase::Before)?;
+    list.get(before + 1)
 }

@@ -96,6 +96,12 @@ impl Controller {
     /// [`Self::start`], answering with the session its `session.started` carries (and the JSON
     /// the store's writer made of it, for a REST answer), unless something changed it since.
     pub async fn start_shared(&self, req: StartSession) -> Result<SharedSession> {
+        let this = self.clone();
+        self.detached(async move { this.start_here(req).await }).await
+    }
+
+    /// [`Self::start_shared`], on the caller's task.
+    async fn start_here(&self, req: StartSession) -> Result<SharedSession> {
         self.check_accepting()?;
         check_id("roomId", &req.room_id)?;
         if let Some(id) = &req.session_id {

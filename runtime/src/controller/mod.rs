@@ -36,6 +36,7 @@ mod sides;
 mod store_watch;
 mod turns;
 mod usage;
+mod workspace_git;
 mod workspace_keep;
 mod workspaces;
 
@@ -80,7 +81,7 @@ struct Inner {
     /// Every live session's provider state is this store's (one backend shared by all).
     provider_state: Arc<dyn StateBackend>,
     /// Per checkpointed session: orders its checkpoints and restores (made at first use).
-    workspace_locks: Mutex<std::collections::HashMap<SessionKey, Arc<tokio::sync::Mutex<()>>>>,
+    workspace_locks: Mutex<std::collections::HashMap<std::path::PathBuf, Arc<tokio::sync::Mutex<()>>>>,
     /// The rooms' own budgets (kept in the store too).
     room_budgets: Mutex<std::collections::HashMap<String, crate::model::Budget>>,
     /// Rooms whose budget's exhaustion was said.

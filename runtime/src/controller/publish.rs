@@ -55,6 +55,23 @@ impl Controller {
         Ok(self.inner.locks.acquire(key, self.inner.config.lock_timeout).await?)
     }
 
+    /// Runs an operation on a task of its own, acting for the caller's actor, and waits for it.
+    /// A caller that gives up (a request past its timeout, a client gone) then no longer stops
+    /// the operation halfway: a turn announced whose agent was never asked (a session `working`
+    /// for good), a worktree half made, a git killed mid-write. The operation holds its own locks.
+    pub(super) async fn detached<T, F>(&self, op: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: std::future::Future<Output = Result<T>> + Send + 'static,
+    {
+        match tokio::spawn(crate::actor::acting(crate::actor::current(), op)).await {
+            Ok(r) => r,
+            // A panic stays a panic (the HTTP edge answers 500 and keeps serving).
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            Err(_) => Err(ControllerError::ShuttingDown),
+        }
+    }
+
     /// Canonical sessions that are live or starting (each holds a provider process or task).
     pub(super) fn live_count(st: &State) -> usize {
         st.counts().live

@@ -18,8 +18,13 @@ use crate::limits::{FieldError, check_bytes, check_id};
 use crate::model::{InputItem, SessionKey, is_blank};
 
 impl Controller {
-    /// Submits a turn (or steers the active one).
+    /// Submits a turn (or steers the active one), apart from the caller ([`Self::detached`]).
     pub async fn submit_turn(&self, key: &SessionKey, req: SubmitTurn) -> Result<TurnAccepted> {
+        let (this, key) = (self.clone(), key.clone());
+        self.detached(async move { this.submit_turn_here(&key, req).await }).await
+    }
+
+    async fn submit_turn_here(&self, key: &SessionKey, req: SubmitTurn) -> Result<TurnAccepted> {
         self.check_accepting()?;
         if req.input.is_empty() {
             return Err(ControllerError::InvalidInput("input must contain at least one item".into()));

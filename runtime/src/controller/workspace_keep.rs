@@ -33,6 +33,21 @@ impl Controller {
         message: &str,
         author: Option<(&str, &str)>,
     ) -> Result<WorkspaceCommittedPayload> {
+        let (this, key, message) = (self.clone(), key.clone(), message.to_owned());
+        let author = author.map(|(n, e)| (n.to_owned(), e.to_owned()));
+        self.detached(async move {
+            let author = author.as_ref().map(|(n, e)| (n.as_str(), e.as_str()));
+            this.commit_here(&key, &message, author).await
+        })
+        .await
+    }
+
+    async fn commit_here(
+        &self,
+        key: &SessionKey,
+        message: &str,
+        author: Option<(&str, &str)>,
+    ) -> Result<WorkspaceCommittedPayload> {
         let _guard = self.lock(key).await?;
         let session = self.snapshot(key)?;
         let Some(ws) = session.workspace.clone().filter(|w| w.kind == WorkspaceKind::Worktree) else {
@@ -44,13 +59,14 @@ impl Controller {
         if let Some(turn) = session.active_turn_id {
             return Err(ControllerError::TurnActive(turn));
         }
-        let top = PathBuf::from(ws.path.unwrap_or_default());
-        if !top.join(".git").exists() {
+        let top = PathBuf::from(ws.path.clone().unwrap_or_default());
+        if !top.is_dir() {
             return Err(super::workspaces::gone(&top));
         }
-        let lock = self.workspace_lock(key);
+        let (repo, shadow) = self.place_of(&session).await?;
+        let lock = self.workspace_lock(&top);
         let _held = lock.lock().await;
-        let commit = self.git()?.commit_all(&top, message, author).await?;
+        let commit = self.git()?.commit_all(&repo, &shadow, message, author).await?;
         let payload = WorkspaceCommittedPayload {
             commit,
             branch: ws.branch.unwrap_or_default(),
@@ -85,23 +101,35 @@ impl Controller {
     /// Removes a closed session's worktree (its branch too when merged, or with `force`) and its
     /// checkpoints' refs. A session still open is refused (close it first).
     pub async fn purge_workspace(&self, key: &SessionKey, force: bool) -> Result<()> {
+        let (this, key) = (self.clone(), key.clone());
+        self.detached(async move { this.purge_here(&key, force).await }).await
+    }
+
+    async fn purge_here(&self, key: &SessionKey, force: bool) -> Result<()> {
         let _guard = self.lock(key).await?;
         let session = self.snapshot(key)?;
         if self.phase(key)? != Phase::Completed {
             return Err(ControllerError::SessionBusy("close the session before purging its workspace".into()));
         }
         self.purge_attachments(key).await;
-        let Some(ws) = session.workspace else { return Ok(()) };
+        let Some(ws) = session.workspace.clone() else { return Ok(()) };
         let git = self.git()?;
-        let top = ws.path.as_deref().map(PathBuf::from);
-        // The checkpoints' refs first, while the work tree still says which repository they are in.
-        if let Some(top) = top.as_deref().filter(|t| t.exists()) {
-            git.delete_refs(top, &super::workspaces::ref_prefix(key)).await?;
+        // The checkpoints' refs (in the server's repository for this work tree) and the
+        // session's private index; the checkpoint repository too once no session has any.
+        if let Ok((_, shadow)) = self.place_of(&session).await {
+            git.delete_refs(&shadow, &super::workspaces::ref_prefix(key)).await?;
+            if git.shadow_is_empty(&shadow).await? {
+                let _ = tokio::fs::remove_dir_all(&shadow.dir).await;
+            }
         }
+        if let Ok(index) = self.index_of(key) {
+            let _ = tokio::fs::remove_file(&index).await;
+        }
+        let top = ws.path.as_deref().map(PathBuf::from);
         if ws.kind == WorkspaceKind::Worktree
-            && let (Some(repo), Some(path)) = (ws.repo.as_deref(), top.as_deref())
+            && let (Some(common), Some(path)) = (ws.common_dir.as_deref().or(ws.repo.as_deref()), top.as_deref())
         {
-            git.remove_worktree(Path::new(repo), path, ws.branch.as_deref(), force).await?;
+            git.remove_worktree(Path::new(common), path, ws.branch.as_deref(), force).await?;
         }
         Ok(())
     }
@@ -162,11 +190,14 @@ impl Controller {
             if known.contains(path.to_string_lossy().as_ref()) {
                 continue;
             }
-            // A worktree's `.git` file names its repository's git dir (`…/.git/worktrees/<name>`).
+            // A worktree's `.git` file names its repository's git dir (`…/.git/worktrees/<name>`);
+            // its agent may have rewritten it, so the repository it names must be one a session
+            // could use (inside the roots, outside the server's data).
             let Some(common) = std::fs::read_to_string(path.join(".git"))
                 .ok()
                 .and_then(|t| t.strip_prefix("gitdir:").map(|g| PathBuf::from(g.trim())))
                 .and_then(|g| g.parent()?.parent().map(Path::to_path_buf))
+                .filter(|c| self.place_refused("a worktree's repository", c).is_none())
             else {
                 continue;
             };

@@ -58,7 +58,7 @@ pub async fn start_session(
             }
             let repo = state.workspace.resolve_as("workspace.repo", &repo)?;
             // The worktree's cwd is relative to it: the controller resolves it there.
-            (WorkspaceRequest::Worktree { repo, base, branch, cwd: body.cwd }, None)
+            (WorkspaceRequest::Worktree { repo, base, branch, cwd: body.cwd, fill: None }, None)
         }
     };
     let session = state
