@@ -124,10 +124,11 @@ async fn a_corrupt_checkpoint_ref_does_not_break_the_list_or_the_turns() {
     let mut ws = s.ws("r", None).await;
     ws.hello().await;
     turn_until(&s, &mut ws, "s", "/write a.txt one", "turn.changes").await;
-    // Overwrite one checkpoint's ref with garbage.
-    let refs = git(&dir, &["for-each-ref", "--format=%(refname)", "refs/ensemble/"]);
+    // Overwrite one checkpoint's ref with garbage (in the server's checkpoint repository).
+    let shadow = checkpoint_repos(&s).pop().unwrap();
+    let refs = git(&shadow, &["for-each-ref", "--format=%(refname)", "refs/ensemble/"]);
     let first = refs.lines().next().unwrap();
-    std::fs::write(dir.join(".git").join(first), "not a sha\n").unwrap();
+    std::fs::write(shadow.join(first), "not a sha\n").unwrap();
     let (status, list) = s.get("/v1/rooms/r/sessions/s/checkpoints").await;
     assert_eq!(status, StatusCode::OK, "{list}");
     assert_eq!(list["data"].as_array().unwrap().len(), 1, "the broken one is left out: {list}");

@@ -70,7 +70,8 @@ async fn a_worktree_is_committed_on_its_branch_then_purged() {
     assert_eq!(error_code(status, &body, StatusCode::CONFLICT), "branch_not_merged");
     assert!(!path.exists(), "the worktree is removed even when the branch is kept");
     assert!(git(&dir, &["branch", "--list", "ensemble/r/w"]).contains("ensemble/r/w"));
-    assert!(git(&dir, &["for-each-ref", "refs/ensemble/"]).is_empty(), "the checkpoints' refs are gone");
+    assert!(git(&dir, &["for-each-ref", "refs/ensemble/"]).is_empty(), "no checkpoint ref in the repository");
+    assert_eq!(checkpoint_repos(&s), Vec::<std::path::PathBuf>::new(), "the checkpoints went with the last session");
     // …unless forced.
     let (status, _) = s.delete("/v1/rooms/r/sessions/w?purge=true&force=true").await;
     assert_eq!(status, StatusCode::NO_CONTENT);

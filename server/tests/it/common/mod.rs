@@ -106,8 +106,11 @@ impl Server {
                 c
             }
         };
-        cmd.arg("serve").arg("--data-dir").arg(dir.join("data")).arg("--default-cwd").arg(dir);
+        cmd.arg("serve").arg("--data-dir").arg(dir.join("data"));
         let has = |flag: &str| args.iter().any(|a| a.starts_with(flag));
+        if !has("--default-cwd") {
+            cmd.arg("--default-cwd").arg(dir);
+        }
         if !has("--listen") {
             cmd.arg("--listen").arg("127.0.0.1:0");
         }
@@ -655,4 +658,12 @@ pub fn git_repo(at: &Path, files: &[(&str, &[u8])]) -> PathBuf {
     git(at, &["add", "."]);
     git(at, &["commit", "-q", "--allow-empty", "-m", "first"]);
     at.canonicalize().expect("canonical repo")
+}
+
+/// The server's checkpoint repositories (one per user repository with checkpoints), as git dirs.
+pub fn checkpoint_repos(s: &Server) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(s.dir.join("data/checkpoints/repos")) else { return Vec::new() };
+    let mut out: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+    out.sort();
+    out
 }
