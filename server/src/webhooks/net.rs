@@ -93,13 +93,17 @@ impl Reach {
         if self.allow_private {
             return None;
         }
+        Self::refused_among(ip, &self.own.current())
+    }
+
+    /// Why `ip` may not be reached, with the host's own addresses `own`.
+    fn refused_among(ip: IpAddr, own: &[IpAddr]) -> Option<String> {
         let ip = ip.to_canonical();
         // The host itself, also through an IPv6 form that carries one of its IPv4 addresses.
         let carried = match ip {
             IpAddr::V6(v6) => ranges::carried_v4(v6).map(|(v4, _)| IpAddr::V4(v4)),
             IpAddr::V4(_) => None,
         };
-        let own = self.own.current();
         let is_own = own.contains(&ip) || carried.is_some_and(|c| own.contains(&c));
         match (ranges::special(ip), is_own) {
             (Some(range), true) => Some(format!("{range}; one of this host's own")),
@@ -142,8 +146,9 @@ impl Reach {
         if self.allow_private {
             return Ok(found);
         }
+        let own = self.own.current();
         let (public, refused): (Vec<SocketAddr>, Vec<SocketAddr>) =
-            found.into_iter().partition(|a| self.refused(a.ip()).is_none());
+            found.into_iter().partition(|a| Self::refused_among(a.ip(), &own).is_none());
         if !refused.is_empty() {
             // For the operator's log only: the delivery's error does not say where a name led.
             tracing::debug!(host, refused = ?refused, "a webhook host's non-public addresses were dropped");
