@@ -7,6 +7,7 @@ import type { Schemas } from "../../openapi/clients/typescript/src/client.js";
 import { byText } from "./access.js";
 import { inputParts, type FileRef, type ImageRef } from "./attach.js";
 import type { QueuedTurn } from "./queue.js";
+import { showControls } from "./text.js";
 
 export type Session = Schemas["Session"];
 export type Event = Schemas["Event"];
@@ -280,7 +281,7 @@ export class Transcript {
         return;
       case "goal.updated": {
         const g = e.payload.goal;
-        this.info(`Goal ${g.status}: ${g.objective}`, `goal:${g.operationId}:${g.revision}:${g.status}`);
+        this.info(`Goal ${g.status}: ${showControls(g.objective)}`, `goal:${g.operationId}:${g.revision}:${g.status}`);
         return;
       }
       case "goal.cleared":
@@ -327,7 +328,8 @@ function sessionUpdateText(reason: string, s: Session): string {
     case "config": {
       const opts = (s.configOptions ?? []).map((o) => `${o.name}: ${o.choices.find((c) => c.value === o.current)?.name ?? o.current}`);
       const mode = s.modes ? [`mode: ${s.modes.available.find((m) => m.id === s.modes?.current)?.name ?? s.modes.current}`] : [];
-      return `Settings changed (${[...mode, ...opts].join(", ")})`;
+      // The agent's names for its modes and options: shown with their controls.
+      return showControls(`Settings changed (${[...mode, ...opts].join(", ")})`);
     }
     case "resumed":
       return "Session resumed";

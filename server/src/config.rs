@@ -218,8 +218,9 @@ pub struct ServeArgs {
     #[arg(help_heading = "Webhooks", long, env = "ENSEMBLE_ATTENTION_AFTER_SECS", default_value_t = 30)]
     pub attention_after_secs: u64,
 
-    /// Deliver webhooks to loopback, private, link-local and CGNAT addresses too (refused by
-    /// default: a webhook URL must not reach into the host's network).
+    /// Deliver webhooks to any address: this host's own, loopback, private, link-local, CGNAT and
+    /// the other special-purpose ranges too (refused by default: a webhook URL must not reach
+    /// into the host or its network).
     #[arg(help_heading = "Webhooks", long, env = "ENSEMBLE_WEBHOOK_ALLOW_PRIVATE")]
     pub webhook_allow_private: bool,
 

@@ -155,3 +155,46 @@ test('bidirectional controls in a title and a file name are shown, not obeyed', 
   assert.equal(await page.textContent(`${view} ${tid('diff')} .diff-path`), 'notes⟦U+202E⟧txt.sh');
   page.assertClean();
 });
+
+test('bidirectional controls reach no approval card, question, plan, tool call, model or goal', { timeout: 45_000 }, async () => {
+  const rlo = '\u202E';
+  await h.rest.call('POST', '/v1/rooms/bidi2/sessions', { sessionId: 'b2', settings: { model: `gpt${rlo}5` } }, 201);
+  const page = await h.open({ room: 'bidi2', session: 'b2' });
+  await page.waitForSelector(`${view} .meta`);
+  assert.match(await page.textContent(`${view} .meta`), / · model gpt⟦U\+202E⟧5/);
+  const pending = `${view} ${tid('interaction')}[data-state="pending"]`;
+
+  // The approval card: `sh ./invoice<RLO>fdp.sh` would read `sh ./invoicehs.pdf`.
+  await send(page, `/run sh ./invoice${rlo}fdp.sh`);
+  await page.waitForSelector(`${pending} ${tid('interaction-command')}`);
+  const command = await page.textContent(`${pending} ${tid('interaction-command')}`);
+  assert.equal(command.split('\n')[0], '$ sh ./invoice⟦U+202E⟧fdp.sh');
+  assert.match(await page.textContent(`${pending} .interaction-title`), /invoice⟦U\+202E⟧fdp\.sh/);
+  const card = await page.textContent(pending);
+  assert.ok(!card.includes(rlo), `the override reached the card: ${JSON.stringify(card)}`);
+  await page.click(`${pending} ${tid('decision-decline')}`);
+  await sessionStatus(page, 'b2', 'ready');
+
+  // A question.
+  await send(page, `/ask Pay ${rlo}evil?`);
+  await page.waitForSelector(`${pending}[data-kind="userInput"]`);
+  assert.equal(await page.textContent(`${pending} ${tid('question-text')}`), 'Pay ⟦U+202E⟧evil?');
+  await page.click(`${pending} ${tid('decision-decline')}`);
+  await sessionStatus(page, 'b2', 'ready');
+
+  // A plan, a tool call's name and arguments, a goal the agent set.
+  await send(page, `/plan rm -rf ${rlo}/; build\n/tool read${rlo}_file a${rlo}b.txt\n/goal ship ${rlo}it idle`);
+  await page.waitForSelector(`${view} ${tid('plan')}`);
+  assert.deepEqual(await page.$$eval(`${view} ${tid('plan')} li span:first-of-type`, (els) => els.map((e) => e.textContent)), ['rm -rf ⟦U+202E⟧/', 'build']);
+  await page.waitForSelector(`${view} ${tid('call')}[data-status="completed"]`);
+  assert.equal(await page.textContent(`${view} ${tid('call')} .call-name`), 'read⟦U+202E⟧_file');
+  assert.equal(await page.textContent(`${view} ${tid('call')} .call-args`), '{"args":"a⟦U+202E⟧b.txt"}');
+  await page.waitForSelector(`${tid('goal-panel')} ${tid('goal-status')}[data-status="active"]`);
+  assert.equal(await page.textContent(`${tid('goal-panel')} .goal-objective-text`), 'ship ⟦U+202E⟧it idle');
+  await sessionStatus(page, 'b2', 'ready');
+  for (const id of ['plan', 'call', 'info']) {
+    const shown = await page.$$eval(`${view} ${tid(id)}`, (els) => els.map((e) => e.textContent).join('\n'));
+    assert.ok(!shown.includes(rlo), `the override reached a ${id}: ${JSON.stringify(shown)}`);
+  }
+  page.assertClean();
+});

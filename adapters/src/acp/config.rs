@@ -53,6 +53,9 @@ pub struct AcpConfig {
     pub max_file_requests: usize,
     /// Longest a file request may take before the agent is told it failed.
     pub file_timeout: Duration,
+    /// What one session's terminals (`terminal/*`) may print together in a second; the rest is
+    /// dropped (see `terminal::OutputBudget`).
+    pub terminal_output_bytes_per_sec: u64,
     /// The server's own files, which no file request may touch (set by the server).
     pub guard: ensemble_files::Guard,
     pub rpc: RpcConfig,
@@ -77,6 +80,7 @@ impl AcpConfig {
             max_file_bytes: 8 * 1024 * 1024,
             max_file_requests: 8,
             file_timeout: Duration::from_secs(30),
+            terminal_output_bytes_per_sec: super::terminal::DEFAULT_OUTPUT_BYTES_PER_SEC,
             guard: ensemble_files::Guard::default(),
             rpc: RpcConfig::default(),
             first_start: Default::default(),
@@ -129,7 +133,12 @@ struct Entry {
     max_file_requests: Option<Spanned<u64>>,
     #[serde(default)]
     file_timeout_secs: Option<Spanned<u64>>,
+    #[serde(default)]
+    terminal_output_bytes_per_sec: Option<Spanned<u64>>,
 }
+
+/// The least `terminal_output_bytes_per_sec`: below it even a command's error message is cut.
+const MIN_TERMINAL_OUTPUT_BYTES_PER_SEC: u64 = 1024;
 
 /// Environment variables a providers file may not set: the server marks its agents with it to
 /// find them after a crash, so an agent that overrode it would escape the start-up reaping.
@@ -274,6 +283,15 @@ pub fn parse(text: &str, reserved: &[&str], rpc: &RpcConfig) -> Result<Vec<AcpCo
             };
         }
         c.file_timeout = secs(entry.file_timeout_secs, "file_timeout_secs", c.file_timeout)?;
+        if let Some(m) = entry.terminal_output_bytes_per_sec {
+            if *m.get_ref() < MIN_TERMINAL_OUTPUT_BYTES_PER_SEC {
+                return Err((
+                    at(&m.span()),
+                    format!("`terminal_output_bytes_per_sec` must be at least {MIN_TERMINAL_OUTPUT_BYTES_PER_SEC}"),
+                ));
+            }
+            c.terminal_output_bytes_per_sec = *m.get_ref();
+        }
         c.rpc = rpc.clone();
         out.push(c);
     }
@@ -301,6 +319,7 @@ env = { OPENAI_API_KEY_FILE = "/run/secrets/openai" }
 turn_timeout_secs = 60
 max_file_requests = 2
 file_timeout_secs = 5
+terminal_output_bytes_per_sec = 4096
 
 [[provider.mcp_server]]
 name = "files"
@@ -321,6 +340,7 @@ command = "/opt/other"
         assert_eq!(c[0].turn_timeout, Duration::from_secs(60));
         assert_eq!((c[0].max_file_requests, c[0].file_timeout), (2, Duration::from_secs(5)));
         assert_eq!((c[1].max_file_requests, c[1].file_timeout), (8, Duration::from_secs(30)));
+        assert_eq!((c[0].terminal_output_bytes_per_sec, c[1].terminal_output_bytes_per_sec), (4096, 256 * 1024));
         assert_eq!(c[0].mcp_servers[0].name, "files");
         assert_eq!(c[1].call_timeout, Duration::from_secs(30));
         assert!(parsed("").unwrap_or_else(|e| panic!("{e:?}")).is_empty());
@@ -367,6 +387,11 @@ command = "/opt/other"
             ),
             ("[[provider]]\nid = \"a\"\nkind = \"acp\"\ncommand = \"/x\"\nmax_file_requests = 0\n", 5, "at least 1"),
             ("[[provider]]\nid = \"a\"\nkind = \"acp\"\ncommand = \"/x\"\nfile_timeout_secs = 0\n", 5, "at least 1"),
+            (
+                "[[provider]]\nid = \"a\"\nkind = \"acp\"\ncommand = \"/x\"\nterminal_output_bytes_per_sec = 10\n",
+                5,
+                "at least 1024",
+            ),
         ];
         for (text, line, needle) in cases {
             let (at, message) = parsed(text).err().unwrap_or_else(|| panic!("accepted: {text}"));

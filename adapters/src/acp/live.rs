@@ -111,7 +111,11 @@ impl Live {
                 config.file_timeout,
                 config.max_file_bytes,
             ),
-            terminals: super::terminal::Terminals::new(cwd.clone(), config.env.clone()),
+            terminals: super::terminal::Terminals::new(
+                cwd.clone(),
+                config.env.clone(),
+                config.terminal_output_bytes_per_sec,
+            ),
             config,
             nonce: new_id().chars().rev().take(8).collect(),
             agent: Mutex::new(None),

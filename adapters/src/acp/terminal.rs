@@ -4,12 +4,18 @@
 //! and stderr, as they come) is kept up to the agent's byte limit, cut from the front, and streamed
 //! as the output of the tool call that shows the terminal. A terminal ends with its session:
 //! killed when the agent releases it, when the session's process stops, or when it is dropped.
+//!
+//! A session's terminals share one output budget ([`OutputBudget`], the provider's
+//! `terminal_output_bytes_per_sec`): what they print beyond it is dropped, counted, and said in
+//! the output by a marker, and the pipes of a terminal over it are read only every
+//! [`DROP_TICK`], so a command that floods them (`yes`) waits on its full pipe instead of
+//! keeping the server busy reading, storing and sending what nobody will read.
 
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::io::AsyncReadExt;
 use tokio::sync::{oneshot, watch};
@@ -23,6 +29,50 @@ pub(super) const MAX_TERMINALS: usize = 16;
 pub(super) const MAX_OUTPUT_BYTES: usize = 1 << 20;
 /// After a kill's SIGTERM, how long before SIGKILL.
 const KILL_GRACE: Duration = Duration::from_secs(2);
+/// The default of the provider's `terminal_output_bytes_per_sec`.
+pub(super) const DEFAULT_OUTPUT_BYTES_PER_SEC: u64 = 256 * 1024;
+/// How often a pipe is read while its session's budget is spent: what it drains is dropped, and
+/// between reads the command blocks on its full pipe (at most a pipe's capacity a tick).
+pub(super) const DROP_TICK: Duration = Duration::from_millis(100);
+/// One read of a pipe: a whole default pipe (64 KiB), so that a tick drains it.
+const READ_BYTES: usize = 64 * 1024;
+/// The budget's window.
+const WINDOW: Duration = Duration::from_secs(1);
+
+/// What a session's terminals may keep of their output together: `per_sec` bytes in each
+/// window of a second.
+pub(super) struct OutputBudget {
+    per_sec: u64,
+    window: Mutex<(Instant, u64)>,
+}
+
+impl OutputBudget {
+    pub(super) fn new(per_sec: u64) -> Self {
+        Self { per_sec, window: Mutex::new((Instant::now(), 0)) }
+    }
+
+    /// How many of `n` bytes read now may be kept; with fewer than `n`, also when the window
+    /// ends (the budget is back).
+    fn take(&self, n: usize) -> (usize, Instant) {
+        let mut w = self.window.lock().unwrap_or_else(|e| e.into_inner());
+        let now = Instant::now();
+        if now.duration_since(w.0) >= WINDOW {
+            *w = (now, 0);
+        }
+        let left = self.per_sec.saturating_sub(w.1);
+        let kept = usize::try_from(left).map_or(n, |left| left.min(n));
+        w.1 += kept as u64;
+        (kept, w.0 + WINDOW)
+    }
+
+    /// The marker that stands in the output for `dropped` bytes.
+    fn marker(&self, dropped: u64) -> String {
+        format!(
+            "\n[Ensemble: {dropped} bytes of output dropped: this session's terminals keep at most {} bytes a second]\n",
+            self.per_sec
+        )
+    }
+}
 
 /// Why a terminal request was refused (the JSON-RPC error the agent gets).
 #[derive(Debug)]
@@ -85,6 +135,7 @@ pub(super) type OutputSink = Arc<dyn Fn(String, String) + Send + Sync>;
 pub(super) struct Terminals {
     cwd: PathBuf,
     env: Vec<(String, String)>,
+    budget: Arc<OutputBudget>,
     terms: Mutex<HashMap<String, Arc<Term>>>,
     next: AtomicU64,
     sink: Mutex<Option<OutputSink>>,
@@ -106,9 +157,17 @@ fn inside(top: &Path, dir: &Path) -> Option<PathBuf> {
 }
 
 impl Terminals {
-    /// The terminals of a session working in `cwd`, whose agent was given `env`.
-    pub(super) fn new(cwd: PathBuf, env: Vec<(String, String)>) -> Self {
-        Self { cwd, env, terms: Mutex::new(HashMap::new()), next: AtomicU64::new(1), sink: Mutex::new(None) }
+    /// The terminals of a session working in `cwd`, whose agent was given `env`, keeping at most
+    /// `bytes_per_sec` of their output together.
+    pub(super) fn new(cwd: PathBuf, env: Vec<(String, String)>, bytes_per_sec: u64) -> Self {
+        Self {
+            cwd,
+            env,
+            budget: Arc::new(OutputBudget::new(bytes_per_sec)),
+            terms: Mutex::new(HashMap::new()),
+            next: AtomicU64::new(1),
+            sink: Mutex::new(None),
+        }
     }
 
     /// Where terminal output linked to a call goes.
@@ -178,8 +237,8 @@ impl Terminals {
         let id = format!("term-{}", self.next.fetch_add(1, Ordering::Relaxed));
         let sink = self.sink.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let readers = [
-            tokio::spawn(read(spawned.stdout, Arc::downgrade(&term), sink.clone())),
-            tokio::spawn(read(spawned.stderr, Arc::downgrade(&term), sink)),
+            tokio::spawn(read(spawned.stdout, Arc::downgrade(&term), sink.clone(), self.budget.clone())),
+            tokio::spawn(read(spawned.stderr, Arc::downgrade(&term), sink, self.budget.clone())),
         ];
         drop(spawned.stdin);
         tokio::spawn(supervise(spawned.process, kill_rx, term.exit.clone(), readers));
@@ -240,30 +299,69 @@ impl Terminals {
     }
 }
 
-/// Reads one of a terminal's pipes into its output, and to its call once linked.
-async fn read(mut pipe: impl tokio::io::AsyncRead + Unpin, term: std::sync::Weak<Term>, sink: Option<OutputSink>) {
-    let mut buf = vec![0u8; 8192];
+/// Reads one of a terminal's pipes into its output, and to its call once linked, within the
+/// session's budget: the rest is dropped, and a marker says how much where it was.
+async fn read(
+    mut pipe: impl tokio::io::AsyncRead + Unpin,
+    term: std::sync::Weak<Term>,
+    sink: Option<OutputSink>,
+    budget: Arc<OutputBudget>,
+) {
+    let mut buf = vec![0u8; READ_BYTES];
     let mut pending: Vec<u8> = Vec::new();
+    // Dropped since the last marker.
+    let mut dropped: u64 = 0;
     loop {
         let n = match pipe.read(&mut buf).await {
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
-        pending.extend_from_slice(&buf[..n]);
-        // Whole characters only; a character cut by the read waits for the rest.
-        let valid = match std::str::from_utf8(&pending) {
-            Ok(_) => pending.len(),
-            Err(e) if e.error_len().is_none() => e.valid_up_to(),
-            Err(_) => pending.len(),
-        };
-        let text = String::from_utf8_lossy(&pending[..valid]).into_owned();
-        pending.drain(..valid);
-        let Some(term) = term.upgrade() else { break };
-        term.output.lock().unwrap_or_else(|e| e.into_inner()).push(&text);
-        let call = term.call.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        if let (Some(call), Some(sink)) = (call, &sink) {
-            sink(call, text);
+        let (kept, window_end) = budget.take(n);
+        let mut text = String::new();
+        if kept > 0 {
+            if dropped > 0 {
+                text.push_str(&budget.marker(dropped));
+                dropped = 0;
+            }
+            pending.extend_from_slice(&buf[..kept]);
+            // Whole characters only; a character cut by the read waits for the rest.
+            let valid = match std::str::from_utf8(&pending) {
+                Ok(_) => pending.len(),
+                Err(e) if e.error_len().is_none() && kept == n => e.valid_up_to(),
+                Err(_) => pending.len(),
+            };
+            text.push_str(&String::from_utf8_lossy(&pending[..valid]));
+            pending.drain(..valid);
         }
+        if kept < n {
+            dropped += (n - kept) as u64;
+        }
+        let Some(t) = term.upgrade() else { break };
+        if kept < n {
+            t.output.lock().unwrap_or_else(|e| e.into_inner()).truncated = true;
+        }
+        if !text.is_empty() {
+            deliver(&t, text, &sink);
+        }
+        drop(t);
+        if kept < n {
+            // Spent: the next read drains the pipe once a tick (or as the window turns).
+            tokio::time::sleep_until(window_end.min(Instant::now() + DROP_TICK).into()).await;
+        }
+    }
+    if dropped > 0
+        && let Some(t) = term.upgrade()
+    {
+        deliver(&t, budget.marker(dropped), &sink);
+    }
+}
+
+/// Text a terminal printed: kept in its output, and sent to its call once linked.
+fn deliver(term: &Term, text: String, sink: &Option<OutputSink>) {
+    term.output.lock().unwrap_or_else(|e| e.into_inner()).push(&text);
+    let call = term.call.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    if let (Some(call), Some(sink)) = (call, sink) {
+        sink(call, text);
     }
 }
 
@@ -316,10 +414,68 @@ mod tests {
         assert_eq!(inside(top, Path::new("/etc")), None);
     }
 
+    /// Splits a terminal's output into what was kept and the bytes its markers say were dropped.
+    fn kept_and_dropped(text: &str) -> (usize, u64) {
+        let mut kept = 0;
+        let mut dropped = 0;
+        let mut rest = text;
+        while let Some(at) = rest.find("\n[Ensemble: ") {
+            kept += at;
+            let after = &rest[at + "\n[Ensemble: ".len()..];
+            let (n, tail) = after.split_once(" bytes of output dropped").unwrap();
+            dropped += n.parse::<u64>().unwrap();
+            rest = &tail[tail.find("]\n").unwrap() + 2..];
+        }
+        (kept + rest.len(), dropped)
+    }
+
+    #[tokio::test]
+    async fn a_sessions_terminals_share_a_budget_beyond_which_output_is_dropped_and_counted() {
+        const BUDGET: u64 = 4096;
+        const PRINTED: u64 = 300_000;
+        let dir = tempfile::tempdir().unwrap();
+        let t = Terminals::new(dir.path().to_path_buf(), Vec::new(), BUDGET);
+        let started = Instant::now();
+        let script = format!("yes | head -c {PRINTED}");
+        let made: Vec<_> = (0..2)
+            .map(|_| {
+                let req = acp::CreateTerminalRequest::new("s", "sh").args(vec!["-c".to_owned(), script.clone()]);
+                t.create(&req).unwrap()
+            })
+            .collect();
+        let mut kept_total = 0;
+        for m in &made {
+            let exit = t.wait_for_exit(&m.terminal_id).await.unwrap();
+            assert_eq!(exit.exit_status.exit_code, Some(0));
+            let out = t.output(&m.terminal_id).unwrap();
+            assert!(out.truncated, "dropped output is said truncated");
+            let (kept, dropped) = kept_and_dropped(&out.output);
+            // Every byte printed is either kept or counted in a marker.
+            assert_eq!(kept as u64 + dropped, PRINTED, "{kept} kept, {dropped} dropped");
+            assert!(dropped > 0);
+            kept_total += kept as u64;
+        }
+        // Both terminals together kept no more than the budget of each window they ran in.
+        let windows = started.elapsed().as_secs() + 1;
+        assert!(kept_total <= BUDGET * windows, "{kept_total} kept over {windows} windows");
+    }
+
+    #[test]
+    fn the_budget_is_shared_and_comes_back_each_window() {
+        let b = OutputBudget::new(100);
+        assert_eq!(b.take(60).0, 60);
+        let (kept, end) = b.take(60);
+        assert_eq!(kept, 40, "the rest of the window's budget");
+        assert_eq!(b.take(10).0, 0);
+        assert!(end > Instant::now() && end <= Instant::now() + WINDOW);
+        *b.window.lock().unwrap() = (Instant::now() - WINDOW, 100);
+        assert_eq!(b.take(60).0, 60, "a new window");
+    }
+
     #[tokio::test]
     async fn a_command_runs_its_output_is_kept_and_it_can_be_killed() {
         let dir = tempfile::tempdir().unwrap();
-        let t = Terminals::new(dir.path().to_path_buf(), Vec::new());
+        let t = Terminals::new(dir.path().to_path_buf(), Vec::new(), DEFAULT_OUTPUT_BYTES_PER_SEC);
         let req = |cmd: &str, args: &[&str]| {
             acp::CreateTerminalRequest::new("s", cmd).args(args.iter().map(|a| (*a).to_owned()).collect::<Vec<_>>())
         };

@@ -4,7 +4,7 @@
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import type { App, ProviderInfo } from "../app.js";
 import { statusLabel, type SessionState, type SessionStatus } from "../model.js";
-import { showControls } from "../text.js";
+import { modelText, showControls, shown } from "../shown.js";
 import { sideName } from "../present.js";
 import { forkText, hasCheckpoints, workspaceText } from "../changes.js";
 import { TranscriptItems, type ItemContext } from "./items.js";
@@ -495,7 +495,7 @@ function SessionView({ app, st }: { app: App; st: SessionState }) {
         </div>
         <div class="dim meta">
           {st.id} · {showControls(provider?.displayName ?? s.provider)} · {showControls(s.cwd)}
-          {s.settings.model ? ` · model ${s.settings.model}` : ""}
+          {modelText(s.settings.model)}
           {s.settings.approvalPolicy ? ` · approvals: ${s.settings.approvalPolicy}` : ""}
           {s.live ? "" : " · not live"}
         </div>
@@ -665,7 +665,7 @@ function ConfigBar({ app, st }: { app: App; st: SessionState }) {
           Mode
           <select data-testid="mode-select" value={s.modes.current} onChange={(e) => void app.configure(st.id, { mode: (e.currentTarget as HTMLSelectElement).value })}>
             {s.modes.available.map((m) => (
-              <option value={m.id} title={m.description ?? undefined}>
+              <option value={m.id} title={shown(m.description)}>
                 {showControls(m.name)}
               </option>
             ))}
@@ -673,11 +673,11 @@ function ConfigBar({ app, st }: { app: App; st: SessionState }) {
         </label>
       ) : null}
       {options.map((o) => (
-        <label title={o.description ?? undefined}>
+        <label title={shown(o.description)}>
           {showControls(o.name)}
           <select data-testid={`config-${o.id}`} value={o.current} onChange={(e) => void app.configure(st.id, { options: { [o.id]: (e.currentTarget as HTMLSelectElement).value } })}>
             {o.choices.map((c) => (
-              <option value={c.value} title={c.description ?? undefined}>
+              <option value={c.value} title={shown(c.description)}>
                 {showControls(c.name)}
               </option>
             ))}
@@ -977,12 +977,12 @@ function GoalPanel({ app, st }: { app: App; st: SessionState }) {
   return (
     <section class="panel goal-panel" data-testid="goal-panel" aria-labelledby="goal-h">
       <h2 id="goal-h">Goal</h2>
-      {unsupported ? <p class="dim">{provider.displayName} does not pursue goals.</p> : null}
+      {unsupported ? <p class="dim">{showControls(provider.displayName)} does not pursue goals.</p> : null}
       <div class="goal-state">
         <span class={`badge goal-${g?.status ?? "none"}`} data-testid="goal-status" data-status={g?.status ?? "none"}>
           {g ? g.status : "no goal"}
         </span>
-        {g ? <span class="goal-objective-text">{g.objective}</span> : null}
+        {g ? <span class="goal-objective-text">{showControls(g.objective)}</span> : null}
       </div>
       {g && (g.tokensUsed != null || g.tokenBudget != null) ? (
         <div class="dim">

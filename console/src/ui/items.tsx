@@ -8,6 +8,7 @@ import type { FileChange, Item, Transcript as TranscriptModel } from "../model.j
 import { Markdown } from "./md.js";
 import { showControls } from "../text.js";
 import { permissionDetail, resolutionText, titleRepeatsQuestion, usageText } from "../present.js";
+import { approvalCommand, callHead, planText, questionText, shown } from "../shown.js";
 import type { Schemas } from "../../../openapi/clients/typescript/src/client.js";
 import { CommittedView, RestoredView, TurnChangesView, type WorkspaceActions } from "./workspace.js";
 import { TurnAttachments } from "./attachments.js";
@@ -99,22 +100,24 @@ class ItemView extends Component<ItemProps> {
         return <CallView item={item} gated={gated} />;
       case "interaction":
         return <InteractionView item={item} ctx={ctx} />;
-      case "plan":
+      case "plan": {
+        const plan = planText(item);
         return (
           <div class="entry plan" data-testid="plan">
             <div class="who">Plan</div>
-            {item.explanation ? <p>{item.explanation}</p> : null}
+            {plan.explanation ? <p>{plan.explanation}</p> : null}
             <ul class="checklist">
-              {item.steps.map((s) => (
+              {item.steps.map((s, i) => (
                 <li class={`step-${s.status}`} data-status={s.status}>
                   <input type="checkbox" checked={s.status === "completed"} disabled aria-label={planLabel(s.status)} />
-                  <span>{s.step}</span>
+                  <span>{plan.steps[i]}</span>
                   {s.status === "inProgress" ? <span class="badge working">in progress</span> : null}
                 </li>
               ))}
             </ul>
           </div>
         );
+      }
       case "usage":
         return (
           <div class="entry usage dim" data-testid="usage">
@@ -209,24 +212,24 @@ const CALL_ICON: Record<string, string> = { command: "$", tool: "⚙", fileChang
 
 function CallView({ item, gated }: { item: Extract<Item, { kind: "call" }>; gated: boolean }) {
   const status = gated ? "awaiting approval" : item.status;
-  const args = item.input && Object.keys(item.input).length ? JSON.stringify(item.input) : "";
+  const head = callHead(item);
   return (
     <div class={`entry call call-${item.callKind} status-${item.status}`} data-testid="call" data-status={item.status} data-gated={gated ? "true" : undefined} data-call={item.callId}>
       <div class="call-head">
         <span class="call-icon" aria-hidden="true">
           {CALL_ICON[item.callKind] ?? "•"}
         </span>
-        <span class="call-name">{showControls(item.command ?? item.name)}</span>
-        {item.command ? <span class="dim"> ({item.name})</span> : args ? <code class="dim call-args">{args}</code> : null}
+        <span class="call-name">{head.title}</span>
+        {head.tool ? <span class="dim"> ({head.tool})</span> : head.args ? <code class="dim call-args">{head.args}</code> : null}
         <span class={`badge ${gated ? "waiting-approval" : status}`}>
           {status}
           {item.exitCode != null ? ` · exit ${item.exitCode}` : ""}
         </span>
       </div>
-      {item.cwd ? <div class="dim call-cwd">in {item.cwd}</div> : null}
+      {head.cwd ? <div class="dim call-cwd">in {head.cwd}</div> : null}
       {item.output ? (
-        <pre class="terminal" data-testid="call-output" tabIndex={0} aria-label={`output of ${item.command ?? item.name}`}>
-          {item.output}
+        <pre class="terminal" data-testid="call-output" tabIndex={0} aria-label={`output of ${head.title}`}>
+          {head.output}
         </pre>
       ) : null}
       {item.changes.map((c) => (
@@ -305,6 +308,7 @@ function InteractionView({ item, ctx }: { item: Extract<Item, { kind: "interacti
     setBusy(false);
   };
   const detail = agentOptions.length ? permissionDetail(r.detail) : r.detail ?? null;
+  const command = approvalCommand(r);
   const showTitle = !(r.kind === "userInput" && questions.length && titleRepeatsQuestion(r.title, questions));
   // Which of the agent's options was picked: the one answered here, else the only one the decision stands for.
   const pickedOption = item.resolved && agentOptions.length ? (agentOptions.find((o) => o.optionId === item.picked) ?? onlyOne(agentOptions.filter((o) => o.decision === item.resolved?.decision))) : undefined;
@@ -322,16 +326,16 @@ function InteractionView({ item, ctx }: { item: Extract<Item, { kind: "interacti
       <div class="who">
         {r.kind === "userInput" ? "Question" : "Approval"} <span class="dim">· {r.kind}</span>
       </div>
-      {showTitle ? <Markdown text={r.title} class="interaction-title" /> : null}
+      {showTitle ? <Markdown text={showControls(r.title)} class="interaction-title" /> : null}
       {detail ? (
         <p class="dim detail" data-testid="interaction-detail">
           {detail}
         </p>
       ) : null}
-      {r.command ? (
-        <pre class="terminal">
-          $ {r.command}
-          {r.cwd ? <span class="dim">{`\n# in ${r.cwd}`}</span> : null}
+      {command ? (
+        <pre class="terminal" data-testid="interaction-command">
+          {command.line}
+          {command.cwd ? <span class="dim">{command.cwd}</span> : null}
         </pre>
       ) : null}
       {r.diff ? <DiffView change={{ path: "proposed change", kind: "update", diff: r.diff }} /> : null}
@@ -339,10 +343,11 @@ function InteractionView({ item, ctx }: { item: Extract<Item, { kind: "interacti
         const id = `q-${r.requestId}-${q.id}`;
         const options = q.options ?? [];
         const resolved = item.resolved?.answers?.[q.id];
+        const asked = questionText(q);
         const said = (
           <>
-            {q.header ? <strong>{q.header}: </strong> : null}
-            {q.question}
+            {asked.header ? <strong>{asked.header}</strong> : null}
+            {asked.question}
           </>
         );
         return (
@@ -376,7 +381,7 @@ function InteractionView({ item, ctx }: { item: Extract<Item, { kind: "interacti
                   <>
                     <div class="choices" role="group" aria-label="Suggested answers">
                       {options.map((o) => (
-                        <button type="button" class="chip" title={o.description ?? undefined} onClick={() => setAnswers({ ...answers, [q.id]: o.label })}>
+                        <button type="button" class="chip" title={shown(o.description)} onClick={() => setAnswers({ ...answers, [q.id]: o.label })}>
                           {showControls(o.label)}
                         </button>
                       ))}
@@ -385,7 +390,7 @@ function InteractionView({ item, ctx }: { item: Extract<Item, { kind: "interacti
                 ) : null}
               </>
             ) : resolved !== undefined ? (
-              <div class="answer">{typeof resolved === "string" ? (q.isSecret ? "••••" : resolved) : resolved.answers.join(", ")}</div>
+              <div class="answer">{typeof resolved === "string" ? (q.isSecret ? "••••" : showControls(resolved)) : showControls(resolved.answers.join(", "))}</div>
             ) : null}
           </div>
         );

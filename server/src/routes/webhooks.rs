@@ -15,7 +15,7 @@ use crate::access::Principal;
 use crate::access::tokens::random_hex;
 use crate::error::{ApiError, ErrorResponse, Json, Query};
 use crate::state::AppState;
-use crate::webhooks::{Webhooks, net};
+use crate::webhooks::Webhooks;
 
 const MAX_URL_BYTES: usize = 2048;
 const MAX_ROOMS: usize = 100;
@@ -247,7 +247,7 @@ fn check_url(hooks: &Webhooks, url: &str) -> Result<String, ApiError> {
     if url.len() > MAX_URL_BYTES {
         return Err(invalid("url", format!("url is longer than {MAX_URL_BYTES} bytes")));
     }
-    net::check_url(url, hooks.config.allow_private).map_err(|why| {
+    hooks.reach().check_url(url).map_err(|why| {
         ApiError::bad_request("webhook_url_refused", format!("{url}: {why}"))
             .with_details(serde_json::json!({ "field": "url" }))
     })?;

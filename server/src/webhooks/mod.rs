@@ -5,12 +5,13 @@
 //! answers megabytes holds back only its own deliveries: a worker claims up to
 //! `--webhook-concurrency` due deliveries (a claim is a lease in the store, so of several hosts
 //! exactly one delivers each), posts them at once, each bounded by `--webhook-timeout-secs` and
-//! reading at most [`MAX_ANSWER_BYTES`] of the answer, and settles them: delivered on a 2xx,
+//! reading nothing of the answer but its status, and settles them: delivered on a 2xx,
 //! else tried again after an exponential backoff with jitter until `--webhook-retry-secs` after
 //! the event, then failed. The registry is reloaded from the store every few seconds (other
 //! hosts' changes) and at once after a change here.
 
 pub mod net;
+mod ranges;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -22,7 +23,7 @@ use ensemble_runtime::store::{
 };
 use ensemble_runtime::webhooks::{Subscription, Subscriptions};
 use hmac::{Hmac, Mac};
-use http_body_util::{BodyExt, Full};
+use http_body_util::Full;
 use hyper_rustls::ConfigBuilderExt;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
@@ -31,8 +32,6 @@ use serde_json::value::RawValue;
 use sha2::Sha256;
 use tokio_util::sync::CancellationToken;
 
-/// What of an answer is read (for the error it explains): the rest is never read.
-pub const MAX_ANSWER_BYTES: usize = 1024;
 /// How often the registry is read again from the store (changes made on other hosts).
 const RELOAD_EVERY: Duration = Duration::from_secs(5);
 /// How often settled deliveries older than the retention are pruned.
@@ -79,6 +78,8 @@ pub struct Webhooks {
     pub config: WebhookConfig,
     /// This host's name in claims.
     host: String,
+    /// Which addresses deliveries may reach (the URL check and the client's resolver).
+    reach: net::Reach,
     client: Client<hyper_rustls::HttpsConnector<HttpConnector<net::Resolver>>, Full<Bytes>>,
     /// The webhooks as last read, by id.
     hooks: Mutex<HashMap<String, Arc<WebhookRecord>>>,
@@ -96,7 +97,8 @@ fn now_ms() -> i64 {
 
 impl Webhooks {
     pub fn new(store: Store, subs: Arc<Subscriptions>, config: WebhookConfig, host: String) -> Self {
-        let mut http = HttpConnector::new_with_resolver(net::Resolver { allow_private: config.allow_private });
+        let reach = net::Reach::new(config.allow_private);
+        let mut http = HttpConnector::new_with_resolver(net::Resolver { reach: reach.clone() });
         http.enforce_http(false);
         http.set_connect_timeout(Some(config.timeout));
         let https = hyper_rustls::HttpsConnectorBuilder::new()
@@ -112,6 +114,7 @@ impl Webhooks {
             subs,
             config,
             host,
+            reach,
             client,
             hooks: Mutex::default(),
             workers: Mutex::default(),
@@ -122,6 +125,11 @@ impl Webhooks {
 
     pub fn store(&self) -> &Store {
         &self.store
+    }
+
+    /// Which addresses a webhook may reach.
+    pub fn reach(&self) -> &net::Reach {
+        &self.reach
     }
 
     /// Reads the webhooks again soon (another host changed them).
@@ -293,9 +301,10 @@ impl Webhooks {
     }
 
     /// Sends one delivery: the answer's status, or why there is none (with the status of a
-    /// non-2xx answer and the start of its body).
+    /// non-2xx answer, never its body: what a receiver says is not relayed to whoever lists the
+    /// deliveries, so a webhook cannot be used to read a page).
     async fn post(&self, hook: &WebhookRecord, item: &OutboxItem) -> Result<u16, (Option<u16>, String)> {
-        let url = net::check_url(&hook.url, self.config.allow_private).map_err(|e| (None, e))?;
+        let url = self.reach.check_url(&hook.url).map_err(|e| (None, e))?;
         let body = payload(item).map_err(|e| (None, format!("the delivery's event is not JSON: {e}")))?;
         let ts = now_ms() / 1000;
         let request = hyper::Request::post(url.as_str())
@@ -311,12 +320,9 @@ impl Webhooks {
             .map_err(|e| (None, format!("the request could not be made: {e}")))?;
         let sent = async {
             let res = self.client.request(request).await.map_err(|e| (None, describe(&e)))?;
+            // The body is never read: dropping the answer closes the connection.
             let status = res.status().as_u16();
-            if res.status().is_success() {
-                // The body is not read: dropping the answer closes the connection.
-                return Ok(status);
-            }
-            Err((Some(status), format!("answered {}: {}", status, answer_start(res.into_body()).await)))
+            if res.status().is_success() { Ok(status) } else { Err((Some(status), format!("answered {status}"))) }
         };
         match tokio::time::timeout(self.config.timeout, sent).await {
             Ok(r) => r,
@@ -408,24 +414,4 @@ fn describe(e: &hyper_util::client::legacy::Error) -> String {
         source = s.source();
     }
     text
-}
-
-/// The start of an answer's body, for the error of a non-2xx answer (at most
-/// [`MAX_ANSWER_BYTES`] read).
-async fn answer_start(mut body: hyper::body::Incoming) -> String {
-    let mut out = Vec::new();
-    // A body that trickles is not waited for: what came within a moment is enough to explain.
-    while out.len() < MAX_ANSWER_BYTES {
-        match tokio::time::timeout(Duration::from_millis(500), body.frame()).await.ok().flatten() {
-            Some(Ok(frame)) => {
-                if let Some(chunk) = frame.data_ref() {
-                    out.extend_from_slice(&chunk[..chunk.len().min(MAX_ANSWER_BYTES - out.len())]);
-                }
-            }
-            _ => break,
-        }
-    }
-    let text = String::from_utf8_lossy(&out);
-    let text = text.trim();
-    if text.is_empty() { "(no body)".to_owned() } else { text.chars().take(300).collect() }
 }

@@ -1,6 +1,6 @@
 //! An agent that attacks the server through its file requests (issue 41: dangling links, FIFOs,
-//! hard links to the token, the server's own files) and providers files that point a command at
-//! the repository being worked on.
+//! hard links to the token, the server's own files), its terminals (issue 53: a flood of output)
+//! and providers files that point a command at the repository being worked on.
 
 use std::ffi::OsStr;
 use std::time::{Duration, Instant};
@@ -121,4 +121,79 @@ async fn a_relative_command_is_refused_at_start() {
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains(&format!("{}:4:", file.display())) && stderr.contains("relative"), "{stderr}");
+}
+
+/// Issue 53: 16 ACP terminals running `yes` added 800 ms to another room's requests. A session's
+/// terminals share `terminal_output_bytes_per_sec`: the room's log keeps no more than that of their
+/// output, the rest is dropped and counted by a marker, and the pipes of a spent session are read
+/// only a few times a second (so the server reads megabytes, not gigabytes, and `yes` waits).
+#[tokio::test]
+async fn sixteen_flooding_terminals_slow_no_other_room() {
+    const BUDGET: u64 = 64 * 1024;
+    const TERMINALS: u64 = 16;
+    let a = AcpSetup::new(&[], &format!("terminal_output_bytes_per_sec = {BUDGET}"));
+    let s = a.server().await;
+    let mut ws = s.ws("r", None).await;
+    ws.hello().await;
+    start_in(&s, "flood", a.work.path()).await;
+    let (status, body) = s.post("/v1/rooms/other/sessions", json!({"sessionId": "o1"})).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let begun = Instant::now();
+    for _ in 0..TERMINALS {
+        let text = message_text(&turn(&s, &mut ws, "flood", "terminal-leave exec yes").await);
+        assert!(text.contains("started"), "{text}");
+    }
+    // While all sixteen run, another room's reads, writes and turns stay fast (a generous bound:
+    // the machine may be loaded; without the budget they took most of a second each).
+    let mut other = s.ws("other", None).await;
+    other.hello().await;
+    let mut slowest = Duration::ZERO;
+    let mut turns = 0;
+    while begun.elapsed() < Duration::from_secs(4) || turns < 3 {
+        let t = Instant::now();
+        let (status, body) = s.get("/v1/rooms/other/sessions/o1").await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        let (status, body) = s.get("/v1/rooms/other/events?limit=50").await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        let turn_id = s.turn("other", "o1", "ping").await;
+        other.until(|e| e["type"] == "turn.completed" && e["turnId"] == turn_id.as_str()).await;
+        slowest = slowest.max(t.elapsed());
+        turns += 1;
+    }
+    assert!(slowest < Duration::from_millis(1500), "another room's requests and turn took {slowest:?}");
+
+    // What was stored of the terminals' output: at most the budget for each second it ran, and
+    // markers counting the rest.
+    let (status, _) = s.delete("/v1/rooms/r/sessions/flood").await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    a.none_left().await;
+    let seconds = begun.elapsed().as_secs() + 1;
+    let output: String = s
+        .events("r")
+        .await
+        .iter()
+        .filter(|e| e["type"] == "call.updated" && e["payload"]["callId"] == "call-t")
+        .filter_map(|e| e["payload"]["outputDelta"].as_str().map(str::to_owned))
+        .collect();
+    let (kept, dropped) = kept_and_dropped(&output);
+    assert!(kept > 0, "some output was kept");
+    assert!(kept <= BUDGET * seconds, "{kept} bytes stored in {seconds} s");
+    assert!(dropped > 0, "the rest was dropped and counted");
+    // Each of the 32 pipes is read a whole pipe (64 KiB) at most about ten times a second once the
+    // budget is spent: what the server read stays in megabytes a second.
+    let read_bound = (BUDGET + TERMINALS * 2 * 64 * 1024 * 12) * seconds;
+    assert!(kept + dropped <= read_bound, "{} bytes read in {seconds} s", kept + dropped);
+}
+
+/// The output kept, and the bytes the markers say were dropped.
+fn kept_and_dropped(text: &str) -> (u64, u64) {
+    const MARK: &str = "\n[Ensemble: ";
+    let (mut kept, mut dropped, mut rest) = (0u64, 0u64, text);
+    while let Some(at) = rest.find(MARK) {
+        kept += at as u64;
+        let (n, tail) = rest[at + MARK.len()..].split_once(" bytes of output dropped").expect("a marker");
+        dropped += n.parse::<u64>().expect("a count");
+        rest = &tail[tail.find("]\n").expect("the marker's end") + 2..];
+    }
+    (kept + rest.len() as u64, dropped)
 }
