@@ -275,6 +275,7 @@ impl Registry {
             secret_hash: hex(&Sha256::digest(secret.as_bytes())),
             created_at_ms: now,
             created_by: by.actor.name.clone(),
+            created_by_id: Some(by.token_id().to_owned()),
             expires_at_ms: new.expires_at_ms,
             revoked_at_ms: None,
             last_used_at_ms: None,
