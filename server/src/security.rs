@@ -18,16 +18,15 @@ use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-use ensemble_runtime::store::AuditRecord;
-
-use crate::access::audit::AuditLog;
-use crate::access::tokens::Registry;
+use crate::access::audit::{Attempt, AuditLog};
+use crate::access::tokens::{Registry, Verdict};
 use crate::access::{Principal, table};
 use crate::error::{ApiError, ErrorCode};
 
 use policy::single;
 pub use policy::{
-    AccessPolicy, HostName, Origin, Refusal, TargetAuthority, parse_host_header, parse_origin, target_authority,
+    AccessPolicy, HostName, Origin, Refusal, RefusalLog, TargetAuthority, parse_host_header, parse_origin,
+    target_authority,
 };
 
 /// Shortest token accepted (bytes, after trimming).
@@ -520,12 +519,12 @@ where
     match refusal {
         Ok(()) => {}
         Err(Refusal::Host) => {
-            tracing::warn!("refused a request with a Host that is not allowed (DNS rebinding protection)");
+            access.refusals_log.warn(Refusal::Host);
             return ApiError::new(StatusCode::FORBIDDEN, "host_not_allowed", "this Host is not allowed")
                 .into_response();
         }
         Err(Refusal::Target) => {
-            tracing::warn!("refused an absolute-form request target naming another authority");
+            access.refusals_log.warn(Refusal::Target);
             return ApiError::new(
                 StatusCode::FORBIDDEN,
                 "host_not_allowed",
@@ -534,7 +533,7 @@ where
             .into_response();
         }
         Err(Refusal::Origin) => {
-            tracing::warn!("refused a cross-origin request");
+            access.refusals_log.warn(Refusal::Origin);
             return ApiError::new(StatusCode::FORBIDDEN, "origin_not_allowed", "this Origin is not allowed")
                 .into_response();
         }
@@ -586,49 +585,47 @@ where
     } else {
         let target = Target::of(&req);
         let method = req.method().clone();
-        let principal = match presented(req.headers(), room_ws) {
-            Some((secret, how)) => gate.tokens.authenticate(secret).await.map(|p| (p, how)),
-            None => None,
+        let verdict = match presented(req.headers(), room_ws) {
+            Some((secret, how)) => (gate.tokens.authenticate(secret).await, Some(how)),
+            None => (Verdict::Unknown, None),
         };
-        let actor = principal.as_ref().map(|(p, _)| p.actor.clone());
-        let res = match principal {
-            Some((p, how)) => {
+        let (res, actor) = match verdict {
+            (Verdict::Valid(p), Some(how)) => {
+                let actor = p.actor.clone();
                 let mut req = req;
                 req.extensions_mut().insert(how);
-                authorized(p, &target, req, next).await
+                (authorized(p, &target, req, next).await, Some(actor))
             }
-            None => unauthorized(),
+            // A revoked or expired token is refused like an unknown one, but its attempts are its.
+            (Verdict::Ended(actor), _) => (unauthorized_because("this token was revoked or has expired"), Some(actor)),
+            _ => (unauthorized(), None),
         };
-        if !method.is_safe() && (actor.is_some() || gate.audit.admit_anonymous()) {
-            gate.audit
-                .record(AuditRecord {
-                    seq: 0,
-                    at_ms: crate::access::tokens::now_ms(),
-                    token_id: actor.as_ref().map(|a| a.token_id.clone()),
-                    actor_name: actor.as_ref().map(|a| a.name.clone()),
-                    method: method.as_str().to_owned(),
-                    route: target.route.clone().unwrap_or_else(|| "(no route)".to_owned()),
-                    room_id: target.room,
-                    session_id: target.session,
-                    status: res.status().as_u16(),
-                    code: res.extensions().get::<ErrorCode>().map(|c| c.0.clone()),
-                })
-                .await;
+        if !method.is_safe() {
+            let code = res.extensions().get::<ErrorCode>().map(|c| c.0.clone());
+            let Target { route, room, session } = target;
+            gate.audit.request(Attempt { actor, method, route, room, session }, res.status().as_u16(), code).await;
         }
         res
     };
     if let Some(origin) = cors {
         let h = res.headers_mut();
         h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
-        h.insert(header::ACCESS_CONTROL_EXPOSE_HEADERS, HeaderValue::from_static("location, retry-after"));
+        h.insert(
+            header::ACCESS_CONTROL_EXPOSE_HEADERS,
+            HeaderValue::from_static("location, retry-after, ensemble-wait"),
+        );
         h.append(header::VARY, HeaderValue::from_static("Origin"));
     }
     res
 }
 
 fn unauthorized() -> Response {
-    let mut res =
-        ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", "a valid bearer token is required").into_response();
+    unauthorized_because("a valid bearer token is required")
+}
+
+/// 401 `unauthorized`, saying why, with the `WWW-Authenticate` challenge.
+pub fn unauthorized_because(why: &str) -> Response {
+    let mut res = ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", why).into_response();
     res.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"ensemble\""));
     res
 }
@@ -638,6 +635,8 @@ fn unauthorized() -> Response {
 pub struct Access {
     pub token: Token,
     pub policy: AccessPolicy,
+    /// The warnings about requests refused for their Host or Origin, rate-limited.
+    pub refusals_log: RefusalLog,
 }
 
 impl Access {

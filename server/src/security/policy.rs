@@ -4,10 +4,13 @@
 
 use std::collections::HashSet;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::Mutex;
+use std::time::Duration;
 
 use axum::http::{HeaderMap, header};
 
 use super::SecurityError;
+use crate::listener::RateLimited;
 
 /// A host as the policy compares it: an IP address, or a lower-case name without a trailing dot.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -109,6 +112,44 @@ pub enum Refusal {
     /// An absolute-form request target whose authority is not allowed or differs from `Host`.
     Target,
     Origin,
+}
+
+/// The warnings about refused Hosts, Origins and request targets: anyone who reaches the port can
+/// send these, so each kind is logged at most once per interval (`--refusal-log-interval-secs`),
+/// and the line says how many were held back since the one before.
+#[derive(Debug)]
+pub struct RefusalLog {
+    kinds: Mutex<[RateLimited; 3]>,
+}
+
+impl RefusalLog {
+    pub fn new(every: Duration) -> Self {
+        Self { kinds: Mutex::new(std::array::from_fn(|_| RateLimited::new(every))) }
+    }
+
+    /// Logs a refusal of this kind, unless one was logged within the interval (then counts it).
+    pub fn warn(&self, refusal: Refusal) {
+        let i = match refusal {
+            Refusal::Host => 0,
+            Refusal::Target => 1,
+            Refusal::Origin => 2,
+        };
+        let now = tokio::time::Instant::now();
+        let Some(suppressed) = self.kinds.lock().unwrap_or_else(|e| e.into_inner())[i].check(now) else {
+            metrics::counter!("ensemble_refusal_log_suppressed_total").increment(1);
+            return;
+        };
+        match refusal {
+            Refusal::Host => tracing::warn!(
+                suppressed,
+                "refused a request with a Host that is not allowed (DNS rebinding protection)"
+            ),
+            Refusal::Target => {
+                tracing::warn!(suppressed, "refused an absolute-form request target naming another authority")
+            }
+            Refusal::Origin => tracing::warn!(suppressed, "refused a cross-origin request"),
+        }
+    }
 }
 
 /// The Host allowlist and the Origin policy.
