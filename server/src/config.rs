@@ -184,6 +184,21 @@ pub struct ServeArgs {
     #[arg(help_heading = "Security", long, env = "ENSEMBLE_AUDIT_RETENTION_DAYS", default_value_t = 90)]
     pub audit_retention_days: u64,
 
+    /// Refused requests kept in the audit trail per token (and for those without a valid token,
+    /// together) a minute, after a burst of --audit-refusal-burst; the rest are only counted.
+    #[arg(help_heading = "Security", long, env = "ENSEMBLE_AUDIT_REFUSALS_PER_MIN", default_value_t = 60, value_parser = clap::value_parser!(u32).range(1..))]
+    pub audit_refusals_per_min: u32,
+
+    /// Refused requests of one token (or without a valid token) kept in a row before
+    /// --audit-refusals-per-min applies.
+    #[arg(help_heading = "Security", long, env = "ENSEMBLE_AUDIT_REFUSAL_BURST", default_value_t = 60, value_parser = clap::value_parser!(u32).range(1..))]
+    pub audit_refusal_burst: u32,
+
+    /// A warning about a refused Host, Origin or request target is logged at most once per this
+    /// many seconds for each kind; the next one says how many were held back.
+    #[arg(help_heading = "Security", long, env = "ENSEMBLE_REFUSAL_LOG_INTERVAL_SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub refusal_log_interval_secs: u64,
+
     /// Every registered provider's options (see `ensemble_adapters::registry`).
     #[command(flatten, next_help_heading = "Providers")]
     pub providers: ProviderOptions,
@@ -285,6 +300,15 @@ pub struct ServeArgs {
     /// Open WebSockets per room (503 + Retry-After beyond).
     #[arg(help_heading = "Limits", long, env = "ENSEMBLE_MAX_WS_PER_ROOM", default_value_t = 128)]
     pub max_ws_per_room: usize,
+
+    /// Open room WebSockets per token, in all rooms (429 + Retry-After beyond).
+    #[arg(help_heading = "Limits", long, env = "ENSEMBLE_MAX_WS_PER_TOKEN", default_value_t = 32, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_ws_per_token: u64,
+
+    /// `?wait=` long polls one token may have waiting at once; beyond it a long poll answers at
+    /// once with the session as it is (header `Ensemble-Wait: limited`).
+    #[arg(help_heading = "Limits", long, env = "ENSEMBLE_MAX_LONG_POLLS_PER_TOKEN", default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_long_polls_per_token: u64,
 
     /// Sessions kept in total, side conversations included (429 beyond; close some to start more).
     #[arg(help_heading = "Limits", long, env = "ENSEMBLE_MAX_SESSIONS", default_value_t = 4096)]
@@ -568,6 +592,7 @@ impl ServeArgs {
             write_timeout: Duration::from_secs(self.ws_write_timeout_secs.max(1)),
             max_connections: self.max_ws_connections,
             max_per_room: self.max_ws_per_room,
+            max_per_token: usize::try_from(self.max_ws_per_token).unwrap_or(usize::MAX),
         }
     }
 }
@@ -583,6 +608,7 @@ pub struct WsLimits {
     pub write_timeout: Duration,
     pub max_connections: usize,
     pub max_per_room: usize,
+    pub max_per_token: usize,
 }
 
 pub fn home_dir() -> PathBuf {
@@ -673,6 +699,16 @@ mod tests {
         assert_eq!(a.keep_alive_idle_secs, 5);
         assert_eq!(a.max_connections, 1024);
         assert!(!a.allow_shared_token_file);
+        // One token may hold a fraction of what the server takes in all, so the others get in.
+        assert_eq!((a.max_long_polls_per_token, a.max_ws_per_token), (16, 32));
+        assert!(a.max_long_polls_per_token as usize <= a.max_connections / 32);
+        assert!(a.ws().max_per_token * 4 <= a.max_ws_per_room && a.ws().max_per_token * 32 <= a.max_ws_connections);
+        assert_eq!((a.audit_refusals_per_min, a.audit_refusal_burst, a.refusal_log_interval_secs), (60, 60, 10));
+        for zero in
+            ["--max-long-polls-per-token", "--max-ws-per-token", "--audit-refusal-burst", "--refusal-log-interval-secs"]
+        {
+            assert!(Cli::try_parse_from(["ensemble", zero, "0"]).is_err(), "{zero} 0");
+        }
     }
 
     #[test]

@@ -5,10 +5,11 @@
 //! token. The first two need no secret, so a rebinding or cross-site page learns nothing about the
 //! token from timing or status.
 
-use std::collections::HashSet;
+mod policy;
+
 use std::fmt;
 use std::io::Write;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use axum::extract::{MatchedPath, Request};
@@ -17,12 +18,16 @@ use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-use ensemble_runtime::store::AuditRecord;
-
-use crate::access::audit::AuditLog;
-use crate::access::tokens::Registry;
+use crate::access::audit::{Attempt, AuditLog};
+use crate::access::tokens::{Registry, Verdict};
 use crate::access::{Principal, table};
 use crate::error::{ApiError, ErrorCode};
+
+use policy::single;
+pub use policy::{
+    AccessPolicy, HostName, Origin, Refusal, RefusalLog, TargetAuthority, parse_host_header, parse_origin,
+    target_authority,
+};
 
 /// Shortest token accepted (bytes, after trimming).
 pub const MIN_TOKEN_BYTES: usize = 32;
@@ -309,200 +314,6 @@ pub fn check_listen(listen: SocketAddr, token_file: Option<&Path>) -> Result<(),
     Ok(())
 }
 
-/// A host as the policy compares it: an IP address, or a lower-case name without a trailing dot.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum HostName {
-    Ip(IpAddr),
-    Name(String),
-}
-
-impl HostName {
-    fn parse(s: &str) -> Option<HostName> {
-        if let Some(inner) = s.strip_prefix('[') {
-            let inner = inner.strip_suffix(']')?;
-            return inner.parse::<Ipv6Addr>().ok().map(|ip| HostName::Ip(IpAddr::V6(ip)));
-        }
-        if let Ok(ip) = s.parse::<Ipv4Addr>() {
-            return Some(HostName::Ip(IpAddr::V4(ip)));
-        }
-        // One trailing dot is the same name in absolute form; anything else must be a plain DNS name.
-        let name = s.strip_suffix('.').unwrap_or(s);
-        let ok = !name.is_empty()
-            && name.len() <= 253
-            && name.split('.').all(|l| {
-                !l.is_empty() && l.len() <= 63 && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-            });
-        // A name made only of digits and dots (`127.1`, `2130706433`) is an IP in some resolvers'
-        // eyes; it is neither a name we could allow nor an address we parse, so refuse it.
-        if !ok || name.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
-            return None;
-        }
-        Some(HostName::Name(name.to_ascii_lowercase()))
-    }
-
-    fn is_loopback(&self) -> bool {
-        match self {
-            HostName::Ip(IpAddr::V4(ip)) => ip.is_loopback(),
-            HostName::Ip(IpAddr::V6(ip)) => ip.is_loopback() || ip.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback()),
-            HostName::Name(n) => n == "localhost",
-        }
-    }
-}
-
-/// Parses a `Host` header value: `host[:port]`, IPv6 in brackets. Userinfo, paths, spaces and
-/// anything non-ASCII are refused.
-pub fn parse_host_header(value: &str) -> Option<(HostName, Option<u16>)> {
-    if value.is_empty()
-        || !value.is_ascii()
-        || value.bytes().any(|b| b.is_ascii_whitespace() || b"@/\\?#%".contains(&b))
-    {
-        return None;
-    }
-    let (host, port) = if value.starts_with('[') {
-        let end = value.find(']')?;
-        let (h, rest) = value.split_at(end + 1);
-        match rest {
-            "" => (h, None),
-            _ => (h, Some(rest.strip_prefix(':')?)),
-        }
-    } else {
-        match value.split_once(':') {
-            Some((h, p)) => (h, Some(p)),
-            None => (value, None),
-        }
-    };
-    let port = match port {
-        None => None,
-        Some(p) if !p.is_empty() && p.len() <= 5 && p.bytes().all(|b| b.is_ascii_digit()) => Some(p.parse().ok()?),
-        Some(_) => return None,
-    };
-    Some((HostName::parse(host)?, port))
-}
-
-/// An origin: scheme, host and port (the default port filled in), compared exactly.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Origin {
-    pub scheme: &'static str,
-    pub host: HostName,
-    pub port: u16,
-}
-
-/// Parses an `Origin` header value (`scheme://host[:port]`, nothing after). `null`, other schemes
-/// (`ws:`, `file:`, …), paths and userinfo are refused.
-pub fn parse_origin(value: &str) -> Option<Origin> {
-    let (scheme, rest) = value.split_once("://")?;
-    let (scheme, default_port) = if scheme.eq_ignore_ascii_case("http") {
-        ("http", 80)
-    } else if scheme.eq_ignore_ascii_case("https") {
-        ("https", 443)
-    } else {
-        return None;
-    };
-    let (host, port) = parse_host_header(rest)?;
-    Some(Origin { scheme, host, port: port.unwrap_or(default_port) })
-}
-
-/// Why a request was refused before authentication.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Refusal {
-    Host,
-    /// An absolute-form request target whose authority is not allowed or differs from `Host`.
-    Target,
-    Origin,
-}
-
-/// The Host allowlist and the Origin policy.
-#[derive(Clone, Debug)]
-pub struct AccessPolicy {
-    any_host: bool,
-    hosts: HashSet<HostName>,
-    origins: HashSet<Origin>,
-}
-
-impl AccessPolicy {
-    /// Loopback names and IPs always; plus `allowed_hosts` (`*` allows any Host: only sensible
-    /// behind a proxy that checks it) and the listen address when it is a specific IP.
-    pub fn new(
-        listen: SocketAddr,
-        allowed_hosts: &[String],
-        trusted_origins: &[String],
-    ) -> Result<Self, SecurityError> {
-        let mut any_host = false;
-        let mut hosts = HashSet::new();
-        if !listen.ip().is_unspecified() {
-            hosts.insert(HostName::Ip(listen.ip()));
-        }
-        for h in allowed_hosts.iter().map(|h| h.trim()).filter(|h| !h.is_empty()) {
-            if h == "*" {
-                any_host = true;
-                continue;
-            }
-            match parse_host_header(h) {
-                Some((name, None)) => {
-                    hosts.insert(name);
-                }
-                _ => return Err(SecurityError::BadAllowedHost(h.to_owned())),
-            }
-        }
-        let mut origins = HashSet::new();
-        for o in trusted_origins.iter().map(|o| o.trim().trim_end_matches('/')).filter(|o| !o.is_empty()) {
-            origins.insert(parse_origin(o).ok_or_else(|| SecurityError::BadTrustedOrigin(o.to_owned()))?);
-        }
-        Ok(Self { any_host, hosts, origins })
-    }
-
-    /// Is this `Host` header one we serve? (Against DNS rebinding: a page on `evil.example` that
-    /// re-resolves to 127.0.0.1 still sends `Host: evil.example`.)
-    pub fn host_allowed(&self, host: Option<&str>) -> bool {
-        let Some((name, _)) = host.and_then(parse_host_header) else { return false };
-        self.name_allowed(&name)
-    }
-
-    fn name_allowed(&self, name: &HostName) -> bool {
-        self.any_host || name.is_loopback() || self.hosts.contains(name)
-    }
-
-    /// Is a request with this `Origin` (if any) and `Host` allowed? No Origin: a non-browser client.
-    /// Same origin (http, same host and port as the Host header), or a configured trusted origin.
-    pub fn origin_allowed(&self, origin: Option<&str>, host: Option<&str>) -> bool {
-        let Some(origin) = origin else { return true };
-        let Some(o) = parse_origin(origin) else { return false };
-        if self.origins.contains(&o) {
-            return true;
-        }
-        let Some((host, port)) = host.and_then(parse_host_header) else { return false };
-        o.scheme == "http" && o.host == host && o.port == port.unwrap_or(80)
-    }
-
-    /// Is this exactly one of the configured trusted origins (those get CORS answers)?
-    pub fn is_trusted_origin(&self, origin: &str) -> bool {
-        parse_origin(origin).is_some_and(|o| self.origins.contains(&o))
-    }
-
-    /// Both checks, on a request's headers.
-    pub fn check(&self, headers: &HeaderMap) -> Result<(), Refusal> {
-        let host = single(headers, header::HOST).map_err(|()| Refusal::Host)?;
-        if !self.host_allowed(host) {
-            return Err(Refusal::Host);
-        }
-        let origin = single(headers, header::ORIGIN).map_err(|()| Refusal::Origin)?;
-        if !self.origin_allowed(origin, host) {
-            return Err(Refusal::Origin);
-        }
-        Ok(())
-    }
-}
-
-/// The value of a header that must appear at most once (as text).
-fn single(headers: &HeaderMap, name: header::HeaderName) -> Result<Option<&str>, ()> {
-    let mut values = headers.get_all(name).iter();
-    let first = values.next();
-    if values.next().is_some() {
-        return Err(());
-    }
-    first.map(|v| v.to_str().map_err(|_| ())).transpose()
-}
-
 /// How a request proved it holds the token.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Authenticated {
@@ -588,48 +399,6 @@ pub fn query_names(query: &str) -> impl Iterator<Item = std::borrow::Cow<'_, str
 /// `auth`, in any case, however percent-encoded)?
 pub fn query_carries_token(query: Option<&str>) -> bool {
     query.is_some_and(|q| query_names(q).any(|name| TOKEN_QUERY_KEYS.iter().any(|k| name.eq_ignore_ascii_case(k))))
-}
-
-/// What a request target says about the authority it is meant for.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum TargetAuthority {
-    /// The usual origin form (`GET /p`): no authority.
-    None,
-    /// Absolute form (`GET http://host:port/p`): the host and the effective port.
-    Named(HostName, u16),
-    /// An authority that is not `http`/`https` (authority form, other schemes) or that does not
-    /// parse as a `Host` value does.
-    Invalid,
-}
-
-/// The authority a request target names, parsed as a `Host` header is.
-pub fn target_authority(scheme: Option<&str>, authority: Option<&str>) -> TargetAuthority {
-    let Some(authority) = authority else { return TargetAuthority::None };
-    let default_port = match scheme {
-        Some(s) if s.eq_ignore_ascii_case("http") => 80,
-        Some(s) if s.eq_ignore_ascii_case("https") => 443,
-        _ => return TargetAuthority::Invalid,
-    };
-    match parse_host_header(authority) {
-        Some((host, port)) => TargetAuthority::Named(host, port.unwrap_or(default_port)),
-        None => TargetAuthority::Invalid,
-    }
-}
-
-impl AccessPolicy {
-    /// The request target's authority, if it has one (absolute form), is judged as the Host header
-    /// is, and must name the same host and port as the Host header (RFC 9112 §3.2.2 lets a server
-    /// prefer the target's authority; we accept only requests where both agree).
-    pub fn target_allowed(&self, scheme: Option<&str>, authority: Option<&str>, host: Option<&str>) -> bool {
-        let (name, port) = match target_authority(scheme, authority) {
-            TargetAuthority::None => return true,
-            TargetAuthority::Named(name, port) => (name, port),
-            TargetAuthority::Invalid => return false,
-        };
-        let Some((host_name, host_port)) = host.and_then(parse_host_header) else { return false };
-        let default_port = if scheme.is_some_and(|s| s.eq_ignore_ascii_case("https")) { 443 } else { 80 };
-        self.name_allowed(&name) && name == host_name && port == host_port.unwrap_or(default_port)
-    }
 }
 
 /// Marks a request another host of the cluster forwarded (over NATS, after its own edge checked
@@ -750,12 +519,12 @@ where
     match refusal {
         Ok(()) => {}
         Err(Refusal::Host) => {
-            tracing::warn!("refused a request with a Host that is not allowed (DNS rebinding protection)");
+            access.refusals_log.warn(Refusal::Host);
             return ApiError::new(StatusCode::FORBIDDEN, "host_not_allowed", "this Host is not allowed")
                 .into_response();
         }
         Err(Refusal::Target) => {
-            tracing::warn!("refused an absolute-form request target naming another authority");
+            access.refusals_log.warn(Refusal::Target);
             return ApiError::new(
                 StatusCode::FORBIDDEN,
                 "host_not_allowed",
@@ -764,7 +533,7 @@ where
             .into_response();
         }
         Err(Refusal::Origin) => {
-            tracing::warn!("refused a cross-origin request");
+            access.refusals_log.warn(Refusal::Origin);
             return ApiError::new(StatusCode::FORBIDDEN, "origin_not_allowed", "this Origin is not allowed")
                 .into_response();
         }
@@ -816,49 +585,47 @@ where
     } else {
         let target = Target::of(&req);
         let method = req.method().clone();
-        let principal = match presented(req.headers(), room_ws) {
-            Some((secret, how)) => gate.tokens.authenticate(secret).await.map(|p| (p, how)),
-            None => None,
+        let verdict = match presented(req.headers(), room_ws) {
+            Some((secret, how)) => (gate.tokens.authenticate(secret).await, Some(how)),
+            None => (Verdict::Unknown, None),
         };
-        let actor = principal.as_ref().map(|(p, _)| p.actor.clone());
-        let res = match principal {
-            Some((p, how)) => {
+        let (res, actor) = match verdict {
+            (Verdict::Valid(p), Some(how)) => {
+                let actor = p.actor.clone();
                 let mut req = req;
                 req.extensions_mut().insert(how);
-                authorized(p, &target, req, next).await
+                (authorized(p, &target, req, next).await, Some(actor))
             }
-            None => unauthorized(),
+            // A revoked or expired token is refused like an unknown one, but its attempts are its.
+            (Verdict::Ended(actor), _) => (unauthorized_because("this token was revoked or has expired"), Some(actor)),
+            _ => (unauthorized(), None),
         };
-        if !method.is_safe() && (actor.is_some() || gate.audit.admit_anonymous()) {
-            gate.audit
-                .record(AuditRecord {
-                    seq: 0,
-                    at_ms: crate::access::tokens::now_ms(),
-                    token_id: actor.as_ref().map(|a| a.token_id.clone()),
-                    actor_name: actor.as_ref().map(|a| a.name.clone()),
-                    method: method.as_str().to_owned(),
-                    route: target.route.clone().unwrap_or_else(|| "(no route)".to_owned()),
-                    room_id: target.room,
-                    session_id: target.session,
-                    status: res.status().as_u16(),
-                    code: res.extensions().get::<ErrorCode>().map(|c| c.0.clone()),
-                })
-                .await;
+        if !method.is_safe() {
+            let code = res.extensions().get::<ErrorCode>().map(|c| c.0.clone());
+            let Target { route, room, session } = target;
+            gate.audit.request(Attempt { actor, method, route, room, session }, res.status().as_u16(), code).await;
         }
         res
     };
     if let Some(origin) = cors {
         let h = res.headers_mut();
         h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
-        h.insert(header::ACCESS_CONTROL_EXPOSE_HEADERS, HeaderValue::from_static("location, retry-after"));
+        h.insert(
+            header::ACCESS_CONTROL_EXPOSE_HEADERS,
+            HeaderValue::from_static("location, retry-after, ensemble-wait"),
+        );
         h.append(header::VARY, HeaderValue::from_static("Origin"));
     }
     res
 }
 
 fn unauthorized() -> Response {
-    let mut res =
-        ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", "a valid bearer token is required").into_response();
+    unauthorized_because("a valid bearer token is required")
+}
+
+/// 401 `unauthorized`, saying why, with the `WWW-Authenticate` challenge.
+pub fn unauthorized_because(why: &str) -> Response {
+    let mut res = ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", why).into_response();
     res.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"ensemble\""));
     res
 }
@@ -868,6 +635,8 @@ fn unauthorized() -> Response {
 pub struct Access {
     pub token: Token,
     pub policy: AccessPolicy,
+    /// The warnings about requests refused for their Host or Origin, rate-limited.
+    pub refusals_log: RefusalLog,
 }
 
 impl Access {

@@ -13,6 +13,7 @@ use ensemble_runtime::controller::{
 use ensemble_runtime::store::{DEFAULT_WAL_PREFILL, Retention, Store, StoreConfig, Synchronous};
 use tokio::net::TcpListener;
 
+use crate::access::audit::RefusalLimits;
 use crate::cluster;
 use crate::config::{ServeArgs, SqliteSync};
 use crate::datadir;
@@ -20,7 +21,7 @@ use crate::listener::{self, ListenerConfig};
 use crate::os;
 use crate::router::router;
 use crate::runs::Run;
-use crate::security::{self, Access, AccessPolicy, TokenSource};
+use crate::security::{self, Access, AccessPolicy, RefusalLog, TokenSource};
 use crate::state::{AppConfig, AppState};
 use crate::telemetry;
 use crate::workspace::WorkspaceRoots;
@@ -302,8 +303,14 @@ pub fn app_config(args: &ServeArgs) -> anyhow::Result<(AppConfig, TokenSource)> 
             keep_settled: Duration::from_secs(args.webhook_keep_secs),
             tls: crate::webhooks::tls_config()?,
         },
-        access: Access { token, policy },
+        access: Access {
+            token,
+            policy,
+            refusals_log: RefusalLog::new(Duration::from_secs(args.refusal_log_interval_secs)),
+        },
         max_tokens: args.max_tokens,
+        max_long_polls_per_token: usize::try_from(args.max_long_polls_per_token).unwrap_or(usize::MAX),
+        audit_refusals: RefusalLimits { per_min: args.audit_refusals_per_min, burst: args.audit_refusal_burst },
         workspace,
         files_guard: files_guard(args),
         max_file_view_bytes: args.max_file_view_bytes,

@@ -10,7 +10,8 @@ use std::time::Duration;
 use ensemble_runtime::controller::Controller;
 use tokio_util::sync::CancellationToken;
 
-use crate::access::audit::AuditLog;
+use crate::access::audit::{AuditLog, RefusalLimits};
+use crate::access::per_token::PerToken;
 use crate::access::tokens::Registry;
 use crate::cluster::Node;
 use crate::config::WsLimits;
@@ -27,6 +28,10 @@ pub struct App {
     pub ws_connections: AtomicUsize,
     /// Open WebSockets per room (entries removed at zero).
     pub ws_rooms: Mutex<HashMap<String, usize>>,
+    /// Open room WebSockets per token (`--max-ws-per-token`).
+    pub ws_tokens: Arc<PerToken>,
+    /// Waiting `?wait=` long polls per token (`--max-long-polls-per-token`).
+    pub long_polls: Arc<PerToken>,
     pub max_body_bytes: usize,
     pub request_timeout: Duration,
     /// Events a room export reads at a time.
@@ -63,6 +68,10 @@ pub struct AppConfig {
     pub access: Access,
     /// Most valid managed tokens at once.
     pub max_tokens: usize,
+    /// Waiting long polls per token.
+    pub max_long_polls_per_token: usize,
+    /// How many refusals the audit trail keeps.
+    pub audit_refusals: RefusalLimits,
     pub workspace: WorkspaceRoots,
     pub files_guard: ensemble_files::Guard,
     pub max_file_view_bytes: u64,
@@ -101,15 +110,18 @@ impl AppState {
             config.webhooks,
             host,
         ));
-        let (audit, writer) = AuditLog::new(store);
+        let (audit, writer) = AuditLog::new(store, config.audit_refusals);
         tokio::spawn(writer);
         Self(Arc::new(App {
             controller,
-            ws: config.ws,
+            ws: config.ws.clone(),
             shutdown: CancellationToken::new(),
             draining: AtomicBool::new(false),
             ws_connections: AtomicUsize::new(0),
             ws_rooms: Mutex::new(HashMap::new()),
+            // Sockets are counted by `ensemble_ws_connections` already.
+            ws_tokens: PerToken::new(config.ws.max_per_token, None),
+            long_polls: PerToken::new(config.max_long_polls_per_token, Some("ensemble_long_polls_waiting")),
             max_body_bytes: config.max_body_bytes,
             request_timeout: config.request_timeout,
             export_page_events: config.export_page_events,

@@ -20,6 +20,7 @@ use ensemble_runtime::cursor::{CursorError, Item, RoomCursor};
 use futures::{SinkExt, StreamExt};
 use tokio::time::{Instant, timeout};
 
+use crate::access::per_token::Held;
 use crate::access::{Principal, Role};
 use crate::api::{ClientFrame, ServerFrame, WsQuery};
 use crate::error::{ApiError, ErrorResponse, Query};
@@ -68,7 +69,7 @@ pub async fn room_ws(
     if state.is_draining() {
         return Err(ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "shutting_down", "the server is shutting down"));
     }
-    let slot = ConnectionSlot::take(&state, &room)?;
+    let slot = ConnectionSlot::take(&state, &room, principal.token_id())?;
     // A browser that offered subprotocols fails the handshake unless one is chosen: the answer is
     // always the application protocol, never the bearer entry (the guard refuses a bearer entry
     // offered without `ensemble.v1`), so the token is never echoed.
@@ -119,15 +120,28 @@ fn is_too_big(e: &(dyn std::error::Error + Send + Sync + 'static)) -> bool {
     e.downcast_ref::<Error>().is_some_and(|e| matches!(e, Error::Capacity(CapacityError::MessageTooLong { .. })))
 }
 
-/// One counted WebSocket, in total and in its room; released on drop (also when the upgrade never
-/// completes).
+/// One counted WebSocket, in total, in its room and for its token; released on drop (also when
+/// the upgrade never completes).
 struct ConnectionSlot {
     state: AppState,
     room: String,
+    _token: Held,
 }
 
 impl ConnectionSlot {
-    fn take(state: &AppState, room: &str) -> Result<Self, ApiError> {
+    fn take(state: &AppState, room: &str, token: &str) -> Result<Self, ApiError> {
+        // The token's own cap first: one token filling a room or the server is told it is its own.
+        let Some(held) = state.ws_tokens.take(token) else {
+            let max = state.ws_tokens.max();
+            metrics::counter!("ensemble_ws_refused_total", "code" => "too_many_token_connections").increment(1);
+            return Err(ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "too_many_token_connections",
+                format!("this token has {max} open room WebSockets (the limit, --max-ws-per-token); close one first"),
+            )
+            .with_details(serde_json::json!({ "limit": max }))
+            .retry_after(1));
+        };
         let mut rooms = state.ws_rooms.lock().unwrap_or_else(|e| e.into_inner());
         let total = state.ws_connections.load(Ordering::Relaxed);
         let in_room = rooms.get(room).copied().unwrap_or(0);
@@ -145,7 +159,7 @@ impl ConnectionSlot {
         *rooms.entry(room.to_owned()).or_default() += 1;
         state.ws_connections.fetch_add(1, Ordering::Relaxed);
         metrics::gauge!("ensemble_ws_connections").increment(1.0);
-        Ok(Self { state: state.clone(), room: room.to_owned() })
+        Ok(Self { state: state.clone(), room: room.to_owned(), _token: held })
     }
 }
 
@@ -274,34 +288,18 @@ impl Connection {
         tokio::pin!(idle);
         let stopping = shutdown.cancelled();
         tokio::pin!(stopping);
-        // The token may be revoked (here or on another host) or expire while the socket is open.
-        let token_id = self.principal.token_id().to_owned();
-        let tokens = self.state.tokens.clone();
-        let mut revocations = tokens.subscribe();
-        // Made once, like the timers above: it wakes only when the set of valid tokens changes.
-        let revoked = async move {
-            while revocations.changed().await.is_ok() {
-                if !tokens.is_active(&token_id) {
-                    return;
-                }
-            }
-        };
-        tokio::pin!(revoked);
-        let expiry = self.state.tokens.expires_at_ms(self.principal.token_id()).map(|at| {
-            let left = u64::try_from(at.saturating_sub(crate::access::tokens::now_ms())).unwrap_or(0);
-            Instant::now() + Duration::from_millis(left)
-        });
-        let expired =
-            tokio::time::sleep_until(expiry.unwrap_or_else(|| Instant::now() + Duration::from_secs(86400 * 365)));
-        tokio::pin!(expired);
+        // The token may be revoked (here or on another host, it or its maker) or expire while the
+        // socket is open. Made once, like the timers above: it wakes only when the set of valid
+        // tokens changes, or at the expiry.
+        let ended = self.state.tokens.ended(self.principal.token_id());
+        tokio::pin!(ended);
         // Looked up once: a registry lookup per batch showed in the fan-out profile.
         let frames_sent = metrics::counter!("ensemble_ws_frames_sent_total");
         loop {
             tokio::select! {
                 biased;
                 _ = &mut stopping => return End::Shutdown,
-                () = &mut revoked => return End::TokenRevoked,
-                _ = &mut expired, if expiry.is_some() => return End::TokenRevoked,
+                () = &mut ended => return End::TokenRevoked,
                 batch = cursor.next_batch(FLUSH_BATCH) => {
                     let items = match batch {
                         Ok(items) => items,

@@ -16,6 +16,8 @@ pub struct TokenRecord {
     pub created_at_ms: i64,
     /// the creating token's name
     pub created_by: String,
+    /// the creating token's id ("admin" for the token file's); None in rows older than the column
+    pub created_by_id: Option<String>,
     pub expires_at_ms: Option<i64>,
     pub revoked_at_ms: Option<i64>,
     pub last_used_at_ms: Option<i64>,

@@ -323,7 +323,8 @@ impl Store {
     }
 
     /// Marks a token revoked at `at_ms`: `Ok(true)` if it existed and was not revoked yet,
-    /// `Ok(false)` otherwise (the first revocation's time stays).
+    /// `Ok(false)` otherwise (the first revocation's time stays). Every token it made (by
+    /// `created_by_id`), transitively, is revoked in the same write, those not revoked yet at `at_ms`.
     pub async fn token_revoke(&self, id: &str, at_ms: i64) -> Result<bool, StoreError> {
         let id = id.to_owned();
         self.ask(|ack| WriteOp::TokenRevoke { id, at_ms, ack }).await

@@ -2,10 +2,20 @@
 //! room and session, and the outcome. Requests hand their record to a writer that commits them
 //! in batches; the queue is bounded, and a full queue makes the request wait rather than lose a
 //! record.
+//!
+//! What a caller controls is kept bounded: refusals are kept at a bounded rate per token (and for
+//! all requests without a valid token together) and beyond it only counted, and a path id that is
+//! not a valid id is kept as a fixed marker and a short hash of it, never as sent.
 
-use std::time::Duration;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
+use axum::http::Method;
+use ensemble_runtime::actor::Actor;
+use ensemble_runtime::limits::check_id;
 use ensemble_runtime::store::{AuditRecord, Store};
+use sha2::{Digest, Sha256};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
@@ -24,40 +34,120 @@ enum Msg {
     Flush(oneshot::Sender<()>),
 }
 
-/// Refusals of requests without a valid token are kept at this many a second (and bursts of
-/// [`ANONYMOUS_BURST`]); beyond it they are only counted (`ensemble_audit_anonymous_dropped_total`),
-/// so that someone without a token cannot fill the disk one refused request at a time.
-pub const ANONYMOUS_PER_SEC: f64 = 1.0;
-pub const ANONYMOUS_BURST: f64 = 60.0;
+/// What a path id that is not a valid id is kept as, followed by ` sha256:` and the first
+/// [`MARK_HASH_HEX`] hex digits of its SHA-256 (so repeats of one id can still be told apart).
+/// Ids never contain a space or a parenthesis, so it cannot be mistaken for one.
+pub const INVALID_ID_MARKER: &str = "(invalid id)";
+const MARK_HASH_HEX: usize = 12;
+/// Token buckets kept before full ones (nobody refused lately) are forgotten.
+const BUCKETS_KEPT: usize = 1024;
 
-#[derive(Clone)]
-pub struct AuditLog {
-    tx: mpsc::Sender<Msg>,
-    /// The token bucket of anonymous records: (tokens, when last filled).
-    anonymous: std::sync::Arc<std::sync::Mutex<(f64, std::time::Instant)>>,
+/// How many refusals are kept: per token, and for requests without a valid token together, a
+/// bucket of `burst` refilled at `per_min` a minute; beyond it they are only counted
+/// (`ensemble_audit_anonymous_dropped_total`, `ensemble_audit_refusals_dropped_total`), so that a
+/// caller cannot fill the disk one refused request at a time.
+#[derive(Clone, Copy, Debug)]
+pub struct RefusalLimits {
+    pub per_min: u32,
+    pub burst: u32,
 }
 
-impl AuditLog {
-    /// The log and the writer to spawn (it ends once every sender is gone and the queue is empty).
-    pub fn new(store: Store) -> (AuditLog, impl std::future::Future<Output = ()>) {
-        let (tx, rx) = mpsc::channel(QUEUE);
-        let anonymous = std::sync::Arc::new(std::sync::Mutex::new((ANONYMOUS_BURST, std::time::Instant::now())));
-        (AuditLog { tx, anonymous }, write(store, rx))
+impl Default for RefusalLimits {
+    fn default() -> Self {
+        Self { per_min: 60, burst: 60 }
     }
+}
 
-    /// May a refusal without a valid token be recorded now (see [`ANONYMOUS_PER_SEC`])?
-    pub fn admit_anonymous(&self) -> bool {
-        let mut b = self.anonymous.lock().unwrap_or_else(|e| e.into_inner());
-        let now = std::time::Instant::now();
-        b.0 = (b.0 + now.duration_since(b.1).as_secs_f64() * ANONYMOUS_PER_SEC).min(ANONYMOUS_BURST);
+/// One bucket: (what is left, when it was last filled).
+type Bucket = (f64, Instant);
+
+/// The token buckets of refusals: one for requests without a valid token, one per token id.
+struct Buckets {
+    limits: RefusalLimits,
+    anonymous: Bucket,
+    by_token: HashMap<String, Bucket>,
+}
+
+impl Buckets {
+    fn take(limits: RefusalLimits, b: &mut Bucket, now: Instant) -> bool {
+        let burst = f64::from(limits.burst);
+        b.0 = (b.0 + now.saturating_duration_since(b.1).as_secs_f64() * f64::from(limits.per_min) / 60.0).min(burst);
         b.1 = now;
         if b.0 >= 1.0 {
             b.0 -= 1.0;
             true
         } else {
-            metrics::counter!("ensemble_audit_anonymous_dropped_total").increment(1);
             false
         }
+    }
+
+    /// May one more refusal of `token` (None: no valid token) be kept now?
+    fn admit(&mut self, token: Option<&str>, now: Instant) -> bool {
+        let limits = self.limits;
+        let Some(token) = token else { return Self::take(limits, &mut self.anonymous, now) };
+        if self.by_token.len() >= BUCKETS_KEPT && !self.by_token.contains_key(token) {
+            // A full bucket is the same as none.
+            let burst = f64::from(limits.burst);
+            let refill = f64::from(limits.per_min) / 60.0;
+            self.by_token.retain(|_, b| b.0 + now.saturating_duration_since(b.1).as_secs_f64() * refill < burst);
+        }
+        let b = self.by_token.entry(token.to_owned()).or_insert((f64::from(limits.burst), now));
+        Self::take(limits, b, now)
+    }
+}
+
+/// The request an audit record describes, before its outcome.
+pub struct Attempt {
+    /// Who made it: a valid token, or one that was revoked or expired (None: no token known).
+    pub actor: Option<Arc<Actor>>,
+    pub method: Method,
+    /// The route template (None: no route matched).
+    pub route: Option<String>,
+    /// As the path named them (percent-decoded), checked here.
+    pub room: Option<String>,
+    pub session: Option<String>,
+}
+
+#[derive(Clone)]
+pub struct AuditLog {
+    tx: mpsc::Sender<Msg>,
+    buckets: Arc<Mutex<Buckets>>,
+}
+
+impl AuditLog {
+    /// The log and the writer to spawn (it ends once every sender is gone and the queue is empty).
+    pub fn new(store: Store, limits: RefusalLimits) -> (AuditLog, impl std::future::Future<Output = ()>) {
+        let (tx, rx) = mpsc::channel(QUEUE);
+        let buckets =
+            Buckets { limits, anonymous: (f64::from(limits.burst), Instant::now()), by_token: HashMap::new() };
+        (AuditLog { tx, buckets: Arc::new(Mutex::new(buckets)) }, write(store, rx))
+    }
+
+    /// Records a mutating request's outcome: always when it was not refused, else within the
+    /// refusal limits of who made it (see [`RefusalLimits`]).
+    pub async fn request(&self, attempt: Attempt, status: u16, code: Option<String>) {
+        let token = attempt.actor.as_ref().map(|a| a.token_id.as_str());
+        let refused = (400..500).contains(&status);
+        if refused && !self.buckets.lock().unwrap_or_else(|e| e.into_inner()).admit(token, Instant::now()) {
+            match token {
+                None => metrics::counter!("ensemble_audit_anonymous_dropped_total").increment(1),
+                Some(_) => metrics::counter!("ensemble_audit_refusals_dropped_total").increment(1),
+            }
+            return;
+        }
+        self.record(AuditRecord {
+            seq: 0,
+            at_ms: super::tokens::now_ms(),
+            token_id: attempt.actor.as_ref().map(|a| a.token_id.clone()),
+            actor_name: attempt.actor.as_ref().map(|a| a.name.clone()),
+            method: method_name(&attempt.method),
+            route: attempt.route.unwrap_or_else(|| "(no route)".to_owned()),
+            room_id: attempt.room.map(kept_id),
+            session_id: attempt.session.map(kept_id),
+            status,
+            code,
+        })
+        .await;
     }
 
     pub async fn record(&self, record: AuditRecord) {
@@ -74,6 +164,32 @@ impl AuditLog {
             let _ = committed.await;
         }
     }
+}
+
+/// A path id as the trail keeps it: as it is when it is a valid id, else [`INVALID_ID_MARKER`] and
+/// a short hash (a 60 KB id costs the trail some forty bytes).
+pub fn kept_id(id: String) -> String {
+    if check_id("id", &id).is_ok() {
+        return id;
+    }
+    let hash = super::tokens::hex(&Sha256::digest(id.as_bytes()));
+    format!("{INVALID_ID_MARKER} sha256:{}", &hash[..MARK_HASH_HEX])
+}
+
+/// A method as the trail keeps it: a standard one by name, any other (any length) as `(other)`.
+fn method_name(method: &Method) -> String {
+    const STANDARD: [Method; 9] = [
+        Method::GET,
+        Method::POST,
+        Method::PUT,
+        Method::PATCH,
+        Method::DELETE,
+        Method::HEAD,
+        Method::OPTIONS,
+        Method::CONNECT,
+        Method::TRACE,
+    ];
+    if STANDARD.contains(method) { method.as_str().to_owned() } else { "(other)".to_owned() }
 }
 
 async fn write(store: Store, mut rx: mpsc::Receiver<Msg>) {
@@ -124,5 +240,56 @@ pub async fn prune(store: Store, retention: Duration, stop: CancellationToken) {
             () = stop.cancelled() => return,
             () = tokio::time::sleep(Duration::from_secs(3600)) => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_valid_id_is_kept_and_any_other_is_a_marker_with_a_short_hash() {
+        assert_eq!(kept_id("room-1.a_b~c:d".into()), "room-1.a_b~c:d");
+        let long = kept_id("x".repeat(60 * 1024));
+        assert!(long.starts_with("(invalid id) sha256:") && long.len() == INVALID_ID_MARKER.len() + 8 + 12, "{long}");
+        assert_eq!(long, kept_id("x".repeat(60 * 1024)), "the same id, the same mark");
+        assert_ne!(long, kept_id("y".repeat(60 * 1024)));
+        for bad in ["", "..", "a b", "é", "a/b", &"a".repeat(129)] {
+            assert!(kept_id(bad.to_owned()).starts_with(INVALID_ID_MARKER), "{bad:?}");
+        }
+        assert_eq!(method_name(&Method::DELETE), "DELETE");
+        assert_eq!(method_name(&Method::from_bytes("X".repeat(5000).as_bytes()).unwrap()), "(other)");
+    }
+
+    #[test]
+    fn refusals_are_kept_per_token_within_a_burst_and_a_rate_each() {
+        let limits = RefusalLimits { per_min: 60, burst: 3 };
+        let mut b = Buckets { limits, anonymous: (3.0, Instant::now()), by_token: HashMap::new() };
+        let t0 = Instant::now();
+        let kept = |b: &mut Buckets, token: Option<&str>, at: Instant| (0..10).filter(|_| b.admit(token, at)).count();
+        assert_eq!(kept(&mut b, Some("tok_a"), t0), 3);
+        // Another token, and the requests without one, have buckets of their own.
+        assert_eq!(kept(&mut b, Some("tok_b"), t0), 3);
+        assert_eq!(kept(&mut b, None, t0), 3);
+        assert_eq!(kept(&mut b, Some("tok_a"), t0), 0);
+        // One a second comes back.
+        assert_eq!(kept(&mut b, Some("tok_a"), t0 + Duration::from_secs(2)), 2);
+        assert_eq!(kept(&mut b, Some("tok_a"), t0 + Duration::from_secs(60)), 3, "never more than the burst");
+    }
+
+    #[test]
+    fn full_buckets_are_forgotten_so_the_map_stays_bounded() {
+        let limits = RefusalLimits { per_min: 60, burst: 2 };
+        let mut b = Buckets { limits, anonymous: (2.0, Instant::now()), by_token: HashMap::new() };
+        let t0 = Instant::now();
+        for i in 0..BUCKETS_KEPT {
+            assert!(b.admit(Some(&format!("tok_{i}")), t0));
+        }
+        assert_eq!(b.by_token.len(), BUCKETS_KEPT);
+        // Later, every bucket has filled up again: the next new token finds room.
+        assert!(b.admit(Some("tok_new"), t0 + Duration::from_secs(5)));
+        assert_eq!(b.by_token.len(), 1);
+        assert!(b.admit(Some("tok_new"), t0 + Duration::from_secs(5)));
+        assert!(!b.admit(Some("tok_new"), t0 + Duration::from_secs(5)), "its own bucket is kept");
     }
 }

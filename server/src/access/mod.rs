@@ -3,6 +3,7 @@
 //! ([`tokens`]) carry a role and a room scope of their own.
 
 pub mod audit;
+pub mod per_token;
 pub mod table;
 pub mod tokens;
 

@@ -3,6 +3,11 @@
 //! store to be authenticated), reloads from the store at start, when another host says the tokens
 //! changed, and when a secret it does not know comes in (at most once a second: made on another
 //! host a moment ago). Last-use times are written in batches.
+//!
+//! A token made by a managed token hangs off its maker: it is valid only while every token up the
+//! chain is (checked at each authentication, so a maker's expiry or revocation ends what it made
+//! at once), it expires no later than its maker, and a revocation is written for the whole subtree.
+//! The token file's token is the root: what it makes hangs off nobody.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
@@ -50,7 +55,8 @@ impl Managed {
         Some(Managed { record, principal })
     }
 
-    fn active(&self, now_ms: i64) -> bool {
+    /// Neither revoked nor expired itself (its makers are [`Known::active`]'s to check).
+    fn own_active(&self, now_ms: i64) -> bool {
         self.record.revoked_at_ms.is_none() && self.record.expires_at_ms.is_none_or(|e| now_ms < e)
     }
 }
@@ -59,6 +65,71 @@ impl Managed {
 struct Known {
     by_hash: HashMap<String, Arc<Managed>>,
     by_id: HashMap<String, Arc<Managed>>,
+}
+
+impl Known {
+    /// `m` and the tokens that made it, up to the token file's: `None` when the chain breaks (a
+    /// maker this registry does not hold, or a loop, which the server never makes).
+    fn chain<'a>(&'a self, m: &'a Managed) -> Option<Vec<&'a Managed>> {
+        let mut chain = vec![m];
+        let mut at = m;
+        // A chain is never longer than the tokens there are.
+        while chain.len() <= self.by_id.len() {
+            match at.record.created_by_id.as_deref() {
+                // Made by the token file's token, or before makers were recorded.
+                None | Some(super::ADMIN_TOKEN_ID) => return Some(chain),
+                Some(maker) => at = self.by_id.get(maker)?,
+            }
+            chain.push(at);
+        }
+        None
+    }
+
+    /// Valid at `now_ms`: neither `m` nor any token that made it is revoked or expired.
+    fn active(&self, m: &Managed, now_ms: i64) -> bool {
+        self.chain(m).is_some_and(|c| c.iter().all(|t| t.own_active(now_ms)))
+    }
+
+    /// When `m` stops working: the earliest expiry up its chain.
+    fn expires_at_ms(&self, m: &Managed) -> Option<i64> {
+        let chain = self.chain(m)?;
+        chain.iter().filter_map(|t| t.record.expires_at_ms).min()
+    }
+
+    /// The ids of the tokens `id` made, and those they made, and so on.
+    fn made_by(&self, id: &str) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        let mut frontier = vec![id.to_owned()];
+        while let Some(maker) = frontier.pop() {
+            for m in self.by_id.values() {
+                if m.record.created_by_id.as_deref() == Some(maker.as_str())
+                    && !out.contains(&m.record.id)
+                    && m.record.id != id
+                {
+                    out.push(m.record.id.clone());
+                    frontier.push(m.record.id.clone());
+                }
+            }
+        }
+        out
+    }
+
+    fn put(&mut self, m: Managed) {
+        let m = Arc::new(m);
+        self.by_hash.insert(m.record.secret_hash.clone(), m.clone());
+        self.by_id.insert(m.record.id.clone(), m);
+    }
+}
+
+/// What a presented secret stands for.
+pub enum Verdict {
+    /// A valid token.
+    Valid(Principal),
+    /// A managed token that was revoked or expired (itself or a token up its chain): refused, but
+    /// its later attempts are known to be its.
+    Ended(Arc<Actor>),
+    /// No token this server knows.
+    Unknown,
 }
 
 /// What `POST /v1/tokens` asks for (checked).
@@ -146,9 +217,7 @@ impl Registry {
         let mut known = Known::default();
         for record in records {
             let Some(m) = Managed::new(record) else { continue };
-            let m = Arc::new(m);
-            known.by_hash.insert(m.record.secret_hash.clone(), m.clone());
-            known.by_id.insert(m.record.id.clone(), m);
+            known.put(m);
         }
         *self.known.write().unwrap_or_else(|e| e.into_inner()) = known;
         self.changed.send_modify(|n| *n += 1);
@@ -159,17 +228,17 @@ impl Registry {
         self.known.read().unwrap_or_else(|e| e.into_inner()).by_hash.get(hash).cloned()
     }
 
-    /// The principal a presented secret stands for, if it is valid now.
-    pub async fn authenticate(&self, secret: &str) -> Option<Principal> {
+    /// What a presented secret stands for now.
+    pub async fn authenticate(&self, secret: &str) -> Verdict {
         if secret.len() as u64 > crate::security::MAX_TOKEN_FILE_BYTES {
-            return None;
+            return Verdict::Unknown;
         }
         let digest: [u8; 32] = Sha256::digest(secret.as_bytes()).into();
         if bool::from(self.admin.ct_eq(&digest)) {
-            return Some(Principal::admin());
+            return Verdict::Valid(Principal::admin());
         }
         if !secret.starts_with(SECRET_PREFIX) || secret.len() > MAX_SECRET_BYTES {
-            return None;
+            return Verdict::Unknown;
         }
         let hash = hex(&digest);
         let found = match self.lookup(&hash) {
@@ -181,13 +250,14 @@ impl Registry {
                 self.lookup(&hash)
             }
             None => None,
-        }?;
+        };
+        let Some(found) = found else { return Verdict::Unknown };
         let now = now_ms();
-        if !found.active(now) {
-            return None;
+        if !self.known.read().unwrap_or_else(|e| e.into_inner()).active(&found, now) {
+            return Verdict::Ended(found.principal.actor.clone());
         }
         self.touched.lock().unwrap_or_else(|e| e.into_inner()).insert(found.record.id.clone(), now);
-        Some(found.principal.clone())
+        Verdict::Valid(found.principal.clone())
     }
 
     fn may_reload_on_miss(&self) -> bool {
@@ -205,7 +275,7 @@ impl Registry {
             return Some(Principal::admin());
         }
         let known = self.known.read().unwrap_or_else(|e| e.into_inner());
-        known.by_id.get(id).filter(|m| m.active(now_ms())).map(|m| m.principal.clone())
+        known.by_id.get(id).filter(|m| known.active(m, now_ms())).map(|m| m.principal.clone())
     }
 
     /// [`Self::principal_by_id`] for a request another host forwarded: a token this host does not
@@ -227,9 +297,43 @@ impl Registry {
         self.principal_by_id(id).is_some()
     }
 
-    /// When the token `id` expires, if it does.
+    /// When the token `id` stops working, if it does: its expiry, or an earlier one of a token up
+    /// its chain.
     pub fn expires_at_ms(&self, id: &str) -> Option<i64> {
-        self.known.read().unwrap_or_else(|e| e.into_inner()).by_id.get(id).and_then(|m| m.record.expires_at_ms)
+        let known = self.known.read().unwrap_or_else(|e| e.into_inner());
+        known.by_id.get(id).and_then(|m| known.expires_at_ms(m))
+    }
+
+    /// Resolves once the token `id` is no longer valid: revoked (here or on another host, it or a
+    /// token up its chain) or expired. Never, for the token file's token.
+    pub fn ended(self: &Arc<Self>, id: &str) -> impl Future<Output = ()> + Send + 'static {
+        // Subscribed before the first look, so a revocation between the two still wakes it.
+        let mut changes = self.subscribe();
+        let (tokens, id) = (self.clone(), id.to_owned());
+        let expiry = self.expires_at_ms(&id).map(|at| {
+            let left = u64::try_from(at.saturating_sub(now_ms())).unwrap_or(0);
+            tokio::time::Instant::now() + Duration::from_millis(left)
+        });
+        async move {
+            let revoked = async {
+                while tokens.is_active(&id) {
+                    if changes.changed().await.is_err() {
+                        // The registry is gone (the server stops): nothing ends the token now.
+                        std::future::pending::<()>().await;
+                    }
+                }
+            };
+            let expired = async {
+                match expiry {
+                    Some(at) => tokio::time::sleep_until(at).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                () = revoked => {}
+                () = expired => {}
+            }
+        }
     }
 
     /// Every token (revoked and expired ones too), oldest first; last-use times as known now.
@@ -256,7 +360,7 @@ impl Registry {
         let now = now_ms();
         let live = {
             let known = self.known.read().unwrap_or_else(|e| e.into_inner());
-            known.by_id.values().filter(|m| m.active(now)).count()
+            known.by_id.values().filter(|m| known.active(m, now)).count()
         };
         if live >= self.max_tokens {
             return Err(ApiError::new(
@@ -275,22 +379,25 @@ impl Registry {
             secret_hash: hex(&Sha256::digest(secret.as_bytes())),
             created_at_ms: now,
             created_by: by.actor.name.clone(),
-            expires_at_ms: new.expires_at_ms,
+            created_by_id: Some(by.token_id().to_owned()),
+            // Never later than the maker's: a token cannot outlive the one that made it.
+            expires_at_ms: match (new.expires_at_ms, self.expires_at_ms(by.token_id())) {
+                (Some(asked), Some(maker)) => Some(asked.min(maker)),
+                (asked, maker) => asked.or(maker),
+            },
             revoked_at_ms: None,
             last_used_at_ms: None,
         };
         self.store.token_insert(record.clone()).await.map_err(store_error)?;
         if let Some(m) = Managed::new(record.clone()) {
-            let m = Arc::new(m);
-            let mut known = self.known.write().unwrap_or_else(|e| e.into_inner());
-            known.by_hash.insert(m.record.secret_hash.clone(), m.clone());
-            known.by_id.insert(m.record.id.clone(), m);
+            self.known.write().unwrap_or_else(|e| e.into_inner()).put(m);
         }
         self.announce();
         Ok((record, secret))
     }
 
-    /// Revokes `id` at once: requests with it fail from now on, and its WebSockets close.
+    /// Revokes `id` and every token it made (transitively) at once: requests with them fail from
+    /// now on, and their WebSockets, long polls and exports end.
     pub async fn revoke(&self, id: &str) -> Result<TokenRecord, ApiError> {
         let not_found = || ApiError::new(StatusCode::NOT_FOUND, "token_not_found", format!("no token `{id}`"));
         if id == super::ADMIN_TOKEN_ID {
@@ -307,11 +414,22 @@ impl Registry {
         if record.revoked_at_ms.is_none() {
             record.revoked_at_ms = Some(now);
         }
-        if let Some(m) = Managed::new(record.clone()) {
-            let m = Arc::new(m);
+        {
+            // As the store wrote it: the tokens it made, those not revoked yet, at the same time.
             let mut known = self.known.write().unwrap_or_else(|e| e.into_inner());
-            known.by_hash.insert(m.record.secret_hash.clone(), m.clone());
-            known.by_id.insert(m.record.id.clone(), m);
+            for made in known.made_by(id) {
+                let Some(m) = known.by_id.get(&made).cloned() else { continue };
+                if m.record.revoked_at_ms.is_none() {
+                    let mut r = m.record.clone();
+                    r.revoked_at_ms = Some(now);
+                    if let Some(m) = Managed::new(r) {
+                        known.put(m);
+                    }
+                }
+            }
+            if let Some(m) = Managed::new(record.clone()) {
+                known.put(m);
+            }
         }
         self.changed.send_modify(|n| *n += 1);
         self.announce();
@@ -341,9 +459,7 @@ impl Registry {
                 let mut r = m.record.clone();
                 r.last_used_at_ms = Some(r.last_used_at_ms.map_or(*t, |u| u.max(*t)));
                 if let Some(m) = Managed::new(r) {
-                    let m = Arc::new(m);
-                    known.by_hash.insert(m.record.secret_hash.clone(), m.clone());
-                    known.by_id.insert(id.clone(), m);
+                    known.put(m);
                 }
             }
         }
@@ -373,5 +489,72 @@ pub async fn prune(tokens: Arc<Registry>, retention: Duration, stop: tokio_util:
             () = stop.cancelled() => return,
             () = tokio::time::sleep(every) => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::access::ADMIN_TOKEN_ID;
+
+    fn record(id: &str, maker: Option<&str>, expires_at_ms: Option<i64>, revoked_at_ms: Option<i64>) -> Managed {
+        Managed::new(TokenRecord {
+            id: id.into(),
+            name: id.into(),
+            role: "admin".into(),
+            rooms: vec!["r".into()],
+            secret_hash: format!("hash of {id}"),
+            created_at_ms: 0,
+            created_by: "someone".into(),
+            created_by_id: maker.map(str::to_owned),
+            expires_at_ms,
+            revoked_at_ms,
+            last_used_at_ms: None,
+        })
+        .unwrap()
+    }
+
+    fn known(tokens: Vec<Managed>) -> Known {
+        let mut k = Known::default();
+        for t in tokens {
+            k.put(t);
+        }
+        k
+    }
+
+    /// Validity is checked up the chain at every look, so a made token whose own record says
+    /// nothing (made before expiries were cut, or a revocation another host has not written for
+    /// it yet) still ends with its maker.
+    #[test]
+    fn a_made_token_is_valid_only_while_every_maker_up_its_chain_is() {
+        let k = known(vec![
+            record("root", Some(ADMIN_TOKEN_ID), Some(100), None),
+            record("mid", Some("root"), None, None),
+            record("leaf", Some("mid"), None, None),
+            record("legacy", None, None, None),
+            record("orphan", Some("gone"), None, None),
+            record("loop_a", Some("loop_b"), None, None),
+            record("loop_b", Some("loop_a"), None, None),
+        ]);
+        let at = |id: &str, now: i64| k.active(&k.by_id[id], now);
+        assert!(at("leaf", 99) && at("mid", 99) && at("root", 99));
+        assert!(!at("leaf", 100) && !at("mid", 100) && !at("root", 100), "the root's expiry ends the chain");
+        assert_eq!(k.expires_at_ms(&k.by_id["leaf"]), Some(100), "what it made expires with it");
+        assert!(at("legacy", 1_000_000), "no maker recorded: it hangs off nobody");
+        assert!(!at("orphan", 0), "a maker this registry does not know: refused");
+        assert!(!at("loop_a", 0) && !at("loop_b", 0), "a loop ends");
+
+        let k = known(vec![
+            record("root", Some(ADMIN_TOKEN_ID), None, Some(5)),
+            record("mid", Some("root"), None, None),
+            record("leaf", Some("mid"), None, None),
+            record("sibling", Some(ADMIN_TOKEN_ID), None, None),
+        ]);
+        assert!(!k.active(&k.by_id["leaf"], 0), "a revoked maker ends what it made");
+        assert!(k.active(&k.by_id["sibling"], 0));
+        let mut made = k.made_by("root");
+        made.sort();
+        assert_eq!(made, ["leaf", "mid"]);
+        assert!(k.made_by("leaf").is_empty());
     }
 }

@@ -44,7 +44,8 @@ pub struct Forwarding {
 }
 
 /// Headers a forwarded answer keeps.
-const KEPT: [header::HeaderName; 3] = [header::CONTENT_TYPE, header::RETRY_AFTER, header::LOCATION];
+const KEPT: [header::HeaderName; 4] =
+    [header::CONTENT_TYPE, header::RETRY_AFTER, header::LOCATION, crate::routes::sessions::WAIT_HEADER];
 
 /// Serves a session-scoped request here, or forwards it to the session's owner.
 pub async fn route(State(f): State<Forwarding>, req: Request, next: Next) -> Response {
@@ -128,7 +129,7 @@ impl RequestFields<'_> {
 
 /// The MAC fields of an answer: status, the kept headers (present or not), the request's nonce,
 /// the body.
-fn answer_fields(status: &str, kept: &[Option<&str>; 3], nonce: &str, body: &[u8]) -> Vec<Vec<u8>> {
+fn answer_fields(status: &str, kept: &[Option<&str>], nonce: &str, body: &[u8]) -> Vec<Vec<u8>> {
     let mut fields = vec![status.as_bytes().to_vec()];
     fields.extend(kept.iter().map(|v| auth::optional(*v)));
     fields.push(nonce.as_bytes().to_vec());

@@ -2,6 +2,7 @@
 //! time (`--export-page-events`), so an export costs the server one page of memory however large
 //! the room. The format is docs/api.md's "Export".
 
+use axum::Extension;
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{HeaderValue, header};
@@ -13,6 +14,7 @@ use ensemble_runtime::store::EventPage;
 use serde::Serialize;
 
 use super::params::RoomPath;
+use crate::access::Principal;
 use crate::error::{ApiError, ErrorResponse};
 use crate::state::AppState;
 
@@ -26,11 +28,16 @@ const VERSION: u32 = 1;
 /// `{"kind":"session","session"}` line per session, a `{"kind":"event","event"}` line per event
 /// (as the WebSocket sends it) in seq order up to `head`, and `{"kind":"end","events"}` last; a
 /// download without the end line is incomplete. Continue live with the WebSocket's `after=head`.
+/// A token revoked or expired meanwhile stops the download where it is (cut, no end line).
 #[utoipa::path(get, path = "/v1/rooms/{roomId}/export", tag = "rooms",
     params(RoomPath),
     responses((status = 200, description = "The room's log, one JSON object a line (docs/api.md, \"Export\")", content_type = "application/x-ndjson", body = String),
         (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
-pub async fn export_room(State(state): State<AppState>, room: RoomPath) -> Result<Response, ApiError> {
+pub async fn export_room(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    room: RoomPath,
+) -> Result<Response, ApiError> {
     let room = room.into_id()?;
     // The first page fixes `head`: what is committed later is left for the WebSocket.
     let first = state.controller.events(&room, 0, state.export_page_events).await?;
@@ -46,11 +53,31 @@ pub async fn export_room(State(state): State<AppState>, room: RoomPath) -> Resul
         room,
         done: false,
     };
+    let export = Guarded { export, ended: Box::pin(state.tokens.ended(principal.token_id())) };
     let body = Body::from_stream(futures::stream::unfold(export, |mut e| async move {
         let chunk = e.next().await?;
         Some((chunk, e))
     }));
     Ok(([(header::CONTENT_TYPE, HeaderValue::from_static("application/x-ndjson"))], body).into_response())
+}
+
+/// An export that ends when its token does (revoked or expired, it or its maker).
+struct Guarded {
+    export: Export,
+    ended: std::pin::Pin<Box<dyn Future<Output = ()> + Send>>,
+}
+
+impl Guarded {
+    async fn next(&mut self) -> Option<Result<Bytes, std::io::Error>> {
+        if self.export.done {
+            return None;
+        }
+        tokio::select! {
+            biased;
+            () = self.ended.as_mut() => Some(Err(self.export.fail("the token was revoked or has expired"))),
+            chunk = self.export.next() => chunk,
+        }
+    }
 }
 
 /// An export under way: the next chunk is read only once the previous one was taken.

@@ -1,6 +1,7 @@
 //! A room's sessions: start, list, read, close, and the live process's lifecycle (resume, release,
 //! disconnect).
 
+use axum::Extension;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -14,10 +15,12 @@ use std::time::Duration;
 
 use ensemble_runtime::model::SessionStatus;
 
+use crate::access::Principal;
 use crate::api::{
     CloseQuery, ConfigRequest, ForkRequest, SessionList, SessionQuery, SessionWait, StartSessionRequest, WorkspaceSpec,
 };
 use crate::error::{ApiError, ErrorResponse, Json, Query};
+use crate::security::unauthorized_because;
 use crate::state::AppState;
 
 /// Starts a session. The room is created on first use.
@@ -127,35 +130,77 @@ pub async fn list_sessions(State(state): State<AppState>, room: RoomPath) -> Res
 }
 
 /// One session (side sessions too). With `wait`, answered once the session is idle (or waits on
-/// an answer), so a script can run a turn and then read its result.
+/// an answer), so a script can run a turn and then read its result; the `Ensemble-Wait` header
+/// says why it answered.
 #[utoipa::path(get, path = "/v1/rooms/{roomId}/sessions/{sessionId}", tag = "sessions",
     params(SessionPath, SessionQuery),
-    responses((status = 200, description = "The session (with `wait`: once in that state, or as it is when the timeout passed)", body = Session), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
+    responses((status = 200, description = "The session (with `wait`: once in that state, or as it is when the timeout passed or the token has `--max-long-polls-per-token` waiting already)", body = Session,
+            headers(("Ensemble-Wait" = String, description = "With `wait` only: `reached` (the session is in the state asked for), `timeout` (`timeoutSecs` passed), `limited` (the token has `--max-long-polls-per-token` long polls waiting: answered at once; wait on one of those, or on the room WebSocket) or `shutdown` (the server stops)"))),
+        (status = 401, description = "`unauthorized`: also when the token is revoked or expires while the request waits", body = ErrorResponse),
+        (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn get_session(
     State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
     session: SessionPath,
     Query(q): Query<SessionQuery>,
-) -> Result<Json<Session>, ApiError> {
+) -> Result<Response, ApiError> {
     let key = session.key()?;
     if q.timeout_secs.is_some_and(|t| t > MAX_WAIT_SECS) {
         return Err(ApiError::bad_request("invalid_query", format!("timeoutSecs must be at most {MAX_WAIT_SECS}")));
     }
-    let Some(wait) = q.wait else { return Ok(Json(state.controller.session(&key)?)) };
-    // Under the request timeout, so the caller gets the session rather than 408.
-    let limit = state.request_timeout.mul_f64(0.9);
-    let timeout = Duration::from_secs(q.timeout_secs.map_or(DEFAULT_WAIT_SECS, u64::from)).min(limit);
+    let Some(wait) = q.wait else { return Ok(Json(state.controller.session(&key)?).into_response()) };
     let until = move |s: &Session| match s.status {
         SessionStatus::Ready | SessionStatus::Disconnected | SessionStatus::Failed | SessionStatus::Completed => true,
         SessionStatus::Waiting => wait == SessionWait::Input,
         SessionStatus::Starting | SessionStatus::Working => false,
     };
-    // A shutting-down server answers at once rather than holding the drain up.
+    // At its cap a token's long poll answers at once, as a timeout would: one token waiting on
+    // many must not hold every connection the server has.
+    let Some(_held) = state.long_polls.take(principal.token_id()) else {
+        metrics::counter!("ensemble_long_polls_limited_total").increment(1);
+        return waited(state.controller.session(&key)?, WaitEnd::Limited);
+    };
+    // Under the request timeout, so the caller gets the session rather than 408.
+    let limit = state.request_timeout.mul_f64(0.9);
+    let timeout = Duration::from_secs(q.timeout_secs.map_or(DEFAULT_WAIT_SECS, u64::from)).min(limit);
+    // A shutting-down server answers at once rather than holding the drain up; a token revoked
+    // or expired meanwhile gets nothing more.
     let shutdown = state.shutdown.clone();
     tokio::select! {
-        r = state.controller.wait_session(&key, until, timeout) => Ok(Json(r?)),
-        () = shutdown.cancelled() => Ok(Json(state.controller.session(&key)?)),
+        r = state.controller.wait_session(&key, until, timeout) => {
+            let s = r?;
+            let end = if until(&s) { WaitEnd::Reached } else { WaitEnd::Timeout };
+            waited(s, end)
+        }
+        () = shutdown.cancelled() => waited(state.controller.session(&key)?, WaitEnd::Shutdown),
+        () = state.tokens.ended(principal.token_id()) => {
+            Ok(unauthorized_because("this token was revoked or has expired while the request waited"))
+        }
     }
 }
+
+/// Why a `?wait=` answered: the `Ensemble-Wait` header.
+#[derive(Clone, Copy, Debug)]
+enum WaitEnd {
+    Reached,
+    Timeout,
+    Limited,
+    Shutdown,
+}
+
+/// The session a `?wait=` answers with, and why it answered.
+fn waited(session: Session, end: WaitEnd) -> Result<Response, ApiError> {
+    let why = match end {
+        WaitEnd::Reached => "reached",
+        WaitEnd::Timeout => "timeout",
+        WaitEnd::Limited => "limited",
+        WaitEnd::Shutdown => "shutdown",
+    };
+    Ok(([(WAIT_HEADER, HeaderValue::from_static(why))], Json(session)).into_response())
+}
+
+/// The header that says why a `?wait=` answered.
+pub const WAIT_HEADER: header::HeaderName = header::HeaderName::from_static("ensemble-wait");
 
 /// How long `?wait=` waits when the request does not say.
 const DEFAULT_WAIT_SECS: u64 = 30;

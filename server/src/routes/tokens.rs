@@ -8,8 +8,8 @@ use ensemble_runtime::store::{AuditRecord, TokenRecord};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use crate::access::tokens::{MAX_NAME_CHARS, MAX_ROOMS, NewToken, now_ms};
-use crate::access::{Principal, Role, RoomScope};
+use crate::access::tokens::{MAX_NAME_CHARS, MAX_ROOMS, NewToken, Registry, now_ms};
+use crate::access::{ADMIN_TOKEN_ID, Principal, Role, RoomScope};
 use crate::error::{ApiError, ErrorResponse, Json, Query};
 use crate::state::AppState;
 
@@ -46,19 +46,24 @@ pub struct TokenInfo {
     pub created_at_ms: i64,
     /// The name of the token that made it.
     pub created_by: String,
+    /// The id of the token that made it (`admin`: the token file's). A token is valid only while
+    /// its maker is, and is revoked with it. Absent on tokens made before it was recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub created_by_id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expires_at_ms: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub revoked_at_ms: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_used_at_ms: Option<i64>,
-    /// Neither revoked nor expired.
+    /// Neither it nor a token up its chain of makers is revoked or expired.
     pub active: bool,
 }
 
-impl From<TokenRecord> for TokenInfo {
-    fn from(r: TokenRecord) -> Self {
-        let active = r.revoked_at_ms.is_none() && r.expires_at_ms.is_none_or(|e| now_ms() < e);
+impl TokenInfo {
+    /// `r` as listed, valid or not as the registry says now (which also looks at its makers).
+    fn of(tokens: &Registry, r: TokenRecord) -> Self {
+        let active = tokens.is_active(&r.id);
         TokenInfo {
             id: r.id,
             name: r.name,
@@ -66,6 +71,7 @@ impl From<TokenRecord> for TokenInfo {
             rooms: r.rooms,
             created_at_ms: r.created_at_ms,
             created_by: r.created_by,
+            created_by_id: r.created_by_id,
             expires_at_ms: r.expires_at_ms,
             revoked_at_ms: r.revoked_at_ms,
             last_used_at_ms: r.last_used_at_ms,
@@ -132,7 +138,9 @@ fn invalid(field: &str, message: impl Into<String>) -> ApiError {
     ApiError::bad_request("invalid_input", message).with_details(serde_json::json!({ "field": field }))
 }
 
-/// Makes a token with a role and rooms (admin). Its secret is in this answer only.
+/// Makes a token with a role and rooms (admin). Its secret is in this answer only. It expires no
+/// later than the token that made it (a later or absent expiry is cut to the maker's) and is
+/// revoked with it. The name `admin` is reserved for the token file's token.
 #[utoipa::path(post, path = "/v1/tokens", tag = "access", request_body = CreateToken,
     responses((status = 201, description = "The token and its secret (shown once)", body = CreatedToken),
         (status = 409, description = "`too_many_tokens`", body = ErrorResponse),
@@ -148,6 +156,10 @@ pub async fn create_token(
             "name",
             format!("name must be 1–{MAX_NAME_CHARS} characters, none of them control characters"),
         ));
+    }
+    // The token file's token acts as `admin` (its name and its id): no managed token may pass for it.
+    if name.eq_ignore_ascii_case(ADMIN_TOKEN_ID) || name.eq_ignore_ascii_case(&Principal::admin().actor.name) {
+        return Err(invalid("name", format!("the name `{name}` is reserved for the token file's token")));
     }
     if req.rooms.is_empty() || req.rooms.len() > MAX_ROOMS {
         return Err(invalid("rooms", format!("rooms must name 1–{MAX_ROOMS} room ids, or be [\"*\"]")));
@@ -179,9 +191,10 @@ pub async fn create_token(
         (None, Some(ttl)) => Some(now.saturating_add(i64::try_from(ttl * 1000).unwrap_or(i64::MAX))),
         (None, None) => None,
     };
+    // The registry cuts a later (or no) expiry to the maker's; the answer shows the one it got.
     let (record, secret) = state.tokens.create(NewToken { name, role: req.role, rooms, expires_at_ms }, &by).await?;
     tracing::info!(token = %record.id, name = %record.name, role = %record.role, by = %by.actor.name, "token created");
-    Ok((StatusCode::CREATED, Json(CreatedToken { token: record.into(), secret })))
+    Ok((StatusCode::CREATED, Json(CreatedToken { token: TokenInfo::of(&state.tokens, record), secret })))
 }
 
 /// Does a token reach only rooms `by` reaches (so `by` may see and revoke it)?
@@ -194,12 +207,14 @@ fn within(by: &Principal, token: &TokenRecord) -> bool {
 #[utoipa::path(get, path = "/v1/tokens", tag = "access",
     responses((status = 200, description = "The tokens, oldest first", body = TokenList), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn list_tokens(State(state): State<AppState>, Extension(by): Extension<Principal>) -> Json<TokenList> {
-    let data = state.tokens.list().into_iter().filter(|t| within(&by, t)).map(TokenInfo::from).collect();
+    let data =
+        state.tokens.list().into_iter().filter(|t| within(&by, t)).map(|t| TokenInfo::of(&state.tokens, t)).collect();
     Json(TokenList { data })
 }
 
-/// Revokes a token at once (admin): its requests fail from now on and its room WebSockets close
-/// with code 4003.
+/// Revokes a token at once (admin), and every token it made, transitively: their requests fail
+/// from now on, their room WebSockets close with code 4003, their long polls answer 401 and their
+/// exports stop.
 #[utoipa::path(delete, path = "/v1/tokens/{tokenId}", tag = "access", params(TokenPath),
     responses((status = 200, description = "The revoked token", body = TokenInfo),
         (status = 404, description = "`token_not_found`", body = ErrorResponse),
@@ -215,7 +230,7 @@ pub async fn revoke_token(
     }
     let record = state.tokens.revoke(&p.token_id).await?;
     tracing::info!(token = %record.id, by = %by.actor.name, "token revoked");
-    Ok(Json(record.into()))
+    Ok(Json(TokenInfo::of(&state.tokens, record)))
 }
 
 #[derive(Debug, Deserialize, IntoParams)]

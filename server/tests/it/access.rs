@@ -4,6 +4,7 @@
 //! that no token ever reaches the logs.
 
 use std::process::Stdio;
+use std::time::Duration;
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -680,4 +681,64 @@ async fn a_handler_panic_is_a_json_500_and_the_server_keeps_serving() {
     let s2 = Server::start(&[]).await;
     let (st, _) = s2.get("/v1/test/panic").await;
     assert_eq!(st, StatusCode::NOT_FOUND);
+}
+
+/// A refused Host or Origin is a warning in the log, and anyone who reaches the port can send one:
+/// each kind is logged at most once per `--refusal-log-interval-secs`, and the next line counts
+/// what was held back, so a flood costs a few lines and loses no count.
+#[tokio::test]
+async fn refused_host_and_origin_warnings_are_rate_limited_and_count_what_they_held_back() {
+    let s = Server::start_relaying_log(&["--refusal-log-interval-secs", "1"]).await;
+    let port = s.addr.rsplit(':').next().unwrap().to_owned();
+    let bad_host = format!("evil.example:{port}");
+    let started = std::time::Instant::now();
+    let refused_host = async || {
+        let (st, _, _) =
+            raw(&s.addr, "GET", "/v1/rooms", &[("Host", &bad_host), ("Authorization", &bearer())], "").await;
+        assert_eq!(st, 403);
+    };
+    for _ in 0..200 {
+        refused_host().await;
+    }
+    for _ in 0..50 {
+        let res = s.http().get(s.url("/v1/rooms")).header("origin", "https://evil.example").send().await.unwrap();
+        assert_eq!(res.status(), StatusCode::FORBIDDEN);
+    }
+    // The counts held back in each line of a kind (the log's colours taken out).
+    let held = |log: &str, what: &str| -> Vec<u64> {
+        log.lines()
+            .filter(|l| l.contains(what))
+            .map(|l| {
+                let mut plain = String::new();
+                let mut chars = l.chars();
+                while let Some(c) = chars.next() {
+                    if c == '\u{1b}' {
+                        chars.by_ref().find(|c| *c == 'm');
+                    } else {
+                        plain.push(c);
+                    }
+                }
+                let n = plain.split("suppressed=").nth(1).and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next());
+                n.and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("no count in {plain}"))
+            })
+            .collect()
+    };
+    const HOST: &str = "Host that is not allowed";
+    // Once the interval has passed, the next refusal's line says how many went unlogged.
+    let mut sent = 200;
+    let deadline = std::time::Instant::now() + WAIT;
+    let mut tick = tokio::time::interval(Duration::from_millis(100));
+    while !held(&s.log(), HOST).iter().any(|n| *n > 0) {
+        assert!(std::time::Instant::now() < deadline, "no line counted the held-back ones:\n{}", s.log());
+        tick.tick().await;
+        refused_host().await;
+        sent += 1;
+    }
+    let log = s.log();
+    let (host, origin) = (held(&log, HOST), held(&log, "refused a cross-origin request"));
+    let most = 2 + started.elapsed().as_secs() as usize;
+    assert!(host.len() <= most && origin.len() <= most, "{host:?} {origin:?} in {:?}", started.elapsed());
+    assert_eq!((host[0], origin[0]), (0, 0), "the first of a kind is logged");
+    let accounted = host.len() as u64 + host.iter().sum::<u64>();
+    assert!((200..=sent).contains(&accounted), "{accounted} of {sent} refusals accounted for: {host:?}");
 }

@@ -385,7 +385,7 @@ async fn who_did_it_is_on_the_events_and_in_the_audit() {
 }
 
 /// Reads the audit trail until `done` holds for it (records are written in batches).
-async fn wait_audit(s: &Server, done: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+pub(crate) async fn wait_audit(s: &Server, done: impl Fn(&[Value]) -> bool) -> Vec<Value> {
     let deadline = Instant::now() + WAIT;
     loop {
         let (_, page) = s.get("/v1/audit?limit=1000").await;

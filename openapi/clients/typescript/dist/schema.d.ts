@@ -220,6 +220,7 @@ export interface paths {
          *     `{"kind":"session","session"}` line per session, a `{"kind":"event","event"}` line per event
          *     (as the WebSocket sends it) in seq order up to `head`, and `{"kind":"end","events"}` last; a
          *     download without the end line is incomplete. Continue live with the WebSocket's `after=head`.
+         *     A token revoked or expired meanwhile stops the download where it is (cut, no end line).
          */
         get: operations["export_room"];
         put?: never;
@@ -257,7 +258,8 @@ export interface paths {
         };
         /**
          * One session (side sessions too). With `wait`, answered once the session is idle (or waits on
-         *     an answer), so a script can run a turn and then read its result.
+         *     an answer), so a script can run a turn and then read its result; the `Ensemble-Wait` header
+         *     says why it answered.
          */
         get: operations["get_session"];
         put?: never;
@@ -858,7 +860,11 @@ export interface paths {
          */
         get: operations["list_tokens"];
         put?: never;
-        /** Makes a token with a role and rooms (admin). Its secret is in this answer only. */
+        /**
+         * Makes a token with a role and rooms (admin). Its secret is in this answer only. It expires no
+         *     later than the token that made it (a later or absent expiry is cut to the maker's) and is
+         *     revoked with it. The name `admin` is reserved for the token file's token.
+         */
         post: operations["create_token"];
         delete?: never;
         options?: never;
@@ -877,8 +883,9 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Revokes a token at once (admin): its requests fail from now on and its room WebSockets close
-         *     with code 4003.
+         * Revokes a token at once (admin), and every token it made, transitively: their requests fail
+         *     from now on, their room WebSockets close with code 4003, their long polls answer 401 and their
+         *     exports stop.
          */
         delete: operations["revoke_token"];
         options?: never;
@@ -2573,12 +2580,17 @@ export interface components {
         };
         /** @description A managed token, without its secret. */
         TokenInfo: {
-            /** @description Neither revoked nor expired. */
+            /** @description Neither it nor a token up its chain of makers is revoked or expired. */
             active: boolean;
             /** Format: int64 */
             createdAtMs: number;
             /** @description The name of the token that made it. */
             createdBy: string;
+            /**
+             * @description The id of the token that made it (`admin`: the token file's). A token is valid only while
+             *     its maker is, and is revoked with it. Absent on tokens made before it was recorded.
+             */
+            createdById?: string | null;
             /** Format: int64 */
             expiresAtMs?: number | null;
             id: string;
@@ -3620,13 +3632,24 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The session (with `wait`: once in that state, or as it is when the timeout passed) */
+            /** @description The session (with `wait`: once in that state, or as it is when the timeout passed or the token has `--max-long-polls-per-token` waiting already) */
             200: {
                 headers: {
+                    /** @description With `wait` only: `reached` (the session is in the state asked for), `timeout` (`timeoutSecs` passed), `limited` (the token has `--max-long-polls-per-token` long polls waiting: answered at once; wait on one of those, or on the room WebSocket) or `shutdown` (the server stops) */
+                    "Ensemble-Wait"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Session"];
+                };
+            };
+            /** @description `unauthorized`: also when the token is revoked or expires while the request waits */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */

@@ -60,8 +60,8 @@ pub(super) async fn insert_token(tx: &Transaction<'_>, t: &TokenRecord) -> Resul
     let n = tx
         .execute(
             "INSERT INTO access_tokens (id, name, role, rooms, secret_hash, created_at_ms, created_by,
-                    expires_at_ms, revoked_at_ms, last_used_at_ms)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING",
+                    expires_at_ms, revoked_at_ms, last_used_at_ms, created_by_id)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING",
             &[
                 &t.id,
                 &t.name,
@@ -73,6 +73,7 @@ pub(super) async fn insert_token(tx: &Transaction<'_>, t: &TokenRecord) -> Resul
                 &t.expires_at_ms,
                 &t.revoked_at_ms,
                 &t.last_used_at_ms,
+                &t.created_by_id,
             ],
         )
         .await
@@ -85,12 +86,24 @@ pub(super) async fn insert_token(tx: &Transaction<'_>, t: &TokenRecord) -> Resul
     Ok(())
 }
 
-/// Whether the token existed and was not revoked yet (it is now).
+/// Whether the token existed and was not revoked yet (it is now). The tokens it made, and the ones
+/// those made, are revoked with it (those not revoked yet, at the same time).
 pub(super) async fn revoke_token(tx: &Transaction<'_>, id: &str, at_ms: i64) -> Result<bool, StoreError> {
     let n = tx
         .execute("UPDATE access_tokens SET revoked_at_ms = $2 WHERE id = $1 AND revoked_at_ms IS NULL", &[&id, &at_ms])
         .await
         .map_err(classify)?;
+    // UNION, not UNION ALL: a cycle (which the server never makes) still ends.
+    tx.execute(
+        "WITH RECURSIVE made(id) AS (
+            SELECT id FROM access_tokens WHERE created_by_id = $1
+            UNION SELECT t.id FROM access_tokens t JOIN made ON t.created_by_id = made.id)
+         UPDATE access_tokens SET revoked_at_ms = $2
+         WHERE id IN (SELECT id FROM made) AND id <> $1 AND revoked_at_ms IS NULL",
+        &[&id, &at_ms],
+    )
+    .await
+    .map_err(classify)?;
     Ok(n == 1)
 }
 
@@ -175,7 +188,7 @@ pub(super) async fn tokens(c: &impl GenericClient) -> Result<Vec<TokenRecord>, S
     let rows = c
         .query(
             "SELECT id, name, role, rooms, secret_hash, created_at_ms, created_by, expires_at_ms, revoked_at_ms,
-                    last_used_at_ms
+                    last_used_at_ms, created_by_id
              FROM access_tokens ORDER BY created_at_ms, id COLLATE \"C\"",
             &[],
         )
@@ -196,6 +209,7 @@ fn token_of(r: &Row) -> Result<TokenRecord, StoreError> {
         expires_at_ms: r.try_get(7)?,
         revoked_at_ms: r.try_get(8)?,
         last_used_at_ms: r.try_get(9)?,
+        created_by_id: r.try_get(10)?,
     })
 }
 

@@ -128,6 +128,9 @@ const MIGRATIONS: &[&str] = &[
         UNIQUE (webhook_id, event_id)
      );
      CREATE INDEX webhook_outbox_due ON webhook_outbox (webhook_id, state, next_at_ms);",
+    // 6: the id of the token that made each token (see SQLite's migration 11).
+    "ALTER TABLE access_tokens ADD COLUMN created_by_id TEXT;
+     CREATE INDEX access_tokens_maker ON access_tokens (created_by_id);",
 ];
 
 pub(super) async fn migrate(client: &mut Client) -> Result<(), StoreError> {

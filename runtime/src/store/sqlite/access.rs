@@ -12,8 +12,8 @@ pub(super) fn insert_token(conn: &Connection, t: &TokenRecord) -> Result<(), Sto
     // Rare: not cached, so the writer's hot statements stay in its cache.
     let n = conn.execute(
         "INSERT INTO access_tokens (id, name, role, rooms, secret_hash, created_at_ms, created_by,
-                expires_at_ms, revoked_at_ms, last_used_at_ms)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) ON CONFLICT DO NOTHING",
+                expires_at_ms, revoked_at_ms, last_used_at_ms, created_by_id)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) ON CONFLICT DO NOTHING",
         params![
             t.id,
             t.name,
@@ -24,7 +24,8 @@ pub(super) fn insert_token(conn: &Connection, t: &TokenRecord) -> Result<(), Sto
             t.created_by,
             t.expires_at_ms,
             t.revoked_at_ms,
-            t.last_used_at_ms
+            t.last_used_at_ms,
+            t.created_by_id
         ],
     )?;
     if n == 0 {
@@ -34,10 +35,20 @@ pub(super) fn insert_token(conn: &Connection, t: &TokenRecord) -> Result<(), Sto
     Ok(())
 }
 
-/// Whether the token existed and was not revoked yet (it is now).
+/// Whether the token existed and was not revoked yet (it is now). The tokens it made, and the ones
+/// those made, are revoked with it (those not revoked yet, at the same time).
 pub(super) fn revoke_token(conn: &Connection, id: &str, at_ms: i64) -> Result<bool, StoreError> {
     let n = conn.execute(
         "UPDATE access_tokens SET revoked_at_ms = ?2 WHERE id = ?1 AND revoked_at_ms IS NULL",
+        params![id, at_ms],
+    )?;
+    // UNION, not UNION ALL: a cycle (which the server never makes) still ends.
+    conn.execute(
+        "WITH RECURSIVE made(id) AS (
+            SELECT id FROM access_tokens WHERE created_by_id = ?1
+            UNION SELECT t.id FROM access_tokens t JOIN made ON t.created_by_id = made.id)
+         UPDATE access_tokens SET revoked_at_ms = ?2
+         WHERE id IN (SELECT id FROM made) AND id <> ?1 AND revoked_at_ms IS NULL",
         params![id, at_ms],
     )?;
     Ok(n == 1)
@@ -110,7 +121,7 @@ pub(super) fn prune_tokens(conn: &Connection, before_ms: i64) -> Result<u64, Sto
 pub(super) fn tokens(conn: &Connection) -> Result<Vec<TokenRecord>, StoreError> {
     let mut stmt = conn.prepare(
         "SELECT id, name, role, rooms, secret_hash, created_at_ms, created_by, expires_at_ms, revoked_at_ms,
-                last_used_at_ms
+                last_used_at_ms, created_by_id
          FROM access_tokens ORDER BY created_at_ms, id",
     )?;
     let rows = stmt.query_map([], |row| Ok((token_of(row)?, row.get::<_, String>(3)?)))?;
@@ -136,6 +147,7 @@ fn token_of(row: &Row<'_>) -> rusqlite::Result<TokenRecord> {
         expires_at_ms: row.get(7)?,
         revoked_at_ms: row.get(8)?,
         last_used_at_ms: row.get(9)?,
+        created_by_id: row.get(10)?,
     })
 }
 

@@ -250,6 +250,10 @@ const MIGRATIONS: &[&str] = &[
         UNIQUE (webhook_id, event_id)
      );
      CREATE INDEX webhook_outbox_due ON webhook_outbox (webhook_id, state, next_at_ms);",
+    // 11: the id of the token that made each token, so a revocation takes what the token made
+    // with it (tokens made before have none, and hang off nobody).
+    "ALTER TABLE access_tokens ADD COLUMN created_by_id TEXT;
+     CREATE INDEX access_tokens_maker ON access_tokens (created_by_id);",
 ];
 
 /// Every how many seqs a room's event chain has an entry in `event_marks` (migration 5 writes the
@@ -387,6 +391,33 @@ mod tests {
             conn.query_row("SELECT COUNT(*) FROM sqlite_master WHERE name = 'shared_payloads'", [], |r| r.get(0))?;
         assert_eq!(tables, 0);
         assert!(conn.prepare("SELECT payload_ref FROM events").is_err(), "the column is gone");
+        Ok(())
+    }
+
+    /// A token stored before migration 11 keeps every field and has no maker's id; one made after
+    /// has it.
+    #[test]
+    fn migration_11_keeps_tokens_and_records_makers_from_then_on() -> Result<(), StoreError> {
+        let dir = tempfile::tempdir()?;
+        let mut conn = Connection::open(dir.path().join("db.sqlite"))?;
+        for sql in &MIGRATIONS[..10] {
+            conn.execute_batch(sql)?;
+        }
+        conn.pragma_update(None, "user_version", 10)?;
+        conn.execute_batch(
+            "INSERT INTO access_tokens VALUES ('tok_old', 'old', 'admin', '[\"r\"]', 'h1', 5, 'admin', 9, NULL, 7);",
+        )?;
+        migrate(&mut conn)?;
+        let mut made = super::super::access::tokens(&conn)?.remove(0);
+        assert_eq!((made.id.as_str(), made.expires_at_ms, made.last_used_at_ms), ("tok_old", Some(9), Some(7)));
+        assert_eq!(made.created_by_id, None);
+        made.id = "tok_new".into();
+        made.secret_hash = "h2".into();
+        made.created_by_id = Some("tok_old".into());
+        super::super::access::insert_token(&conn, &made)?;
+        let ids: Vec<Option<String>> =
+            super::super::access::tokens(&conn)?.into_iter().map(|t| t.created_by_id).collect();
+        assert_eq!(ids, vec![Some("tok_old".into()), None], "tok_new, then tok_old (same time, by id)");
         Ok(())
     }
 }

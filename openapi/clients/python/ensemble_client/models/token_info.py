@@ -26,13 +26,16 @@ class TokenInfo:
     """ A managed token, without its secret.
 
         Attributes:
-            active (bool): Neither revoked nor expired.
+            active (bool): Neither it nor a token up its chain of makers is revoked or expired.
             created_at_ms (int):
             created_by (str): The name of the token that made it.
             id (str):
             name (str):
             role (Role): What a token may do; each role may do everything the ones before it may.
             rooms (list[str]):
+            created_by_id (None | str | Unset): The id of the token that made it (`admin`: the token file's). A token is
+                valid only while
+                its maker is, and is revoked with it. Absent on tokens made before it was recorded.
             expires_at_ms (int | None | Unset):
             last_used_at_ms (int | None | Unset):
             revoked_at_ms (int | None | Unset):
@@ -45,6 +48,7 @@ class TokenInfo:
     name: str
     role: Role
     rooms: list[str]
+    created_by_id: None | str | Unset = UNSET
     expires_at_ms: int | None | Unset = UNSET
     last_used_at_ms: int | None | Unset = UNSET
     revoked_at_ms: int | None | Unset = UNSET
@@ -70,6 +74,12 @@ class TokenInfo:
         rooms = self.rooms
 
 
+
+        created_by_id: None | str | Unset
+        if isinstance(self.created_by_id, Unset):
+            created_by_id = UNSET
+        else:
+            created_by_id = self.created_by_id
 
         expires_at_ms: int | None | Unset
         if isinstance(self.expires_at_ms, Unset):
@@ -101,6 +111,8 @@ class TokenInfo:
             "role": role,
             "rooms": rooms,
         })
+        if created_by_id is not UNSET:
+            field_dict["createdById"] = created_by_id
         if expires_at_ms is not UNSET:
             field_dict["expiresAtMs"] = expires_at_ms
         if last_used_at_ms is not UNSET:
@@ -131,6 +143,16 @@ class TokenInfo:
 
 
         rooms = cast(list[str], d.pop("rooms"))
+
+
+        def _parse_created_by_id(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        created_by_id = _parse_created_by_id(d.pop("createdById", UNSET))
 
 
         def _parse_expires_at_ms(data: object) -> int | None | Unset:
@@ -171,6 +193,7 @@ class TokenInfo:
             name=name,
             role=role,
             rooms=rooms,
+            created_by_id=created_by_id,
             expires_at_ms=expires_at_ms,
             last_used_at_ms=last_used_at_ms,
             revoked_at_ms=revoked_at_ms,

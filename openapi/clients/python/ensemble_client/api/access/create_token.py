@@ -91,7 +91,9 @@ def sync_detailed(
     body: CreateToken,
 
 ) -> Response[CreatedToken | ErrorResponse]:
-    """ Makes a token with a role and rooms (admin). Its secret is in this answer only.
+    """ Makes a token with a role and rooms (admin). Its secret is in this answer only. It expires no
+    later than the token that made it (a later or absent expiry is cut to the maker's) and is
+    revoked with it. The name `admin` is reserved for the token file's token.
 
     Args:
         body (CreateToken): `POST /v1/tokens`.
@@ -122,7 +124,9 @@ def sync(
     body: CreateToken,
 
 ) -> CreatedToken | ErrorResponse | None:
-    """ Makes a token with a role and rooms (admin). Its secret is in this answer only.
+    """ Makes a token with a role and rooms (admin). Its secret is in this answer only. It expires no
+    later than the token that made it (a later or absent expiry is cut to the maker's) and is
+    revoked with it. The name `admin` is reserved for the token file's token.
 
     Args:
         body (CreateToken): `POST /v1/tokens`.
@@ -148,7 +152,9 @@ async def asyncio_detailed(
     body: CreateToken,
 
 ) -> Response[CreatedToken | ErrorResponse]:
-    """ Makes a token with a role and rooms (admin). Its secret is in this answer only.
+    """ Makes a token with a role and rooms (admin). Its secret is in this answer only. It expires no
+    later than the token that made it (a later or absent expiry is cut to the maker's) and is
+    revoked with it. The name `admin` is reserved for the token file's token.
 
     Args:
         body (CreateToken): `POST /v1/tokens`.
@@ -179,7 +185,9 @@ async def asyncio(
     body: CreateToken,
 
 ) -> CreatedToken | ErrorResponse | None:
-    """ Makes a token with a role and rooms (admin). Its secret is in this answer only.
+    """ Makes a token with a role and rooms (admin). Its secret is in this answer only. It expires no
+    later than the token that made it (a later or absent expiry is cut to the maker's) and is
+    revoked with it. The name `admin` is reserved for the token file's token.
 
     Args:
         body (CreateToken): `POST /v1/tokens`.

@@ -84,8 +84,9 @@ def sync_detailed(
     client: AuthenticatedClient,
 
 ) -> Response[ErrorResponse | TokenInfo]:
-    """ Revokes a token at once (admin): its requests fail from now on and its room WebSockets close
-    with code 4003.
+    """ Revokes a token at once (admin), and every token it made, transitively: their requests fail
+    from now on, their room WebSockets close with code 4003, their long polls answer 401 and their
+    exports stop.
 
     Args:
         token_id (str):
@@ -116,8 +117,9 @@ def sync(
     client: AuthenticatedClient,
 
 ) -> ErrorResponse | TokenInfo | None:
-    """ Revokes a token at once (admin): its requests fail from now on and its room WebSockets close
-    with code 4003.
+    """ Revokes a token at once (admin), and every token it made, transitively: their requests fail
+    from now on, their room WebSockets close with code 4003, their long polls answer 401 and their
+    exports stop.
 
     Args:
         token_id (str):
@@ -143,8 +145,9 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
 
 ) -> Response[ErrorResponse | TokenInfo]:
-    """ Revokes a token at once (admin): its requests fail from now on and its room WebSockets close
-    with code 4003.
+    """ Revokes a token at once (admin), and every token it made, transitively: their requests fail
+    from now on, their room WebSockets close with code 4003, their long polls answer 401 and their
+    exports stop.
 
     Args:
         token_id (str):
@@ -175,8 +178,9 @@ async def asyncio(
     client: AuthenticatedClient,
 
 ) -> ErrorResponse | TokenInfo | None:
-    """ Revokes a token at once (admin): its requests fail from now on and its room WebSockets close
-    with code 4003.
+    """ Revokes a token at once (admin), and every token it made, transitively: their requests fail
+    from now on, their room WebSockets close with code 4003, their long polls answer 401 and their
+    exports stop.
 
     Args:
         token_id (str):

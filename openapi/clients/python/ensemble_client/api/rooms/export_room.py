@@ -78,6 +78,7 @@ def sync_detailed(
     `{"kind":"session","session"}` line per session, a `{"kind":"event","event"}` line per event
     (as the WebSocket sends it) in seq order up to `head`, and `{"kind":"end","events"}` last; a
     download without the end line is incomplete. Continue live with the WebSocket's `after=head`.
+    A token revoked or expired meanwhile stops the download where it is (cut, no end line).
 
     Args:
         room_id (str):
@@ -113,6 +114,7 @@ def sync(
     `{"kind":"session","session"}` line per session, a `{"kind":"event","event"}` line per event
     (as the WebSocket sends it) in seq order up to `head`, and `{"kind":"end","events"}` last; a
     download without the end line is incomplete. Continue live with the WebSocket's `after=head`.
+    A token revoked or expired meanwhile stops the download where it is (cut, no end line).
 
     Args:
         room_id (str):
@@ -143,6 +145,7 @@ async def asyncio_detailed(
     `{"kind":"session","session"}` line per session, a `{"kind":"event","event"}` line per event
     (as the WebSocket sends it) in seq order up to `head`, and `{"kind":"end","events"}` last; a
     download without the end line is incomplete. Continue live with the WebSocket's `after=head`.
+    A token revoked or expired meanwhile stops the download where it is (cut, no end line).
 
     Args:
         room_id (str):
@@ -178,6 +181,7 @@ async def asyncio(
     `{"kind":"session","session"}` line per session, a `{"kind":"event","event"}` line per event
     (as the WebSocket sends it) in seq order up to `head`, and `{"kind":"end","events"}` last; a
     download without the end line is incomplete. Continue live with the WebSocket's `after=head`.
+    A token revoked or expired meanwhile stops the download where it is (cut, no end line).
 
     Args:
         room_id (str):

@@ -61,6 +61,13 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
         return response_200
 
+    if response.status_code == 401:
+        response_401 = ErrorResponse.from_dict(response.json())
+
+
+
+        return response_401
+
     if 400 <= response.status_code <= 499:
         response_4xx = ErrorResponse.from_dict(response.json())
 
@@ -100,7 +107,8 @@ def sync_detailed(
 
 ) -> Response[ErrorResponse | Session]:
     """ One session (side sessions too). With `wait`, answered once the session is idle (or waits on
-    an answer), so a script can run a turn and then read its result.
+    an answer), so a script can run a turn and then read its result; the `Ensemble-Wait` header
+    says why it answered.
 
     Args:
         room_id (str):
@@ -141,7 +149,8 @@ def sync(
 
 ) -> ErrorResponse | Session | None:
     """ One session (side sessions too). With `wait`, answered once the session is idle (or waits on
-    an answer), so a script can run a turn and then read its result.
+    an answer), so a script can run a turn and then read its result; the `Ensemble-Wait` header
+    says why it answered.
 
     Args:
         room_id (str):
@@ -177,7 +186,8 @@ async def asyncio_detailed(
 
 ) -> Response[ErrorResponse | Session]:
     """ One session (side sessions too). With `wait`, answered once the session is idle (or waits on
-    an answer), so a script can run a turn and then read its result.
+    an answer), so a script can run a turn and then read its result; the `Ensemble-Wait` header
+    says why it answered.
 
     Args:
         room_id (str):
@@ -218,7 +228,8 @@ async def asyncio(
 
 ) -> ErrorResponse | Session | None:
     """ One session (side sessions too). With `wait`, answered once the session is idle (or waits on
-    an answer), so a script can run a turn and then read its result.
+    an answer), so a script can run a turn and then read its result; the `Ensemble-Wait` header
+    says why it answered.
 
     Args:
         room_id (str):
