@@ -128,6 +128,8 @@ fn flags(c: &Cluster<'_>, host: &str, subs: usize) -> Vec<String> {
         "0",
         "--max-ws-per-room",
         &ws,
+        "--max-ws-per-token",
+        &ws,
         "--max-ws-connections",
         &ws_total,
     ]

@@ -122,6 +122,8 @@ pub async fn start_ensemble(nodelay: bool) -> EnsembleServer {
         dir.path().to_str().unwrap(),
         "--max-ws-per-room",
         "100000",
+        "--max-ws-per-token",
+        "100000",
         "--max-ws-connections",
         "100000",
     ])

@@ -71,6 +71,8 @@ fn flags(sessions: usize, ws: usize) -> Vec<String> {
         &w,
         "--max-ws-per-room",
         &w,
+        "--max-ws-per-token",
+        &w,
         "--idle-release-secs",
         "0",
     ]

@@ -228,7 +228,8 @@ async fn reconnecting_clients_all_end_with_the_exact_full_sequence() {
 
 async fn chaos(seed: u64) {
     let started = Instant::now();
-    let s = Arc::new(Server::start(&[]).await);
+    // Every client reconnects with the harness's one token, many at once.
+    let s = Arc::new(Server::start(&["--max-ws-per-token", "1024"]).await);
     let (head_tx, head_rx) = watch::channel(None);
     let clients: Vec<_> = (0..CLIENTS)
         .map(|id| tokio::spawn(client(s.clone(), id, seed, Rng::new(seed, id as u64), head_rx.clone())))
