@@ -826,7 +826,7 @@ pub struct WorkspaceCommittedPayload {
 }
 
 mod clamp;
-pub use clamp::{TRUNCATED_MARK, body_size, clamp_body, clamp_body_sized};
+pub use clamp::{MIN_EVENT_BYTES, TRUNCATED_MARK, body_size, clamp_body, clamp_body_sized, json_size};
 
 #[cfg(test)]
 #[path = "event_tests.rs"]

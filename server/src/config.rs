@@ -298,7 +298,9 @@ pub struct ServeArgs {
     #[arg(help_heading = "Limits", long, env = "ENSEMBLE_MAX_LIVE_SESSIONS", default_value_t = 32)]
     pub max_live_sessions: usize,
 
-    /// Largest event payload (serialised); a larger one is replaced by a `notice`.
+    /// Largest event payload (serialised), whoever made the event (an agent, a client's request, the
+    /// server): a larger one has its longest strings cut and its longest lists shortened until it
+    /// fits (at least 4096).
     #[arg(help_heading = "Limits", long, env = "ENSEMBLE_MAX_EVENT_BYTES", default_value_t = 1024 * 1024)]
     pub max_event_bytes: usize,
 

@@ -81,7 +81,7 @@ pub fn controller_config(args: &ServeArgs) -> ControllerConfig {
         max_sessions: args.max_sessions,
         max_sessions_per_room: args.max_sessions_per_room,
         max_live_sessions: args.max_live_sessions,
-        max_event_bytes: args.max_event_bytes.max(1024),
+        max_event_bytes: args.max_event_bytes.max(ensemble_runtime::event::MIN_EVENT_BYTES),
         idle_release: (args.idle_release_secs > 0).then(|| Duration::from_secs(args.idle_release_secs)),
         default_provider: args.default_provider.clone(),
         cluster: args.nats_url.as_ref().map(|_| ClusterConfig { host_id: host_id(args) }),
