@@ -256,6 +256,16 @@ pub struct ServeArgs {
     #[arg(help_heading = "Limits", long, env = "ENSEMBLE_MAX_QUEUED_TURNS", default_value_t = 32)]
     pub max_queued_turns: usize,
 
+    /// Most bytes of input one session's queue holds (its turns' inputs as JSON, images by
+    /// reference; beyond it 409 `queue_full`).
+    #[arg(help_heading = "Limits", long, env = "ENSEMBLE_MAX_QUEUED_BYTES", default_value_t = 4 << 20)]
+    pub max_queued_bytes: usize,
+
+    /// How much of a queued turn's text a `queue.updated` event shows, in bytes (`GET …/queue` has
+    /// all of it).
+    #[arg(help_heading = "Limits", long, env = "ENSEMBLE_QUEUE_PREVIEW_BYTES", default_value_t = 256)]
+    pub queue_preview_bytes: usize,
+
     /// Largest image of a turn (decoded bytes; sent as base64 it also counts against
     /// --max-body-bytes).
     #[arg(help_heading = "Limits", long, env = "ENSEMBLE_MAX_IMAGE_BYTES", default_value_t = 5 << 20)]
@@ -702,6 +712,10 @@ mod tests {
             "3000",
             "--start-buffer-bytes",
             "4000",
+            "--max-queued-bytes",
+            "5000",
+            "--queue-preview-bytes",
+            "60",
         ])
         .unwrap()
         .serve;
@@ -710,6 +724,10 @@ mod tests {
         assert_eq!(a.providers.shared.env("/d".into(), 32, Vec::new()).rpc_queue_bytes, 2000);
         assert_eq!(crate::server::controller_config(&a).side_log_bytes, 3000);
         assert_eq!(crate::server::controller_config(&a).start_buffer_bytes, 4000);
+        let c = crate::server::controller_config(&a);
+        assert_eq!((c.max_queued_bytes, c.queue_preview_bytes), (5000, 60));
+        let c = crate::server::controller_config(&d);
+        assert_eq!((c.max_queued_bytes, c.queue_preview_bytes), (4 << 20, 256));
     }
 
     #[test]

@@ -89,6 +89,8 @@ pub fn controller_config(args: &ServeArgs) -> ControllerConfig {
         workspaces: Some(workspace_config(args)),
         workspaces_off_reason: None,
         max_queued_turns: args.max_queued_turns,
+        max_queued_bytes: args.max_queued_bytes,
+        queue_preview_bytes: args.queue_preview_bytes,
         default_session_budget: default_budget(args.session_max_tokens, args.session_max_cost),
         default_room_budget: default_budget(args.room_max_tokens, args.room_max_cost),
         attention_after: (args.attention_after_secs > 0).then(|| Duration::from_secs(args.attention_after_secs)),

@@ -226,15 +226,11 @@ fn samples() -> Vec<EventBody> {
             branch: s("branch"),
             message: s("message"),
         }),
-        EventBody::QueueUpdated(QueueUpdatedPayload {
-            queue: vec![QueuedTurn {
-                turn_id: turn(),
-                input: input(),
-                client_submit_id: Some(s("c")),
-                queued_at_ms: 1,
-            }],
-            reason: s("reason"),
-        }),
+        EventBody::QueueUpdated(QueueUpdatedPayload::of(
+            &[QueuedTurn { turn_id: turn(), input: input(), client_submit_id: Some(s("c")), queued_at_ms: 1 }],
+            "queued",
+            256,
+        )),
         EventBody::SessionNeedsAttention(SessionNeedsAttentionPayload {
             request_id: s("request"),
             kind: InteractionKind::CommandApproval,

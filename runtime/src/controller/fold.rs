@@ -297,6 +297,8 @@ pub(super) struct Batch<'a> {
     pub(super) persist: bool,
     /// No event the controller publishes is larger (see [`Batch::push`]).
     pub(super) max_event_bytes: usize,
+    /// How much of a queued turn's text `queue.updated` shows.
+    pub(super) queue_preview_bytes: usize,
 }
 
 impl Batch<'_> {

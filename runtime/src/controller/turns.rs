@@ -11,8 +11,8 @@ use super::requests::{SubmitTurn, TurnAccepted};
 use crate::adapter::{AdapterError, TurnRequest};
 use crate::clock::new_id;
 use crate::event::{
-    Decision, ErrorInfo, EventBody, InteractionKind, InteractionResolvedPayload, QueueUpdatedPayload, ResolvedBy,
-    TurnCanceledPayload, TurnFailedPayload, TurnStartedPayload, TurnSteeredPayload,
+    Decision, ErrorInfo, EventBody, InteractionKind, InteractionResolvedPayload, ResolvedBy, TurnCanceledPayload,
+    TurnFailedPayload, TurnStartedPayload, TurnSteeredPayload,
 };
 use crate::limits::{FieldError, check_bytes, check_id};
 use crate::model::{InputItem, SessionKey, is_blank};
@@ -114,8 +114,7 @@ impl Controller {
             }
             if let Some(q) = dequeued {
                 b.entry.rec.queue.retain(|t| t.turn_id != q);
-                let queue = b.entry.rec.queue.clone();
-                b.emit(None, EventBody::QueueUpdated(QueueUpdatedPayload { queue, reason: "started".into() }));
+                b.queue_updated("started");
             }
             b.entry.rec.begin_turn(&turn_id, client_submit_id.as_deref(), b.now);
             b.emit(

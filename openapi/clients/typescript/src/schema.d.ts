@@ -2100,8 +2100,16 @@ export interface components {
             type: "queue.updated";
         };
         QueueUpdatedPayload: {
-            /** @description The queue as it is now, first to start first. */
-            queue: components["schemas"]["QueuedTurn"][];
+            /**
+             * Format: int64
+             * @description The queue's size: its turns' `bytes` together (what `--max-queued-bytes` bounds).
+             */
+            bytes: number;
+            /**
+             * @description The queue as it is now, first to start first: each queued turn's summary (its whole input
+             *     is in `GET …/queue`).
+             */
+            queue: components["schemas"]["QueuedTurnSummary"][];
             /**
              * @description `queued`, `edited`, `removed`, `reordered`, `started` (its first went), `sent` (one was
              *     steered into the running turn), `failed` (its first could not start).
@@ -2122,6 +2130,42 @@ export interface components {
             input: components["schemas"]["InputItem"][];
             /** Format: int64 */
             queuedAtMs: number;
+            /** @description The id the turn will have. */
+            turnId: string;
+        };
+        /**
+         * @description A queued turn as `queue.updated` shows it: enough to draw the queue (its place, its text's
+         *     beginning, its images and files), not its whole input.
+         */
+        QueuedTurnSummary: {
+            /** @description Its images and files, as the turn will carry them (its text items left out). */
+            attachments?: components["schemas"]["InputItem"][];
+            /**
+             * Format: int64
+             * @description Its input's size: the bytes of its JSON as the queue keeps it (images by their
+             *     `attachment`), what `--max-queued-bytes` counts.
+             */
+            bytes: number;
+            clientSubmitId?: string | null;
+            /**
+             * Format: int32
+             * @description How many items its input has (texts, images and files).
+             */
+            items: number;
+            /**
+             * Format: int32
+             * @description Its place in the queue, from 0 (the next to start).
+             */
+            position: number;
+            /**
+             * @description The beginning of its text (its text items, a line each), at most `--queue-preview-bytes`
+             *     bytes, cut at a character boundary.
+             */
+            preview: string;
+            /** Format: int64 */
+            queuedAtMs: number;
+            /** @description The text is longer than `preview`: `GET …/queue` has all of it. */
+            truncated?: boolean;
             /** @description The id the turn will have. */
             turnId: string;
         };
