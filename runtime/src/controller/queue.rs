@@ -146,14 +146,7 @@ impl Controller {
 
     /// Replaces a queued turn's input.
     pub async fn edit_queued(&self, key: &SessionKey, turn_id: &str, input: Vec<InputItem>) -> Result<QueuedTurn> {
-        if input.is_empty() {
-            return Err(ControllerError::InvalidInput("input must contain at least one item".into()));
-        }
-        let size: usize = input.iter().map(|i| i.text().len()).sum();
-        crate::limits::check_bytes("input", size, self.inner.config.max_input_bytes)?;
-        if input.iter().any(|i| matches!(i, InputItem::Text { text } if crate::model::is_blank(text))) {
-            return Err(ControllerError::InvalidInput("every text item needs text that is not blank".into()));
-        }
+        super::input::check(&input, self.inner.config.max_input_bytes)?;
         let session = self.snapshot(key)?;
         let adapter = self.adapter(&session.provider)?;
         let resolved = self.resolve_input(&adapter, &session, input)?;

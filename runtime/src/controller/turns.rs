@@ -15,20 +15,13 @@ use crate::event::{
     TurnFailedPayload, TurnStartedPayload, TurnSteeredPayload,
 };
 use crate::limits::{FieldError, check_bytes, check_id};
-use crate::model::{InputItem, SessionKey, is_blank};
+use crate::model::{InputItem, SessionKey};
 
 impl Controller {
     /// Submits a turn (or steers the active one).
     pub async fn submit_turn(&self, key: &SessionKey, req: SubmitTurn) -> Result<TurnAccepted> {
         self.check_accepting()?;
-        if req.input.is_empty() {
-            return Err(ControllerError::InvalidInput("input must contain at least one item".into()));
-        }
-        let size: usize = req.input.iter().map(|i| i.text().len()).sum();
-        check_bytes("input", size, self.inner.config.max_input_bytes)?;
-        if req.input.iter().any(|i| matches!(i, InputItem::Text { text } if is_blank(text))) {
-            return Err(ControllerError::InvalidInput("every text item needs text that is not blank".into()));
-        }
+        super::input::check(&req.input, self.inner.config.max_input_bytes)?;
         let client_submit_id = req.client_submit_id.clone();
         if let Some(c) = &client_submit_id {
             check_id("clientSubmitId", c).map_err(FieldError::in_body)?;
