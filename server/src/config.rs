@@ -333,6 +333,12 @@ pub struct ServeArgs {
     #[arg(help_heading = "Limits", long, env = "ENSEMBLE_WS_QUEUE_BYTES", default_value_t = 16 * 1024 * 1024)]
     pub ws_queue_bytes: usize,
 
+    /// Most bytes of events one page holds (`GET …/events`, a side's events, an export's and a
+    /// WebSocket's reads of the log); a page always holds one event, however large, and `next`
+    /// says where to go on.
+    #[arg(help_heading = "Limits", long, env = "ENSEMBLE_EVENTS_PAGE_BYTES", default_value_t = 4 << 20)]
+    pub events_page_bytes: usize,
+
     /// Events a side conversation keeps in memory for replay.
     #[arg(help_heading = "Limits", long, env = "ENSEMBLE_SIDE_LOG_EVENTS", default_value_t = 10_000)]
     pub side_log_events: usize,
@@ -716,6 +722,8 @@ mod tests {
             "5000",
             "--queue-preview-bytes",
             "60",
+            "--events-page-bytes",
+            "7000",
         ])
         .unwrap()
         .serve;
@@ -728,6 +736,8 @@ mod tests {
         assert_eq!((c.max_queued_bytes, c.queue_preview_bytes), (5000, 60));
         let c = crate::server::controller_config(&d);
         assert_eq!((c.max_queued_bytes, c.queue_preview_bytes), (4 << 20, 256));
+        assert_eq!(crate::server::store_config(&a).page_bytes, 7000);
+        assert_eq!(crate::server::store_config(&d).page_bytes, 4 << 20);
     }
 
     #[test]

@@ -56,6 +56,7 @@ pub fn store_config(args: &ServeArgs) -> StoreConfig {
     cfg.queue_bytes = args.store_queue_bytes.max(1);
     cfg.readers = args.store_readers as usize;
     cfg.min_free_bytes = args.store_min_free_bytes;
+    cfg.page_bytes = args.events_page_bytes;
     cfg.wal_prefill = args.sqlite_wal_prefill_bytes.unwrap_or_else(|| default_wal_prefill(&args.data_dir()));
     cfg.synchronous = match args.sqlite_sync {
         SqliteSync::Normal => Synchronous::Normal,

@@ -153,6 +153,13 @@ pub struct SideEventPage {
     pub pruned_through: u64,
 }
 
+impl SideEventPage {
+    /// Where the next page starts (its `after`) when events follow this one; `None` at the head.
+    pub fn next(&self) -> Option<u64> {
+        self.events.last().map(|(seq, _)| *seq).filter(|seq| *seq < self.head_seq)
+    }
+}
+
 #[derive(Default)]
 pub(super) struct State {
     /// Add and remove entries with [`State::insert`] / [`State::remove`], and after changing an

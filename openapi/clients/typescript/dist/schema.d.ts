@@ -197,7 +197,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Durable events of a room with `seq > after`, oldest first. */
+        /**
+         * Durable events of a room with `seq > after`, oldest first: at most `limit`, and no more than
+         *     `--events-page-bytes` of them (at least one); `next` is the `after` of the next page while
+         *     events follow.
+         */
         get: operations["list_events"];
         put?: never;
         post?: never;
@@ -415,7 +419,8 @@ export interface paths {
         };
         /**
          * Events of a side conversation with `seq > after` (its own sequence), replayed from memory while
-         *     the side lives. Canonical sessions' events are in the room log (`/v1/rooms/{roomId}/events`).
+         *     the side lives, paged as the room's (`limit`, `--events-page-bytes`, `next`). Canonical
+         *     sessions' events are in the room log (`/v1/rooms/{roomId}/events`).
          */
         get: operations["side_events"];
         put?: never;
@@ -1501,6 +1506,13 @@ export interface components {
              * @description The room's latest seq.
              */
             headSeq: number;
+            /**
+             * Format: int64
+             * @description The `after` of the next page, when events follow this one: a page ends at `limit` events or
+             *     at `--events-page-bytes` of them (always at least one), so a short page is not the end.
+             *     Absent at the head.
+             */
+            next?: number | null;
         };
         FileChange: {
             diff?: string | null;
@@ -3467,7 +3479,10 @@ export interface operations {
             query?: {
                 /** @description Return events with `seq` greater than this (default 0). */
                 after?: number;
-                /** @description At most this many events (default 100, at most 1000). */
+                /**
+                 * @description At most this many events (default 100, at most 1000), and no more than `--events-page-bytes`
+                 *     of them (a larger event alone).
+                 */
                 limit?: number;
             };
             header?: never;
@@ -4155,7 +4170,10 @@ export interface operations {
             query?: {
                 /** @description Return events with `seq` greater than this (default 0). */
                 after?: number;
-                /** @description At most this many events (default 100, at most 1000). */
+                /**
+                 * @description At most this many events (default 100, at most 1000), and no more than `--events-page-bytes`
+                 *     of them (a larger event alone).
+                 */
                 limit?: number;
             };
             header?: never;
