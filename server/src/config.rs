@@ -737,6 +737,9 @@ mod tests {
         let c = crate::server::controller_config(&d);
         assert_eq!((c.max_queued_bytes, c.queue_preview_bytes), (4 << 20, 256));
         assert_eq!(crate::server::store_config(&a).page_bytes, 7000);
+        // Below what every event type's fixed fields take, the event limit is raised to it.
+        let small = Cli::try_parse_from(["ensemble", "--max-event-bytes", "100"]).unwrap().serve;
+        assert_eq!(crate::server::controller_config(&small).max_event_bytes, ensemble_runtime::event::MIN_EVENT_BYTES);
         assert_eq!(crate::server::store_config(&d).page_bytes, 4 << 20);
     }
 
