@@ -97,6 +97,11 @@ export function QueuePanel({
   };
   /** An edit starts from the whole text: the event's preview when it is all of it, else `GET …/queue`'s. */
   const startEdit = async (q: QueuedSummary) => {
+    if (!q.truncated) {
+      setDraft(q.preview);
+      setEditing(q.turnId);
+      return;
+    }
     setBusy(q.turnId);
     let text: string | null = null;
     try {
