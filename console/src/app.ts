@@ -13,7 +13,7 @@ import { errorText } from "./present.js";
 import { aboutAttachments, attachmentErrorText, type InputItem } from "./attach.js";
 import { allows, type Me, type Role, type TokenInfo } from "./access.js";
 import { browserHost, Notifier, sessionName, type Place as NotifyPlace } from "./notify.js";
-import type { SubmitHow } from "./queue.js";
+import type { QueuedTurn, SubmitHow } from "./queue.js";
 import { Latest, refreshesUsage, type Budget, type RoomUsage, type SessionUsage } from "./usage.js";
 import { sideName } from "./present.js";
 import type { Schemas } from "../../openapi/clients/typescript/src/client.js";
@@ -856,6 +856,11 @@ export class App {
     } catch {
       // The room's events say the same (a server without queues, a session gone: nothing to show).
     }
+  }
+
+  /** The open session's queued turns with their whole input (`GET …/queue`; events show a preview). */
+  async queued(sessionId: string): Promise<QueuedTurn[]> {
+    return (await call(this.api.GET("/v1/rooms/{roomId}/sessions/{sessionId}/queue", { params: this.path(sessionId) }))).data;
   }
 
   /** Puts the queue in a new order (every queued turn once). */

@@ -6,7 +6,7 @@
 import type { Schemas } from "../../openapi/clients/typescript/src/client.js";
 import { byText } from "./access.js";
 import { inputParts, type FileRef, type ImageRef } from "./attach.js";
-import type { QueuedTurn } from "./queue.js";
+import { summarise, type QueuedSummary, type QueuedTurn } from "./queue.js";
 import { showControls } from "./text.js";
 
 export type Session = Schemas["Session"];
@@ -365,7 +365,7 @@ export class SessionState {
   readonly autoTurns: { turnId: string; origin: TurnOrigin; goalOperationId: string | null }[] = [];
   commands: CommandInfo[] = [];
   /** The session's queue of follow-ups, first to start first (its latest `queue.updated`, or `GET …/queue`). */
-  queue: QueuedTurn[] = [];
+  queue: QueuedSummary[] = [];
   /** How many `queue.updated` events were applied: a `GET …/queue` answer older than one is dropped. */
   queueRev = 0;
   /** Side conversations only: the last side seq applied and events that arrived ahead of a gap. */
@@ -411,7 +411,7 @@ export class SessionState {
    */
   queueFromRest(queue: QueuedTurn[], rev: number): boolean {
     if (this.queueRev !== rev) return false;
-    this.queue = queue;
+    this.queue = queue.map(summarise);
     this.rev++;
     return true;
   }

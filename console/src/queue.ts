@@ -1,20 +1,68 @@
 // A session's queue of follow-ups, DOM-free: what the console shows of each queued turn, the order a
 // move asks for (`PUT …/queue`), the input an edit sends (`PATCH …/queue/{turnId}`: the text
 // replaced, the images and files kept), and the composer's key bindings. The queue itself lives in
-// `SessionState.queue` (from `queue.updated` events, or `GET …/queue` when a session is opened).
+// `SessionState.queue` (from `queue.updated` events, or `GET …/queue` when a session is opened) as
+// summaries: an event shows the beginning of each queued text, `GET …/queue` has all of it (an edit
+// of a long one reads it there).
 
 import type { Schemas } from "../../openapi/clients/typescript/src/client.js";
 import { inputParts, type InputItem } from "./attach.js";
 
+/** A queued turn as `GET …/queue` answers it: its whole input. */
 export type QueuedTurn = Schemas["QueuedTurn"];
+/** A queued turn as `queue.updated` shows it: its text's beginning, its images and files, its size. */
+export type QueuedSummary = Schemas["QueuedTurnSummary"];
 
-/** What a queued turn reads as: its text (text items, a line each), images and files. */
-export function queuedParts(q: QueuedTurn) {
-  return inputParts(q.input);
+/** How much of a queued text the console keeps from `GET …/queue` (about what the server's events show). */
+export const PREVIEW_BYTES = 256;
+
+const utf8 = new TextEncoder();
+
+/** `text` cut to at most `max` UTF-8 bytes (at a character), and whether that left some out. */
+export function cutText(text: string, max: number): [string, boolean] {
+  if (utf8.encode(text).length <= max) return [text, false];
+  let out = "";
+  let bytes = 0;
+  for (const ch of text) {
+    const n = utf8.encode(ch).length;
+    if (bytes + n > max) break;
+    out += ch;
+    bytes += n;
+  }
+  return [out, true];
+}
+
+/** A queued turn `GET …/queue` answered with, as `queue.updated` would show it at `position`. */
+export function summarise(q: QueuedTurn, position: number): QueuedSummary {
+  const [preview, truncated] = cutText(inputParts(q.input).text, PREVIEW_BYTES);
+  return {
+    turnId: q.turnId,
+    position,
+    bytes: utf8.encode(JSON.stringify(q.input)).length,
+    items: q.input.length,
+    preview,
+    truncated,
+    attachments: q.input.filter((i) => i.type !== "text"),
+    clientSubmitId: q.clientSubmitId ?? null,
+    queuedAtMs: q.queuedAtMs,
+  };
+}
+
+/** What a queued turn reads as: the beginning of its text (its text items, a line each), its images and files. */
+export function queuedParts(q: QueuedSummary) {
+  const { images, files } = inputParts(q.attachments ?? []);
+  return { text: q.preview, truncated: q.truncated ?? false, images, files };
+}
+
+/** Its whole text, for an edit: the preview when that is all of it, else read from `GET …/queue` (`read`). */
+export async function wholeText(q: QueuedSummary, read: () => Promise<QueuedTurn[]>): Promise<string | null> {
+  if (!q.truncated) return q.preview;
+  const whole = (await read()).find((x) => x.turnId === q.turnId);
+  return whole ? inputParts(whole.input).text : null;
 }
 
 /** A short name of a queued turn for a control's label: its first words, else what it carries. */
-export function queuedLabel(q: QueuedTurn, max = 40): string {
+export function queuedLabel(q: QueuedSummary, max = 40): string {
   const { text, images, files } = queuedParts(q);
   const t = text.replace(/\s+/g, " ").trim();
   if (t) return t.length > max ? `${t.slice(0, max - 1)}…` : t;

@@ -1,15 +1,20 @@
 // Unit tests of the queue of follow-ups: the model keeps a session's latest `queue.updated` (in live-only
-// rooms too, and never in a transcript), a `GET …/queue` answer overtaken by an event is dropped, a
-// move's order, an edit's input (text replaced, images and files kept), what a queued turn reads as,
-// and the composer's keys (Enter a new line; Ctrl+Enter send / steer / queue; Alt+Enter queue).
+// rooms too, and never in a transcript), a `GET …/queue` answer overtaken by an event is dropped (one
+// taken is shown as an event would show it), a move's order, an edit's input (text replaced, images
+// and files kept) and its whole text (read again when the event showed only its beginning), what a
+// queued turn reads as, and the composer's keys (Enter a new line; Ctrl+Enter send / steer / queue;
+// Alt+Enter queue).
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { RoomModel } from "../src/model.js";
-import { composerKey, editedInput, imagesToResend, moveInOrder, primaryAction, queuedLabel, queuedParts, type QueuedTurn } from "../src/queue.js";
+import { composerKey, cutText, editedInput, imagesToResend, moveInOrder, PREVIEW_BYTES, primaryAction, queuedLabel, queuedParts, summarise, wholeText, type QueuedSummary, type QueuedTurn } from "../src/queue.js";
 import { ev, resetSeq, session } from "./fixtures.js";
 
 
-const queued = (turnId: string, text: string, extra: QueuedTurn["input"] = []): QueuedTurn => ({ turnId, input: [{ type: "text", text }, ...extra], queuedAtMs: 5 });
+/** A queued turn as `queue.updated` shows it (a short text: all of it). */
+const queued = (turnId: string, text: string, attachments: QueuedTurn["input"] = []): QueuedSummary => ({ turnId, position: 0, bytes: 40 + text.length, items: 1 + attachments.length, preview: text, attachments, queuedAtMs: 5 });
+/** A queued turn as `GET …/queue` answers with it. */
+const whole = (turnId: string, text: string, extra: QueuedTurn["input"] = []): QueuedTurn => ({ turnId, input: [{ type: "text", text }, ...extra], queuedAtMs: 5 });
 
 test("queue: the model keeps the latest queue.updated, also in a live-only room; the transcript shows none", () => {
   for (const full of [true, false]) {
@@ -19,14 +24,14 @@ test("queue: the model keeps the latest queue.updated, also in a live-only room;
     room.onEvent(ev("s1", "turn.started", { turnId: "t1", origin: "user", input: [{ type: "text", text: "/hang" }] }, "t1"));
     const st = room.session("s1")!;
     assert.deepEqual(st.queue, []);
-    room.onEvent(ev("s1", "queue.updated", { queue: [queued("t2", "second")], reason: "queued" }));
-    room.onEvent(ev("s1", "queue.updated", { queue: [queued("t2", "second"), queued("t3", "third")], reason: "queued" }));
-    room.onEvent(ev("s1", "queue.updated", { queue: [queued("t3", "third"), queued("t2", "second")], reason: "reordered" }));
+    room.onEvent(ev("s1", "queue.updated", { queue: [queued("t2", "second")], reason: "queued", bytes: 46 }));
+    room.onEvent(ev("s1", "queue.updated", { queue: [queued("t2", "second"), queued("t3", "third")], reason: "queued", bytes: 91 }));
+    room.onEvent(ev("s1", "queue.updated", { queue: [queued("t3", "third"), queued("t2", "second")], reason: "reordered", bytes: 91 }));
     assert.deepEqual(st.queue.map((q) => q.turnId), ["t3", "t2"]);
     assert.equal(st.queueRev, 3);
     assert.ok(!st.transcript.items.some((i) => i.kind === "info" && /queue/i.test(i.text)), "no transcript line for the queue");
     room.onEvent(ev("s1", "turn.completed", { turnId: "t1" }, "t1"));
-    room.onEvent(ev("s1", "queue.updated", { queue: [queued("t2", "second")], reason: "started" }));
+    room.onEvent(ev("s1", "queue.updated", { queue: [queued("t2", "second")], reason: "started", bytes: 46 }));
     room.onEvent(ev("s1", "turn.started", { turnId: "t3", origin: "user", input: [{ type: "text", text: "third" }] }, "t3"));
     assert.deepEqual(st.queue.map((q) => q.turnId), ["t2"]);
     assert.equal(st.activeTurnId, "t3");
@@ -38,15 +43,39 @@ test("queue: a GET …/queue answer is taken unless a queue.updated came while i
   const room = new RoomModel("r", true);
   room.onEvent(ev("s1", "session.started", { session: session("s1") }));
   const st = room.session("s1")!;
-  // Asked at rev 0, answered with nothing newer: taken.
-  assert.equal(st.queueFromRest([queued("t2", "kept")], 0), true);
-  assert.deepEqual(st.queue.map((q) => q.turnId), ["t2"]);
+  // Asked at rev 0, answered with nothing newer: taken, shown as an event shows it.
+  assert.equal(st.queueFromRest([whole("t2", "kept"), whole("t3", "x".repeat(1000))], 0), true);
+  assert.deepEqual(st.queue.map((q) => [q.turnId, q.position, q.preview.length, q.truncated]), [["t2", 0, 4, false], ["t3", 1, PREVIEW_BYTES, true]]);
   // Asked at rev 0, but an event came before the answer: the event is newer.
-  room.onEvent(ev("s1", "queue.updated", { queue: [], reason: "started" }));
-  assert.equal(st.queueFromRest([queued("t2", "stale")], 0), false);
+  room.onEvent(ev("s1", "queue.updated", { queue: [], reason: "started", bytes: 0 }));
+  assert.equal(st.queueFromRest([whole("t2", "stale")], 0), false);
   assert.deepEqual(st.queue, []);
-  assert.equal(st.queueFromRest([queued("t4", "fresh")], 1), true);
+  assert.equal(st.queueFromRest([whole("t4", "fresh")], 1), true);
   assert.deepEqual(st.queue.map((q) => q.turnId), ["t4"]);
+});
+
+test("queue: a GET …/queue answer summarised as the server's events are", () => {
+  const image = { type: "image", attachment: "ab.png", mimeType: "image/png", name: "shot.png", bytes: 12 } as const;
+  const s = summarise(whole("t1", "é".repeat(200), [image]), 3);
+  assert.deepEqual([s.position, s.items, s.truncated, s.preview.length], [3, 2, true, PREVIEW_BYTES / 2], "cut at a character, in UTF-8 bytes");
+  assert.deepEqual(s.attachments, [image]);
+  assert.equal(s.bytes, new TextEncoder().encode(JSON.stringify([{ type: "text", text: "é".repeat(200) }, image])).length);
+  assert.deepEqual(cutText("aé", 2), ["a", true]);
+  assert.deepEqual(cutText("aé", 3), ["aé", false]);
+  assert.deepEqual(cutText("a😀b", 4), ["a", true], "never half a character");
+});
+
+test("queue: an edit starts from the whole text, read again only when the event showed its beginning", async () => {
+  let reads = 0;
+  const read = async () => {
+    reads++;
+    return [whole("t1", "the whole text"), whole("t2", "other")];
+  };
+  assert.equal(await wholeText(queued("t1", "short"), read), "short");
+  assert.equal(reads, 0, "a whole short text is the preview");
+  assert.equal(await wholeText({ ...queued("t1", "the whole"), truncated: true }, read), "the whole text");
+  assert.equal(await wholeText({ ...queued("gone", "x"), truncated: true }, read), null, "it left the queue");
+  assert.equal(reads, 2);
 });
 
 test("queue: a move's order for PUT …/queue", () => {
@@ -78,10 +107,12 @@ test("queue: what a queued turn reads as, and its name in a control's label", ()
   const q = queued("t2", "first line\nsecond line", [{ type: "image", attachment: "x.png", mimeType: "image/png", name: "x.png" }]);
   const parts = queuedParts(q);
   assert.equal(parts.text, "first line\nsecond line");
+  assert.equal(parts.truncated, false);
   assert.deepEqual(parts.images.map((i) => i.name), ["x.png"]);
   assert.equal(queuedLabel(q), "first line second line");
   assert.equal(queuedLabel(queued("t3", "x".repeat(60))), `${"x".repeat(39)}…`);
-  assert.equal(queuedLabel({ turnId: "t4", input: [{ type: "file", path: "a" }], queuedAtMs: 1 }), "1 attachment");
+  assert.equal(queuedLabel({ ...queued("t4", ""), attachments: [{ type: "file", path: "a" }] }), "1 attachment");
+  assert.equal(queuedParts({ ...q, truncated: true }).truncated, true);
 });
 
 test("queue: the composer's keys", () => {

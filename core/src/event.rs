@@ -806,17 +806,6 @@ pub struct WorkspaceRestoredPayload {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
-pub struct QueueUpdatedPayload {
-    /// The queue as it is now, first to start first.
-    pub queue: Vec<crate::model::QueuedTurn>,
-    /// `queued`, `edited`, `removed`, `reordered`, `started` (its first went), `sent` (one was
-    /// steered into the running turn), `failed` (its first could not start).
-    pub reason: String,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
-#[serde(rename_all = "camelCase")]
 pub struct WorkspaceCommittedPayload {
     /// The new commit.
     pub commit: String,
@@ -826,7 +815,9 @@ pub struct WorkspaceCommittedPayload {
 }
 
 mod clamp;
-pub use clamp::{TRUNCATED_MARK, body_size, clamp_body, clamp_body_sized};
+mod queue;
+pub use clamp::{MIN_EVENT_BYTES, TRUNCATED_MARK, body_size, clamp_body, clamp_body_sized, json_size};
+pub use queue::{QueueUpdatedPayload, QueuedTurnSummary, input_bytes};
 
 #[cfg(test)]
 #[path = "event_tests.rs"]

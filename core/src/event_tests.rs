@@ -21,14 +21,21 @@ fn oversized_events_are_cut_or_replaced() {
     assert!(body_size(&cut) <= 4096, "{}", body_size(&cut));
     let EventBody::MessageCompleted(p) = cut else { panic!("still a message") };
     assert!(p.text.ends_with(TRUNCATED_MARK));
-    // Many small strings cannot be cut below the limit: a notice says what was dropped.
+    // Many small strings cannot be cut below the limit: the list loses its last elements.
     let plan = EventBody::PlanUpdated(PlanUpdatedPayload {
         explanation: None,
         steps: (0..2000).map(|i| PlanStep { step: format!("s{i}"), status: "pending".into() }).collect(),
     });
     let (n, was) = clamp_body(plan, 4096);
     assert!(was.is_some());
-    assert!(matches!(n, EventBody::Notice(ref p) if p.message.contains("plan.updated")), "{n:?}");
+    let EventBody::PlanUpdated(p) = &n else { panic!("still a plan: {n:?}") };
+    assert!(body_size(&n) <= 4096 && p.steps.len() > 50, "{} steps", p.steps.len());
+    assert_eq!(p.steps[p.steps.len() - 1].step, format!("s{}", p.steps.len() - 1), "the first ones");
+    // Only a limit below what an event's fixed fields take leaves a notice in its place.
+    let turn = EventBody::TurnCanceled(TurnCanceledPayload { turn_id: "t".repeat(100), reason: "r".repeat(100) });
+    let (n, was) = clamp_body(turn, 64);
+    assert!(was.is_some());
+    assert!(matches!(n, EventBody::Notice(ref p) if p.message.contains("turn.canceled")), "{n:?}");
 }
 
 #[test]

@@ -13,7 +13,7 @@ use bytes::Bytes;
 use crate::bus::{Frame, RecvError, RoomHub, Subscription};
 use crate::store::{Store, StoreError};
 
-/// Events read from the log per query.
+/// Events read from the log per query (and no more than the store's page bytes of them).
 pub const REPLAY_PAGE: usize = 512;
 
 /// What a cursor yields.
@@ -172,14 +172,15 @@ impl RoomCursor {
         if page.events.is_empty() && page.pruned_through > self.last {
             return Err(CursorError::HistoryExpired { head: page.head_seq });
         }
-        let full = page.events.len() == REPLAY_PAGE;
+        // Not "a full page": a page is cut by bytes too, so fewer events may still not be the end.
+        let more = page.next().is_some();
         for (seq, raw) in page.events {
             if seq > until {
                 break;
             }
             self.replay.push_back((seq, event_frame(&raw)));
         }
-        if until == u64::MAX && !full {
+        if until == u64::MAX && !more {
             // Everything committed before the subscription is now buffered; the bus has the rest.
             self.caught_up = true;
         }

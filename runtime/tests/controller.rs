@@ -355,3 +355,32 @@ async fn events_an_agent_floods_while_starting_are_bounded_and_the_drop_is_repor
     sink.emit(None, EventBody::MessageDelta(TextDeltaPayload { item_id: "m".into(), text: "after".into() })).await;
     assert_eq!(f.event_types("r").await.last().map(String::as_str), Some("message.delta"));
 }
+
+/// Every event the controller publishes is cut to the event size limit, not only an agent's: here
+/// a `session.updated` carrying the modes an agent reported (the size check used to look at a
+/// session's title and cwd only, so a session with a thousand modes went out whole).
+#[tokio::test]
+async fn a_controller_made_event_is_cut_to_the_limit_too() {
+    use ensemble_runtime::model::{ModeInfo, SessionModes};
+    let modes = (0..2000)
+        .map(|i| ModeInfo { id: format!("mode-{i}"), name: format!("Mode {i}"), description: Some("d".repeat(40)) })
+        .collect::<Vec<_>>();
+    let patch = SessionPatch {
+        modes: Some(SessionModes { current: "mode-0".into(), available: modes.into() }),
+        ..SessionPatch::default()
+    };
+    let many = Arc::new(Puppet { early_fact: false, early_update: Some(patch), ..Puppet::new("many") });
+    let max = 16 << 10;
+    let f = Fixture::new(vec![many], ControllerConfig { max_event_bytes: max, ..Default::default() });
+    f.controller.start(start("many", "m")).await.unwrap();
+    f.store.flush().await.unwrap();
+    let page = f.store.events_after("r", 0, 100).await.unwrap();
+    let events: Vec<serde_json::Value> =
+        page.events.iter().map(|(_, raw)| serde_json::from_str(raw.get()).unwrap()).collect();
+    let updated = events.iter().find(|e| e["type"] == "session.updated").expect("a session.updated");
+    let payload = serde_json::to_string(&serde_json::json!({"type": updated["type"], "payload": updated["payload"]}));
+    assert!(payload.unwrap().len() <= max, "the session.updated fits the limit");
+    let kept = updated["payload"]["session"]["modes"]["available"].as_array().unwrap();
+    assert!(!kept.is_empty() && kept.len() < 2000, "its modes were shortened: {}", kept.len());
+    assert_eq!(kept[0]["id"], "mode-0", "from the end");
+}

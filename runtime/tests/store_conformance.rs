@@ -184,7 +184,14 @@ conformance!(
     audit_seqs_are_gap_free_across_appends_and_a_reopen_and_page_exactly,
     an_audit_prune_removes_only_older_records_and_seqs_go_on,
     webhook_deliveries_are_written_with_their_events_claimed_once_and_settled,
+    pages_are_cut_by_bytes_and_paging_on_reads_every_event,
 );
+
+#[path = "store_conformance/pages.rs"]
+mod pages;
+use pages::{
+    pages_are_cut_by_bytes_and_paging_on_reads_every_event, pages_of_interleaved_pruned_logs_hold_every_seq_once,
+};
 
 /// A provider's command list made once, as the scripted agent's is (its JSON written once).
 fn constant_commands() -> SharedList<CommandInfo> {
@@ -318,65 +325,6 @@ async fn retention_prunes_but_seq_continues(engine: Engine) {
     assert_eq!(page.events.first().map(|e| e.0), Some(pruned + 1));
     assert_eq!(page.events.last().map(|e| e.0), Some(20));
     assert_eq!(page.pruned_through, pruned);
-}
-
-/// Every room's events from its first unpruned seq to its head, read in pages of `limit`; each
-/// event's JSON is checked against its seq and room.
-async fn read_all(store: &Store, room: &str, limit: usize) -> Vec<u64> {
-    let mut got = Vec::new();
-    loop {
-        let page = store.events_after(room, got.last().copied().unwrap_or(0), limit).await.unwrap();
-        assert!(page.events.len() <= limit);
-        if page.events.is_empty() {
-            return got;
-        }
-        for (seq, json) in &page.events {
-            let v: serde_json::Value = serde_json::from_str(json.get()).unwrap();
-            assert_eq!((&v["seq"], &v["roomId"]), (&serde_json::json!(seq), &serde_json::json!(room)));
-            got.push(*seq);
-        }
-    }
-}
-
-/// Long logs of three rooms written in turns (their rows interleave), pruned by retention, read
-/// in pages of many sizes, before and after a restart and after more appends: each read holds
-/// exactly the seqs asked for (SQLite walks each room's chain of rows from a mark: migration 5).
-async fn pages_of_interleaved_pruned_logs_hold_every_seq_once(engine: Engine) {
-    let place = Place::new(engine).await;
-    let mut cfg = place.config();
-    cfg.retention.max_events_per_room = Some(150);
-    let rooms = ["a", "b", "c"];
-    let check = async |store: &Store| {
-        for room in rooms {
-            let (head, pruned) = store.room_heads(room).await.unwrap();
-            assert!(pruned > 64 && head > pruned + 130, "{engine:?} {room}: {pruned} {head}");
-            let want: Vec<u64> = (pruned + 1..=head).collect();
-            for limit in [1, 7, 64, 100, 1000] {
-                assert_eq!(read_all(store, room, limit).await, want, "{engine:?} {room}, pages of {limit}");
-            }
-            for after in [0, pruned - 1, pruned + 63, pruned + 64, head - 65, head - 1, head, head + 5] {
-                let page = store.events_after(room, after, 10).await.unwrap();
-                let from = after.max(pruned) + 1;
-                let want: Vec<u64> = (from..=head.min(from + 9)).collect();
-                assert_eq!(seqs(&page), want, "{engine:?} {room}, 10 after {after}");
-            }
-        }
-    };
-    let store = place.open(cfg.clone(), Arc::new(Collect::default())).await;
-    for round in 0..100 {
-        for (k, room) in rooms.iter().enumerate() {
-            append_n(&store, room, 1 + (round + k) % 5).await;
-        }
-    }
-    check(&store).await;
-    store.close().await;
-    drop(store);
-    let store = place.open(cfg, Arc::new(Collect::default())).await;
-    check(&store).await;
-    for room in rooms {
-        append_n(&store, room, 70).await;
-    }
-    check(&store).await;
 }
 
 async fn a_group_commits_many_events_in_few_transactions(engine: Engine) {

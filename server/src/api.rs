@@ -311,6 +311,11 @@ pub struct EventList {
     pub data: Vec<Event>,
     /// The room's latest seq.
     pub head_seq: u64,
+    /// The `after` of the next page, when events follow this one: a page ends at `limit` events or
+    /// at `--events-page-bytes` of them (always at least one), so a short page is not the end.
+    /// Absent at the head.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next: Option<u64>,
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -320,7 +325,8 @@ pub struct EventsQuery {
     /// Return events with `seq` greater than this (default 0).
     #[param(maximum = 9_223_372_036_854_775_807_u64)]
     pub after: Option<u64>,
-    /// At most this many events (default 100, at most 1000).
+    /// At most this many events (default 100, at most 1000), and no more than `--events-page-bytes`
+    /// of them (a larger event alone).
     #[param(minimum = 1, maximum = 1000)]
     pub limit: Option<u32>,
 }

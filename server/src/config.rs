@@ -272,6 +272,16 @@ pub struct ServeArgs {
     #[arg(help_heading = "Limits", long, env = "ENSEMBLE_MAX_QUEUED_TURNS", default_value_t = 32)]
     pub max_queued_turns: usize,
 
+    /// Most bytes of input one session's queue holds (its turns' inputs as JSON, images by
+    /// reference; beyond it 409 `queue_full`).
+    #[arg(help_heading = "Limits", long, env = "ENSEMBLE_MAX_QUEUED_BYTES", default_value_t = 4 << 20)]
+    pub max_queued_bytes: usize,
+
+    /// How much of a queued turn's text a `queue.updated` event shows, in bytes (`GET …/queue` has
+    /// all of it).
+    #[arg(help_heading = "Limits", long, env = "ENSEMBLE_QUEUE_PREVIEW_BYTES", default_value_t = 256)]
+    pub queue_preview_bytes: usize,
+
     /// Largest image of a turn (decoded bytes; sent as base64 it also counts against
     /// --max-body-bytes).
     #[arg(help_heading = "Limits", long, env = "ENSEMBLE_MAX_IMAGE_BYTES", default_value_t = 5 << 20)]
@@ -323,7 +333,9 @@ pub struct ServeArgs {
     #[arg(help_heading = "Limits", long, env = "ENSEMBLE_MAX_LIVE_SESSIONS", default_value_t = 32)]
     pub max_live_sessions: usize,
 
-    /// Largest event payload (serialised); a larger one is replaced by a `notice`.
+    /// Largest event payload (serialised), whoever made the event (an agent, a client's request, the
+    /// server): a larger one has its longest strings cut and its longest lists shortened until it
+    /// fits (at least 4096).
     #[arg(help_heading = "Limits", long, env = "ENSEMBLE_MAX_EVENT_BYTES", default_value_t = 1024 * 1024)]
     pub max_event_bytes: usize,
 
@@ -345,6 +357,12 @@ pub struct ServeArgs {
     /// slow client hold up to `--ws-queue` × `--max-event-bytes`).
     #[arg(help_heading = "Limits", long, env = "ENSEMBLE_WS_QUEUE_BYTES", default_value_t = 16 * 1024 * 1024)]
     pub ws_queue_bytes: usize,
+
+    /// Most bytes of events one page holds (`GET …/events`, a side's events, an export's and a
+    /// WebSocket's reads of the log); a page always holds one event, however large, and `next`
+    /// says where to go on.
+    #[arg(help_heading = "Limits", long, env = "ENSEMBLE_EVENTS_PAGE_BYTES", default_value_t = 4 << 20)]
+    pub events_page_bytes: usize,
 
     /// Events a side conversation keeps in memory for replay.
     #[arg(help_heading = "Limits", long, env = "ENSEMBLE_SIDE_LOG_EVENTS", default_value_t = 10_000)]
@@ -737,6 +755,12 @@ mod tests {
             "3000",
             "--start-buffer-bytes",
             "4000",
+            "--max-queued-bytes",
+            "5000",
+            "--queue-preview-bytes",
+            "60",
+            "--events-page-bytes",
+            "7000",
         ])
         .unwrap()
         .serve;
@@ -745,6 +769,15 @@ mod tests {
         assert_eq!(a.providers.shared.env("/d".into(), 32, Vec::new(), Vec::new()).rpc_queue_bytes, 2000);
         assert_eq!(crate::server::controller_config(&a).side_log_bytes, 3000);
         assert_eq!(crate::server::controller_config(&a).start_buffer_bytes, 4000);
+        let c = crate::server::controller_config(&a);
+        assert_eq!((c.max_queued_bytes, c.queue_preview_bytes), (5000, 60));
+        let c = crate::server::controller_config(&d);
+        assert_eq!((c.max_queued_bytes, c.queue_preview_bytes), (4 << 20, 256));
+        assert_eq!(crate::server::store_config(&a).page_bytes, 7000);
+        // Below what every event type's fixed fields take, the event limit is raised to it.
+        let small = Cli::try_parse_from(["ensemble", "--max-event-bytes", "100"]).unwrap().serve;
+        assert_eq!(crate::server::controller_config(&small).max_event_bytes, ensemble_runtime::event::MIN_EVENT_BYTES);
+        assert_eq!(crate::server::store_config(&d).page_bytes, 4 << 20);
     }
 
     #[test]

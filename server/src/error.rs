@@ -166,7 +166,10 @@ impl From<ControllerError> for ApiError {
             C::Provider(a) => return provider_error(a),
             C::NoWorkspace(_) | C::ForkUnsupported(_) | C::InputUnsupported(_) => StatusCode::UNPROCESSABLE_ENTITY,
             C::UnknownCheckpoint(_) | C::AttachmentNotFound(_) | C::QueuedTurnNotFound(_) => StatusCode::NOT_FOUND,
-            C::QueueFull(_) | C::WorkTreeBusy(_) => StatusCode::CONFLICT,
+            C::QueueFull { details, .. } => {
+                return ApiError::new(StatusCode::CONFLICT, code, e.to_string()).with_details(details.clone());
+            }
+            C::WorkTreeBusy(_) => StatusCode::CONFLICT,
             C::CwdOutsideWorkspace(_) => StatusCode::BAD_REQUEST,
             C::Workspace(g) => return git_error(g),
         };

@@ -57,6 +57,7 @@ pub fn store_config(args: &ServeArgs) -> StoreConfig {
     cfg.queue_bytes = args.store_queue_bytes.max(1);
     cfg.readers = args.store_readers as usize;
     cfg.min_free_bytes = args.store_min_free_bytes;
+    cfg.page_bytes = args.events_page_bytes;
     cfg.wal_prefill = args.sqlite_wal_prefill_bytes.unwrap_or_else(|| default_wal_prefill(&args.data_dir()));
     cfg.synchronous = match args.sqlite_sync {
         SqliteSync::Normal => Synchronous::Normal,
@@ -82,7 +83,7 @@ pub fn controller_config(args: &ServeArgs) -> ControllerConfig {
         max_sessions: args.max_sessions,
         max_sessions_per_room: args.max_sessions_per_room,
         max_live_sessions: args.max_live_sessions,
-        max_event_bytes: args.max_event_bytes.max(1024),
+        max_event_bytes: args.max_event_bytes.max(ensemble_runtime::event::MIN_EVENT_BYTES),
         idle_release: (args.idle_release_secs > 0).then(|| Duration::from_secs(args.idle_release_secs)),
         default_provider: args.default_provider.clone(),
         cluster: args.nats_url.as_ref().map(|_| ClusterConfig { host_id: host_id(args) }),
@@ -90,6 +91,8 @@ pub fn controller_config(args: &ServeArgs) -> ControllerConfig {
         workspaces: Some(workspace_config(args)),
         workspaces_off_reason: None,
         max_queued_turns: args.max_queued_turns,
+        max_queued_bytes: args.max_queued_bytes,
+        queue_preview_bytes: args.queue_preview_bytes,
         default_session_budget: default_budget(args.session_max_tokens, args.session_max_cost),
         default_room_budget: default_budget(args.room_max_tokens, args.room_max_cost),
         attention_after: (args.attention_after_secs > 0).then(|| Duration::from_secs(args.attention_after_secs)),

@@ -8,6 +8,8 @@
 // `turn.steered` with its text, shown as a steer in the transcript); then the running turn is canceled and
 // the two left start in their order, as the turn ids they were queued with. With an ACP agent that
 // cannot steer, Ctrl+Enter queues, and Send now cancels the running turn and starts that one.
+// A long queued text shows its beginning and its size (the events carry no more); its edit starts
+// from the whole text, read from GET …/queue.
 // Title: "(N) Ensemble console" while N sessions (in any watched room) wait on an answer.
 // Notifications: the page's `Notification` is replaced by an init script with a recorder (its
 // permission is the browser's: granted with `context.grantPermissions(['notifications'])`, else
@@ -200,6 +202,36 @@ test('an agent that cannot steer: Ctrl+Enter queues, Send now cancels the runnin
   // "one" goes after "two".
   await page.waitForSelector(`${view} ${tid('message')}[data-done="true"]:has-text("echo: one")`);
   await page.waitForSelector(`${view} ${tid('queue')}`, { state: 'detached' });
+  page.assertClean();
+});
+
+test('a long queued text shows its beginning and size; its edit starts from the whole text', { timeout: 30_000 }, async () => {
+  const page = await h.open({ room: 'ql' });
+  await startSession(page, 'l1');
+  await sessionStatus(page, 'l1', 'ready');
+  await send(page, '/hang');
+  await page.waitForSelector(`${view} ${tid('steer')}`);
+  // Queued over REST (the composer works the same way): 3000 bytes, of which an event shows 256.
+  const long = `long ${'word '.repeat(599)}end`;
+  await h.rest.call('POST', '/v1/rooms/ql/sessions/l1/turns', { input: [{ type: 'text', text: long }], queue: true }, 202);
+  const shown = `${view} ${tid('queued-turn')} ${tid('queued-text')}`;
+  await page.waitForSelector(`${shown} ${tid('queued-more')}`);
+  const text = await page.textContent(shown);
+  assert.ok(text.startsWith('long word word') && text.length < 300, text);
+  assert.match(await page.textContent(`${shown} ${tid('queued-more')}`), /^… \(3 KiB in all\)$/);
+  const event = (await h.rest.events('ql')).data.filter((e) => e.type === 'queue.updated').pop();
+  assert.equal(event.payload.queue[0].truncated, true);
+  assert.equal(event.payload.queue[0].input, undefined, 'no whole input in the event');
+  // Edit: the whole text (read from GET …/queue), changed at its end, saved whole.
+  await page.click(`${view} ${tid('queued-edit')}`);
+  const editor = `${view} ${tid('queued-edit-input')}`;
+  await page.waitForFunction((sel) => document.activeElement === document.querySelector(sel), editor);
+  assert.equal(await page.inputValue(editor), long);
+  await page.fill(editor, long.replace(/end$/, 'finish'));
+  await page.click(`${view} ${tid('queued-edit-save')}`);
+  await waitFor(async () => textOf((await restQueue('ql', 'l1'))[0]) === long.replace(/end$/, 'finish'), { what: 'the edit saved' });
+  await page.click(`${view} ${tid('cancel')}`);
+  await page.waitForSelector(`${view} ${tid('message')}[data-done="true"]:has-text("finish")`);
   page.assertClean();
 });
 

@@ -3,12 +3,13 @@
 // (`DELETE`) or send now (`POST …/send`: steered into the running turn where the agent steers, else
 // the running turn is canceled and this one goes first). What is shown is the session's latest
 // `queue.updated` (or `GET …/queue`): a change shows once the server announced it, for every client.
+// An event shows the beginning of a long text (and its size); an edit reads the whole text first.
 
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import type { App } from "../app.js";
 import type { SessionState } from "../model.js";
-import { editedInput, imagesToResend, moveInOrder, queuedLabel, queuedParts, type QueuedTurn } from "../queue.js";
-import { toBase64 } from "../attach.js";
+import { editedInput, imagesToResend, moveInOrder, queuedLabel, queuedParts, wholeText, type QueuedSummary } from "../queue.js";
+import { formatBytes, toBase64 } from "../attach.js";
 import { showControls } from "../text.js";
 import { TurnAttachments } from "./attachments.js";
 
@@ -40,7 +41,7 @@ export function QueuePanel({
    * Where the focus goes back: once the queue has changed from `after` (a move re-orders the items
    * under it, a removal takes its buttons away), or at once (`after: null`, an edit ended).
    */
-  const refocus = useRef<{ turnId: string; control: Control; after: QueuedTurn[] | null } | null>(null);
+  const refocus = useRef<{ turnId: string; control: Control; after: QueuedSummary[] | null } | null>(null);
   // One function per session: a new one would make every thumbnail read its image again (and revoke
   // the blob: URL it shows) on every render.
   const load = useCallback((attachment: string) => app.attachment(st.id, attachment), [app, st.id]);
@@ -73,7 +74,7 @@ export function QueuePanel({
 
   if (!queue.length) return null;
 
-  const act = async (q: QueuedTurn, what: string, fn: () => Promise<{ ok: true } | { ok: false; error: { message: string } }>) => {
+  const act = async (q: QueuedSummary, what: string, fn: () => Promise<{ ok: true } | { ok: false; error: { message: string } }>) => {
     setBusy(q.turnId);
     const r = await fn();
     setBusy(null);
@@ -84,7 +85,7 @@ export function QueuePanel({
     }
     return r.ok;
   };
-  const move = (q: QueuedTurn, delta: -1 | 1) => {
+  const move = (q: QueuedSummary, delta: -1 | 1) => {
     const order = moveInOrder(
       queue.map((x) => x.turnId),
       q.turnId,
@@ -94,22 +95,45 @@ export function QueuePanel({
     refocus.current = { turnId: q.turnId, control: delta < 0 ? "queued-up" : "queued-down", after: queue };
     void act(q, "Moving", () => app.reorderQueue(st.id, order));
   };
-  const startEdit = (q: QueuedTurn) => {
-    setDraft(queuedParts(q).text);
+  /** An edit starts from the whole text: the event's preview when it is all of it, else `GET …/queue`'s. */
+  const startEdit = async (q: QueuedSummary) => {
+    if (!q.truncated) {
+      setDraft(q.preview);
+      setEditing(q.turnId);
+      return;
+    }
+    setBusy(q.turnId);
+    let text: string | null = null;
+    try {
+      text = await wholeText(q, () => app.queued(st.id));
+    } catch (e) {
+      setBusy(null);
+      onError(`Editing “${queuedLabel(q)}” failed: its text could not be read (${(e as Error).message})`);
+      return;
+    }
+    setBusy(null);
+    if (text === null) {
+      onError("The follow-up left the queue (it started, or was removed) before it could be edited.");
+      return;
+    }
+    onError(null);
+    setDraft(text);
     setEditing(q.turnId);
   };
-  const endEdit = (q: QueuedTurn) => {
+  const endEdit = (q: QueuedSummary) => {
     setEditing(null);
     refocus.current = { turnId: q.turnId, control: "queued-edit", after: null };
   };
   /** `q` leaves the queue: the focus goes to the follow-up that takes its place (or the one before it). */
-  const leave = (q: QueuedTurn, i: number, control: Control, what: string, fn: () => Promise<{ ok: true } | { ok: false; error: { message: string } }>) => {
+  const leave = (q: QueuedSummary, i: number, control: Control, what: string, fn: () => Promise<{ ok: true } | { ok: false; error: { message: string } }>) => {
     const next = queue[i + 1] ?? queue[i - 1];
     refocus.current = { turnId: next?.turnId ?? "", control, after: queue };
     void act(q, what, fn);
   };
-  const save = async (q: QueuedTurn) => {
-    if (!draft.trim() && !q.input.some((i) => i.type !== "text")) {
+  const save = async (q: QueuedSummary) => {
+    // Its images and files are all the event shows of its input besides the text, and all an edit keeps.
+    const kept = q.attachments ?? [];
+    if (!draft.trim() && !kept.length) {
       onError("A follow-up needs some text (or its images): remove it instead.");
       return;
     }
@@ -117,11 +141,11 @@ export function QueuePanel({
       // Its images go again as their bytes (the server takes no attachment ids from a client).
       const data = new Map<string, string>();
       try {
-        for (const a of imagesToResend(q.input)) data.set(a, toBase64(new Uint8Array(await (await app.attachment(st.id, a)).arrayBuffer())));
+        for (const a of imagesToResend(kept)) data.set(a, toBase64(new Uint8Array(await (await app.attachment(st.id, a)).arrayBuffer())));
       } catch (e) {
         return { ok: false as const, error: { message: `its image could not be read again (${(e as Error).message})` } };
       }
-      return app.editQueued(st.id, q.turnId, editedInput(q.input, draft, data) ?? []);
+      return app.editQueued(st.id, q.turnId, editedInput(kept, draft, data) ?? []);
     });
     if (ok) endEdit(q);
   };
@@ -138,7 +162,7 @@ export function QueuePanel({
       </h3>
       <ol class="queue-list" ref={list}>
         {queue.map((q, i) => {
-          const { text, images, files } = queuedParts(q);
+          const { text, truncated, images, files } = queuedParts(q);
           const label = showControls(queuedLabel(q));
           const waiting = busy === q.turnId;
           return (
@@ -182,6 +206,11 @@ export function QueuePanel({
                 ) : (
                   <div class={`queued-text${text ? "" : " dim"}`} data-testid="queued-text">
                     {text ? showControls(text) : "(no text)"}
+                    {truncated ? (
+                      <span class="dim" data-testid="queued-more" title="The whole text shows when it is edited">
+                        {`… (${formatBytes(q.bytes)} in all)`}
+                      </span>
+                    ) : null}
                   </div>
                 )}
                 <TurnAttachments images={images} files={files} load={load} />
@@ -194,7 +223,7 @@ export function QueuePanel({
                   <button type="button" data-testid="queued-down" aria-label={`Move “${label}” down`} title="Move down" disabled={waiting || i === queue.length - 1} onClick={() => move(q, 1)}>
                     ↓
                   </button>
-                  <button type="button" data-testid="queued-edit" aria-label={`Edit “${label}”`} disabled={waiting} onClick={() => startEdit(q)}>
+                  <button type="button" data-testid="queued-edit" aria-label={`Edit “${label}”`} disabled={waiting} onClick={() => void startEdit(q)}>
                     Edit
                   </button>
                   <button type="button" data-testid="queued-remove" aria-label={`Remove “${label}” from the queue`} disabled={waiting} onClick={() => leave(q, i, "queued-remove", "Removing", () => app.removeQueued(st.id, q.turnId))}>

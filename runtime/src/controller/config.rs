@@ -48,6 +48,11 @@ pub struct ControllerConfig {
     pub attachments: AttachmentConfig,
     /// Most follow-ups one session's queue holds.
     pub max_queued_turns: usize,
+    /// Most bytes of input one session's queue holds (its turns' inputs as JSON, images by their
+    /// attachment): the queue is in the session's record, written again at every change.
+    pub max_queued_bytes: usize,
+    /// How much of a queued turn's text `queue.updated` shows (the rest is in `GET …/queue`).
+    pub queue_preview_bytes: usize,
     /// The budget of a session that has none of its own.
     pub default_session_budget: Option<crate::model::Budget>,
     /// The budget of a room that has none of its own.
@@ -141,6 +146,8 @@ impl Default for ControllerConfig {
             workspaces_off_reason: None,
             attachments: AttachmentConfig::default(),
             max_queued_turns: 32,
+            max_queued_bytes: 4 << 20,
+            queue_preview_bytes: 256,
             default_session_budget: None,
             default_room_budget: None,
             attention_after: Some(Duration::from_secs(30)),

@@ -89,9 +89,10 @@ pub enum ControllerError {
     CwdOutsideWorkspace(String),
     #[error("attachment `{0}` not found")]
     AttachmentNotFound(String),
-    /// The session's queue holds `--max-queued-turns` already.
-    #[error("{0}")]
-    QueueFull(String),
+    /// The session's queue holds `--max-queued-turns` turns, or `--max-queued-bytes` bytes, already
+    /// (`details`: the limit and where the queue stands).
+    #[error("{message}")]
+    QueueFull { message: String, details: serde_json::Value },
     #[error("no queued turn `{0}`")]
     QueuedTurnNotFound(String),
     /// A session's or room's budget is reached: no new turn starts.
@@ -148,7 +149,7 @@ impl ControllerError {
             Self::ForkUnsupported(_) => "fork_unsupported",
             Self::InputUnsupported(_) => "input_unsupported",
             Self::AttachmentNotFound(_) => "attachment_not_found",
-            Self::QueueFull(_) => "queue_full",
+            Self::QueueFull { .. } => "queue_full",
             Self::QueuedTurnNotFound(_) => "queued_turn_not_found",
             Self::BudgetExhausted { .. } => "budget_exhausted",
             Self::UnknownCheckpoint(_) => "unknown_checkpoint",

@@ -153,6 +153,13 @@ pub struct SideEventPage {
     pub pruned_through: u64,
 }
 
+impl SideEventPage {
+    /// Where the next page starts (its `after`) when events follow this one; `None` at the head.
+    pub fn next(&self) -> Option<u64> {
+        self.events.last().map(|(seq, _)| *seq).filter(|seq| *seq < self.head_seq)
+    }
+}
+
 #[derive(Default)]
 pub(super) struct State {
     /// Add and remove entries with [`State::insert`] / [`State::remove`], and after changing an
@@ -295,8 +302,10 @@ pub(super) struct Batch<'a> {
     pub(super) now: i64,
     pub(super) events: Vec<NewEvent>,
     pub(super) persist: bool,
-    /// No event the controller publishes is larger (agent events are cut before they get here).
+    /// No event the controller publishes is larger (see [`Batch::push`]).
     pub(super) max_event_bytes: usize,
+    /// How much of a queued turn's text `queue.updated` shows.
+    pub(super) queue_preview_bytes: usize,
 }
 
 impl Batch<'_> {
@@ -305,6 +314,12 @@ impl Batch<'_> {
     }
 
     pub(super) fn emit(&mut self, turn_id: Option<String>, body: EventBody) {
+        self.fold_in(turn_id, body, Clamped::No);
+    }
+
+    /// Folds `body` and publishes it (if the fold says so) with what the fold adds; `clamped`: an
+    /// agent's event, already cut to the limit in `on_facts` (outside the state lock).
+    fn fold_in(&mut self, turn_id: Option<String>, body: EventBody, clamped: Clamped) {
         let folded = self.entry.rec.apply(turn_id.as_deref(), &body, self.now);
         self.persist |= folded.persist;
         if !folded.publish {
@@ -315,7 +330,7 @@ impl Batch<'_> {
         if ended {
             self.entry.turn_ended.notify_waiters();
         }
-        self.push(turn_id, body);
+        self.push_clamped(turn_id, body, clamped);
         if ended {
             self.entry.cancel_asked = None;
         }
@@ -324,8 +339,17 @@ impl Batch<'_> {
         }
     }
 
+    /// Publishes `body`, cut to the event size limit: every event the controller publishes comes
+    /// through here (a client's text, a session, a queue can be as large as an agent's output).
     pub(super) fn push(&mut self, turn_id: Option<String>, body: EventBody) {
-        let body = bounded(body, self.max_event_bytes);
+        self.push_clamped(turn_id, body, Clamped::No);
+    }
+
+    fn push_clamped(&mut self, turn_id: Option<String>, body: EventBody, clamped: Clamped) {
+        let body = match clamped {
+            Clamped::Yes => body,
+            Clamped::No => clamp(body, self.max_event_bytes, &self.entry.rec.session),
+        };
         let actor = crate::actor::current().or_else(|| match (&body, &self.entry.cancel_asked) {
             (EventBody::TurnCanceled(p), Some((turn, by))) if *turn == p.turn_id => Some(by.clone()),
             _ => None,
@@ -402,7 +426,7 @@ impl Batch<'_> {
         for fact in facts {
             match fact {
                 // Already clamped to `max_event_bytes` in `on_facts`, the only way facts arrive.
-                Fact::Event { turn_id, body } => self.emit(turn_id, body),
+                Fact::Event { turn_id, body } => self.fold_in(turn_id, body, Clamped::Yes),
                 Fact::Update(patch) => {
                     self.entry.rec.apply_patch(patch, self.now);
                     self.persist = true;
@@ -429,35 +453,23 @@ impl Batch<'_> {
     }
 }
 
-/// What the controller publishes from a client's request (a turn's input, a goal's objective,
-/// answers) or with a session in it can come near the event size limit: such an event is cut like
-/// an agent's (its longest strings, marked `…[truncated]`). A cheap estimate decides, so the
-/// common small event is never serialised twice.
-fn bounded(body: EventBody, max: usize) -> EventBody {
-    let session = |s: &Session| {
-        [Some(&s.title), Some(&s.cwd), s.last_error.as_ref(), s.auth_message.as_ref(), s.settings.model.as_ref()]
-            .into_iter()
-            .flatten()
-            .map(String::len)
-            .sum::<usize>()
-    };
-    let input = |items: &[crate::model::InputItem]| items.iter().map(|i| i.text().len()).sum::<usize>();
-    let estimate = match &body {
-        EventBody::TurnStarted(p) => input(&p.input),
-        EventBody::TurnSteered(p) => input(&p.input),
-        EventBody::GoalUpdated(p) => p.goal.objective.len(),
-        EventBody::InteractionResolved(p) => p.answers.as_ref().map_or(0, |a| a.to_string().len()),
-        EventBody::SessionStarted(p) => session(&p.session),
-        EventBody::SessionUpdated(p) => session(&p.session),
-        EventBody::SessionCompleted(p) => session(&p.session),
-        _ => 0,
-    };
-    // The rest of such an event (ids, numbers, field names) is well under this margin.
-    const MARGIN: usize = 8 * 1024;
-    if estimate + MARGIN <= max {
-        return body;
+/// Whether an event was already cut to the event size limit.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Clamped {
+    Yes,
+    No,
+}
+
+/// `body` cut to `max` bytes (see `ensemble_core::event::clamp_body_sized`), counted and logged
+/// when it was too large.
+fn clamp(body: EventBody, max: usize, session: &Session) -> EventBody {
+    let kind = body.type_name();
+    let (body, cut, _) = crate::event::clamp_body_sized(body, max);
+    if let Some(size) = cut {
+        metrics::counter!("ensemble_events_clamped_total").increment(1);
+        tracing::warn!(session = %session.key(), size, kind, "an oversized event was cut");
     }
-    crate::event::clamp_body(body, max).0
+    body
 }
 
 #[cfg(test)]

@@ -26,6 +26,34 @@ pub(super) struct Resolved {
     pub(super) prompt: Vec<Prompt>,
 }
 
+/// Checks what a client sends as a turn's input before anything of it is read or kept: at least one
+/// item, text within `max_input_bytes` and none blank, and the names and paths of its images and
+/// files within [`crate::limits::MAX_TEXT_CHARS`] (an image's name went into `turn.started` whole: a
+/// 7 MB one made a 7 MB event).
+pub(super) fn check(input: &[InputItem], max_input_bytes: usize) -> Result<()> {
+    if input.is_empty() {
+        return Err(ControllerError::InvalidInput("input must contain at least one item".into()));
+    }
+    let size: usize = input.iter().map(|i| i.text().len()).sum();
+    crate::limits::check_bytes("input", size, max_input_bytes)?;
+    if input.iter().any(|i| matches!(i, InputItem::Text { text } if crate::model::is_blank(text))) {
+        return Err(ControllerError::InvalidInput("every text item needs text that is not blank".into()));
+    }
+    for (index, item) in input.iter().enumerate() {
+        let texts = match item {
+            InputItem::Text { .. } => continue,
+            InputItem::Image { name, path, .. } => vec![("name", name.as_deref()), ("path", path.as_deref())],
+            InputItem::File { path, .. } => vec![("path", Some(path.as_str()))],
+        };
+        for (field, text) in texts {
+            if let Some(text) = text {
+                crate::limits::check_text(&format!("input[{index}].{field}"), text)?;
+            }
+        }
+    }
+    Ok(())
+}
+
 fn invalid(index: usize, message: impl std::fmt::Display) -> ControllerError {
     ControllerError::InvalidInput(format!("input[{index}]: {message}"))
 }

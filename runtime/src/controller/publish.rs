@@ -192,8 +192,15 @@ impl Controller {
         let mut st = self.state();
         let (entry, counts) =
             st.counted_mut(key).ok_or_else(|| ControllerError::SessionNotFound(key.session_id.clone()))?;
-        let max_event_bytes = self.inner.config.max_event_bytes;
-        let mut batch = Batch { entry, now, events: Vec::new(), persist: persist == Persist::Always, max_event_bytes };
+        let c = &self.inner.config;
+        let mut batch = Batch {
+            entry,
+            now,
+            events: Vec::new(),
+            persist: persist == Persist::Always,
+            max_event_bytes: c.max_event_bytes,
+            queue_preview_bytes: c.queue_preview_bytes,
+        };
         let folded = f(&mut batch);
         let Batch { entry, events, persist, .. } = batch;
         // `f` may have moved the phase, whether or not it then failed.

@@ -212,7 +212,8 @@ impl Controller {
         self.inner.adapters.values().map(|a| a.live_processes()).sum()
     }
 
-    /// Events of a side conversation with `seq > after`, from memory.
+    /// Events of a side conversation with `seq > after`, from memory: at most `limit`, and no more
+    /// than the store's page bytes of them (at least one).
     pub fn side_events(&self, key: &SessionKey, after: u64, limit: usize) -> Result<SideEventPage> {
         let st = self.state();
         let e = st.announced(key)?;
@@ -222,7 +223,21 @@ impl Controller {
             ));
         };
         let pruned_through = log.events.front().map(|(s, _)| s - 1).unwrap_or(log.next_seq);
-        let events = log.events.iter().filter(|(s, _)| *s > after).take(limit).cloned().collect();
+        // Cut by bytes as the room log's pages are (at least one event).
+        let max_bytes = self.inner.store.page_bytes();
+        let mut bytes = 0usize;
+        let events = log
+            .events
+            .iter()
+            .filter(|(s, _)| *s > after)
+            .take(limit)
+            .enumerate()
+            .take_while(|(i, (_, json))| {
+                bytes = bytes.saturating_add(json.len());
+                *i == 0 || bytes <= max_bytes
+            })
+            .map(|(_, e)| e.clone())
+            .collect();
         Ok(SideEventPage { events, head_seq: log.next_seq, pruned_through })
     }
 

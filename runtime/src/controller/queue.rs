@@ -3,21 +3,62 @@
 //! when queued, once the turn before it has ended — completed or canceled; after a failure only
 //! when the session's `queueAfterFailure` says so. It can be listed, reordered, edited, removed,
 //! and sent at once (steered into the running turn where the provider can, else the running turn
-//! is canceled and it goes first). Every change is a `queue.updated` event.
+//! is canceled and it goes first). Every change is a `queue.updated` event, which shows each
+//! queued turn's size and the beginning of its text, not its whole input (`GET …/queue` has it).
+//! A queue is bounded by its turns (`--max-queued-turns`) and their bytes (`--max-queued-bytes`).
 
 use std::sync::Arc;
 
+use serde_json::json;
+
 use super::Controller;
+use super::config::ControllerConfig;
 use super::error::{ControllerError, Result};
+use super::fold::Batch;
 use super::publish::Persist;
 use super::requests::TurnAccepted;
 use crate::adapter::Adapter;
 use crate::clock::new_id;
-use crate::event::{EventBody, NoticeLevel, NoticePayload, QueueUpdatedPayload, TurnSteeredPayload};
+use crate::event::{EventBody, NoticeLevel, NoticePayload, QueueUpdatedPayload, TurnSteeredPayload, input_bytes};
 use crate::model::{InputItem, QueuedTurn, SessionKey};
 
 fn not_queued(turn_id: &str) -> ControllerError {
     ControllerError::QueuedTurnNotFound(turn_id.to_owned())
+}
+
+/// Refuses a queue of `queue` (without the turn `instead`, if any) plus `input`, when it would hold
+/// more turns or bytes than the limits.
+fn check_room(c: &ControllerConfig, queue: &[QueuedTurn], instead: Option<&str>, input: &[InputItem]) -> Result<()> {
+    let others = queue.iter().filter(|q| Some(q.turn_id.as_str()) != instead);
+    let (turns, bytes) = others.fold((0, 0), |(n, b), q| (n + 1, b + input_bytes(&q.input)));
+    if instead.is_none() && turns >= c.max_queued_turns {
+        return Err(ControllerError::QueueFull {
+            message: format!(
+                "{turns} turns wait already (the limit, --max-queued-turns); wait for one to start, or remove one"
+            ),
+            details: json!({ "maxQueuedTurns": c.max_queued_turns, "queuedTurns": turns }),
+        });
+    }
+    let size = input_bytes(input);
+    if bytes + size > c.max_queued_bytes {
+        return Err(ControllerError::QueueFull {
+            message: format!(
+                "the queue holds {bytes} bytes of input and this turn's is {size}: more than the limit of {} \
+                 bytes (--max-queued-bytes); wait for a turn to start, or remove one",
+                c.max_queued_bytes
+            ),
+            details: json!({ "maxQueuedBytes": c.max_queued_bytes, "queuedBytes": bytes, "inputBytes": size }),
+        });
+    }
+    Ok(())
+}
+
+impl Batch<'_> {
+    /// Announces the session's queue as it is now (`queue.updated`, with `reason`).
+    pub(super) fn queue_updated(&mut self, reason: &str) {
+        let payload = QueueUpdatedPayload::of(&self.entry.rec.queue, reason, self.queue_preview_bytes);
+        self.emit(None, EventBody::QueueUpdated(payload));
+    }
 }
 
 impl Controller {
@@ -30,7 +71,6 @@ impl Controller {
         input: Vec<InputItem>,
         client_submit_id: Option<String>,
     ) -> Result<TurnAccepted> {
-        let max = self.inner.config.max_queued_turns;
         let session = self.snapshot(key)?;
         let resolved = self.resolve_input(adapter, &session, input)?;
         let turn_id = new_id();
@@ -41,18 +81,12 @@ impl Controller {
             queued_at_ms: self.inner.clock.now_ms(),
         };
         self.publish_with(key, Persist::Always, |b| {
-            if b.entry.rec.queue.len() >= max {
-                return Err(ControllerError::QueueFull(format!(
-                    "{} turns wait already (the limit, --max-queued-turns); wait for one to start, or remove one",
-                    b.entry.rec.queue.len()
-                )));
-            }
+            check_room(&self.inner.config, &b.entry.rec.queue, None, &queued.input)?;
             if let Some(csid) = &client_submit_id {
                 b.entry.rec.remember_submit(csid, &turn_id);
             }
             b.entry.rec.queue.push(queued);
-            let queue = b.entry.rec.queue.clone();
-            b.emit(None, EventBody::QueueUpdated(QueueUpdatedPayload { queue, reason: "queued".into() }));
+            b.queue_updated("queued");
             Ok(())
         })
         .await?
@@ -78,8 +112,7 @@ impl Controller {
         let mut out = None;
         self.publish_with(key, Persist::Always, |b| {
             out = Some(f(&mut b.entry.rec.queue)?);
-            let queue = b.entry.rec.queue.clone();
-            b.emit(None, EventBody::QueueUpdated(QueueUpdatedPayload { queue, reason: reason.into() }));
+            b.queue_updated(reason);
             Ok(())
         })
         .await?
@@ -113,18 +146,14 @@ impl Controller {
 
     /// Replaces a queued turn's input.
     pub async fn edit_queued(&self, key: &SessionKey, turn_id: &str, input: Vec<InputItem>) -> Result<QueuedTurn> {
-        if input.is_empty() {
-            return Err(ControllerError::InvalidInput("input must contain at least one item".into()));
-        }
-        let size: usize = input.iter().map(|i| i.text().len()).sum();
-        crate::limits::check_bytes("input", size, self.inner.config.max_input_bytes)?;
-        if input.iter().any(|i| matches!(i, InputItem::Text { text } if crate::model::is_blank(text))) {
-            return Err(ControllerError::InvalidInput("every text item needs text that is not blank".into()));
-        }
+        super::input::check(&input, self.inner.config.max_input_bytes)?;
         let session = self.snapshot(key)?;
         let adapter = self.adapter(&session.provider)?;
         let resolved = self.resolve_input(&adapter, &session, input)?;
         self.change_queue(key, "edited", |queue| {
+            if queue.iter().any(|q| q.turn_id == turn_id) {
+                check_room(&self.inner.config, queue, Some(turn_id), &resolved.stored)?;
+            }
             let q = queue.iter_mut().find(|q| q.turn_id == turn_id).ok_or_else(|| not_queued(turn_id))?;
             q.input = resolved.stored;
             Ok(q.clone())
@@ -161,7 +190,6 @@ impl Controller {
                 adapter.steer(&session, &active, prompt).await?;
                 self.publish_with(key, Persist::Always, |b| {
                     b.entry.rec.queue.retain(|q| q.turn_id != turn_id);
-                    let queue = b.entry.rec.queue.clone();
                     b.emit(
                         Some(active.clone()),
                         EventBody::TurnSteered(TurnSteeredPayload {
@@ -170,7 +198,7 @@ impl Controller {
                             client_submit_id: item.client_submit_id.clone(),
                         }),
                     );
-                    b.emit(None, EventBody::QueueUpdated(QueueUpdatedPayload { queue, reason: "sent".into() }));
+                    b.queue_updated("sent");
                     Ok(())
                 })
                 .await?
@@ -185,8 +213,7 @@ impl Controller {
                         let first = queue.remove(i);
                         queue.insert(0, first);
                     }
-                    let queue = queue.clone();
-                    b.emit(None, EventBody::QueueUpdated(QueueUpdatedPayload { queue, reason: "reordered".into() }));
+                    b.queue_updated("reordered");
                     Ok(())
                 })
                 .await?
@@ -263,8 +290,7 @@ impl Controller {
             let _ = self
                 .publish_with(key, Persist::Always, |b| {
                     b.entry.rec.queue.retain(|q| q.turn_id != item.turn_id);
-                    let queue = b.entry.rec.queue.clone();
-                    b.emit(None, EventBody::QueueUpdated(QueueUpdatedPayload { queue, reason: "failed".into() }));
+                    b.queue_updated("failed");
                     b.emit(None, EventBody::Notice(NoticePayload { level: NoticeLevel::Warning, message }));
                     Ok(())
                 })

@@ -11,11 +11,11 @@ use super::requests::{SubmitTurn, TurnAccepted};
 use crate::adapter::{AdapterError, TurnRequest};
 use crate::clock::new_id;
 use crate::event::{
-    Decision, ErrorInfo, EventBody, InteractionKind, InteractionResolvedPayload, QueueUpdatedPayload, ResolvedBy,
-    TurnCanceledPayload, TurnFailedPayload, TurnStartedPayload, TurnSteeredPayload,
+    Decision, ErrorInfo, EventBody, InteractionKind, InteractionResolvedPayload, ResolvedBy, TurnCanceledPayload,
+    TurnFailedPayload, TurnStartedPayload, TurnSteeredPayload,
 };
 use crate::limits::{FieldError, check_bytes, check_id};
-use crate::model::{InputItem, SessionKey, is_blank};
+use crate::model::{InputItem, SessionKey};
 
 impl Controller {
     /// Submits a turn (or steers the active one), apart from the caller ([`Self::detached`]).
@@ -26,14 +26,7 @@ impl Controller {
 
     async fn submit_turn_here(&self, key: &SessionKey, req: SubmitTurn) -> Result<TurnAccepted> {
         self.check_accepting()?;
-        if req.input.is_empty() {
-            return Err(ControllerError::InvalidInput("input must contain at least one item".into()));
-        }
-        let size: usize = req.input.iter().map(|i| i.text().len()).sum();
-        check_bytes("input", size, self.inner.config.max_input_bytes)?;
-        if req.input.iter().any(|i| matches!(i, InputItem::Text { text } if is_blank(text))) {
-            return Err(ControllerError::InvalidInput("every text item needs text that is not blank".into()));
-        }
+        super::input::check(&req.input, self.inner.config.max_input_bytes)?;
         let client_submit_id = req.client_submit_id.clone();
         if let Some(c) = &client_submit_id {
             check_id("clientSubmitId", c).map_err(FieldError::in_body)?;
@@ -119,8 +112,7 @@ impl Controller {
             }
             if let Some(q) = dequeued {
                 b.entry.rec.queue.retain(|t| t.turn_id != q);
-                let queue = b.entry.rec.queue.clone();
-                b.emit(None, EventBody::QueueUpdated(QueueUpdatedPayload { queue, reason: "started".into() }));
+                b.queue_updated("started");
             }
             b.entry.rec.begin_turn(&turn_id, client_submit_id.as_deref(), b.now);
             b.emit(

@@ -57,7 +57,14 @@ trait Engine: Send + Sync {
     fn name(&self) -> &'static str;
     /// Reaches the database (for `/readyz`).
     async fn ping(&self) -> Result<(), StoreError>;
-    async fn events_after(&self, room_id: &str, after: u64, limit: usize) -> Result<EventPage, StoreError>;
+    /// At most `limit` events, and no more than `max_bytes` of them (at least one).
+    async fn events_after(
+        &self,
+        room_id: &str,
+        after: u64,
+        limit: usize,
+        max_bytes: usize,
+    ) -> Result<EventPage, StoreError>;
     async fn turn_events(&self, room_id: &str, turn_id: &str) -> Result<Vec<Box<RawValue>>, StoreError>;
     async fn load_sessions(&self) -> Result<Vec<SessionRecord>, StoreError>;
     async fn load_session(&self, room_id: &str, session_id: &str) -> Result<Option<SessionRecord>, StoreError>;
@@ -124,6 +131,8 @@ pub struct Store {
     writer: Arc<Mutex<Option<WriterHandle>>>,
     stats: Arc<StoreStats>,
     leases: Option<Leases>,
+    /// See [`Store::page_bytes`].
+    page_bytes: usize,
 }
 
 impl Store {
@@ -132,8 +141,9 @@ impl Store {
         let (tx, inbox) = queue(&config);
         let budget = inbox.budget.clone();
         let stats = Arc::new(StoreStats::default());
+        let page_bytes = config.page_bytes;
         let (engine, handle) = sqlite::open(config, listener, stats.clone(), inbox)?;
-        Ok(Self::assemble(tx, budget, Arc::new(engine), WriterHandle::Thread(handle), stats))
+        Ok(Self::assemble(tx, budget, Arc::new(engine), WriterHandle::Thread(handle), stats, page_bytes))
     }
 
     /// Opens the engine `config` names: PostgreSQL with `database_url`, else SQLite.
@@ -144,9 +154,10 @@ impl Store {
         let (tx, inbox) = queue(&config);
         let budget = inbox.budget.clone();
         let stats = Arc::new(StoreStats::default());
+        let page_bytes = config.page_bytes;
         let (engine, handle) = postgres::open(config, listener, stats.clone(), inbox).await?;
         let leases = Leases::new(engine.clone());
-        let mut store = Self::assemble(tx, budget, engine, WriterHandle::Task(handle), stats);
+        let mut store = Self::assemble(tx, budget, engine, WriterHandle::Task(handle), stats, page_bytes);
         store.leases = Some(leases);
         Ok(store)
     }
@@ -157,8 +168,10 @@ impl Store {
         engine: Arc<dyn Engine>,
         w: WriterHandle,
         stats: Arc<StoreStats>,
+        page_bytes: usize,
     ) -> Self {
-        Self { tx, budget, engine, writer: Arc::new(Mutex::new(Some(w))), stats, leases: None }
+        let writer = Arc::new(Mutex::new(Some(w)));
+        Self { tx, budget, engine, writer, stats, leases: None, page_bytes: page_bytes.max(1) }
     }
 
     /// Host leases and session owners, shared by the hosts of one database (PostgreSQL only).
@@ -255,9 +268,16 @@ impl Store {
         }
     }
 
-    /// Events of a room with `seq > after`, oldest first, at most `limit`.
+    /// Events of a room with `seq > after`, oldest first: at most `limit`, and no more than
+    /// [`Self::page_bytes`] of them (always at least one, however large), so one read never holds
+    /// a page of large events whole. `EventPage::more` says whether more follow.
     pub async fn events_after(&self, room_id: &str, after: u64, limit: usize) -> Result<EventPage, StoreError> {
-        self.engine.events_after(room_id, after, limit).await
+        self.engine.events_after(room_id, after, limit, self.page_bytes).await
+    }
+
+    /// The most bytes of events one read returns (`--events-page-bytes`).
+    pub fn page_bytes(&self) -> usize {
+        self.page_bytes
     }
 
     /// The events of one turn of a room, oldest first (recovery reads what an interrupted turn left

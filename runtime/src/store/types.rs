@@ -129,6 +129,10 @@ pub struct StoreConfig {
     /// file system has this many bytes free (a full disk takes small writes where large ones
     /// fail, so a lone write proves little).
     pub min_free_bytes: u64,
+    /// Most bytes of events one read of a room's log returns (a page of `GET …/events`, an
+    /// export's, a WebSocket's replay); a page holds at least one event however large. A thousand
+    /// events of a MiB made one page of a GiB.
+    pub page_bytes: usize,
 }
 
 /// [`StoreConfig::wal_prefill`]'s default: a fill every ~128 KiB of WAL, and at most this much of
@@ -151,6 +155,7 @@ impl StoreConfig {
             readers: 4,
             wal_prefill: DEFAULT_WAL_PREFILL,
             min_free_bytes: 16 << 20,
+            page_bytes: 4 << 20,
         }
     }
 }
@@ -472,4 +477,11 @@ pub struct EventPage {
     pub head_seq: u64,
     /// Every event with `seq <= pruned_through` is gone.
     pub pruned_through: u64,
+}
+
+impl EventPage {
+    /// Where the next page starts (its `after`) when events follow this one; `None` at the head.
+    pub fn next(&self) -> Option<u64> {
+        self.events.last().map(|(seq, _)| *seq).filter(|seq| *seq < self.head_seq)
+    }
 }

@@ -24,7 +24,9 @@ pub async fn list_rooms(
     Ok(Json(RoomList { data: rooms }))
 }
 
-/// Durable events of a room with `seq > after`, oldest first.
+/// Durable events of a room with `seq > after`, oldest first: at most `limit`, and no more than
+/// `--events-page-bytes` of them (at least one); `next` is the `after` of the next page while
+/// events follow.
 #[utoipa::path(get, path = "/v1/rooms/{roomId}/events", tag = "rooms",
     params(RoomPath, EventsQuery),
     responses(
@@ -48,7 +50,10 @@ pub async fn list_events(
     struct RawList {
         data: Vec<Box<RawValue>>,
         head_seq: u64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        next: Option<u64>,
     }
-    let body = RawList { data: page.events.into_iter().map(|(_, e)| e).collect(), head_seq: page.head_seq };
+    let next = page.next();
+    let body = RawList { data: page.events.into_iter().map(|(_, e)| e).collect(), head_seq: page.head_seq, next };
     Ok(axum::Json(body).into_response())
 }

@@ -51,7 +51,8 @@ pub async fn list_sides(State(state): State<AppState>, session: SessionPath) -> 
 }
 
 /// Events of a side conversation with `seq > after` (its own sequence), replayed from memory while
-/// the side lives. Canonical sessions' events are in the room log (`/v1/rooms/{roomId}/events`).
+/// the side lives, paged as the room's (`limit`, `--events-page-bytes`, `next`). Canonical
+/// sessions' events are in the room log (`/v1/rooms/{roomId}/events`).
 #[utoipa::path(get, path = "/v1/rooms/{roomId}/sessions/{sessionId}/events", tag = "sides",
     params(SessionPath, EventsQuery),
     responses((status = 200, description = "A page of the side conversation's events, oldest first", body = EventList),
@@ -76,6 +77,10 @@ pub async fn side_events(
         }
         body.push_str(std::str::from_utf8(json).map_err(|e| ApiError::internal("side event", e))?);
     }
-    body.push_str(&format!("],\"headSeq\":{}}}", page.head_seq));
+    body.push_str(&format!("],\"headSeq\":{}", page.head_seq));
+    if let Some(next) = page.next() {
+        body.push_str(&format!(",\"next\":{next}"));
+    }
+    body.push('}');
     Ok(([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], body).into_response())
 }

@@ -3,7 +3,7 @@
 //! sessions a room holds. (Found by an adversary: a 4 MB title made a room unreadable for good.)
 
 use reqwest::StatusCode;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::common::*;
 
@@ -113,4 +113,67 @@ async fn open_sides_are_found_again_after_a_reload() {
     assert_eq!(listed["data"], json!([]));
     let mut ws = s.ws("r", None).await;
     assert_eq!(ws.hello().await["sides"], json!([]));
+}
+
+/// One page of `GET …/events` of a room of large events (a page of 381 MB; six readers 4.5 GB) and
+/// `GET …/sessions/{side}/events`: a page holds no more than `--events-page-bytes` of events (one
+/// larger event alone), and a client that goes on from each page's `next` reads every event once;
+/// an export and a WebSocket's replay read the whole log too.
+#[tokio::test]
+async fn a_room_of_large_events_is_read_page_by_page_in_bounded_pages() {
+    let max = 1_000_000;
+    let s = Server::start(&["--events-page-bytes", &max.to_string(), "--max-input-bytes", "400000"]).await;
+    s.session("r", "s").await;
+    let mut ws = s.ws("r", None).await;
+    ws.hello().await;
+    // Each turn logs its input (`turn.started`) and the agent's echo of it, 300 kB each.
+    for i in 0..6 {
+        let turn = s.turn("r", "s", &format!("{i}{}", "x".repeat(300_000))).await;
+        ws.until(move |e| e["turnId"] == turn.as_str() && e["type"] == "turn.completed").await;
+    }
+    let (status, side) =
+        s.post("/v1/rooms/r/sessions/s/sides", json!({"requestId": "q", "sideSessionId": "side"})).await;
+    assert_eq!(status, StatusCode::CREATED, "{side}");
+    for i in 0..4 {
+        let turn = s.turn("r", "side", &format!("side {i} {}", "y".repeat(300_000))).await;
+        let ended = move |f: &Value| f["event"]["turnId"] == turn.as_str() && f["event"]["type"] == "turn.completed";
+        ws.frames_until(move |f| f["type"] == "side_event" && ended(f)).await;
+    }
+    for path in ["/v1/rooms/r/events", "/v1/rooms/r/sessions/side/events"] {
+        let (mut after, mut seqs, mut pages) = (0u64, Vec::new(), 0);
+        let head = loop {
+            let res = s.http().get(s.url(&format!("{path}?after={after}&limit=1000"))).send().await.unwrap();
+            assert_eq!(res.status(), StatusCode::OK);
+            let body = res.text().await.unwrap();
+            let page: Value = serde_json::from_str(&body).unwrap();
+            let data = page["data"].as_array().unwrap();
+            pages += 1;
+            assert!(!data.is_empty(), "{path}: an empty page before the head");
+            assert!(body.len() <= max + 100 || data.len() == 1, "{path}: a page of {} bytes", body.len());
+            seqs.extend(data.iter().map(|e| e["seq"].as_u64().unwrap()));
+            match page["next"].as_u64() {
+                Some(next) => {
+                    assert_eq!(Some(next), seqs.last().copied(), "{path}: next is the page's last seq");
+                    after = next;
+                }
+                None => break page["headSeq"].as_u64().unwrap(),
+            }
+        };
+        assert_eq!(seqs, (1..=head).collect::<Vec<_>>(), "{path}: every event once, in order");
+        assert!(pages >= 3, "{path}: {pages} pages");
+    }
+    // A client that pages on until an empty page (as before `next`) reads them all too.
+    let all = s.events("r").await;
+    let head = all.last().unwrap()["seq"].as_u64().unwrap();
+    assert_eq!(all.len() as u64, head);
+    // The export (whose reads are cut the same way) and a replaying WebSocket have every event.
+    let res = s.http().get(s.url("/v1/rooms/r/export")).send().await.unwrap();
+    let lines: Vec<Value> = res.text().await.unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.last().unwrap()["events"].as_u64(), Some(head), "the export ends with every event");
+    let mut replay = s.ws("r", Some(0)).await;
+    replay.hello().await;
+    let read = replay.frames_until(move |f| f["type"] == "event" && f["event"]["seq"].as_u64() == Some(head)).await;
+    let replayed: Vec<u64> =
+        read.iter().filter(|f| f["type"] == "event").filter_map(|f| f["event"]["seq"].as_u64()).collect();
+    assert_eq!(replayed, (1..=head).collect::<Vec<_>>());
 }

@@ -198,3 +198,47 @@ async fn an_acp_agent_gets_images_only_if_it_takes_them_and_files_as_it_takes_th
     assert!(text.contains("[image image/png 70 bytes]"), "{text}");
     assert!(text.contains("notes.md 12 bytes]") && text.contains("[resource file://"), "{text}");
 }
+
+/// An image's `name` and the paths of images and files are bounded like every text a client sends
+/// (a 7 MB name made a 7 MB `turn.started`): over 4096 characters they are refused with the field
+/// and its limit, in a submit, a queued submit and an edit of a queued turn, before anything starts.
+#[tokio::test]
+async fn an_images_name_and_the_paths_of_images_and_files_are_bounded() {
+    let s = Server::start(&[]).await;
+    s.session("r", "s").await;
+    let image = |name: &str| json!({"type": "image", "data": PNG, "mimeType": "image/png", "name": name});
+    let long = "n".repeat(4097);
+    let huge = "é".repeat(3 << 20);
+    let cases = [
+        (json!([{"type": "text", "text": "see"}, image(&long)]), "input[1].name"),
+        (json!([image(&huge)]), "input[0].name"),
+        (json!([{"type": "image", "path": long}]), "input[0].path"),
+        (json!([{"type": "file", "path": long}]), "input[0].path"),
+    ];
+    for (input, field) in &cases {
+        for queue in [false, true] {
+            let (status, body) = s.post("/v1/rooms/r/sessions/s/turns", json!({"input": input, "queue": queue})).await;
+            assert_eq!(error_code(status, &body, StatusCode::BAD_REQUEST), "invalid_input", "{field}");
+            assert_eq!(body["error"]["details"], json!({"field": field, "maxChars": 4096}));
+        }
+    }
+    // At the limit it is taken, and the turn carries it whole.
+    let mut ws = s.ws("r", Some(0)).await;
+    ws.hello().await;
+    let at_limit = "n".repeat(4096);
+    s.turn("r", "s", "/hang").await;
+    let (status, queued) =
+        s.post("/v1/rooms/r/sessions/s/turns", json!({"input": [image(&at_limit)], "queue": true})).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{queued}");
+    let queued = queued["turnId"].as_str().unwrap();
+    // An edit of the queued turn is held to the same bound.
+    let (status, body) =
+        s.patch(&format!("/v1/rooms/r/sessions/s/queue/{queued}"), json!({"input": [image(&long)]})).await;
+    assert_eq!(error_code(status, &body, StatusCode::BAD_REQUEST), "invalid_input");
+    assert_eq!(body["error"]["details"]["field"], "input[0].name");
+    let (status, body) = s.post_empty("/v1/rooms/r/sessions/s/cancel").await;
+    assert!(status.is_success(), "{body}");
+    let q = queued.to_owned();
+    let started = ws.until(move |e| e["type"] == "turn.started" && e["turnId"] == q.as_str()).await;
+    assert_eq!(started.last().unwrap()["payload"]["input"][0]["name"].as_str(), Some(at_limit.as_str()));
+}

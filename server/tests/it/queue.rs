@@ -184,3 +184,84 @@ async fn a_queue_survives_a_restart() {
     assert_eq!(status, StatusCode::ACCEPTED, "{sent}");
     assert!(reply_of(&mut ws, &id).await.contains("You said: later"));
 }
+
+/// A queue of large turns: `queue.updated` carries each turn's size and a short preview, not its
+/// input (16 queued turns of 512 KiB made each event 8 MB and the log grow with the square of the
+/// queue), the inputs are read over REST, and the queue is bounded by its bytes with a clear 409.
+#[tokio::test]
+async fn queue_events_carry_previews_and_the_queue_is_bounded_by_its_bytes() {
+    let max = 3 << 20;
+    let s = Server::start(&[
+        "--max-queued-turns",
+        "64",
+        "--max-queued-bytes",
+        &max.to_string(),
+        "--queue-preview-bytes",
+        "100",
+    ])
+    .await;
+    s.session("r", "s").await;
+    let running = s.turn("r", "s", "/hang").await;
+    let big = |i: usize| format!("{i}é{}", "x".repeat(512 << 10));
+    let mut ids = Vec::new();
+    let refused = loop {
+        let (status, body) = queue_turn(&s, "s", &big(ids.len()), None).await;
+        if status != StatusCode::ACCEPTED {
+            break (status, body);
+        }
+        ids.push(body["turnId"].as_str().unwrap().to_owned());
+        assert!(ids.len() < 16, "the queue took {} turns of 512 KiB under a limit of 3 MiB", ids.len());
+    };
+    assert_eq!(ids.len(), 5, "5 turns of 512 KiB fit in 3 MiB, not 6");
+    let (status, body) = refused;
+    assert_eq!(error_code(status, &body, StatusCode::CONFLICT), "queue_full");
+    let details = &body["error"]["details"];
+    assert_eq!(details["maxQueuedBytes"], max);
+    assert!(details["queuedBytes"].as_u64().unwrap() > 5 * (512 << 10), "{details}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("--max-queued-bytes"), "{body}");
+    // An edit that would grow the queue past its bound is refused the same way; one that fits is not.
+    let first = &ids[0];
+    let (status, body) =
+        s.patch(&format!("/v1/rooms/r/sessions/s/queue/{first}"), json!({"input": text(&"y".repeat(1 << 20))})).await;
+    assert_eq!(error_code(status, &body, StatusCode::CONFLICT), "queue_full");
+    let (status, body) =
+        s.patch(&format!("/v1/rooms/r/sessions/s/queue/{first}"), json!({"input": text("short")})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    // The events are small: a preview of 100 bytes (cut at a character), the size, the place.
+    let events = s.events("r").await;
+    let updates: Vec<&Value> = events.iter().filter(|e| e["type"] == "queue.updated").collect();
+    assert_eq!(updates.len(), 6, "five queued and one edit");
+    for e in &updates {
+        let size = serde_json::to_string(e).unwrap().len();
+        assert!(size < 4096, "a queue.updated of {size} bytes");
+    }
+    let last = &updates[5]["payload"];
+    assert_eq!(last["reason"], "edited");
+    let queue = last["queue"].as_array().unwrap();
+    assert_eq!(queue.len(), 5);
+    assert_eq!((queue[0]["turnId"].as_str(), queue[0]["preview"].as_str()), (Some(first.as_str()), Some("short")));
+    assert!(queue[0].get("truncated").is_none(), "a whole short text is not truncated");
+    let second = &queue[1];
+    assert_eq!((second["position"].as_u64(), second["items"].as_u64()), (Some(1), Some(1)));
+    assert_eq!(second["truncated"], true);
+    let preview = second["preview"].as_str().unwrap();
+    assert!(preview.starts_with("1é") && preview.len() <= 100 && preview.len() >= 97, "{preview:?}");
+    assert!(second["bytes"].as_u64().unwrap() > 512 << 10);
+    assert!(second.get("input").is_none(), "no whole input in an event");
+    let total: u64 = queue.iter().map(|q| q["bytes"].as_u64().unwrap()).sum();
+    assert_eq!(last["bytes"].as_u64(), Some(total));
+    // The whole inputs are in the queue's route.
+    let (_, list) = s.get("/v1/rooms/r/sessions/s/queue").await;
+    assert_eq!(list["data"][1]["input"][0]["text"].as_str().map(str::len), Some(big(1).len()));
+    // The running turn ends, the queue goes on: each start carries its whole input.
+    let (status, body) = s.post_empty("/v1/rooms/r/sessions/s/cancel").await;
+    assert!(status.is_success(), "{status} {body}");
+    let mut ws = s.ws("r", Some(0)).await;
+    ws.hello().await;
+    let r = running.clone();
+    ws.until(move |e| e["type"] == "turn.canceled" && e["turnId"] == r.as_str()).await;
+    let next = ids[1].clone();
+    let started = ws.until(move |e| e["type"] == "turn.started" && e["turnId"] == next.as_str()).await;
+    let started = started.last().unwrap();
+    assert_eq!(started["payload"]["input"][0]["text"].as_str().map(str::len), Some(big(1).len()));
+}

@@ -1,5 +1,6 @@
 """A session's queue through the client: follow-ups queued while a turn runs, reordered, one
-removed, and the rest starting in order once the running turn ends (announced by ``queue.updated``)."""
+removed, and the rest starting in order once the running turn ends (announced by ``queue.updated``,
+which shows each queued turn's place, size and the beginning of its text; ``get_queue`` has it all)."""
 
 from __future__ import annotations
 
@@ -37,7 +38,8 @@ async def test_follow_ups_wait_and_start_in_order(server: Server) -> None:
             running = await submit_turn.asyncio(room, sid, client=api, body=SubmitTurnRequest(input_=text("/hang")))
             assert isinstance(running, TurnAccepted) and not running.queued
             ids = []
-            for t in ["first", "second", "third"]:
+            long = "second " + "x" * 2000
+            for t in ["first", long, "third"]:
                 a = await submit_turn.asyncio(room, sid, client=api, body=SubmitTurnRequest(input_=text(t), queue=True))
                 assert isinstance(a, TurnAccepted) and a.queued
                 ids.append(a.turn_id)
@@ -47,6 +49,7 @@ async def test_follow_ups_wait_and_start_in_order(server: Server) -> None:
             await remove_queued.asyncio_detailed(room, sid, ids[0], client=api)
             queue = await get_queue.asyncio(room, sid, client=api)
             assert isinstance(queue, QueueList) and [q.turn_id for q in queue.data] == [ids[2], ids[1]]
+            assert queue.data[1].input_[0].text == long
             await cancel_turn.asyncio(room, sid, client=api)
             replies: dict[str, str] = {}
             reasons: list[str] = []
@@ -55,6 +58,12 @@ async def test_follow_ups_wait_and_start_in_order(server: Server) -> None:
                 events.append(event)
                 if isinstance(event, QueueUpdatedEvent):
                     reasons.append(event.payload.reason)
+                    if event.payload.reason == "removed":
+                        shown = event.payload.queue
+                        assert [(q.turn_id, q.position) for q in shown] == [(ids[2], 0), (ids[1], 1)]
+                        assert shown[0].preview == "third" and not shown[0].truncated
+                        assert shown[1].truncated and len(shown[1].preview) == 256 and long.startswith(shown[1].preview)
+                        assert event.payload.bytes_ == sum(q.bytes_ for q in shown)
                 if isinstance(event, TurnCompletedEvent):
                     replies[event.payload.turn_id] = reply_text(e for e in events if e.turn_id == event.payload.turn_id)
                     if len(replies) == 2:

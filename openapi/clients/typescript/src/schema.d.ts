@@ -197,7 +197,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Durable events of a room with `seq > after`, oldest first. */
+        /**
+         * Durable events of a room with `seq > after`, oldest first: at most `limit`, and no more than
+         *     `--events-page-bytes` of them (at least one); `next` is the `after` of the next page while
+         *     events follow.
+         */
         get: operations["list_events"];
         put?: never;
         post?: never;
@@ -417,7 +421,8 @@ export interface paths {
         };
         /**
          * Events of a side conversation with `seq > after` (its own sequence), replayed from memory while
-         *     the side lives. Canonical sessions' events are in the room log (`/v1/rooms/{roomId}/events`).
+         *     the side lives, paged as the room's (`limit`, `--events-page-bytes`, `next`). Canonical
+         *     sessions' events are in the room log (`/v1/rooms/{roomId}/events`).
          */
         get: operations["side_events"];
         put?: never;
@@ -1508,6 +1513,13 @@ export interface components {
              * @description The room's latest seq.
              */
             headSeq: number;
+            /**
+             * Format: int64
+             * @description The `after` of the next page, when events follow this one: a page ends at `limit` events or
+             *     at `--events-page-bytes` of them (always at least one), so a short page is not the end.
+             *     Absent at the head.
+             */
+            next?: number | null;
         };
         FileChange: {
             diff?: string | null;
@@ -2107,8 +2119,16 @@ export interface components {
             type: "queue.updated";
         };
         QueueUpdatedPayload: {
-            /** @description The queue as it is now, first to start first. */
-            queue: components["schemas"]["QueuedTurn"][];
+            /**
+             * Format: int64
+             * @description The queue's size: its turns' `bytes` together (what `--max-queued-bytes` bounds).
+             */
+            bytes: number;
+            /**
+             * @description The queue as it is now, first to start first: each queued turn's summary (its whole input
+             *     is in `GET …/queue`).
+             */
+            queue: components["schemas"]["QueuedTurnSummary"][];
             /**
              * @description `queued`, `edited`, `removed`, `reordered`, `started` (its first went), `sent` (one was
              *     steered into the running turn), `failed` (its first could not start).
@@ -2129,6 +2149,42 @@ export interface components {
             input: components["schemas"]["InputItem"][];
             /** Format: int64 */
             queuedAtMs: number;
+            /** @description The id the turn will have. */
+            turnId: string;
+        };
+        /**
+         * @description A queued turn as `queue.updated` shows it: enough to draw the queue (its place, its text's
+         *     beginning, its images and files), not its whole input.
+         */
+        QueuedTurnSummary: {
+            /** @description Its images and files, as the turn will carry them (its text items left out). */
+            attachments?: components["schemas"]["InputItem"][];
+            /**
+             * Format: int64
+             * @description Its input's size: the bytes of its JSON as the queue keeps it (images by their
+             *     `attachment`), what `--max-queued-bytes` counts.
+             */
+            bytes: number;
+            clientSubmitId?: string | null;
+            /**
+             * Format: int32
+             * @description How many items its input has (texts, images and files).
+             */
+            items: number;
+            /**
+             * Format: int32
+             * @description Its place in the queue, from 0 (the next to start).
+             */
+            position: number;
+            /**
+             * @description The beginning of its text (its text items, a line each), at most `--queue-preview-bytes`
+             *     bytes, cut at a character boundary.
+             */
+            preview: string;
+            /** Format: int64 */
+            queuedAtMs: number;
+            /** @description The text is longer than `preview`: `GET …/queue` has all of it. */
+            truncated?: boolean;
             /** @description The id the turn will have. */
             turnId: string;
         };
@@ -2468,6 +2524,13 @@ export interface components {
             branch?: string | null;
             /** @description Whether the working tree is checkpointed around every turn. */
             checkpoints: boolean;
+            /** @description The repository's common dir (objects, refs, configuration), as found when it started. */
+            commonDir?: string | null;
+            /**
+             * @description The work tree's git dir, as found when the session started (the server's git uses it,
+             *     never what the work tree's `.git` says later).
+             */
+            gitDir?: string | null;
             kind: components["schemas"]["WorkspaceKind"];
             /** @description The top of the work tree the checkpoints take (a worktree's own directory). */
             path?: string | null;
@@ -3435,7 +3498,10 @@ export interface operations {
             query?: {
                 /** @description Return events with `seq` greater than this (default 0). */
                 after?: number;
-                /** @description At most this many events (default 100, at most 1000). */
+                /**
+                 * @description At most this many events (default 100, at most 1000), and no more than `--events-page-bytes`
+                 *     of them (a larger event alone).
+                 */
                 limit?: number;
             };
             header?: never;
@@ -4134,7 +4200,10 @@ export interface operations {
             query?: {
                 /** @description Return events with `seq` greater than this (default 0). */
                 after?: number;
-                /** @description At most this many events (default 100, at most 1000). */
+                /**
+                 * @description At most this many events (default 100, at most 1000), and no more than `--events-page-bytes`
+                 *     of them (a larger event alone).
+                 */
                 limit?: number;
             };
             header?: never;

@@ -1,5 +1,6 @@
 // A session's queue through @ensemble/client: follow-ups queued while a turn runs, reordered, one
-// removed, and the rest starting in order once the running turn ends.
+// removed, and the rest starting in order once the running turn ends; `queue.updated` shows each
+// queued turn's place, size and the beginning of its text, `GET …/queue` its whole input.
 
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
@@ -30,7 +31,8 @@ describe("a session's queue through @ensemble/client", () => {
       ok(await server.client.POST("/v1/rooms/{roomId}/sessions/{sessionId}/turns", { params: { path }, body: { input: text(t), queue } }), t);
     const running = await submit("/hang", false);
     assert.equal(running.queued, false);
-    const [first, second, third] = [await submit("first", true), await submit("second", true), await submit("third", true)];
+    const long = `second ${"x".repeat(2000)}`;
+    const [first, second, third] = [await submit("first", true), await submit(long, true), await submit("third", true)];
     for (const a of [first, second, third]) assert.equal(a.queued, true);
     const order = [third.turnId, first.turnId, second.turnId];
     const reordered = ok(await server.client.PUT("/v1/rooms/{roomId}/sessions/{sessionId}/queue", { params: { path }, body: { order } }), "reorder");
@@ -39,6 +41,15 @@ describe("a session's queue through @ensemble/client", () => {
       params: { path: { ...path, turnId: first.turnId } },
     });
     assert.equal(removed.response.status, 204);
+    const updated = await room.event("queue.updated", (e) => e.type === "queue.updated" && e.payload.reason === "removed");
+    assert.ok(updated.type === "queue.updated");
+    const shown = updated.payload.queue;
+    assert.deepEqual(shown.map((q) => [q.turnId, q.position]), [[third.turnId, 0], [second.turnId, 1]]);
+    assert.equal(shown[0]?.preview, "third");
+    assert.ok(shown[1]?.truncated && shown[1].preview.length === 256 && long.startsWith(shown[1].preview), "a preview of 256 bytes");
+    assert.equal(updated.payload.bytes, shown.reduce((n, q) => n + q.bytes, 0));
+    const listed = ok(await server.client.GET("/v1/rooms/{roomId}/sessions/{sessionId}/queue", { params: { path } }), "queue");
+    assert.deepEqual(listed.data[1]?.input, text(long), "the whole input over REST");
     ok(await server.client.POST("/v1/rooms/{roomId}/sessions/{sessionId}/cancel", { params: { path } }), "cancel");
     const thirdEnd = await room.event("turn.completed", (e) => e.turnId === third.turnId);
     const secondEnd = await room.event("turn.completed", (e) => e.turnId === second.turnId);

@@ -153,7 +153,13 @@ impl Engine for Postgres {
         Ok(())
     }
 
-    async fn events_after(&self, room_id: &str, after: u64, limit: usize) -> Result<EventPage, StoreError> {
+    async fn events_after(
+        &self,
+        room_id: &str,
+        after: u64,
+        limit: usize,
+        max_bytes: usize,
+    ) -> Result<EventPage, StoreError> {
         let mut c = self.client().await?;
         let page = async {
             // One snapshot for the heads and the page, as SQLite's read transaction gives.
@@ -166,10 +172,21 @@ impl Engine for Postgres {
                 .map_err(classify)?;
             let (head_seq, pruned_through) = heads(&tx, room_id).await?;
             let after = i64::try_from(after).unwrap_or(i64::MAX);
+            let max_bytes = i64::try_from(max_bytes).unwrap_or(i64::MAX);
+            // The page ends before the event that would take it past `max_bytes` (the first is
+            // always in it), decided on the sizes before any event is read.
             let rows = tx
                 .query(
-                    "SELECT seq, json FROM events WHERE room_id = $1 AND seq > $2 ORDER BY seq LIMIT $3",
-                    &[&room_id, &after, &(limit as i64)],
+                    "WITH head AS (
+                        SELECT seq, octet_length(json) AS size
+                        FROM events WHERE room_id = $1 AND seq > $2 ORDER BY seq LIMIT $3
+                     ), page AS (
+                        SELECT seq, sum(size) OVER (ORDER BY seq) AS upto FROM head
+                     )
+                     SELECT e.seq, e.json FROM page p JOIN events e ON e.room_id = $1 AND e.seq = p.seq
+                     WHERE p.upto <= $4 OR p.seq = (SELECT min(seq) FROM head)
+                     ORDER BY e.seq",
+                    &[&room_id, &after, &(limit as i64), &max_bytes],
                 )
                 .await
                 .map_err(classify)?;

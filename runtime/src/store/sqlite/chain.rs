@@ -4,7 +4,7 @@
 //! back from the first mark at or after `hi` (or from the newest event): one row lookup per event,
 //! as a lookup through the index cost, plus fewer than [`MARK_EVERY`] rows skipped.
 
-use rusqlite::types::Null;
+use rusqlite::types::{FromSql, Null};
 use rusqlite::{Connection, OptionalExtension, ToSql, params};
 
 use super::schema::{MARK_EVERY, RoomRow, room_row};
@@ -16,6 +16,9 @@ pub(super) enum Step<'a> {
     Links,
     /// The event's JSON (not read for the rows skipped above the range).
     Json,
+    /// The size of the event's JSON in bytes, which SQLite knows without reading it (a page is
+    /// cut by bytes before its events are read).
+    Size,
     /// The event's JSON if it belongs to this turn.
     TurnJson(&'a str),
 }
@@ -26,6 +29,7 @@ impl Step<'_> {
         match self {
             Step::Links => ("?3", &Null),
             Step::Json => ("CASE WHEN e.seq <= ?3 THEN e.json END", hi),
+            Step::Size => ("CASE WHEN e.seq <= ?3 THEN octet_length(e.json) END", hi),
             Step::TurnJson(turn) => ("CASE WHEN json_extract(e.json, '$.turnId') = ?3 THEN e.json END", turn),
         }
     }
@@ -45,17 +49,17 @@ fn entry(conn: &Connection, room: &str, row: &RoomRow, seq: u64) -> Result<i64, 
 }
 
 /// Visits the room's events with seqs `lo..=hi` (within `row.pruned_through + 1 ..= row.head`),
-/// newest first, as `visit(seq, row id, column)`. One statement walks the links (a recursive
+/// newest first, as `visit(seq, row id, column)` (the column `step` reads, as `T`). One statement walks the links (a recursive
 /// query: a statement per row was measurably slower, see docs/performance/log.md), each step only to the row whose
 /// seq is one less. A chain that breaks before `lo` (a missing row, a link to another seq) is an
 /// error, never a shorter answer: the log must not hand out a gap.
-pub(super) fn walk(
+pub(super) fn walk<T: FromSql>(
     conn: &Connection,
     room: &str,
     row: &RoomRow,
     (lo, hi): (u64, u64),
     step: Step<'_>,
-    mut visit: impl FnMut(u64, i64, Option<String>),
+    mut visit: impl FnMut(u64, i64, T),
 ) -> Result<(), StoreError> {
     if lo > hi {
         return Ok(());
@@ -94,16 +98,52 @@ pub(super) fn walk(
 
 /// Reads a room's row and walks the range `range` picks from it, in one read transaction (the
 /// row and the chain it starts agree); returns the row.
-pub(super) fn read(
+pub(super) fn read<T: FromSql>(
     conn: &Connection,
     room: &str,
     range: impl FnOnce(&RoomRow) -> (u64, u64),
     step: Step<'_>,
-    visit: impl FnMut(u64, i64, Option<String>),
+    visit: impl FnMut(u64, i64, T),
 ) -> Result<RoomRow, StoreError> {
     let tx = conn.unchecked_transaction()?;
     let row = room_row(&tx, room)?;
     walk(&tx, room, &row, range(&row), step, visit)?;
     tx.finish()?;
     Ok(row)
+}
+
+/// Events of a page with their seqs, oldest first (`None`: a row without its JSON).
+pub(super) type Page = Vec<(u64, Option<String>)>;
+
+/// Reads the room's events after `after`: at most `limit`, and no more than `max_bytes` of them
+/// (always at least one), oldest first, with the room's row. The sizes are read first (without the
+/// events), so a page of large events is never held whole; both walks in one read transaction.
+pub(super) fn page(
+    conn: &Connection,
+    room: &str,
+    after: u64,
+    limit: u64,
+    max_bytes: usize,
+) -> Result<(RoomRow, Page), StoreError> {
+    let tx = conn.unchecked_transaction()?;
+    let row = room_row(&tx, room)?;
+    let lo = after.max(row.pruned_through).saturating_add(1);
+    let hi = row.head.min(lo.saturating_add(limit).saturating_sub(1));
+    let mut sizes: Vec<(u64, i64)> = Vec::new();
+    walk(&tx, room, &row, (lo, hi), Step::Size, |seq, _, size: Option<i64>| sizes.push((seq, size.unwrap_or(0))))?;
+    // Oldest first: the page ends before the event that would take it past `max_bytes`.
+    let mut end = lo.saturating_sub(1);
+    let mut bytes = 0usize;
+    for (seq, size) in sizes.into_iter().rev() {
+        bytes = bytes.saturating_add(usize::try_from(size).unwrap_or(usize::MAX));
+        if bytes > max_bytes && seq > lo {
+            break;
+        }
+        end = seq;
+    }
+    let mut found = Vec::new();
+    walk(&tx, room, &row, (lo, end), Step::Json, |seq, _, json: Option<String>| found.push((seq, json)))?;
+    tx.finish()?;
+    found.reverse();
+    Ok((row, found))
 }

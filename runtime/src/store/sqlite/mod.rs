@@ -74,23 +74,18 @@ impl Engine for Sqlite {
         self.read(|conn| Ok(conn.query_row("SELECT 1", [], |_| Ok(()))?)).await
     }
 
-    async fn events_after(&self, room_id: &str, after: u64, limit: usize) -> Result<EventPage, StoreError> {
+    async fn events_after(
+        &self,
+        room_id: &str,
+        after: u64,
+        limit: usize,
+        max_bytes: usize,
+    ) -> Result<EventPage, StoreError> {
         let room = room_id.to_owned();
         self.read(move |conn| {
-            let mut found = Vec::new();
-            let limit = limit as u64;
-            let row = chain::read(
-                conn,
-                &room,
-                |row| {
-                    let lo = after.max(row.pruned_through).saturating_add(1);
-                    (lo, row.head.min(lo.saturating_add(limit).saturating_sub(1)))
-                },
-                Step::Json,
-                |seq, _, json| found.push((seq, json)),
-            )?;
+            let (row, found) = chain::page(conn, &room, after, limit as u64, max_bytes)?;
             let mut events = Vec::with_capacity(found.len());
-            for (seq, json) in found.into_iter().rev() {
+            for (seq, json) in found {
                 let json = json.ok_or_else(|| StoreError::Other(format!("room {room}: event {seq} has no JSON")))?;
                 events.push((seq, RawValue::from_string(json)?));
             }
@@ -104,7 +99,7 @@ impl Engine for Sqlite {
         self.read(move |conn| {
             let mut found = Vec::new();
             let whole = |row: &schema::RoomRow| (row.pruned_through + 1, row.head);
-            chain::read(conn, &room, whole, Step::TurnJson(&turn), |_, _, json| found.extend(json))?;
+            chain::read(conn, &room, whole, Step::TurnJson(&turn), |_, _, json: Option<String>| found.extend(json))?;
             found.into_iter().rev().map(|json| Ok(RawValue::from_string(json)?)).collect()
         })
         .await

@@ -339,7 +339,7 @@ mod tests {
         let read = |room: &str, lo: u64, hi: u64| -> Result<Vec<String>, StoreError> {
             let mut out = Vec::new();
             let row = room_row(&conn, room)?;
-            walk(&conn, room, &row, (lo, hi), Step::Json, |_, _, json| out.extend(json))?;
+            walk(&conn, room, &row, (lo, hi), Step::Json, |_, _, json: Option<String>| out.extend(json))?;
             out.reverse();
             Ok(out)
         };
@@ -384,7 +384,7 @@ mod tests {
         migrate(&mut conn)?;
         let row = room_row(&conn, "r")?;
         let mut out = Vec::new();
-        walk(&conn, "r", &row, (1, 2), Step::Json, |_, _, json| out.extend(json))?;
+        walk(&conn, "r", &row, (1, 2), Step::Json, |_, _, json: Option<String>| out.extend(json))?;
         out.reverse();
         assert_eq!(out, vec![published, r#"{"seq":2}"#.to_owned()]);
         let tables: i64 =

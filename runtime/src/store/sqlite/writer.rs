@@ -604,7 +604,7 @@ fn prune_through(
         return Ok(());
     }
     let mut ids = Vec::new();
-    chain::walk(conn, room, h, (h.pruned_through + 1, through), Step::Links, |_, id, _| ids.push(id))?;
+    chain::walk(conn, room, h, (h.pruned_through + 1, through), Step::Links, |_, id, _: Option<String>| ids.push(id))?;
     if let (Some(&lo), Some(&hi), Some(room_records)) = (ids.iter().min(), ids.iter().max(), records.get(room)) {
         write_out_started(conn, room_records, lo, hi)?;
     }

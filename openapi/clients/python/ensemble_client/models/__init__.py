@@ -142,6 +142,7 @@ from .queue_updated_event_type import QueueUpdatedEventType
 from .queue_updated_payload import QueueUpdatedPayload
 from .queued_edit import QueuedEdit
 from .queued_turn import QueuedTurn
+from .queued_turn_summary import QueuedTurnSummary
 from .reasoning_completed_event import ReasoningCompletedEvent
 from .reasoning_completed_event_type import ReasoningCompletedEventType
 from .reasoning_delta_event import ReasoningDeltaEvent
@@ -373,6 +374,7 @@ __all__ = (
     "QuestionOption",
     "QueuedEdit",
     "QueuedTurn",
+    "QueuedTurnSummary",
     "QueueList",
     "QueueOrder",
     "QueueUpdatedEvent",

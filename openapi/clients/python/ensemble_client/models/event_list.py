@@ -8,6 +8,7 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
+from ..types import UNSET, Unset
 from typing import cast
 
 if TYPE_CHECKING:
@@ -64,10 +65,15 @@ class EventList:
                 | TurnChangesEvent | TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent | TurnSteeredEvent |
                 UsageUpdatedEvent | WorkspaceCommittedEvent | WorkspaceRestoredEvent]):
             head_seq (int): The room's latest seq.
+            next_ (int | None | Unset): The `after` of the next page, when events follow this one: a page ends at `limit`
+                events or
+                at `--events-page-bytes` of them (always at least one), so a short page is not the end.
+                Absent at the head.
      """
 
     data: list[BudgetExhaustedEvent | CallCompletedEvent | CallStartedEvent | CallUpdatedEvent | CommandsUpdatedEvent | GoalClearedEvent | GoalReconcileRequiredEvent | GoalUpdatedEvent | InteractionRequestedEvent | InteractionResolvedEvent | MessageCompletedEvent | MessageDeltaEvent | NoticeEvent | PlanUpdatedEvent | QueueUpdatedEvent | ReasoningCompletedEvent | ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent | SessionNeedsAttentionEvent | SessionStartedEvent | SessionUpdatedEvent | TurnCanceledEvent | TurnChangesEvent | TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent | TurnSteeredEvent | UsageUpdatedEvent | WorkspaceCommittedEvent | WorkspaceRestoredEvent]
     head_seq: int
+    next_: int | None | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -178,6 +184,12 @@ class EventList:
 
         head_seq = self.head_seq
 
+        next_: int | None | Unset
+        if isinstance(self.next_, Unset):
+            next_ = UNSET
+        else:
+            next_ = self.next_
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -185,6 +197,8 @@ class EventList:
             "data": data,
             "headSeq": head_seq,
         })
+        if next_ is not UNSET:
+            field_dict["next"] = next_
 
         return field_dict
 
@@ -543,9 +557,20 @@ class EventList:
 
         head_seq = d.pop("headSeq")
 
+        def _parse_next_(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        next_ = _parse_next_(d.pop("next", UNSET))
+
+
         event_list = cls(
             data=data,
             head_seq=head_seq,
+            next_=next_,
         )
 
 

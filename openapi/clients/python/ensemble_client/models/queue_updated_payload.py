@@ -11,7 +11,7 @@ from ..types import UNSET, Unset
 from typing import cast
 
 if TYPE_CHECKING:
-  from ..models.queued_turn import QueuedTurn
+  from ..models.queued_turn_summary import QueuedTurnSummary
 
 
 
@@ -25,12 +25,16 @@ T = TypeVar("T", bound="QueueUpdatedPayload")
 class QueueUpdatedPayload:
     """ 
         Attributes:
-            queue (list[QueuedTurn]): The queue as it is now, first to start first.
+            bytes_ (int): The queue's size: its turns' `bytes` together (what `--max-queued-bytes` bounds).
+            queue (list[QueuedTurnSummary]): The queue as it is now, first to start first: each queued turn's summary (its
+                whole input
+                is in `GET …/queue`).
             reason (str): `queued`, `edited`, `removed`, `reordered`, `started` (its first went), `sent` (one was
                 steered into the running turn), `failed` (its first could not start).
      """
 
-    queue: list[QueuedTurn]
+    bytes_: int
+    queue: list[QueuedTurnSummary]
     reason: str
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -39,7 +43,9 @@ class QueueUpdatedPayload:
 
 
     def to_dict(self) -> dict[str, Any]:
-        from ..models.queued_turn import QueuedTurn # noqa: PLC0415
+        from ..models.queued_turn_summary import QueuedTurnSummary # noqa: PLC0415
+        bytes_ = self.bytes_
+
         queue = []
         for queue_item_data in self.queue:
             queue_item = queue_item_data.to_dict()
@@ -53,6 +59,7 @@ class QueueUpdatedPayload:
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update({
+            "bytes": bytes_,
             "queue": queue,
             "reason": reason,
         })
@@ -63,12 +70,14 @@ class QueueUpdatedPayload:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
-        from ..models.queued_turn import QueuedTurn # noqa: PLC0415
+        from ..models.queued_turn_summary import QueuedTurnSummary # noqa: PLC0415
         d = dict(src_dict)
+        bytes_ = d.pop("bytes")
+
         queue = []
         _queue = d.pop("queue")
         for queue_item_data in (_queue):
-            queue_item = QueuedTurn.from_dict(queue_item_data)
+            queue_item = QueuedTurnSummary.from_dict(queue_item_data)
 
 
 
@@ -78,6 +87,7 @@ class QueueUpdatedPayload:
         reason = d.pop("reason")
 
         queue_updated_payload = cls(
+            bytes_=bytes_,
             queue=queue,
             reason=reason,
         )

@@ -30,6 +30,11 @@ class SessionWorkspace:
             kind (WorkspaceKind): What kind of workspace a session has.
             base_commit (None | str | Unset): The commit the worktree started from.
             branch (None | str | Unset):
+            common_dir (None | str | Unset): The repository's common dir (objects, refs, configuration), as found when it
+                started.
+            git_dir (None | str | Unset): The work tree's git dir, as found when the session started (the server's git uses
+                it,
+                never what the work tree's `.git` says later).
             path (None | str | Unset): The top of the work tree the checkpoints take (a worktree's own directory).
             repo (None | str | Unset): The repository: for a worktree the one it was made from; for a dir the work tree's
                 top.
@@ -39,6 +44,8 @@ class SessionWorkspace:
     kind: WorkspaceKind
     base_commit: None | str | Unset = UNSET
     branch: None | str | Unset = UNSET
+    common_dir: None | str | Unset = UNSET
+    git_dir: None | str | Unset = UNSET
     path: None | str | Unset = UNSET
     repo: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
@@ -64,6 +71,18 @@ class SessionWorkspace:
         else:
             branch = self.branch
 
+        common_dir: None | str | Unset
+        if isinstance(self.common_dir, Unset):
+            common_dir = UNSET
+        else:
+            common_dir = self.common_dir
+
+        git_dir: None | str | Unset
+        if isinstance(self.git_dir, Unset):
+            git_dir = UNSET
+        else:
+            git_dir = self.git_dir
+
         path: None | str | Unset
         if isinstance(self.path, Unset):
             path = UNSET
@@ -87,6 +106,10 @@ class SessionWorkspace:
             field_dict["baseCommit"] = base_commit
         if branch is not UNSET:
             field_dict["branch"] = branch
+        if common_dir is not UNSET:
+            field_dict["commonDir"] = common_dir
+        if git_dir is not UNSET:
+            field_dict["gitDir"] = git_dir
         if path is not UNSET:
             field_dict["path"] = path
         if repo is not UNSET:
@@ -126,6 +149,26 @@ class SessionWorkspace:
         branch = _parse_branch(d.pop("branch", UNSET))
 
 
+        def _parse_common_dir(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        common_dir = _parse_common_dir(d.pop("commonDir", UNSET))
+
+
+        def _parse_git_dir(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        git_dir = _parse_git_dir(d.pop("gitDir", UNSET))
+
+
         def _parse_path(data: object) -> None | str | Unset:
             if data is None:
                 return data
@@ -151,6 +194,8 @@ class SessionWorkspace:
             kind=kind,
             base_commit=base_commit,
             branch=branch,
+            common_dir=common_dir,
+            git_dir=git_dir,
             path=path,
             repo=repo,
         )

@@ -99,7 +99,9 @@ def sync_detailed(
     limit: int | Unset = UNSET,
 
 ) -> Response[ErrorResponse | EventList]:
-    """ Durable events of a room with `seq > after`, oldest first.
+    """ Durable events of a room with `seq > after`, oldest first: at most `limit`, and no more than
+    `--events-page-bytes` of them (at least one); `next` is the `after` of the next page while
+    events follow.
 
     Args:
         room_id (str):
@@ -136,7 +138,9 @@ def sync(
     limit: int | Unset = UNSET,
 
 ) -> ErrorResponse | EventList | None:
-    """ Durable events of a room with `seq > after`, oldest first.
+    """ Durable events of a room with `seq > after`, oldest first: at most `limit`, and no more than
+    `--events-page-bytes` of them (at least one); `next` is the `after` of the next page while
+    events follow.
 
     Args:
         room_id (str):
@@ -168,7 +172,9 @@ async def asyncio_detailed(
     limit: int | Unset = UNSET,
 
 ) -> Response[ErrorResponse | EventList]:
-    """ Durable events of a room with `seq > after`, oldest first.
+    """ Durable events of a room with `seq > after`, oldest first: at most `limit`, and no more than
+    `--events-page-bytes` of them (at least one); `next` is the `after` of the next page while
+    events follow.
 
     Args:
         room_id (str):
@@ -205,7 +211,9 @@ async def asyncio(
     limit: int | Unset = UNSET,
 
 ) -> ErrorResponse | EventList | None:
-    """ Durable events of a room with `seq > after`, oldest first.
+    """ Durable events of a room with `seq > after`, oldest first: at most `limit`, and no more than
+    `--events-page-bytes` of them (at least one); `next` is the `after` of the next page while
+    events follow.
 
     Args:
         room_id (str):

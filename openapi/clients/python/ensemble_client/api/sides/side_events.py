@@ -102,7 +102,8 @@ def sync_detailed(
 
 ) -> Response[ErrorResponse | EventList]:
     """ Events of a side conversation with `seq > after` (its own sequence), replayed from memory while
-    the side lives. Canonical sessions' events are in the room log (`/v1/rooms/{roomId}/events`).
+    the side lives, paged as the room's (`limit`, `--events-page-bytes`, `next`). Canonical
+    sessions' events are in the room log (`/v1/rooms/{roomId}/events`).
 
     Args:
         room_id (str):
@@ -143,7 +144,8 @@ def sync(
 
 ) -> ErrorResponse | EventList | None:
     """ Events of a side conversation with `seq > after` (its own sequence), replayed from memory while
-    the side lives. Canonical sessions' events are in the room log (`/v1/rooms/{roomId}/events`).
+    the side lives, paged as the room's (`limit`, `--events-page-bytes`, `next`). Canonical
+    sessions' events are in the room log (`/v1/rooms/{roomId}/events`).
 
     Args:
         room_id (str):
@@ -179,7 +181,8 @@ async def asyncio_detailed(
 
 ) -> Response[ErrorResponse | EventList]:
     """ Events of a side conversation with `seq > after` (its own sequence), replayed from memory while
-    the side lives. Canonical sessions' events are in the room log (`/v1/rooms/{roomId}/events`).
+    the side lives, paged as the room's (`limit`, `--events-page-bytes`, `next`). Canonical
+    sessions' events are in the room log (`/v1/rooms/{roomId}/events`).
 
     Args:
         room_id (str):
@@ -220,7 +223,8 @@ async def asyncio(
 
 ) -> ErrorResponse | EventList | None:
     """ Events of a side conversation with `seq > after` (its own sequence), replayed from memory while
-    the side lives. Canonical sessions' events are in the room log (`/v1/rooms/{roomId}/events`).
+    the side lives, paged as the room's (`limit`, `--events-page-bytes`, `next`). Canonical
+    sessions' events are in the room log (`/v1/rooms/{roomId}/events`).
 
     Args:
         room_id (str):
