@@ -83,7 +83,9 @@ export async function startServer(opts = {}) {
   const workspace = join(root, 'workspace');
   mkdirSync(dataDir, { mode: 0o700 });
   mkdirSync(workspace);
-  const baseArgs = ['--data-dir', dataDir, '--workspace-roots', workspace, '--default-cwd', workspace];
+  // Every test's pages use the one harness token, and the suite's rooms add up past the per-token
+  // socket cap a person's browser needs.
+  const baseArgs = ['--data-dir', dataDir, '--workspace-roots', workspace, '--default-cwd', workspace, '--max-ws-per-token', '4096'];
   let token = null;
   if (tokenFile) {
     token = randomToken();

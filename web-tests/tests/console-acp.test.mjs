@@ -45,6 +45,8 @@ test('Fork from here on an agent without session/fork shows fork_unsupported and
   const env = { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1' };
   execFileSync('git', ['init', '-q', '-b', 'main'], { cwd: repo, env });
   writeFileSync(join(repo, 'README.md'), '# readme\n');
+  // A fork branches from a commit of the repository: it has one.
+  execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '--allow-empty', '-m', 'start'], { cwd: repo, env });
   await h.rest.call('POST', '/v1/rooms/acpfork/sessions', { sessionId: 'af', provider: 'test-acp', cwd: repo }, 201);
   const page = await h.open({ room: 'acpfork', session: 'af' });
   await sessionStatus(page, 'af', 'ready');
