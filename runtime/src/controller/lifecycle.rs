@@ -179,7 +179,9 @@ impl Controller {
             return Err(e);
         }
         // The workspace before the agent: a worktree session's agent starts in its worktree.
-        let made = match self.prepare_workspace(&mut session, &req.workspace, req.checkpoints).await {
+        // Boxed, as every git-heavy step: awaited inline its state (git's buffers) would make
+        // every start's future that much larger, and a future is moved whole when spawned.
+        let made = match Box::pin(self.prepare_workspace(&mut session, &req.workspace, req.checkpoints)).await {
             Ok(m) => m,
             Err(e) => {
                 self.state().remove(&key);
@@ -214,7 +216,7 @@ impl Controller {
                 // No residue: the reservation goes, nothing was persisted or published.
                 self.state().remove(&key);
                 self.unclaim(&key).await;
-                self.discard_workspace(&session, made).await;
+                Box::pin(self.discard_workspace(&session, made)).await;
                 if let (Some(_), crate::adapter::AdapterError::Unsupported(why)) = (&req.fork, &e) {
                     return Err(ControllerError::ForkUnsupported(why.clone()));
                 }
@@ -245,7 +247,7 @@ impl Controller {
                 self.state().remove(&key);
                 let _ = adapter.close(&session).await;
                 self.unclaim(&key).await;
-                self.discard_workspace(&session, made.clone()).await;
+                Box::pin(self.discard_workspace(&session, made.clone())).await;
                 return Err(e);
             }
         };
@@ -255,7 +257,7 @@ impl Controller {
             self.state().remove(&key);
             let _ = adapter.close(&session).await;
             self.unclaim(&key).await;
-            self.discard_workspace(&session, made.clone()).await;
+            Box::pin(self.discard_workspace(&session, made.clone())).await;
             return Err(e);
         }
         // The answer is the session as `session.started` carries it, with the JSON the writer

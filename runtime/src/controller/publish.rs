@@ -64,7 +64,8 @@ impl Controller {
         T: Send + 'static,
         F: std::future::Future<Output = Result<T>> + Send + 'static,
     {
-        match tokio::spawn(crate::actor::acting(crate::actor::current(), op)).await {
+        // Boxed first: the spawn then moves a pointer, not the whole future.
+        match tokio::spawn(crate::actor::acting(crate::actor::current(), Box::pin(op))).await {
             Ok(r) => r,
             // A panic stays a panic (the HTTP edge answers 500 and keeps serving).
             Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),

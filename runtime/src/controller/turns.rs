@@ -125,7 +125,8 @@ impl Controller {
         .durable()
         .await?;
         // Before the agent starts: what the turn changes is measured from here.
-        self.checkpoint_before(key, session, &turn_id).await;
+        // Boxed: see `prepare_workspace`'s call.
+        Box::pin(self.checkpoint_before(key, session, &turn_id)).await;
         let request = TurnRequest { turn_id: turn_id.clone(), input: resolved.prompt, client_submit_id };
         if let Err(err) = adapter.start_turn(session, request).await {
             let (code, message) = (err.code().to_owned(), err.to_string());
