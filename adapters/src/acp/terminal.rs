@@ -388,7 +388,8 @@ async fn supervise(
         s = s.exit_code(status.code().and_then(|c| u32::try_from(c).ok()));
         s = s.signal(status.signal().map(|n| format!("signal {n}")));
     }
-    let _ = exit.send(Some(s));
+    // `send_replace`: stored even with no receiver yet (a `wait_for_exit` that comes later).
+    exit.send_replace(Some(s));
 }
 
 #[cfg(test)]
