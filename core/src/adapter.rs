@@ -398,6 +398,12 @@ pub trait Adapter: Send + Sync + 'static {
     /// Whether a live provider session exists for this session.
     fn is_live(&self, session: &Session) -> bool;
 
+    /// The isolation the provider's sessions run in, and whether this machine can give it
+    /// (`None`: a provider that confines nothing, as a test's).
+    fn isolation(&self) -> Option<crate::isolation::ProviderIsolation> {
+        None
+    }
+
     /// Whether `resume` can bring this session back.
     fn can_resume(&self, _session: &Session) -> bool {
         true

@@ -186,6 +186,17 @@ event_types! {
     SessionNeedsAttention(SessionNeedsAttentionPayload) = "session.needs_attention",
     /// The session's budget, or its room's, was reached: no new turn starts until it is raised.
     BudgetExhausted(BudgetExhaustedPayload) = "budget.exhausted",
+    /// The session's isolated agent tried to reach a host it may not (once a minute per target).
+    NetworkBlocked(NetworkBlockedPayload) = "network.blocked",
+}
+
+/// `network.blocked`: a connection the egress proxy refused.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct NetworkBlockedPayload {
+    pub host: String,
+    pub port: u16,
 }
 
 impl EventBody {

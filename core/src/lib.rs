@@ -11,6 +11,7 @@ pub mod budget;
 pub mod clock;
 pub mod event;
 pub mod goal;
+pub mod isolation;
 pub mod limits;
 pub mod model;
 #[cfg(feature = "schema")]

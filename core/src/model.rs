@@ -267,6 +267,10 @@ pub struct Session {
     // a hundred bytes, in every one; the memory bench's RSS per idle session showed it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace: Option<Box<SessionWorkspace>>,
+    /// The box its agent runs in: what it may reach and its limits (absent for a provider that
+    /// confines nothing). Boxed for the same reason as the workspace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub isolation: Option<Box<crate::isolation::Isolation>>,
     /// The session this one was forked from (`POST …/fork`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub forked_from: Option<Box<ForkedFrom>>,
@@ -309,6 +313,7 @@ impl Session {
             auth_message: None,
             cwd: cwd.to_owned(),
             workspace: None,
+            isolation: None,
             forked_from: None,
             settings: SessionSettings::default(),
             modes: None,
@@ -600,6 +605,10 @@ pub struct ProviderInfo {
     /// The command that logs in, when the message names one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub login_command: Option<String>,
+    /// The box its sessions run in (with a warning when isolation is off, and why this machine
+    /// cannot give it when it cannot).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub isolation: Option<crate::isolation::ProviderIsolation>,
 }
 
 /// Tokens and cost spent (cost where the agent reports it).
@@ -929,6 +938,14 @@ mod tests {
                 common_dir: Some(text("/r/.git")),
                 checkpoints: true,
             })),
+            isolation: Some(Box::new(crate::isolation::Isolation {
+                mode: crate::isolation::IsolationMode::On,
+                network: crate::isolation::NetworkAccess::Endpoints(vec![text("api.example.com:443")]),
+                home: vec![text("~/.agent")],
+                memory_mb: Some(2048),
+                max_processes: Some(256),
+                limits: crate::isolation::LimitsEnforcement::CgroupV1,
+            })),
             forked_from: Some(Box::new(ForkedFrom {
                 session_id: text("a"),
                 turn_id: text("t"),
@@ -965,7 +982,7 @@ mod tests {
         }
         // Every optional member of the full session is there.
         let full = serde_json::to_value(full_session()).unwrap();
-        assert_eq!(full.as_object().unwrap().len(), 27, "{full}");
+        assert_eq!(full.as_object().unwrap().len(), 28, "{full}");
     }
 
     #[test]

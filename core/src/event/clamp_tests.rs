@@ -36,6 +36,14 @@ fn session() -> Session {
         common_dir: Some(s("common dir")),
         checkpoints: true,
     }));
+    s0.isolation = Some(Box::new(crate::isolation::Isolation {
+        mode: crate::isolation::IsolationMode::On,
+        network: crate::isolation::NetworkAccess::Endpoints(vec![s("api.example.com:443")]),
+        home: vec![s("~/.agent")],
+        memory_mb: Some(1),
+        max_processes: Some(1),
+        limits: crate::isolation::LimitsEnforcement::Unenforced,
+    }));
     s0.forked_from =
         Some(Box::new(ForkedFrom { session_id: s("from"), turn_id: s("turn"), checkpoint: s("checkpoint") }));
     s0.settings = SessionSettings {
@@ -244,6 +252,7 @@ fn samples() -> Vec<EventBody> {
             budget: Budget { max_tokens: Some(1), max_cost: Some(1.0), on_exhausted: Some(OnExhausted::Cancel) },
             state: BudgetState { exhausted: true, tokens: 2, cost: Some(1.5) },
         }),
+        EventBody::NetworkBlocked(crate::event::NetworkBlockedPayload { host: s("host.example"), port: 443 }),
     ]
 }
 
