@@ -27,6 +27,14 @@ macro_rules! providers {
         }
 
         impl ProviderOptions {
+            /// Every registered provider's configuration files no agent may see
+            /// ([`Provider::private_files`]).
+            pub fn private_files(&self, data_dir: &std::path::Path) -> Vec<PathBuf> {
+                let mut files = Vec::new();
+                $(files.extend(<$provider as Provider>::private_files(&self.$field, data_dir));)*
+                files
+            }
+
             /// Every registered provider's own directories ([`Provider::private_dirs`]).
             pub fn private_dirs(&self, data_dir: &std::path::Path) -> Vec<PathBuf> {
                 let mut dirs = Vec::new();
@@ -42,8 +50,9 @@ macro_rules! providers {
                 max_live_sessions: usize,
                 server_files: Vec<PathBuf>,
                 private_dirs: Vec<PathBuf>,
+                isolation: crate::kit::sandbox::IsolationEnv,
             ) -> Result<Vec<Arc<dyn Adapter>>, ProviderError> {
-                let mut env = self.shared.env(data_dir, max_live_sessions, server_files, private_dirs);
+                let mut env = self.shared.env(data_dir, max_live_sessions, server_files, private_dirs, isolation);
                 let mut adapters: Vec<Arc<dyn Adapter>> = Vec::new();
                 $(
                     for adapter in <$provider as Provider>::build(&self.$field, &env).await? {

@@ -19,6 +19,8 @@ use toml::Spanned;
 
 use crate::kit::binary::which;
 use crate::kit::jsonrpc::RpcConfig;
+use crate::kit::sandbox::{Declared, IsolationEnv};
+use ensemble_core::isolation::ProviderIsolation;
 
 /// The provider kinds a providers file may name.
 pub const KINDS: &[&str] = &["acp"];
@@ -61,6 +63,24 @@ pub struct AcpConfig {
     pub rpc: RpcConfig,
     /// Held by a start until one start of the provider has answered `initialize` (see `spawn`).
     pub first_start: std::sync::Arc<tokio::sync::Mutex<()>>,
+    /// Its `[provider.isolation]`, as written.
+    pub declared: Declared,
+    /// The machine's side of isolation and the server's defaults (set by the server).
+    pub sandboxes: IsolationEnv,
+}
+
+impl AcpConfig {
+    /// What the agent's box holds besides the workspace: the directories its environment names
+    /// as its own (`HOME=…`, `XDG_*_HOME=…`), and its program's install.
+    pub fn extras(&self) -> crate::kit::sandbox::Extras {
+        crate::kit::sandbox::Extras::from_env(self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())), &self.command)
+    }
+
+    /// The provider's isolation: what its entry declares over what its agent is known to need
+    /// and the server's defaults.
+    pub fn isolation(&self) -> ProviderIsolation {
+        self.sandboxes.for_provider(&self.declared, super::quirks::known_for_command(&self.command), true)
+    }
 }
 
 impl AcpConfig {
@@ -84,6 +104,8 @@ impl AcpConfig {
             guard: ensemble_files::Guard::default(),
             rpc: RpcConfig::default(),
             first_start: Default::default(),
+            declared: Declared::default(),
+            sandboxes: IsolationEnv::off(),
         }
     }
 }
@@ -135,6 +157,28 @@ struct Entry {
     file_timeout_secs: Option<Spanned<u64>>,
     #[serde(default)]
     terminal_output_bytes_per_sec: Option<Spanned<u64>>,
+    #[serde(default)]
+    isolation: Option<Spanned<Declared>>,
+}
+
+/// `[provider.isolation]` checked: endpoints that are `host:port`, limits of at least 1.
+fn check_declared(d: &Declared) -> Result<(), String> {
+    if let Some(ensemble_core::isolation::NetworkAccess::Endpoints(list)) = &d.network {
+        for e in list {
+            ensemble_isolation::Endpoint::parse(e).map_err(|why| format!("isolation.network: {why}"))?;
+        }
+    }
+    for (name, v) in [("memory_mb", d.memory_mb), ("max_processes", d.max_processes)] {
+        if v == Some(0) {
+            return Err(format!("isolation.{name} must be at least 1"));
+        }
+    }
+    for h in d.home.iter().flatten() {
+        if !(h.starts_with("~/") || h.starts_with('/')) {
+            return Err(format!("isolation.home: `{h}` must start with ~/ (the real home) or be absolute"));
+        }
+    }
+    Ok(())
 }
 
 /// The least `terminal_output_bytes_per_sec`: below it even a command's error message is cut.
@@ -291,6 +335,11 @@ pub fn parse(text: &str, reserved: &[&str], rpc: &RpcConfig) -> Result<Vec<AcpCo
                 ));
             }
             c.terminal_output_bytes_per_sec = *m.get_ref();
+        }
+        if let Some(iso) = entry.isolation {
+            let span = iso.span();
+            c.declared = iso.into_inner();
+            check_declared(&c.declared).map_err(|why| (at(&span), why))?;
         }
         c.rpc = rpc.clone();
         out.push(c);

@@ -87,6 +87,7 @@ struct PendingPermission {
 }
 
 impl Live {
+    #[expect(clippy::too_many_arguments, reason = "one call site, `spawn`: a struct would only rename them")]
     pub(super) fn new(
         key: SessionKey,
         sink: EventSink,
@@ -95,6 +96,7 @@ impl Live {
         stderr_tail: StderrTail,
         config: Arc<AcpConfig>,
         cwd: PathBuf,
+        sandbox: Option<Arc<ensemble_isolation::Sandbox>>,
     ) -> (Arc<Self>, mpsc::UnboundedReceiver<oneshot::Sender<()>>) {
         let (barriers, barrier_rx) = mpsc::unbounded_channel();
         let live = Arc::new(Self {
@@ -115,6 +117,7 @@ impl Live {
                 cwd.clone(),
                 config.env.clone(),
                 config.terminal_output_bytes_per_sec,
+                sandbox,
             ),
             config,
             nonce: new_id().chars().rev().take(8).collect(),

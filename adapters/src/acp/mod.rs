@@ -85,6 +85,11 @@ pub struct Acp;
 impl Provider for Acp {
     type Options = AcpOptions;
 
+    /// The providers file: it holds every agent's keys.
+    fn private_files(options: &AcpOptions, data_dir: &std::path::Path) -> Vec<PathBuf> {
+        vec![options.providers.clone().unwrap_or_else(|| data_dir.join(PROVIDERS_FILE))]
+    }
+
     async fn build(options: &AcpOptions, env: &ProviderEnv) -> Result<Vec<Arc<dyn Adapter>>, ProviderError> {
         let path = match &options.providers {
             Some(p) => p.clone(),
@@ -109,6 +114,7 @@ impl Provider for Acp {
         let mut out: Vec<Arc<dyn Adapter>> = Vec::new();
         for mut c in configs {
             c.guard = guard.clone();
+            c.sandboxes = env.isolation.clone();
             let adapter = Arc::new(AcpAdapter::new(c));
             // In the background: an agent that is slow to start must not delay the server.
             let probing = adapter.clone();
@@ -187,10 +193,12 @@ impl AcpAdapter {
         }
     }
 
-    /// Spawns the agent for a session and completes the handshake.
+    /// Spawns the agent for a session, in its box, and completes the handshake.
     async fn spawn(&self, session: &Session, handle: SessionHandle) -> Result<Arc<Live>, AdapterError> {
+        let extras = self.config.extras();
+        let sandbox = self.config.sandboxes.sandbox(session, Some(handle.sink.clone()), &extras)?.map(Arc::new);
         let (live, _) =
-            spawn(&self.config, &self.availability, &self.agent, session.key(), handle, &session.cwd).await?;
+            spawn(&self.config, &self.availability, &self.agent, session.key(), handle, &session.cwd, sandbox).await?;
         Ok(live)
     }
 
@@ -347,6 +355,7 @@ async fn spawn(
     key: SessionKey,
     handle: SessionHandle,
     cwd: &str,
+    sandbox: Option<Arc<ensemble_isolation::Sandbox>>,
 ) -> Result<(Arc<Live>, wire::InitializeResponse), AdapterError> {
     // Until one start of the provider has answered `initialize`, starts run one at a time: an
     // agent may set up its own data on its first start, and two at once can fail (opencode
@@ -354,8 +363,8 @@ async fn spawn(
     // and the first session would otherwise race.
     let first = agent.lock().map(|a| a.is_none()).unwrap_or(false);
     let _first_start = if first { Some(config.first_start.lock().await) } else { None };
-    let spec = process_spec(config, cwd);
-    let spawned = Supervised::spawn(&spec).map_err(|e| {
+    let spec = process_spec(config, cwd).boxed(sandbox.as_deref());
+    let spawned = spec.and_then(|spec| Supervised::spawn(&spec)).map_err(|e| {
         let reason =
             missing_command(config, &e).unwrap_or_else(|| binary::spawn_failure(&config.id, &config.command, &e));
         availability.failed(reason.clone());
@@ -371,7 +380,8 @@ async fn spawn(
         tail.clone(),
         config.rpc.max_line_bytes,
     ));
-    let (live, barriers) = Live::new(key, handle.sink, rpc, spawned.process, tail, config.clone(), PathBuf::from(cwd));
+    let (live, barriers) =
+        Live::new(key, handle.sink, rpc, spawned.process, tail, config.clone(), PathBuf::from(cwd), sandbox);
     tokio::spawn(live.clone().run(incoming, barriers));
     let init = wire::InitializeRequest::new(wire::ProtocolVersion::V1)
         .client_capabilities(
@@ -417,6 +427,15 @@ async fn spawn(
     Ok((live, response))
 }
 
+/// The box of an agent started for no session (the probe, a listing of its sessions), working
+/// in `cwd`, as the provider's sessions get it.
+fn alone_sandbox(config: &AcpConfig, cwd: &str) -> Result<Option<Arc<ensemble_isolation::Sandbox>>, AdapterError> {
+    let mut alone = Session::new_canonical("probe", &config.id, &config.id, cwd, 0);
+    alone.isolation = Some(Box::new(config.isolation().isolation));
+    let extras = config.extras();
+    Ok(config.sandboxes.sandbox(&alone, None, &extras)?.map(Arc::new))
+}
+
 fn process_spec(config: &AcpConfig, cwd: &str) -> ProcessSpec {
     let mut env = base_env();
     for (k, v) in &config.env {
@@ -428,6 +447,7 @@ fn process_spec(config: &AcpConfig, cwd: &str) -> ProcessSpec {
         args: config.args.iter().map(OsString::from).collect(),
         env,
         cwd: PathBuf::from(cwd),
+        cgroup_procs: Vec::new(),
     }
 }
 
@@ -463,7 +483,19 @@ async fn probe(config: &Arc<AcpConfig>, agent: &Mutex<Option<AgentInfo>>) -> Ava
     let cell = AvailabilityCell::new(FAILURE_COOLDOWN);
     let key = SessionKey::new("probe", &config.id);
     let handle = discarding(&key);
-    match spawn(config, &cell, agent, key, handle, &scratch.to_string_lossy()).await {
+    // No box can be made here: the agent is not run unboxed to be probed (its sessions' starts
+    // say why they cannot start).
+    if config.isolation().unavailable.is_some()
+        && config.isolation().isolation.mode == ensemble_core::isolation::IsolationMode::On
+    {
+        return Availability::Unknown;
+    }
+    // In the box its sessions get (with no workspace): what is probed is what will run.
+    let sandbox = match alone_sandbox(config, &scratch.to_string_lossy()) {
+        Ok(s) => s,
+        Err(e) => return Availability::unavailable(e.to_string()),
+    };
+    match spawn(config, &cell, agent, key, handle, &scratch.to_string_lossy(), sandbox).await {
         Ok((live, _)) => {
             live.stop().await;
             cell.get()
@@ -516,8 +548,9 @@ impl Adapter for AcpAdapter {
     async fn list_sessions(&self, cwd: &str, cursor: Option<String>) -> Result<ProviderSessionList, AdapterError> {
         // An agent of its own for the question, stopped after it.
         let key = SessionKey::new("list", &self.config.id);
+        let sandbox = alone_sandbox(&self.config, cwd)?;
         let (live, init) =
-            spawn(&self.config, &self.availability, &self.agent, key.clone(), discarding(&key), cwd).await?;
+            spawn(&self.config, &self.availability, &self.agent, key.clone(), discarding(&key), cwd, sandbox).await?;
         let answer = async {
             if init.agent_capabilities.session_capabilities.list.is_none() {
                 return Err(AdapterError::Unsupported(format!(
@@ -712,6 +745,10 @@ impl Adapter for AcpAdapter {
 
     fn is_live(&self, session: &Session) -> bool {
         self.live(&session.key()).is_some_and(|l| l.is_live())
+    }
+
+    fn isolation(&self) -> Option<ensemble_core::isolation::ProviderIsolation> {
+        Some(self.config.isolation())
     }
 
     fn can_resume(&self, session: &Session) -> bool {

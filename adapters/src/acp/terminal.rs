@@ -135,6 +135,8 @@ pub(super) type OutputSink = Arc<dyn Fn(String, String) + Send + Sync>;
 pub(super) struct Terminals {
     cwd: PathBuf,
     env: Vec<(String, String)>,
+    /// The session's box: every command runs in it, as the agent does.
+    sandbox: Option<Arc<ensemble_isolation::Sandbox>>,
     budget: Arc<OutputBudget>,
     terms: Mutex<HashMap<String, Arc<Term>>>,
     next: AtomicU64,
@@ -159,10 +161,16 @@ fn inside(top: &Path, dir: &Path) -> Option<PathBuf> {
 impl Terminals {
     /// The terminals of a session working in `cwd`, whose agent was given `env`, keeping at most
     /// `bytes_per_sec` of their output together.
-    pub(super) fn new(cwd: PathBuf, env: Vec<(String, String)>, bytes_per_sec: u64) -> Self {
+    pub(super) fn new(
+        cwd: PathBuf,
+        env: Vec<(String, String)>,
+        bytes_per_sec: u64,
+        sandbox: Option<Arc<ensemble_isolation::Sandbox>>,
+    ) -> Self {
         Self {
             cwd,
             env,
+            sandbox,
             budget: Arc::new(OutputBudget::new(bytes_per_sec)),
             terms: Mutex::new(HashMap::new()),
             next: AtomicU64::new(1),
@@ -219,9 +227,12 @@ impl Terminals {
             args: request.args.iter().map(Into::into).collect(),
             env,
             cwd,
-        };
-        let spawned =
-            Supervised::spawn(&spec).map_err(|e| invalid(format!("cannot run `{}`: {e}", request.command)))?;
+            cgroup_procs: Vec::new(),
+        }
+        .boxed(self.sandbox.as_deref());
+        let spawned = spec
+            .and_then(|spec| Supervised::spawn(&spec))
+            .map_err(|e| invalid(format!("cannot run `{}`: {e}", request.command)))?;
         let limit = request
             .output_byte_limit
             .and_then(|l| usize::try_from(l).ok())
@@ -435,7 +446,7 @@ mod tests {
         const BUDGET: u64 = 4096;
         const PRINTED: u64 = 300_000;
         let dir = tempfile::tempdir().unwrap();
-        let t = Terminals::new(dir.path().to_path_buf(), Vec::new(), BUDGET);
+        let t = Terminals::new(dir.path().to_path_buf(), Vec::new(), BUDGET, None);
         let started = Instant::now();
         let script = format!("yes | head -c {PRINTED}");
         let made: Vec<_> = (0..2)
@@ -474,9 +485,25 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn an_exit_is_kept_for_whoever_asks_later() {
+        // Nobody waits while the command ends: its exit must still be there for `output` and
+        // for a `wait_for_exit` that comes afterwards (a watch send without receivers is lost).
+        let dir = tempfile::tempdir().unwrap();
+        let t = Terminals::new(dir.path().to_path_buf(), Vec::new(), DEFAULT_OUTPUT_BYTES_PER_SEC, None);
+        let made = t.create(&acp::CreateTerminalRequest::new("s", "sh").args(vec!["-c".into(), "exit 7".into()])).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while t.output(&made.terminal_id).unwrap().exit_status.is_none() {
+            assert!(Instant::now() < deadline, "the exit was never recorded");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let exit = tokio::time::timeout(Duration::from_secs(10), t.wait_for_exit(&made.terminal_id)).await.unwrap();
+        assert_eq!(exit.unwrap().exit_status.exit_code, Some(7));
+    }
+
+    #[tokio::test]
     async fn a_command_runs_its_output_is_kept_and_it_can_be_killed() {
         let dir = tempfile::tempdir().unwrap();
-        let t = Terminals::new(dir.path().to_path_buf(), Vec::new(), DEFAULT_OUTPUT_BYTES_PER_SEC);
+        let t = Terminals::new(dir.path().to_path_buf(), Vec::new(), DEFAULT_OUTPUT_BYTES_PER_SEC, None);
         let req = |cmd: &str, args: &[&str]| {
             acp::CreateTerminalRequest::new("s", cmd).args(args.iter().map(|a| (*a).to_owned()).collect::<Vec<_>>())
         };

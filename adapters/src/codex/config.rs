@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use crate::kit::binary::Version;
 use crate::kit::jsonrpc::RpcConfig;
+use crate::kit::sandbox::{Declared, Extras, IsolationEnv, Known};
+use ensemble_core::isolation::ProviderIsolation;
 
 /// The provider id.
 pub const CODEX: &str = "codex";
@@ -43,7 +45,13 @@ pub struct CodexConfig {
     /// asked that way).
     pub auth_check_ttl: Duration,
     pub rpc: RpcConfig,
+    /// The machine's side of isolation and the server's defaults (set by the server).
+    pub sandboxes: IsolationEnv,
 }
+
+/// What codex needs in its box: OpenAI's endpoints (a local model server is listed with
+/// `--isolation-network`); its home is `CODEX_HOME`, its own directory.
+const KNOWN: Known = Known { network: &["api.openai.com:443", "chatgpt.com:443", "auth.openai.com:443"], home: &[] };
 
 impl CodexConfig {
     pub fn new(bin: impl Into<PathBuf>, home: impl Into<PathBuf>) -> Self {
@@ -59,6 +67,20 @@ impl CodexConfig {
             goal_grace: Duration::from_millis(250),
             auth_check_ttl: Duration::from_secs(60),
             rpc: RpcConfig::default(),
+            sandboxes: IsolationEnv::off(),
         }
+    }
+
+    /// Codex's isolation: what it is known to need with the server's defaults.
+    pub fn isolation(&self) -> ProviderIsolation {
+        self.sandboxes.for_provider(&Declared::default(), KNOWN, true)
+    }
+
+    /// What codex's box holds besides the workspace: `CODEX_HOME`, and the directories its
+    /// environment names as its own.
+    pub fn extras(&self) -> Extras {
+        let mut extras = Extras::from_env(self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())), &self.bin);
+        extras.own_dirs.insert(0, self.home.clone());
+        extras
     }
 }

@@ -51,6 +51,8 @@ pub(super) struct Conn<T> {
     stderr_tail: StderrTail,
     routes: Mutex<Routes<T>>,
     replay_ready: Notify,
+    /// The session's box, kept as long as its process is.
+    _sandbox: Option<ensemble_isolation::Sandbox>,
 }
 
 struct Routes<T> {
@@ -73,8 +75,15 @@ enum Route<T> {
 }
 
 impl<T: Routed> Conn<T> {
-    pub(super) fn new(label: SessionKey, rpc: RpcClient, process: Supervised, stderr_tail: StderrTail) -> Self {
+    pub(super) fn new(
+        label: SessionKey,
+        rpc: RpcClient,
+        process: Supervised,
+        stderr_tail: StderrTail,
+        sandbox: Option<ensemble_isolation::Sandbox>,
+    ) -> Self {
         Self {
+            _sandbox: sandbox,
             label,
             rpc,
             process: tokio::sync::Mutex::new(Some(process)),

@@ -628,11 +628,19 @@ fn input_items(input: &[Prompt]) -> Vec<UserInput> {
         .iter()
         .map(|i| match i {
             Prompt::Text(t) => UserInput::text(t.as_str()),
-            Prompt::Image(image) => match image.path.as_ref().or(image.kept.as_ref()) {
+            // A file of the workspace is read by codex there; the server's own copy is not in
+            // codex's box, so it goes as a `data:` URL.
+            Prompt::Image(image) => match &image.path {
                 Some(p) => UserInput::LocalImage { path: p.to_string_lossy().into_owned() },
-                None => UserInput::text("(an image that could not be passed on)"),
+                None => UserInput::Image { url: data_url(&image.mime_type, &image.data) },
             },
             Prompt::File(f) => UserInput::text(format!("(attached file: {})", f.path.display())),
         })
         .collect()
+}
+
+/// `data:<mime>;base64,<data>`.
+fn data_url(mime: &str, data: &[u8]) -> String {
+    use base64::Engine;
+    format!("data:{mime};base64,{}", base64::engine::general_purpose::STANDARD.encode(data))
 }

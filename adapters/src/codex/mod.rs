@@ -318,6 +318,10 @@ impl Adapter for CodexAdapter {
         self.live(&session.key()).is_some_and(|l| l.is_live())
     }
 
+    fn isolation(&self) -> Option<ensemble_core::isolation::ProviderIsolation> {
+        Some(self.config.isolation())
+    }
+
     fn can_resume(&self, session: &Session) -> bool {
         session.provider_session_id.as_deref().is_some_and(|t| !t.is_empty())
     }

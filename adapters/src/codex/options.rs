@@ -57,6 +57,7 @@ impl CodexOptions {
         };
         let home = self.home(&env.data_dir);
         let mut c = CodexConfig::new(bin, home);
+        c.sandboxes = env.isolation.clone();
         for o in self.codex_config.iter().map(|o| o.trim()).filter(|o| !o.is_empty()) {
             match o.split_once('=') {
                 Some((k, _)) if !k.trim().is_empty() => c.overrides.push(o.to_owned()),
@@ -103,6 +104,7 @@ mod tests {
             max_live_sessions: 32,
             server_files: Vec::new(),
             private_dirs: Vec::new(),
+            isolation: crate::kit::sandbox::IsolationEnv::off(),
             auth_check_ttl: Duration::from_secs(60),
         }
     }

@@ -40,8 +40,18 @@ pub(super) async fn spawn(
     std::fs::create_dir_all(&config.home).map_err(|e| {
         AdapterError::failed("codex_home", format!("cannot create CODEX_HOME {}: {e}", config.home.display()))
     })?;
-    let spec = process_spec(config, Path::new(&session.cwd));
-    let spawned = Supervised::spawn(&spec).map_err(|e| {
+    // In Ensemble's box codex's own sandbox cannot nest (bubblewrap in bubblewrap): the box
+    // carries the session's choice (a read-only one makes the workspace read-only there) and
+    // codex runs its commands unsandboxed inside it (`thread_settings`).
+    let mut extras = config.extras();
+    extras.read_only_workspace = session.settings.sandbox == Some(SandboxMode::ReadOnly);
+    let sandbox = config.sandboxes.sandbox(session, Some(sink.clone()), &extras)?;
+    let mut spec = process_spec(config, Path::new(&session.cwd));
+    if sandbox.is_some() {
+        spec.args.extend(["-c".into(), "sandbox_mode=\"danger-full-access\"".into()]);
+    }
+    let spec = spec.boxed(sandbox.as_ref());
+    let spawned = spec.and_then(|spec| Supervised::spawn(&spec)).map_err(|e| {
         let reason = binary::spawn_failure(CODEX, &config.bin, &e);
         availability.failed(reason.clone());
         AdapterError::Unavailable(reason)
@@ -50,7 +60,7 @@ pub(super) async fn spawn(
     let (rpc, incoming) = RpcClient::start(spawned.stdout, spawned.stdin, config.rpc.clone(), label);
     let tail = StderrTail::new(STDERR_TAIL);
     tokio::spawn(stderr::drain(spawned.stderr, CODEX, session.key(), tail.clone(), config.rpc.max_line_bytes));
-    let conn = Arc::new(Conn::new(session.key(), rpc, spawned.process, tail));
+    let conn = Arc::new(Conn::new(session.key(), rpc, spawned.process, tail, sandbox));
     let live = Live::new(session.key(), sink, provider_state, goals, conn.clone(), None, config.goal_grace);
     conn.set_owner(&live);
     tokio::spawn(route(conn.clone(), incoming, config.call_timeout));
@@ -98,7 +108,7 @@ fn process_spec(config: &CodexConfig, cwd: &Path) -> ProcessSpec {
         env.retain(|(ek, _)| ek.to_str() != Some(k.as_str()));
         env.push((k.into(), v.into()));
     }
-    ProcessSpec { program: config.bin.clone(), args, env, cwd: cwd.to_path_buf() }
+    ProcessSpec { program: config.bin.clone(), args, env, cwd: cwd.to_path_buf(), cgroup_procs: Vec::new() }
 }
 
 /// `account/read` and `modelProvider/list`: does codex have what it needs to call its model?
@@ -138,7 +148,11 @@ pub(super) async fn auth(config: &CodexConfig, rpc: &RpcClient) -> (AuthState, O
 /// then stopped. `None` if it could not be started or asked.
 pub(super) async fn probe_auth(config: &CodexConfig) -> Option<(AuthState, Option<String>)> {
     std::fs::create_dir_all(&config.home).ok()?;
-    let spawned = Supervised::spawn(&process_spec(config, &config.home)).ok()?;
+    // In the box its sessions get, working in its home.
+    let mut alone = Session::new_canonical("auth", CODEX, CODEX, &config.home.to_string_lossy(), 0);
+    alone.isolation = Some(Box::new(config.isolation().isolation));
+    let sandbox = config.sandboxes.sandbox(&alone, None, &config.extras()).ok()?;
+    let spawned = Supervised::spawn(&process_spec(config, &config.home).boxed(sandbox.as_ref()).ok()?).ok()?;
     let label = "codex (auth check)".to_owned();
     let (rpc, mut incoming) = RpcClient::start(spawned.stdout, spawned.stdin, config.rpc.clone(), label);
     // Nothing it says unasked matters here; its stderr is read so it never blocks on a full pipe.
@@ -192,6 +206,12 @@ pub(super) async fn start_thread(
     Ok(id)
 }
 
+/// Whether the session runs in Ensemble's box (codex's own sandbox then stays off: it cannot
+/// nest, and the box does its work).
+fn boxed(session: &Session) -> bool {
+    session.isolation.as_deref().is_some_and(|i| i.mode == ensemble_core::isolation::IsolationMode::On)
+}
+
 /// The session's settings as a thread's.
 fn thread_settings(session: &Session) -> ThreadSettings {
     let s = &session.settings;
@@ -203,11 +223,15 @@ fn thread_settings(session: &Session) -> ThreadSettings {
             ApprovalPolicy::OnRequest => AskForApproval::OnRequest,
             ApprovalPolicy::Never => AskForApproval::Never,
         }),
-        sandbox: s.sandbox.map(|x| match x {
-            SandboxMode::ReadOnly => super::wire::SandboxMode::ReadOnly,
-            SandboxMode::WorkspaceWrite => super::wire::SandboxMode::WorkspaceWrite,
-            SandboxMode::DangerFullAccess => super::wire::SandboxMode::DangerFullAccess,
-        }),
+        sandbox: if boxed(session) {
+            Some(super::wire::SandboxMode::DangerFullAccess)
+        } else {
+            s.sandbox.map(|x| match x {
+                SandboxMode::ReadOnly => super::wire::SandboxMode::ReadOnly,
+                SandboxMode::WorkspaceWrite => super::wire::SandboxMode::WorkspaceWrite,
+                SandboxMode::DangerFullAccess => super::wire::SandboxMode::DangerFullAccess,
+            })
+        },
         config: s
             .reasoning_effort
             .as_ref()

@@ -12,6 +12,7 @@
 //! - [`ids`]: interaction request ids from an agent's JSON-RPC ids, safe for URLs.
 //! - [`goals`]: the provider-side goal engine (tracker, adoption, continuation attribution).
 //! - [`provider`]: what a provider implements to be registered (options, build).
+//! - [`sandbox`]: the box a provider's sessions run in (its isolation, one session's sandbox).
 
 pub mod auth_check;
 pub mod availability;
@@ -21,5 +22,6 @@ pub mod ids;
 pub mod jsonrpc;
 pub mod process;
 pub mod provider;
+pub mod sandbox;
 pub mod stderr;
 pub mod typed;

@@ -32,6 +32,29 @@ pub struct ProcessSpec {
     /// [`TAG_ENV`] is added.
     pub env: Vec<(OsString, OsString)>,
     pub cwd: PathBuf,
+    /// Control-group `cgroup.procs` files the child joins before it runs (a session's box: its
+    /// memory and process limits then cover it and all it starts).
+    pub cgroup_procs: Vec<PathBuf>,
+}
+
+impl ProcessSpec {
+    /// This spec as it runs in `sandbox` (the spec itself when there is none). A program that
+    /// is not there is `NotFound` now, as spawning it unboxed would be, rather than a box that
+    /// starts and fails inside.
+    pub fn boxed(self, sandbox: Option<&ensemble_isolation::Sandbox>) -> io::Result<ProcessSpec> {
+        let Some(sandbox) = sandbox else { return Ok(self) };
+        let found = if self.program.components().count() > 1 {
+            self.program.is_file()
+        } else {
+            let path = self.env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.clone()).unwrap_or_default();
+            std::env::split_paths(&path).any(|d| d.join(&self.program).is_file())
+        };
+        if !found {
+            return Err(io::Error::new(io::ErrorKind::NotFound, format!("{}: not found", self.program.display())));
+        }
+        let w = sandbox.wrap(&self.program, &self.args, &self.env, &self.cwd);
+        Ok(ProcessSpec { program: w.program, args: w.args, env: w.env, cwd: self.cwd, cgroup_procs: w.cgroup_procs })
+    }
 }
 
 /// Variables passed through from the server's environment by default: what a process needs to
@@ -146,9 +169,17 @@ impl Supervised {
             .kill_on_drop(true);
         let parent = std::process::id() as i32;
         let defaults = CHILD_DEFAULTS.get().copied();
+        // Made before the fork: nothing is allocated between fork and exec.
+        let cgroups: Vec<std::ffi::CString> = spec
+            .cgroup_procs
+            .iter()
+            .map(|p| std::ffi::CString::new(p.as_os_str().as_encoded_bytes()))
+            .collect::<Result<_, _>>()
+            .map_err(|_| io::Error::other("a control group's path holds a NUL"))?;
         // SAFETY: the closure runs in the child between fork and exec and only calls the
         // async-signal-safe functions prctl(2), getppid(2), _exit(2), umask(2), getrlimit(2),
-        // setrlimit(2) (on a local `rlimit`), close_range(2) and fcntl(2).
+        // setrlimit(2) (on a local `rlimit`), open(2), write(2) and close(2) (on paths made
+        // before the fork), close_range(2) and fcntl(2).
         #[allow(unsafe_code)]
         unsafe {
             cmd.pre_exec(move || {
@@ -158,6 +189,19 @@ impl Supervised {
                 // The server may have died before prctl took effect.
                 if libc::getppid() != parent {
                     libc::_exit(1);
+                }
+                // Into the session's control groups before anything runs: a process that forked
+                // first would escape the limits.
+                for path in &cgroups {
+                    let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+                    if fd < 0 {
+                        return Err(io::Error::last_os_error());
+                    }
+                    let written = libc::write(fd, b"0".as_ptr().cast(), 1);
+                    libc::close(fd);
+                    if written != 1 {
+                        return Err(io::Error::last_os_error());
+                    }
                 }
                 if let Some(d) = defaults {
                     libc::umask(d.umask as libc::mode_t);

@@ -8,6 +8,7 @@ fn sh(script: &str, dir: &std::path::Path) -> ProcessSpec {
         args: vec!["-c".into(), script.into()],
         env: base_env(),
         cwd: dir.to_path_buf(),
+        cgroup_procs: Vec::new(),
     }
 }
 

@@ -30,6 +30,8 @@ pub struct ProviderEnv {
     /// The server's own directories (the data dir, the worktrees, each provider's
     /// [`Provider::private_dirs`]): nothing beneath them is touched by an agent's file request.
     pub private_dirs: Vec<PathBuf>,
+    /// The box sessions run in: the machine's side and the server's defaults.
+    pub isolation: crate::kit::sandbox::IsolationEnv,
     /// How long an agent's answer to "can you call your model?", asked without a session for
     /// `GET /v1/providers`, is kept before it is asked again (zero: never asked that way).
     pub auth_check_ttl: Duration,
@@ -53,6 +55,11 @@ pub trait Provider {
     /// Directories the provider keeps for itself (a login, its threads), which no session may
     /// work in and no agent's file request may reach: known before any provider is built.
     fn private_dirs(_options: &Self::Options, _data_dir: &std::path::Path) -> Vec<PathBuf> {
+        Vec::new()
+    }
+
+    /// Files of the provider's configuration no agent may see (they hold other agents' keys).
+    fn private_files(_options: &Self::Options, _data_dir: &std::path::Path) -> Vec<PathBuf> {
         Vec::new()
     }
 }
@@ -92,10 +99,12 @@ impl SharedOptions {
         max_live_sessions: usize,
         server_files: Vec<PathBuf>,
         private_dirs: Vec<PathBuf>,
+        isolation: crate::kit::sandbox::IsolationEnv,
     ) -> ProviderEnv {
         ProviderEnv {
             data_dir,
             private_dirs,
+            isolation,
             goal_grace: Duration::from_millis(self.goal_grace_ms),
             rpc_max_line_bytes: self.rpc_max_line_bytes.max(1024),
             rpc_queue_bytes: self.rpc_queue_bytes,

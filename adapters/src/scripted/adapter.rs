@@ -75,6 +75,7 @@ impl ScriptedAdapter {
         let live = Arc::new(Live {
             handle,
             cwd: session.cwd.clone(),
+            place: crate::kit::sandbox::Place::of(session),
             ephemeral: false,
             inherited: 0,
             transcript: tokio::sync::Mutex::new(transcript),
@@ -215,6 +216,10 @@ impl Adapter for ScriptedAdapter {
         self.live(&session.key()).is_some()
     }
 
+    fn isolation(&self) -> Option<ensemble_core::isolation::ProviderIsolation> {
+        Some(self.config.isolation())
+    }
+
     async fn apply_goal(&self, session: &Session, command: GoalCommand) -> Result<Option<ProviderGoal>, AdapterError> {
         let live = self.live(&session.key()).ok_or(AdapterError::NotLive)?;
         let engine = live.goals().clone();
@@ -293,6 +298,7 @@ impl Adapter for ScriptedAdapter {
         let live = Arc::new(Live {
             handle: open.handle.clone(),
             cwd: open.side.cwd.clone(),
+            place: crate::kit::sandbox::Place::of(open.side),
             ephemeral: true,
             inherited: inherited.turns.len(),
             transcript: tokio::sync::Mutex::new(inherited),

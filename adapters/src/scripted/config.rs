@@ -17,6 +17,21 @@ pub struct ScriptedConfig {
     pub goal_grace: Duration,
     /// The server's own files, which file directives never touch.
     pub guard: ensemble_files::Guard,
+    /// The machine's side of isolation and the server's defaults: `/run` runs in the session's
+    /// box.
+    pub sandboxes: crate::kit::sandbox::IsolationEnv,
+    /// How long a `/run` command may run before it is stopped.
+    pub run_timeout: Duration,
+    /// How much of a `/run` command's output is kept (the rest is counted).
+    pub run_output_bytes: usize,
+}
+
+impl ScriptedConfig {
+    /// The scripted provider's isolation: the server's defaults. Its sessions start no process:
+    /// only what `/run` runs is boxed (and refused when no box can be made here).
+    pub fn isolation(&self) -> ensemble_core::isolation::ProviderIsolation {
+        self.sandboxes.for_provider(&Default::default(), Default::default(), false)
+    }
 }
 
 impl Default for ScriptedConfig {
@@ -27,6 +42,9 @@ impl Default for ScriptedConfig {
             side: SideBehavior::Full,
             goal_grace: Duration::from_millis(250),
             guard: ensemble_files::Guard::default(),
+            sandboxes: crate::kit::sandbox::IsolationEnv::off(),
+            run_timeout: Duration::from_secs(600),
+            run_output_bytes: 64 * 1024,
         }
     }
 }

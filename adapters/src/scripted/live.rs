@@ -34,6 +34,8 @@ pub(super) struct RunningTurn {
 pub(super) struct Live {
     pub(super) handle: SessionHandle,
     pub(super) cwd: String,
+    /// Where `/run` makes its box (the session's isolation and workspace).
+    pub(super) place: crate::kit::sandbox::Place,
     /// Side conversations keep nothing: their turns are never written to the store.
     pub(super) ephemeral: bool,
     /// Inherited turns of a side (visible to the agent, not side history).

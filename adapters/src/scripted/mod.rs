@@ -12,6 +12,7 @@ mod directives;
 mod live;
 mod modes;
 mod options;
+mod run;
 mod transcript;
 mod turn;
 

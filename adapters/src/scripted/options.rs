@@ -20,6 +20,15 @@ pub struct ScriptedOptions {
     /// Pause between two chunks the scripted provider streams.
     #[arg(long, env = "ENSEMBLE_SCRIPTED_CHUNK_DELAY_MS", default_value_t = 20)]
     pub scripted_chunk_delay_ms: u64,
+
+    /// How long a command the scripted agent runs (`/run COMMAND`, in the session's box) may run
+    /// before it is stopped.
+    #[arg(long, env = "ENSEMBLE_SCRIPTED_RUN_TIMEOUT_SECS", default_value_t = 600)]
+    pub scripted_run_timeout_secs: u64,
+
+    /// How much of a `/run` command's output is kept in its call (the rest is counted).
+    #[arg(long, env = "ENSEMBLE_SCRIPTED_RUN_OUTPUT_BYTES", default_value_t = 64 * 1024)]
+    pub scripted_run_output_bytes: usize,
 }
 
 #[async_trait]
@@ -31,6 +40,9 @@ impl Provider for Scripted {
             chunk_delay: Duration::from_millis(options.scripted_chunk_delay_ms),
             goal_grace: env.goal_grace,
             guard: guard(env),
+            sandboxes: env.isolation.clone(),
+            run_timeout: Duration::from_secs(options.scripted_run_timeout_secs.max(1)),
+            run_output_bytes: options.scripted_run_output_bytes.max(1024),
             ..ScriptedConfig::default()
         };
         Ok(vec![Arc::new(ScriptedAdapter::new(config, env.max_live_sessions))])

@@ -523,23 +523,32 @@ impl TurnRun {
             changes: vec![],
         }))
         .await;
-        self.pause(self.delay).await?;
-        let output = format!("(scripted) ran: {cmd}\n");
-        self.emit(EventBody::CallUpdated(CallUpdatedPayload {
-            call_id: call_id.clone(),
-            output_delta: Some(output.clone()),
-            status: None,
-        }))
-        .await;
+        let ran = super::run::execute(&self.live, cmd, &self.cancel).await;
+        if !ran.output.is_empty() {
+            self.emit(EventBody::CallUpdated(CallUpdatedPayload {
+                call_id: call_id.clone(),
+                output_delta: Some(ran.output.clone()),
+                status: None,
+            }))
+            .await;
+        }
+        // Its exit code is the call's; what the agent says is the same for any that finished.
+        let said = match ran.exit_code {
+            Some(_) => format!("The command `{cmd}` ran."),
+            None => format!("The command `{cmd}` did not finish."),
+        };
         self.emit(EventBody::CallCompleted(CallCompletedPayload {
             call_id,
-            status: CallStatus::Completed,
-            output: Some(output),
-            exit_code: Some(0),
+            status: ran.status,
+            output: Some(ran.output),
+            exit_code: ran.exit_code,
             changes: vec![],
         }))
         .await;
-        Ok(format!("The command `{cmd}` ran."))
+        if self.cancel.is_cancelled() {
+            return Err(Stop::Canceled);
+        }
+        Ok(said)
     }
 
     pub(super) async fn ask(&self, question: &str) -> Result<String, Stop> {

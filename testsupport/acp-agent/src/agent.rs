@@ -503,6 +503,17 @@ impl TurnRunner {
             "permission" => self.permission().await,
             "elicit" => self.elicit().await,
             "terminal" => self.terminal(rest, false).await,
+            // `exec SCRIPT`: the agent itself runs `sh -c SCRIPT` and says what it printed (what a
+            // hostile agent could do in its box).
+            "exec" => {
+                let out = std::process::Command::new("/bin/sh").args(["-c", rest]).output();
+                let said = match out {
+                    Ok(o) => format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr)),
+                    Err(e) => format!("exec error: {e}"),
+                };
+                self.say(said)?;
+                Ok(StopReason::EndTurn)
+            }
             "terminal-leave" => self.terminal(rest, true).await,
             "slow" => {
                 self.say("working")?;

@@ -256,7 +256,7 @@ impl Agent {
             .into_iter()
             .filter_map(|i| match i {
                 UserInput::Text { text, .. } => Some(text),
-                UserInput::LocalImage { .. } | UserInput::Unknown => None,
+                UserInput::LocalImage { .. } | UserInput::Image { .. } | UserInput::Unknown => None,
             })
             .collect();
         let text = text.join("\n");
@@ -312,6 +312,14 @@ impl Agent {
                 std::process::exit(42);
             }
             "limits" => return self.reply(turn, &own_limits()),
+            // `exec SCRIPT`: the agent itself runs `sh -c SCRIPT` and says what it printed (what a
+            // hostile agent could do in its box).
+            "exec" => {
+                let script = text.trim_start().strip_prefix("exec").unwrap_or_default().trim_start();
+                let out = std::process::Command::new("/bin/sh").args(["-c", script]).output()?;
+                let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+                return self.reply(turn, &said);
+            }
             "spawn" => {
                 let pidfile = arg.unwrap_or("fake-agent-children.pids");
                 let pids = spawn_grandchildren(pidfile)?;

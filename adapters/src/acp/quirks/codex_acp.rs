@@ -3,7 +3,7 @@
 //! `aggregated_output` is stdout and stderr interleaved as the user saw them (`formatted_output`
 //! is the same, reformatted for the model).
 
-use super::Quirks;
+use super::{Known, Quirks};
 
 pub(super) const QUIRKS: Quirks = Quirks {
     agent: "codex-acp",
@@ -12,4 +12,9 @@ pub(super) const QUIRKS: Quirks = Quirks {
     argv_commands: true,
     mode_update_prefix: None,
     missing_file_reads_empty: false,
+    command: "codex-acp",
+    isolation: Known {
+        network: &["api.openai.com:443", "chatgpt.com:443", "auth.openai.com:443"],
+        home: &["~/.codex"],
+    },
 };

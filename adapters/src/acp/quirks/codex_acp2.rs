@@ -5,7 +5,7 @@
 //! in `_meta.terminal_exit.exit_code` (null when the command did not run). Only a command without a
 //! terminal has a `rawOutput`, `{exit_code}`.
 
-use super::{Quirks, TerminalMeta};
+use super::{Known, Quirks, TerminalMeta};
 
 pub(super) const QUIRKS: Quirks = Quirks {
     agent: "@agentclientprotocol/codex-acp",
@@ -14,6 +14,11 @@ pub(super) const QUIRKS: Quirks = Quirks {
     argv_commands: false,
     mode_update_prefix: None,
     missing_file_reads_empty: false,
+    command: "codex-acp",
+    isolation: Known {
+        network: &["api.openai.com:443", "chatgpt.com:443", "auth.openai.com:443"],
+        home: &["~/.codex"],
+    },
 };
 
 pub(super) const TERMINAL_META: TerminalMeta =

@@ -13,7 +13,7 @@
 //!   (`allow_always`), `proceed_once` (`allow_once`) and `cancel` (`reject_once`).
 //! - An execute call's update has no output (`content: []`, no `rawOutput`).
 
-use super::Quirks;
+use super::{Known, Quirks};
 
 pub(super) const QUIRKS: Quirks = Quirks {
     agent: "gemini-cli",
@@ -22,4 +22,13 @@ pub(super) const QUIRKS: Quirks = Quirks {
     argv_commands: false,
     mode_update_prefix: Some("[MODE_UPDATE]"),
     missing_file_reads_empty: true,
+    command: "gemini",
+    isolation: Known {
+        network: &[
+            "generativelanguage.googleapis.com:443",
+            "cloudcode-pa.googleapis.com:443",
+            "oauth2.googleapis.com:443",
+        ],
+        home: &["~/.gemini"],
+    },
 };

@@ -1,7 +1,7 @@
 //! An agent Ensemble has no file for: every shape the known agents use is accepted, so a new
 //! agent shows its commands and their output if it follows any of them.
 
-use super::Quirks;
+use super::{Known, Quirks};
 
 pub(super) const QUIRKS: Quirks = Quirks {
     agent: "*",
@@ -10,4 +10,6 @@ pub(super) const QUIRKS: Quirks = Quirks {
     argv_commands: true,
     mode_update_prefix: None,
     missing_file_reads_empty: false,
+    command: "",
+    isolation: Known { network: &[], home: &[] },
 };

@@ -13,6 +13,8 @@ mod opencode;
 
 use serde_json::Value;
 
+pub use crate::kit::sandbox::Known;
+
 /// How one agent shapes what the protocol leaves free.
 #[derive(Debug)]
 pub struct Quirks {
@@ -30,6 +32,12 @@ pub struct Quirks {
     /// `fs/read_text_file` of a file that does not exist answers empty content rather than an
     /// error (an agent that reads a file before it writes it, and gives up on the error).
     pub missing_file_reads_empty: bool,
+    /// The name of the agent's command (how its providers entry names it, before it says who it
+    /// is in `initialize`).
+    pub command: &'static str,
+    /// What its isolation needs by default: its model API's endpoints, its configuration and
+    /// login under the home.
+    pub isolation: Known,
 }
 
 const KNOWN: &[&Quirks] =
@@ -38,6 +46,13 @@ const KNOWN: &[&Quirks] =
 /// The quirks of the agent that reported `name` (the generic ones when it is not known).
 pub fn for_agent(name: Option<&str>) -> &'static Quirks {
     name.and_then(|n| KNOWN.iter().copied().find(|q| q.agent == n)).unwrap_or(&generic::QUIRKS)
+}
+
+/// What the agent run by `command` is known to need in its box (by the command's name; nothing
+/// for an agent not known).
+pub fn known_for_command(command: &std::path::Path) -> Known {
+    let name = command.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+    KNOWN.iter().find(|q| q.command == name).map(|q| q.isolation).unwrap_or_default()
 }
 
 /// The agents whose `session/load` must not run in the UTC minute their `session/new` ran in (it

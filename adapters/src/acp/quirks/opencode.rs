@@ -2,7 +2,7 @@
 //! finished bash call's `rawOutput` is `{output, metadata: {output, exit, truncated}}` (a rejected
 //! or failed one `{error}`), so the exit code is `metadata.exit`.
 
-use super::Quirks;
+use super::{Known, Quirks};
 
 pub(super) const QUIRKS: Quirks = Quirks {
     agent: "OpenCode",
@@ -11,6 +11,11 @@ pub(super) const QUIRKS: Quirks = Quirks {
     argv_commands: false,
     mode_update_prefix: None,
     missing_file_reads_empty: false,
+    command: "opencode",
+    isolation: Known {
+        network: &["opencode.ai:443", "models.dev:443"],
+        home: &["~/.config/opencode", "~/.local/share/opencode", "~/.local/state/opencode"],
+    },
 };
 
 #[cfg(test)]

@@ -37,6 +37,12 @@ pub enum UserInput {
     },
     /// An image codex reads from its file system.
     LocalImage { path: String },
+    /// An image by URL (a `data:` URL carries it whole: the server's copy is not in the box).
+    /// codex may echo one without it.
+    Image {
+        #[serde(default)]
+        url: String,
+    },
     #[serde(other)]
     Unknown,
 }
