@@ -39,6 +39,10 @@ pub struct StartSessionRequest {
     /// session's cwd is in one).
     #[serde(default)]
     pub checkpoints: Option<bool>,
+    /// A narrower box than the provider's: fewer endpoints, lower limits (never wider: 400
+    /// `invalid_isolation`).
+    #[serde(default, deserialize_with = "objects::option")]
+    pub isolation: Option<ensemble_runtime::controller::IsolationRequest>,
 }
 
 /// A session's workspace, as a start asks for it.

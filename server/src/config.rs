@@ -29,6 +29,20 @@ pub enum Command {
     /// Print the token a client of the running server sends (from its data dir), or manage the
     /// server's tokens: `create`, `list`, `revoke`.
     Token(TokenArgs),
+    /// What runs first inside an agent's box (the server starts it there; not for people).
+    #[command(hide = true)]
+    SandboxInit(SandboxInitArgs),
+}
+
+/// `ensemble sandbox-init --forward ADDR=SOCKET… -- PROGRAM ARGS…`.
+#[derive(Clone, Debug, Args)]
+pub struct SandboxInitArgs {
+    /// A loopback address to listen on inside, joined to the Unix socket the server serves it on.
+    #[arg(long = "forward")]
+    pub forward: Vec<String>,
+    /// The agent's command line.
+    #[arg(last = true, required = true)]
+    pub command: Vec<String>,
 }
 
 /// `ensemble token [create|list|revoke]`.
@@ -202,6 +216,10 @@ pub struct ServeArgs {
     /// Every registered provider's options (see `ensemble_adapters::registry`).
     #[command(flatten, next_help_heading = "Providers")]
     pub providers: ProviderOptions,
+
+    /// The box every provider's agents run in.
+    #[command(flatten, next_help_heading = "Isolation")]
+    pub isolation: crate::isolation::IsolationArgs,
 
     /// Largest accepted request body (413 beyond).
     #[arg(help_heading = "Limits", long, env = "ENSEMBLE_MAX_BODY_BYTES", default_value_t = 8 * 1024 * 1024)]
@@ -766,7 +784,13 @@ mod tests {
         .serve;
         assert_eq!(crate::server::store_config(&a).queue_bytes, 1000);
         assert_eq!(crate::server::store_config(&a).wal_prefill, 1000);
-        assert_eq!(a.providers.shared.env("/d".into(), 32, Vec::new(), Vec::new()).rpc_queue_bytes, 2000);
+        assert_eq!(
+            a.providers
+                .shared
+                .env("/d".into(), 32, Vec::new(), Vec::new(), ensemble_adapters::kit::sandbox::IsolationEnv::off())
+                .rpc_queue_bytes,
+            2000
+        );
         assert_eq!(crate::server::controller_config(&a).side_log_bytes, 3000);
         assert_eq!(crate::server::controller_config(&a).start_buffer_bytes, 4000);
         let c = crate::server::controller_config(&a);

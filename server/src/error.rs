@@ -170,6 +170,8 @@ impl From<ControllerError> for ApiError {
                 return ApiError::new(StatusCode::CONFLICT, code, e.to_string()).with_details(details.clone());
             }
             C::WorkTreeBusy(_) => StatusCode::CONFLICT,
+            C::IsolationUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            C::InvalidIsolation(_) => StatusCode::BAD_REQUEST,
             C::CwdOutsideWorkspace(_) => StatusCode::BAD_REQUEST,
             C::Workspace(g) => return git_error(g),
         };

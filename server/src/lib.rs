@@ -12,6 +12,7 @@ pub mod cluster;
 pub mod config;
 pub mod datadir;
 pub mod error;
+pub mod isolation;
 pub mod listener;
 pub mod openapi;
 pub mod os;

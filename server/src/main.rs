@@ -15,6 +15,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let args = match cli.command {
+        Some(Command::SandboxInit(init)) => return sandbox_init(&init),
         Some(Command::Openapi) => {
             print!("{}", openapi::pretty(&router::openapi()));
             return ExitCode::SUCCESS;
@@ -66,6 +67,23 @@ fn main() -> ExitCode {
         Err(e) => {
             eprintln!("ensemble: {e:#}");
             ExitCode::FAILURE
+        }
+    }
+}
+
+/// Inside an agent's box: the forwards, then the agent; exits as the agent does.
+fn sandbox_init(init: &ensemble_server::config::SandboxInitArgs) -> ExitCode {
+    let forwards: Result<Vec<_>, String> =
+        init.forward.iter().map(|f| ensemble_isolation::init::Forward::parse(f)).collect();
+    let (program, args) = match init.command.split_first() {
+        Some((p, a)) => (p, a),
+        None => return ExitCode::from(2),
+    };
+    match forwards.map_err(std::io::Error::other).and_then(|f| ensemble_isolation::init::run(&f, program, args)) {
+        Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+        Err(e) => {
+            eprintln!("ensemble sandbox-init: {e}");
+            ExitCode::from(127)
         }
     }
 }

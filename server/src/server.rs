@@ -206,13 +206,14 @@ pub fn cluster_settings(args: &ServeArgs) -> anyhow::Result<Option<cluster::Sett
 /// Builds the controller (and its store, and with `--nats-url` the link to the other hosts) from
 /// the configuration, probing the providers.
 pub async fn build_controller(args: &ServeArgs) -> anyhow::Result<(Controller, Option<Arc<cluster::Node>>)> {
-    build_controller_with(args, cluster_settings(args)?).await
+    build_controller_with(args, cluster_settings(args)?, args.listen).await
 }
 
 /// [`build_controller`] with the cluster's settings already read.
 async fn build_controller_with(
     args: &ServeArgs,
     cluster: Option<cluster::Settings>,
+    listen: std::net::SocketAddr,
 ) -> anyhow::Result<(Controller, Option<Arc<cluster::Node>>)> {
     let data_dir = args.data_dir();
     std::fs::create_dir_all(&data_dir).with_context(|| format!("creating the data dir {}", data_dir.display()))?;
@@ -235,7 +236,9 @@ async fn build_controller_with(
         .into_iter()
         .filter_map(|f| f.clone())
         .collect();
-    let adapters = args.providers.build(data_dir, args.max_live_sessions, server_files, private_dirs(args)).await?;
+    let isolation = crate::isolation::env(args, listen).await?;
+    let adapters =
+        args.providers.build(data_dir, args.max_live_sessions, server_files, private_dirs(args), isolation).await?;
     if !adapters.iter().any(|a| a.id() == args.default_provider) {
         let ids: Vec<&str> = adapters.iter().map(|a| a.id()).collect();
         anyhow::bail!(
@@ -407,7 +410,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     };
     let (run, reaped) = Run::begin(&data_dir, &format!("http://{local_addr}"), Some(token_path))?;
     tracing::info!(run = %run.id, reaped, "run registered");
-    let (controller, node) = build_controller_with(&args, cluster).await?;
+    let (controller, node) = build_controller_with(&args, cluster, addr).await?;
     if let Some(node) = &node {
         node.register(&controller).await?;
     }

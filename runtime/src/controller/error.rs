@@ -81,6 +81,12 @@ pub enum ControllerError {
     NoWorkspace(String),
     #[error("checkpoint `{0}` not found")]
     UnknownCheckpoint(String),
+    /// The provider's sessions run in a box this machine cannot make (why, and what to do).
+    #[error("{0}")]
+    IsolationUnavailable(String),
+    /// A start's isolation that would widen its provider's, or is not well formed.
+    #[error("{0}")]
+    InvalidIsolation(String),
     /// Another session's turn runs in the work tree a restore would rewrite.
     #[error("{0}")]
     WorkTreeBusy(String),
@@ -155,6 +161,8 @@ impl ControllerError {
             Self::UnknownCheckpoint(_) => "unknown_checkpoint",
             Self::CwdOutsideWorkspace(_) => "cwd_outside_workspace",
             Self::WorkTreeBusy(_) => "work_tree_busy",
+            Self::IsolationUnavailable(_) => "isolation_unavailable",
+            Self::InvalidIsolation(_) => "invalid_isolation",
             Self::Workspace(e) => e.code(),
         }
     }

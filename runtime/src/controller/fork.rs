@@ -77,6 +77,19 @@ impl Controller {
                 fill: Some(checkpoint.commit.clone()),
             },
             checkpoints: None,
+            // The source's box, never a wider one.
+            isolation: source
+                .isolation
+                .as_deref()
+                .filter(|i| i.mode == ensemble_core::isolation::IsolationMode::On)
+                .map(|i| ensemble_core::isolation::IsolationRequest {
+                    network: match &i.network {
+                        ensemble_core::isolation::NetworkAccess::Endpoints(e) => Some(e.clone()),
+                        ensemble_core::isolation::NetworkAccess::All(_) => None,
+                    },
+                    memory_mb: i.memory_mb,
+                    max_processes: i.max_processes,
+                }),
             fork: Some(ForkFrom { source, through_turn: req.at_turn.clone(), last_turn, checkpoint: checkpoint.id }),
             provider_session: None,
         })

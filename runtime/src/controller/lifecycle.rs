@@ -95,6 +95,37 @@ impl Controller {
 
     /// [`Self::start`], answering with the session its `session.started` carries (and the JSON
     /// the store's writer made of it, for a REST answer), unless something changed it since.
+    /// A session's box: its provider's, narrowed as asked. 503 when the provider's sessions
+    /// start in a box this machine cannot make; never a silent fallback.
+    pub(super) fn isolation_for(
+        &self,
+        adapter: &std::sync::Arc<dyn crate::adapter::Adapter>,
+        asked: Option<&ensemble_core::isolation::IsolationRequest>,
+    ) -> Result<Option<Box<ensemble_core::isolation::Isolation>>> {
+        let Some(p) = adapter.isolation() else {
+            return match asked {
+                Some(a) if a != &ensemble_core::isolation::IsolationRequest::default() => {
+                    Err(ControllerError::InvalidIsolation(format!(
+                        "provider `{}` runs its agents in no box: nothing to narrow",
+                        adapter.id()
+                    )))
+                }
+                _ => Ok(None),
+            };
+        };
+        let isolation = match asked {
+            Some(a) => p.isolation.narrowed(a).map_err(|e| ControllerError::InvalidIsolation(e.to_string()))?,
+            None => p.isolation.clone(),
+        };
+        if isolation.mode == ensemble_core::isolation::IsolationMode::On
+            && p.at_start
+            && let Some(why) = p.unavailable
+        {
+            return Err(ControllerError::IsolationUnavailable(why));
+        }
+        Ok(Some(Box::new(isolation)))
+    }
+
     pub async fn start_shared(&self, req: StartSession) -> Result<SharedSession> {
         let this = self.clone();
         self.detached(async move { this.start_here(req).await }).await
@@ -120,6 +151,8 @@ impl Controller {
         }
         let provider = req.provider.clone().unwrap_or_else(|| self.inner.config.default_provider.clone());
         let adapter = self.adapter(&provider)?;
+        // Its box first: a provider that cannot be boxed here says so, whatever else it says.
+        let isolation = self.isolation_for(&adapter, req.isolation.as_ref())?;
         let d = adapter.descriptor();
         if !d.available {
             return Err(ControllerError::ProviderUnavailable {
@@ -138,6 +171,7 @@ impl Controller {
             session.title = title;
         }
         session.settings = req.settings.clone();
+        session.isolation = isolation;
         session.provider_session_id.clone_from(&req.provider_session);
         if let Some(f) = &req.fork {
             session.forked_from = Some(Box::new(crate::model::ForkedFrom {
@@ -303,6 +337,22 @@ impl Controller {
             }
             if !e.rec.session.resumable || !adapter.can_resume(&e.rec.session) {
                 return Err(ControllerError::NotResumable);
+            }
+            // A session recorded before its provider was boxed resumes in the provider's box;
+            // one recorded with a box keeps it (never widened by a provider's later settings).
+            if e.rec.session.isolation.is_none() {
+                e.rec.session.isolation = self.isolation_for(&adapter, None)?;
+            } else if let Some(p) = adapter
+                .isolation()
+                .filter(|p| p.at_start && p.isolation.mode == ensemble_core::isolation::IsolationMode::On)
+                && e.rec
+                    .session
+                    .isolation
+                    .as_deref()
+                    .is_some_and(|i| i.mode == ensemble_core::isolation::IsolationMode::On)
+                && let Some(why) = p.unavailable
+            {
+                return Err(ControllerError::IsolationUnavailable(why));
             }
             let previous = match e.rec.phase {
                 Phase::Failed => Phase::Failed,

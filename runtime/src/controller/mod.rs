@@ -42,6 +42,7 @@ mod workspaces;
 
 pub use cluster::Location;
 pub use config::{AttachmentConfig, ClusterConfig, ControllerConfig, WorkspaceConfig};
+pub use ensemble_core::isolation::IsolationRequest;
 pub use error::ControllerError;
 pub use fold::{Published, SideEventPage};
 pub use fork::ForkSession;

@@ -59,6 +59,7 @@ impl Controller {
                     auth_state: None,
                     auth_message: None,
                     login_command: None,
+                    isolation: a.isolation(),
                 }
             })
             .map(|mut p| {

@@ -21,6 +21,8 @@ pub struct StartSession {
     /// Continue this session of the agent's own (one `GET /v1/providers/{id}/sessions` lists)
     /// instead of starting a new one.
     pub provider_session: Option<String>,
+    /// A narrower box than the provider's (fewer endpoints, lower limits).
+    pub isolation: Option<ensemble_core::isolation::IsolationRequest>,
 }
 
 /// What a fork's start forks.

@@ -77,6 +77,7 @@ pub async fn start_session(
             checkpoints: body.checkpoints,
             fork: None,
             provider_session: body.provider_session_id,
+            isolation: body.isolation,
         })
         .await?;
     created(&session)
