@@ -328,6 +328,15 @@ function SessionList({ app, onPick }: { app: App; onPick: () => void }) {
   );
 }
 
+/// What a session's box is, in a line: its network and limits, or that it has none.
+function isolationText(i: Schemas["Isolation"]): string {
+  if (i.mode === "off") return "isolation off: the agent can read and do whatever the server's user can";
+  const net = i.network === "all" ? "any host" : (i.network ?? []).length ? (i.network as string[]).join(", ") : "no network";
+  const limits = [i.memoryMb != null ? `${i.memoryMb} MiB` : "", i.maxProcesses != null ? `${i.maxProcesses} processes` : ""].filter(Boolean).join(", ");
+  const enforced = i.limits === "unenforced" ? " (not enforced here)" : "";
+  return `isolated · network: ${showControls(net)}${limits ? ` · limits: ${limits}${enforced}` : ""}`;
+}
+
 function NewSession({ app, onDone }: { app: App; onDone: () => void }) {
   const providers = app.providers;
   // The server's default provider first (what a session without one gets), else the first usable.
@@ -380,6 +389,7 @@ function NewSession({ app, onDone }: { app: App; onDone: () => void }) {
             <option value={p.id} disabled={!p.available} title={p.unavailableReason ?? undefined}>
               {showControls(p.displayName)}
               {p.available ? "" : ` — unavailable: ${p.unavailableReason ?? "unknown reason"}`}
+              {p.isolation?.warning ? " — isolation off" : ""}
             </option>
           ))}
         </select>
@@ -391,6 +401,17 @@ function NewSession({ app, onDone }: { app: App; onDone: () => void }) {
             .map((p) => (
               <li>
                 {showControls(p.displayName)}: {p.unavailableReason ?? "unavailable"}
+              </li>
+            ))}
+        </ul>
+      ) : null}
+      {providers.some((p) => p.isolation?.warning) ? (
+        <ul class="warn isolation-off" data-testid="isolation-warnings">
+          {providers
+            .filter((p) => p.isolation?.warning)
+            .map((p) => (
+              <li data-provider={p.id}>
+                {showControls(p.displayName)} runs with isolation off: {showControls(p.isolation?.warning ?? "")}
               </li>
             ))}
         </ul>
@@ -499,6 +520,11 @@ function SessionView({ app, st }: { app: App; st: SessionState }) {
           {s.settings.approvalPolicy ? ` · approvals: ${s.settings.approvalPolicy}` : ""}
           {s.live ? "" : " · not live"}
         </div>
+        {s.isolation ? (
+          <div class={s.isolation.mode === "off" ? "warn meta" : "dim meta"} data-testid="session-isolation" data-mode={s.isolation.mode}>
+            {isolationText(s.isolation)}
+          </div>
+        ) : null}
         {wsLine || forkedFrom ? (
           <div class="dim meta workspace-line">
             {wsLine ? <span data-testid="session-workspace" data-kind={s.workspace?.kind} data-branch={s.workspace?.branch ?? undefined}>{wsLine}</span> : null}

@@ -4,6 +4,7 @@ from .actor import Actor
 from .agent_info import AgentInfo
 from .agent_option import AgentOption
 from .agent_option_kind import AgentOptionKind
+from .all_hosts import AllHosts
 from .answer_accepted import AnswerAccepted
 from .answer_choices import AnswerChoices
 from .answer_request import AnswerRequest
@@ -106,12 +107,19 @@ from .interaction_resolved_event import InteractionResolvedEvent
 from .interaction_resolved_event_type import InteractionResolvedEventType
 from .interaction_resolved_payload import InteractionResolvedPayload
 from .interaction_resolved_payload_answers import InteractionResolvedPayloadAnswers
+from .isolation import Isolation
+from .isolation_mode import IsolationMode
+from .isolation_request import IsolationRequest
+from .limits_enforcement import LimitsEnforcement
 from .me import Me
 from .message_completed_event import MessageCompletedEvent
 from .message_completed_event_type import MessageCompletedEventType
 from .message_delta_event import MessageDeltaEvent
 from .message_delta_event_type import MessageDeltaEventType
 from .mode_info import ModeInfo
+from .network_blocked_event import NetworkBlockedEvent
+from .network_blocked_event_type import NetworkBlockedEventType
+from .network_blocked_payload import NetworkBlockedPayload
 from .notice_event import NoticeEvent
 from .notice_event_type import NoticeEventType
 from .notice_level import NoticeLevel
@@ -129,6 +137,7 @@ from .pong_frame import PongFrame
 from .pong_frame_type import PongFrameType
 from .provider_capabilities import ProviderCapabilities
 from .provider_info import ProviderInfo
+from .provider_isolation import ProviderIsolation
 from .provider_list import ProviderList
 from .provider_session import ProviderSession
 from .provider_session_list import ProviderSessionList
@@ -241,6 +250,7 @@ __all__ = (
     "AgentInfo",
     "AgentOption",
     "AgentOptionKind",
+    "AllHosts",
     "AnswerAccepted",
     "AnswerChoices",
     "AnswerRequest",
@@ -343,12 +353,19 @@ __all__ = (
     "InteractionResolvedEventType",
     "InteractionResolvedPayload",
     "InteractionResolvedPayloadAnswers",
+    "Isolation",
+    "IsolationMode",
+    "IsolationRequest",
+    "LimitsEnforcement",
     "Me",
     "MessageCompletedEvent",
     "MessageCompletedEventType",
     "MessageDeltaEvent",
     "MessageDeltaEventType",
     "ModeInfo",
+    "NetworkBlockedEvent",
+    "NetworkBlockedEventType",
+    "NetworkBlockedPayload",
     "NoticeEvent",
     "NoticeEventType",
     "NoticeLevel",
@@ -366,6 +383,7 @@ __all__ = (
     "PongFrameType",
     "ProviderCapabilities",
     "ProviderInfo",
+    "ProviderIsolation",
     "ProviderList",
     "ProviderSession",
     "ProviderSessionList",

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
   from ..models.interaction_resolved_event import InteractionResolvedEvent
   from ..models.message_completed_event import MessageCompletedEvent
   from ..models.message_delta_event import MessageDeltaEvent
+  from ..models.network_blocked_event import NetworkBlockedEvent
   from ..models.notice_event import NoticeEvent
   from ..models.plan_updated_event import PlanUpdatedEvent
   from ..models.queue_updated_event import QueueUpdatedEvent
@@ -59,16 +60,16 @@ class EventFrame:
         Attributes:
             event (BudgetExhaustedEvent | CallCompletedEvent | CallStartedEvent | CallUpdatedEvent | CommandsUpdatedEvent |
                 GoalClearedEvent | GoalReconcileRequiredEvent | GoalUpdatedEvent | InteractionRequestedEvent |
-                InteractionResolvedEvent | MessageCompletedEvent | MessageDeltaEvent | NoticeEvent | PlanUpdatedEvent |
-                QueueUpdatedEvent | ReasoningCompletedEvent | ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent |
-                SessionNeedsAttentionEvent | SessionStartedEvent | SessionUpdatedEvent | TurnCanceledEvent | TurnChangesEvent |
-                TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent | TurnSteeredEvent | UsageUpdatedEvent |
-                WorkspaceCommittedEvent | WorkspaceRestoredEvent): A durable (or, for side conversations, ephemeral) event as
-                clients receive it.
+                InteractionResolvedEvent | MessageCompletedEvent | MessageDeltaEvent | NetworkBlockedEvent | NoticeEvent |
+                PlanUpdatedEvent | QueueUpdatedEvent | ReasoningCompletedEvent | ReasoningDeltaEvent | SessionCompletedEvent |
+                SessionFailedEvent | SessionNeedsAttentionEvent | SessionStartedEvent | SessionUpdatedEvent | TurnCanceledEvent
+                | TurnChangesEvent | TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent | TurnSteeredEvent |
+                UsageUpdatedEvent | WorkspaceCommittedEvent | WorkspaceRestoredEvent): A durable (or, for side conversations,
+                ephemeral) event as clients receive it.
             type_ (EventFrameType):
      """
 
-    event: BudgetExhaustedEvent | CallCompletedEvent | CallStartedEvent | CallUpdatedEvent | CommandsUpdatedEvent | GoalClearedEvent | GoalReconcileRequiredEvent | GoalUpdatedEvent | InteractionRequestedEvent | InteractionResolvedEvent | MessageCompletedEvent | MessageDeltaEvent | NoticeEvent | PlanUpdatedEvent | QueueUpdatedEvent | ReasoningCompletedEvent | ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent | SessionNeedsAttentionEvent | SessionStartedEvent | SessionUpdatedEvent | TurnCanceledEvent | TurnChangesEvent | TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent | TurnSteeredEvent | UsageUpdatedEvent | WorkspaceCommittedEvent | WorkspaceRestoredEvent
+    event: BudgetExhaustedEvent | CallCompletedEvent | CallStartedEvent | CallUpdatedEvent | CommandsUpdatedEvent | GoalClearedEvent | GoalReconcileRequiredEvent | GoalUpdatedEvent | InteractionRequestedEvent | InteractionResolvedEvent | MessageCompletedEvent | MessageDeltaEvent | NetworkBlockedEvent | NoticeEvent | PlanUpdatedEvent | QueueUpdatedEvent | ReasoningCompletedEvent | ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent | SessionNeedsAttentionEvent | SessionStartedEvent | SessionUpdatedEvent | TurnCanceledEvent | TurnChangesEvent | TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent | TurnSteeredEvent | UsageUpdatedEvent | WorkspaceCommittedEvent | WorkspaceRestoredEvent
     type_: EventFrameType
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -89,6 +90,7 @@ class EventFrame:
         from ..models.interaction_resolved_event import InteractionResolvedEvent # noqa: PLC0415
         from ..models.message_completed_event import MessageCompletedEvent # noqa: PLC0415
         from ..models.message_delta_event import MessageDeltaEvent # noqa: PLC0415
+        from ..models.network_blocked_event import NetworkBlockedEvent # noqa: PLC0415
         from ..models.notice_event import NoticeEvent # noqa: PLC0415
         from ..models.plan_updated_event import PlanUpdatedEvent # noqa: PLC0415
         from ..models.queue_updated_event import QueueUpdatedEvent # noqa: PLC0415
@@ -169,6 +171,8 @@ class EventFrame:
             event = self.event.to_dict()
         elif isinstance(self.event, SessionNeedsAttentionEvent):
             event = self.event.to_dict()
+        elif isinstance(self.event, BudgetExhaustedEvent):
+            event = self.event.to_dict()
         else:
             event = self.event.to_dict()
 
@@ -201,6 +205,7 @@ class EventFrame:
         from ..models.interaction_resolved_event import InteractionResolvedEvent # noqa: PLC0415
         from ..models.message_completed_event import MessageCompletedEvent # noqa: PLC0415
         from ..models.message_delta_event import MessageDeltaEvent # noqa: PLC0415
+        from ..models.network_blocked_event import NetworkBlockedEvent # noqa: PLC0415
         from ..models.notice_event import NoticeEvent # noqa: PLC0415
         from ..models.plan_updated_event import PlanUpdatedEvent # noqa: PLC0415
         from ..models.queue_updated_event import QueueUpdatedEvent # noqa: PLC0415
@@ -221,7 +226,7 @@ class EventFrame:
         from ..models.workspace_committed_event import WorkspaceCommittedEvent # noqa: PLC0415
         from ..models.workspace_restored_event import WorkspaceRestoredEvent # noqa: PLC0415
         d = dict(src_dict)
-        def _parse_event(data: object) -> BudgetExhaustedEvent | CallCompletedEvent | CallStartedEvent | CallUpdatedEvent | CommandsUpdatedEvent | GoalClearedEvent | GoalReconcileRequiredEvent | GoalUpdatedEvent | InteractionRequestedEvent | InteractionResolvedEvent | MessageCompletedEvent | MessageDeltaEvent | NoticeEvent | PlanUpdatedEvent | QueueUpdatedEvent | ReasoningCompletedEvent | ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent | SessionNeedsAttentionEvent | SessionStartedEvent | SessionUpdatedEvent | TurnCanceledEvent | TurnChangesEvent | TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent | TurnSteeredEvent | UsageUpdatedEvent | WorkspaceCommittedEvent | WorkspaceRestoredEvent:
+        def _parse_event(data: object) -> BudgetExhaustedEvent | CallCompletedEvent | CallStartedEvent | CallUpdatedEvent | CommandsUpdatedEvent | GoalClearedEvent | GoalReconcileRequiredEvent | GoalUpdatedEvent | InteractionRequestedEvent | InteractionResolvedEvent | MessageCompletedEvent | MessageDeltaEvent | NetworkBlockedEvent | NoticeEvent | PlanUpdatedEvent | QueueUpdatedEvent | ReasoningCompletedEvent | ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent | SessionNeedsAttentionEvent | SessionStartedEvent | SessionUpdatedEvent | TurnCanceledEvent | TurnChangesEvent | TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent | TurnSteeredEvent | UsageUpdatedEvent | WorkspaceCommittedEvent | WorkspaceRestoredEvent:
             try:
                 if not isinstance(data, dict):
                     raise TypeError()
@@ -522,13 +527,23 @@ class EventFrame:
                 return componentsschemas_event_type_29
             except (TypeError, ValueError, AttributeError, KeyError):
                 pass
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                componentsschemas_event_type_30 = BudgetExhaustedEvent.from_dict(data)
+
+
+
+                return componentsschemas_event_type_30
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
             if not isinstance(data, dict):
                 raise TypeError()
-            componentsschemas_event_type_30 = BudgetExhaustedEvent.from_dict(data)
+            componentsschemas_event_type_31 = NetworkBlockedEvent.from_dict(data)
 
 
 
-            return componentsschemas_event_type_30
+            return componentsschemas_event_type_31
 
         event = _parse_event(d.pop("event"))
 

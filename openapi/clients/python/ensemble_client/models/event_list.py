@@ -24,6 +24,7 @@ if TYPE_CHECKING:
   from ..models.interaction_resolved_event import InteractionResolvedEvent
   from ..models.message_completed_event import MessageCompletedEvent
   from ..models.message_delta_event import MessageDeltaEvent
+  from ..models.network_blocked_event import NetworkBlockedEvent
   from ..models.notice_event import NoticeEvent
   from ..models.plan_updated_event import PlanUpdatedEvent
   from ..models.queue_updated_event import QueueUpdatedEvent
@@ -59,11 +60,12 @@ class EventList:
         Attributes:
             data (list[BudgetExhaustedEvent | CallCompletedEvent | CallStartedEvent | CallUpdatedEvent |
                 CommandsUpdatedEvent | GoalClearedEvent | GoalReconcileRequiredEvent | GoalUpdatedEvent |
-                InteractionRequestedEvent | InteractionResolvedEvent | MessageCompletedEvent | MessageDeltaEvent | NoticeEvent |
-                PlanUpdatedEvent | QueueUpdatedEvent | ReasoningCompletedEvent | ReasoningDeltaEvent | SessionCompletedEvent |
-                SessionFailedEvent | SessionNeedsAttentionEvent | SessionStartedEvent | SessionUpdatedEvent | TurnCanceledEvent
-                | TurnChangesEvent | TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent | TurnSteeredEvent |
-                UsageUpdatedEvent | WorkspaceCommittedEvent | WorkspaceRestoredEvent]):
+                InteractionRequestedEvent | InteractionResolvedEvent | MessageCompletedEvent | MessageDeltaEvent |
+                NetworkBlockedEvent | NoticeEvent | PlanUpdatedEvent | QueueUpdatedEvent | ReasoningCompletedEvent |
+                ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent | SessionNeedsAttentionEvent |
+                SessionStartedEvent | SessionUpdatedEvent | TurnCanceledEvent | TurnChangesEvent | TurnCompletedEvent |
+                TurnFailedEvent | TurnStartedEvent | TurnSteeredEvent | UsageUpdatedEvent | WorkspaceCommittedEvent |
+                WorkspaceRestoredEvent]):
             head_seq (int): The room's latest seq.
             next_ (int | None | Unset): The `after` of the next page, when events follow this one: a page ends at `limit`
                 events or
@@ -71,7 +73,7 @@ class EventList:
                 Absent at the head.
      """
 
-    data: list[BudgetExhaustedEvent | CallCompletedEvent | CallStartedEvent | CallUpdatedEvent | CommandsUpdatedEvent | GoalClearedEvent | GoalReconcileRequiredEvent | GoalUpdatedEvent | InteractionRequestedEvent | InteractionResolvedEvent | MessageCompletedEvent | MessageDeltaEvent | NoticeEvent | PlanUpdatedEvent | QueueUpdatedEvent | ReasoningCompletedEvent | ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent | SessionNeedsAttentionEvent | SessionStartedEvent | SessionUpdatedEvent | TurnCanceledEvent | TurnChangesEvent | TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent | TurnSteeredEvent | UsageUpdatedEvent | WorkspaceCommittedEvent | WorkspaceRestoredEvent]
+    data: list[BudgetExhaustedEvent | CallCompletedEvent | CallStartedEvent | CallUpdatedEvent | CommandsUpdatedEvent | GoalClearedEvent | GoalReconcileRequiredEvent | GoalUpdatedEvent | InteractionRequestedEvent | InteractionResolvedEvent | MessageCompletedEvent | MessageDeltaEvent | NetworkBlockedEvent | NoticeEvent | PlanUpdatedEvent | QueueUpdatedEvent | ReasoningCompletedEvent | ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent | SessionNeedsAttentionEvent | SessionStartedEvent | SessionUpdatedEvent | TurnCanceledEvent | TurnChangesEvent | TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent | TurnSteeredEvent | UsageUpdatedEvent | WorkspaceCommittedEvent | WorkspaceRestoredEvent]
     head_seq: int
     next_: int | None | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
@@ -93,6 +95,7 @@ class EventList:
         from ..models.interaction_resolved_event import InteractionResolvedEvent # noqa: PLC0415
         from ..models.message_completed_event import MessageCompletedEvent # noqa: PLC0415
         from ..models.message_delta_event import MessageDeltaEvent # noqa: PLC0415
+        from ..models.network_blocked_event import NetworkBlockedEvent # noqa: PLC0415
         from ..models.notice_event import NoticeEvent # noqa: PLC0415
         from ..models.plan_updated_event import PlanUpdatedEvent # noqa: PLC0415
         from ..models.queue_updated_event import QueueUpdatedEvent # noqa: PLC0415
@@ -175,6 +178,8 @@ class EventList:
                 data_item = data_item_data.to_dict()
             elif isinstance(data_item_data, SessionNeedsAttentionEvent):
                 data_item = data_item_data.to_dict()
+            elif isinstance(data_item_data, BudgetExhaustedEvent):
+                data_item = data_item_data.to_dict()
             else:
                 data_item = data_item_data.to_dict()
 
@@ -218,6 +223,7 @@ class EventList:
         from ..models.interaction_resolved_event import InteractionResolvedEvent # noqa: PLC0415
         from ..models.message_completed_event import MessageCompletedEvent # noqa: PLC0415
         from ..models.message_delta_event import MessageDeltaEvent # noqa: PLC0415
+        from ..models.network_blocked_event import NetworkBlockedEvent # noqa: PLC0415
         from ..models.notice_event import NoticeEvent # noqa: PLC0415
         from ..models.plan_updated_event import PlanUpdatedEvent # noqa: PLC0415
         from ..models.queue_updated_event import QueueUpdatedEvent # noqa: PLC0415
@@ -241,7 +247,7 @@ class EventList:
         data = []
         _data = d.pop("data")
         for data_item_data in (_data):
-            def _parse_data_item(data: object) -> BudgetExhaustedEvent | CallCompletedEvent | CallStartedEvent | CallUpdatedEvent | CommandsUpdatedEvent | GoalClearedEvent | GoalReconcileRequiredEvent | GoalUpdatedEvent | InteractionRequestedEvent | InteractionResolvedEvent | MessageCompletedEvent | MessageDeltaEvent | NoticeEvent | PlanUpdatedEvent | QueueUpdatedEvent | ReasoningCompletedEvent | ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent | SessionNeedsAttentionEvent | SessionStartedEvent | SessionUpdatedEvent | TurnCanceledEvent | TurnChangesEvent | TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent | TurnSteeredEvent | UsageUpdatedEvent | WorkspaceCommittedEvent | WorkspaceRestoredEvent:
+            def _parse_data_item(data: object) -> BudgetExhaustedEvent | CallCompletedEvent | CallStartedEvent | CallUpdatedEvent | CommandsUpdatedEvent | GoalClearedEvent | GoalReconcileRequiredEvent | GoalUpdatedEvent | InteractionRequestedEvent | InteractionResolvedEvent | MessageCompletedEvent | MessageDeltaEvent | NetworkBlockedEvent | NoticeEvent | PlanUpdatedEvent | QueueUpdatedEvent | ReasoningCompletedEvent | ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent | SessionNeedsAttentionEvent | SessionStartedEvent | SessionUpdatedEvent | TurnCanceledEvent | TurnChangesEvent | TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent | TurnSteeredEvent | UsageUpdatedEvent | WorkspaceCommittedEvent | WorkspaceRestoredEvent:
                 try:
                     if not isinstance(data, dict):
                         raise TypeError()
@@ -542,13 +548,23 @@ class EventList:
                     return componentsschemas_event_type_29
                 except (TypeError, ValueError, AttributeError, KeyError):
                     pass
+                try:
+                    if not isinstance(data, dict):
+                        raise TypeError()
+                    componentsschemas_event_type_30 = BudgetExhaustedEvent.from_dict(data)
+
+
+
+                    return componentsschemas_event_type_30
+                except (TypeError, ValueError, AttributeError, KeyError):
+                    pass
                 if not isinstance(data, dict):
                     raise TypeError()
-                componentsschemas_event_type_30 = BudgetExhaustedEvent.from_dict(data)
+                componentsschemas_event_type_31 = NetworkBlockedEvent.from_dict(data)
 
 
 
-                return componentsschemas_event_type_30
+                return componentsschemas_event_type_31
 
             data_item = _parse_data_item(data_item_data)
 

@@ -15,6 +15,7 @@ from typing import cast
 if TYPE_CHECKING:
   from ..models.agent_info import AgentInfo
   from ..models.provider_capabilities import ProviderCapabilities
+  from ..models.provider_isolation import ProviderIsolation
 
 
 
@@ -36,6 +37,7 @@ class ProviderInfo:
             auth_message (None | str | Unset): How to log in, when `authState` is `auth_required`.
             auth_state (AuthState | None | Unset):
             default (bool | Unset): The provider of sessions started without one (`--default-provider`).
+            isolation (None | ProviderIsolation | Unset):
             login_command (None | str | Unset): The command that logs in, when the message names one.
             unavailable_reason (None | str | Unset):
      """
@@ -48,6 +50,7 @@ class ProviderInfo:
     auth_message: None | str | Unset = UNSET
     auth_state: AuthState | None | Unset = UNSET
     default: bool | Unset = UNSET
+    isolation: None | ProviderIsolation | Unset = UNSET
     login_command: None | str | Unset = UNSET
     unavailable_reason: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
@@ -59,6 +62,7 @@ class ProviderInfo:
     def to_dict(self) -> dict[str, Any]:
         from ..models.agent_info import AgentInfo # noqa: PLC0415
         from ..models.provider_capabilities import ProviderCapabilities # noqa: PLC0415
+        from ..models.provider_isolation import ProviderIsolation # noqa: PLC0415
         available = self.available
 
         capabilities = self.capabilities.to_dict()
@@ -91,6 +95,14 @@ class ProviderInfo:
 
         default = self.default
 
+        isolation: dict[str, Any] | None | Unset
+        if isinstance(self.isolation, Unset):
+            isolation = UNSET
+        elif isinstance(self.isolation, ProviderIsolation):
+            isolation = self.isolation.to_dict()
+        else:
+            isolation = self.isolation
+
         login_command: None | str | Unset
         if isinstance(self.login_command, Unset):
             login_command = UNSET
@@ -120,6 +132,8 @@ class ProviderInfo:
             field_dict["authState"] = auth_state
         if default is not UNSET:
             field_dict["default"] = default
+        if isolation is not UNSET:
+            field_dict["isolation"] = isolation
         if login_command is not UNSET:
             field_dict["loginCommand"] = login_command
         if unavailable_reason is not UNSET:
@@ -133,6 +147,7 @@ class ProviderInfo:
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.agent_info import AgentInfo # noqa: PLC0415
         from ..models.provider_capabilities import ProviderCapabilities # noqa: PLC0415
+        from ..models.provider_isolation import ProviderIsolation # noqa: PLC0415
         d = dict(src_dict)
         available = d.pop("available")
 
@@ -197,6 +212,26 @@ class ProviderInfo:
 
         default = d.pop("default", UNSET)
 
+        def _parse_isolation(data: object) -> None | ProviderIsolation | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                isolation_type_0 = ProviderIsolation.from_dict(data)
+
+
+
+                return isolation_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | ProviderIsolation | Unset, data)
+
+        isolation = _parse_isolation(d.pop("isolation", UNSET))
+
+
         def _parse_login_command(data: object) -> None | str | Unset:
             if data is None:
                 return data
@@ -226,6 +261,7 @@ class ProviderInfo:
             auth_message=auth_message,
             auth_state=auth_state,
             default=default,
+            isolation=isolation,
             login_command=login_command,
             unavailable_reason=unavailable_reason,
         )

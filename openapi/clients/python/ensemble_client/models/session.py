@@ -17,6 +17,7 @@ from typing import cast
 if TYPE_CHECKING:
   from ..models.config_option import ConfigOption
   from ..models.forked_from import ForkedFrom
+  from ..models.isolation import Isolation
   from ..models.session_modes import SessionModes
   from ..models.session_settings import SessionSettings
   from ..models.session_workspace import SessionWorkspace
@@ -56,6 +57,7 @@ class Session:
             config_options (list[ConfigOption] | Unset): The settings a client may change for the next turn (`PATCH
                 …/config`).
             forked_from (ForkedFrom | None | Unset):
+            isolation (Isolation | None | Unset):
             last_error (None | str | Unset):
             modes (None | SessionModes | Unset):
             provider_session_id (None | str | Unset):
@@ -87,6 +89,7 @@ class Session:
     auth_state: AuthState | None | Unset = UNSET
     config_options: list[ConfigOption] | Unset = UNSET
     forked_from: ForkedFrom | None | Unset = UNSET
+    isolation: Isolation | None | Unset = UNSET
     last_error: None | str | Unset = UNSET
     modes: None | SessionModes | Unset = UNSET
     provider_session_id: None | str | Unset = UNSET
@@ -103,6 +106,7 @@ class Session:
     def to_dict(self) -> dict[str, Any]:
         from ..models.config_option import ConfigOption # noqa: PLC0415
         from ..models.forked_from import ForkedFrom # noqa: PLC0415
+        from ..models.isolation import Isolation # noqa: PLC0415
         from ..models.session_modes import SessionModes # noqa: PLC0415
         from ..models.session_settings import SessionSettings # noqa: PLC0415
         from ..models.session_workspace import SessionWorkspace # noqa: PLC0415
@@ -173,6 +177,14 @@ class Session:
             forked_from = self.forked_from.to_dict()
         else:
             forked_from = self.forked_from
+
+        isolation: dict[str, Any] | None | Unset
+        if isinstance(self.isolation, Unset):
+            isolation = UNSET
+        elif isinstance(self.isolation, Isolation):
+            isolation = self.isolation.to_dict()
+        else:
+            isolation = self.isolation
 
         last_error: None | str | Unset
         if isinstance(self.last_error, Unset):
@@ -250,6 +262,8 @@ class Session:
             field_dict["configOptions"] = config_options
         if forked_from is not UNSET:
             field_dict["forkedFrom"] = forked_from
+        if isolation is not UNSET:
+            field_dict["isolation"] = isolation
         if last_error is not UNSET:
             field_dict["lastError"] = last_error
         if modes is not UNSET:
@@ -273,6 +287,7 @@ class Session:
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.config_option import ConfigOption # noqa: PLC0415
         from ..models.forked_from import ForkedFrom # noqa: PLC0415
+        from ..models.isolation import Isolation # noqa: PLC0415
         from ..models.session_modes import SessionModes # noqa: PLC0415
         from ..models.session_settings import SessionSettings # noqa: PLC0415
         from ..models.session_workspace import SessionWorkspace # noqa: PLC0415
@@ -392,6 +407,26 @@ class Session:
         forked_from = _parse_forked_from(d.pop("forkedFrom", UNSET))
 
 
+        def _parse_isolation(data: object) -> Isolation | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                isolation_type_0 = Isolation.from_dict(data)
+
+
+
+                return isolation_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(Isolation | None | Unset, data)
+
+        isolation = _parse_isolation(d.pop("isolation", UNSET))
+
+
         def _parse_last_error(data: object) -> None | str | Unset:
             if data is None:
                 return data
@@ -503,6 +538,7 @@ class Session:
             auth_state=auth_state,
             config_options=config_options,
             forked_from=forked_from,
+            isolation=isolation,
             last_error=last_error,
             modes=modes,
             provider_session_id=provider_session_id,

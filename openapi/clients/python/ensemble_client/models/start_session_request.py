@@ -13,6 +13,7 @@ from typing import cast
 
 if TYPE_CHECKING:
   from ..models.dir_workspace import DirWorkspace
+  from ..models.isolation_request import IsolationRequest
   from ..models.session_settings import SessionSettings
   from ..models.worktree_workspace import WorktreeWorkspace
 
@@ -33,6 +34,7 @@ class StartSessionRequest:
                 when the
                 session's cwd is in one).
             cwd (None | str | Unset): Absolute working directory of the agent.
+            isolation (IsolationRequest | None | Unset):
             provider (None | str | Unset): Provider id (see `GET /v1/providers`); defaults to the built-in `scripted`
                 provider.
             provider_session_id (None | str | Unset): Continue this session of the agent's own (see `GET
@@ -46,6 +48,7 @@ class StartSessionRequest:
 
     checkpoints: bool | None | Unset = UNSET
     cwd: None | str | Unset = UNSET
+    isolation: IsolationRequest | None | Unset = UNSET
     provider: None | str | Unset = UNSET
     provider_session_id: None | str | Unset = UNSET
     session_id: None | str | Unset = UNSET
@@ -59,6 +62,7 @@ class StartSessionRequest:
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.dir_workspace import DirWorkspace # noqa: PLC0415
+        from ..models.isolation_request import IsolationRequest # noqa: PLC0415
         from ..models.session_settings import SessionSettings # noqa: PLC0415
         from ..models.worktree_workspace import WorktreeWorkspace # noqa: PLC0415
         checkpoints: bool | None | Unset
@@ -72,6 +76,14 @@ class StartSessionRequest:
             cwd = UNSET
         else:
             cwd = self.cwd
+
+        isolation: dict[str, Any] | None | Unset
+        if isinstance(self.isolation, Unset):
+            isolation = UNSET
+        elif isinstance(self.isolation, IsolationRequest):
+            isolation = self.isolation.to_dict()
+        else:
+            isolation = self.isolation
 
         provider: None | str | Unset
         if isinstance(self.provider, Unset):
@@ -124,6 +136,8 @@ class StartSessionRequest:
             field_dict["checkpoints"] = checkpoints
         if cwd is not UNSET:
             field_dict["cwd"] = cwd
+        if isolation is not UNSET:
+            field_dict["isolation"] = isolation
         if provider is not UNSET:
             field_dict["provider"] = provider
         if provider_session_id is not UNSET:
@@ -144,6 +158,7 @@ class StartSessionRequest:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.dir_workspace import DirWorkspace # noqa: PLC0415
+        from ..models.isolation_request import IsolationRequest # noqa: PLC0415
         from ..models.session_settings import SessionSettings # noqa: PLC0415
         from ..models.worktree_workspace import WorktreeWorkspace # noqa: PLC0415
         d = dict(src_dict)
@@ -165,6 +180,26 @@ class StartSessionRequest:
             return cast(None | str | Unset, data)
 
         cwd = _parse_cwd(d.pop("cwd", UNSET))
+
+
+        def _parse_isolation(data: object) -> IsolationRequest | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                isolation_type_0 = IsolationRequest.from_dict(data)
+
+
+
+                return isolation_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(IsolationRequest | None | Unset, data)
+
+        isolation = _parse_isolation(d.pop("isolation", UNSET))
 
 
         def _parse_provider(data: object) -> None | str | Unset:
@@ -260,6 +295,7 @@ class StartSessionRequest:
         start_session_request = cls(
             checkpoints=checkpoints,
             cwd=cwd,
+            isolation=isolation,
             provider=provider,
             provider_session_id=provider_session_id,
             session_id=session_id,
