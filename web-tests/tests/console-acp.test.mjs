@@ -27,6 +27,9 @@ test("a permission is answered with the agent's own option", { timeout: 30_000 }
   await page.waitForSelector(`${tid('provider-select')} option[value="test-acp"]:not([disabled])`, { state: 'attached' });
   await startSession(page, 'a1', { 'provider-select': 'test-acp' });
   await sessionStatus(page, 'a1', 'ready');
+  // The agent runs in its box, and the session says so.
+  const boxed = await page.waitForSelector(`${view} ${tid('session-isolation')}[data-mode="on"]`);
+  assert.match(await boxed.textContent(), /^isolated · network: no network · limits: 4096 MiB, 1024 processes/);
   await send(page, 'permission');
   await page.waitForSelector(`${view} ${tid('interaction')}[data-state="pending"]`);
   const names = await page.$$eval(`${view} [data-testid^="agent-option-"]`, (els) => els.map((e) => e.textContent));

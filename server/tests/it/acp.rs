@@ -60,6 +60,16 @@ impl AcpSetup {
         processes_with_env(&format!("ACP_TEST_MARKER={}", self.marker))
     }
 
+    /// The agent processes themselves, not the box around each (bwrap and its init carry the
+    /// agent's environment too).
+    pub fn agents(&self) -> Vec<i32> {
+        let agent = test_agent();
+        self.processes()
+            .into_iter()
+            .filter(|pid| std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|exe| exe == agent))
+            .collect()
+    }
+
     pub async fn none_left(&self) {
         no_process_left(&format!("ACP_TEST_MARKER={}", self.marker)).await;
     }
@@ -452,7 +462,9 @@ async fn no_agent_process_outlives_close_release_or_the_server() {
 #[tokio::test]
 async fn load_session_resumes_after_a_restart_without_republishing_history() {
     let state = tempfile::tempdir().unwrap();
-    let a = AcpSetup::new(&["--load", "--state-dir", state.path().to_str().unwrap()], "");
+    // The agent's state dir is its own: bound into its box.
+    let own = format!("isolation = {{ home = [{:?}] }}", state.path().to_str().unwrap());
+    let a = AcpSetup::new(&["--load", "--state-dir", state.path().to_str().unwrap()], &own);
     let data = tempfile::tempdir().unwrap();
     let providers = a.providers();
     let args = ["--providers", providers.as_str()];
@@ -591,7 +603,8 @@ async fn a_missing_agent_binary_is_listed_unavailable_with_the_reason() {
 #[tokio::test]
 async fn an_agents_own_sessions_are_listed_and_one_is_continued_in_a_room() {
     let state = tempfile::tempdir().unwrap();
-    let a = AcpSetup::new(&["--load", "--list", "--state-dir", state.path().to_str().unwrap()], "");
+    let own = format!("isolation = {{ home = [{:?}] }}", state.path().to_str().unwrap());
+    let a = AcpSetup::new(&["--load", "--list", "--state-dir", state.path().to_str().unwrap()], &own);
     let s = a.server().await;
     let (status, body) =
         s.post("/v1/rooms/r/sessions", json!({"sessionId": "first", "provider": "test-acp", "cwd": a.cwd()})).await;

@@ -256,7 +256,8 @@ async fn codex_acp_sessions_outlive_a_server_restart() {
     let agent = codex_acp().await;
     let data = tempfile::tempdir().unwrap();
     let providers = agent.providers();
-    let s = Server::start_in(data.path(), &["--providers", &providers]).await;
+    let mock = agent.mock.addr().to_string();
+    let s = Server::start_in(data.path(), &["--providers", &providers, "--isolation-network", &mock]).await;
     agent.start(&s, "k1").await;
     let mut ws = s.ws("r", None).await;
     ws.hello().await;
@@ -267,7 +268,7 @@ async fn codex_acp_sessions_outlive_a_server_restart() {
     s.stop().await;
     agent.none_left().await;
 
-    let s = Server::start_in(data.path(), &["--providers", &providers]).await;
+    let s = Server::start_in(data.path(), &["--providers", &providers, "--isolation-network", &mock]).await;
     let (_, k1) = s.get("/v1/rooms/r/sessions/k1").await;
     assert_eq!(k1["status"], "disconnected", "{k1}");
     assert_eq!(k1["resumable"], true, "{k1}");

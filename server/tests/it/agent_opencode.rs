@@ -165,10 +165,14 @@ async fn opencode_leaves_no_background_command_behind_when_closed() {
     };
     let left: Vec<i32> = sleeping().collect();
     assert_eq!(left.len(), 1, "the command runs on in the background");
-    // Out of the agent's process tree: its shell exited, and it was reparented.
+    // Its shell exited and it was reparented: in the agent's box to the box's own init (a
+    // process of the session's), never out of the session.
     let stat = std::fs::read_to_string(format!("/proc/{}/stat", left[0])).unwrap();
     let ppid: i32 = stat.rsplit(')').next().unwrap().split_whitespace().nth(1).unwrap().parse().unwrap();
-    assert!(!agent.processes().contains(&ppid), "{stat}");
+    assert!(agent.processes().contains(&ppid), "{stat}");
+    let parent = std::fs::read(format!("/proc/{ppid}/cmdline")).unwrap();
+    let argv0 = parent.split(|b| *b == 0).next().unwrap_or_default();
+    assert!(argv0.ends_with(b"bwrap"), "reparented to the box's init: {}", String::from_utf8_lossy(&parent));
     Scenarios { agent: &agent, server: &s }.close("bg").await;
 }
 

@@ -35,6 +35,7 @@ mod goals;
 mod hostile_agents;
 mod inherited_fds;
 mod input;
+mod isolation;
 mod limits;
 mod made_tokens;
 mod misbehaving_agents;

@@ -22,7 +22,19 @@ pub fn fake_agent() -> &'static str {
 /// A server whose codex is the fake agent.
 async fn server(extra: &[&str]) -> Server {
     let max_line = MAX_LINE.to_string();
-    let mut args = vec!["--codex-bin", fake_agent(), "--rpc-max-line-bytes", &max_line, "--close-grace-ms", "500"];
+    // These tests watch the agent's own process by the pid it reports and count processes by
+    // their environment: unboxed, so what they see is the agent itself (a boxed agent's pid is
+    // its namespace's; `isolation.rs` holds the box's own process guarantees).
+    let mut args = vec![
+        "--codex-bin",
+        fake_agent(),
+        "--rpc-max-line-bytes",
+        &max_line,
+        "--close-grace-ms",
+        "500",
+        "--isolation",
+        "off",
+    ];
     args.extend_from_slice(extra);
     Server::start(&args).await
 }

@@ -134,8 +134,9 @@ impl RealAgent {
         self.work.path().to_str().unwrap()
     }
 
+    /// A server running the agent in its box, with its mock model as the endpoint it may reach.
     pub async fn server(&self) -> Server {
-        Server::start(&["--providers", &self.providers()]).await
+        Server::start(&["--providers", &self.providers(), "--isolation-network", &self.mock.addr().to_string()]).await
     }
 
     pub fn processes(&self) -> Vec<i32> {

@@ -115,7 +115,9 @@ async fn an_agent_that_cannot_fork_is_a_422_with_its_reason_and_leaves_nothing()
 async fn an_acp_fork_copies_the_conversation_through_the_last_turn_only() {
     use crate::acp::{AcpSetup, message_text, start, turn};
     let state = tempfile::tempdir().unwrap();
-    let a = AcpSetup::new(&["--fork", "--state-dir", state.path().to_str().unwrap()], "");
+    // The agent keeps its sessions there: its own directory, bound into its box.
+    let own = format!("isolation = {{ home = [{:?}] }}", state.path().to_str().unwrap());
+    let a = AcpSetup::new(&["--fork", "--state-dir", state.path().to_str().unwrap()], &own);
     git_repo(a.work.path(), &[("README.md", b"# demo\n")]);
     let s = a.server().await;
     let mut ws = s.ws("r", None).await;
@@ -132,11 +134,11 @@ async fn an_acp_fork_copies_the_conversation_through_the_last_turn_only() {
     let (status, body) = s.post("/v1/rooms/r/sessions/src/fork", json!({"atTurn": turns[0]})).await;
     assert_eq!(error_code(status, &body, StatusCode::UNPROCESSABLE_ENTITY), "fork_unsupported");
     assert!(body["error"]["message"].as_str().unwrap().contains(&turns[1]), "names the last turn: {body}");
-    let before = a.processes().len();
+    let before = a.agents().len();
     let (status, fork) = s.post("/v1/rooms/r/sessions/src/fork", json!({"atTurn": turns[1], "sessionId": "f"})).await;
     assert_eq!(status, StatusCode::CREATED, "{fork}\n{}", s.log());
     assert_ne!(fork["providerSessionId"], Value::Null);
-    assert_eq!(a.processes().len(), before + 1, "an agent process of its own");
+    assert_eq!(a.agents().len(), before + 1, "an agent process of its own");
     let top = fork["workspace"]["path"].as_str().unwrap();
     assert_eq!(fork["cwd"], top);
     let events = turn(&s, &mut ws, "f", "history").await;

@@ -126,6 +126,11 @@ impl Server {
             // The codex tests' work dirs live in /var/tmp.
             cmd.arg("--workspace-roots").arg(format!("{}:/var/tmp", dir.display()));
         }
+        // A home of the test's own: the agents' boxes hide the real one (and whatever is checked
+        // out under it), and nothing a test runs touches the machine's.
+        let home = dir.join("home");
+        let _ = std::fs::create_dir_all(&home);
+        cmd.env("HOME", &home);
         cmd.args(args.iter().filter(|a| **a != "--no-test-token"))
             .env("RUST_LOG", std::env::var("ENSEMBLE_TEST_LOG").unwrap_or_else(|_| "info".into()))
             .envs(env.iter().copied())
@@ -518,6 +523,9 @@ impl Codex {
         // behind). A HOME of its own keeps the tests independent of the machine.
         args.push("--codex-env".into());
         args.push(format!("HOME={}", home.path().display()));
+        // codex runs in its box: the mock model is the one endpoint it may reach.
+        args.push("--isolation-network".into());
+        args.push(mock.addr().to_string());
         Codex { mock, home, work, args }
     }
 
@@ -530,13 +538,29 @@ impl Codex {
     }
 }
 
-/// The codex app-servers whose parent is this server.
+/// The codex app-servers this server started (its descendants: a boxed codex runs under
+/// bubblewrap and the box's init).
 pub fn codex_processes_of_server(c: &Codex, s: &Server) -> Vec<i32> {
+    codex_app_servers(c.home.path()).into_iter().filter(|&p| descends_from(p, s.pid())).collect()
+}
+
+/// Whether `ancestor` is an ancestor of `pid`.
+pub fn descends_from(pid: i32, ancestor: i32) -> bool {
     let ppid = |pid: i32| -> i32 {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
         stat.rsplit(')').next().and_then(|r| r.split_whitespace().nth(1)).and_then(|p| p.parse().ok()).unwrap_or(0)
     };
-    codex_processes(c.home.path()).into_iter().filter(|&p| ppid(p) == s.pid()).collect()
+    let mut p = pid;
+    for _ in 0..64 {
+        p = ppid(p);
+        if p == ancestor {
+            return true;
+        }
+        if p <= 1 {
+            return false;
+        }
+    }
+    false
 }
 
 /// Pids of running codex processes whose CODEX_HOME is `home` (from /proc).
@@ -583,8 +607,11 @@ pub fn codex_app_servers(home: &Path) -> Vec<i32> {
     codex_processes(home)
         .into_iter()
         .filter(|pid| {
+            // The app-server itself, not the box around it (bubblewrap's and the box's init's
+            // command lines name it too, after `--`).
             let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            cmdline.split(|b| *b == 0).any(|arg| arg == b"app-server")
+            let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+            args.get(1) == Some(&&b"app-server"[..])
         })
         .collect()
 }
