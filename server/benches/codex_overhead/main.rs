@@ -2,14 +2,17 @@
 //! submit → `turn.completed`, through Ensemble (REST `POST …/turns`, the room WebSocket) against a
 //! client speaking JSON-RPC to `codex app-server` directly (`turn/start`, `item/agentMessage/delta`,
 //! `turn/completed`). Both drive the same real codex binary against the same scripted model API on
-//! 127.0.0.1, which streams the same reply (20 deltas, no pacing) for every turn.
+//! 127.0.0.1, which streams the same reply (20 deltas, no pacing) for every turn. Ensemble runs
+//! twice: with codex in its box (the default: bubblewrap, the mock model its one endpoint, reached
+//! through the box's forward) and with `--isolation off`, so what the box costs is seen apart.
 //!
 //! `cargo bench -p ensemble-server --bench codex_overhead [-- --turns N --warmup W]`
 //!
-//! The two sides run in one process, pair by pair (a direct turn, then an Ensemble turn, …) so the
-//! machine's drift hits both alike; each side has its own codex process and thread, started before
-//! the first pair. Reported: medians and p90 of both latencies per side, and Ensemble's ratio to the
-//! direct client (target ≤ 1.05×). Needs the codex binary (`ENSEMBLE_CODEX_BIN`, or the one
+//! The sides run in one process, round by round (a direct turn, then a boxed and an unboxed
+//! Ensemble turn, the order rotating) so the machine's drift hits all alike; each side has its own
+//! codex process and thread, started before the first round. Reported: medians and p90 of both
+//! latencies per side, boxed Ensemble's ratio to the direct client (target ≤ 1.05×) and to
+//! unboxed Ensemble (what isolation adds). Needs the codex binary (`ENSEMBLE_CODEX_BIN`, or the one
 //! `scripts/test` installs in `.tools/codex`).
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "a benchmark fails loudly")]
 
@@ -153,7 +156,15 @@ struct ThroughEnsemble {
 }
 
 impl ThroughEnsemble {
-    async fn start(overrides: &[String], home: &Path, work: &Path, data: &Path) -> ThroughEnsemble {
+    /// `isolation`: `--isolation-network` for the box (the mock model's address), or `None` for
+    /// `--isolation off`.
+    async fn start(
+        overrides: &[String],
+        home: &Path,
+        work: &Path,
+        data: &Path,
+        isolation: Option<&str>,
+    ) -> ThroughEnsemble {
         let token = "bench-token-0123456789abcdef0123456789abcdef";
         let token_file = data.join("token");
         std::fs::create_dir_all(data).unwrap();
@@ -177,6 +188,10 @@ impl ThroughEnsemble {
         for o in overrides {
             cmd.args(["--codex-config", o]);
         }
+        match isolation {
+            Some(network) => cmd.args(["--isolation-network", network]),
+            None => cmd.args(["--isolation", "off"]),
+        };
         let mut child = cmd
             .env("RUST_LOG", "warn")
             .stdin(Stdio::null())
@@ -279,52 +294,74 @@ async fn main() {
     mock.set_responder(move |_| Some(Reply::text_chunks(chunks.clone(), Duration::ZERO)));
     let overrides = CodexProvider::default().env_key("MOCK_API_KEY").overrides(&mock.base_url());
     let tmp = tempfile::Builder::new().prefix("ensemble-bench-codex-").tempdir_in("/var/tmp").unwrap();
-    let (home_a, home_b, work, data) = (
+    let (home_a, home_b, home_c, work, data_b, data_c) = (
         tmp.path().join("home-direct"),
-        tmp.path().join("home-ensemble"),
+        tmp.path().join("home-boxed"),
+        tmp.path().join("home-unboxed"),
         tmp.path().join("work"),
-        tmp.path().join("srv"),
+        tmp.path().join("srv-boxed"),
+        tmp.path().join("srv-unboxed"),
     );
-    for d in [&home_a, &home_b, &work] {
+    for d in [&home_a, &home_b, &home_c, &work] {
         std::fs::create_dir_all(d).unwrap();
     }
-    eprintln!("starting codex directly and behind Ensemble …");
+    eprintln!("starting codex directly and behind Ensemble, boxed and not …");
+    let mock_addr = mock.addr().to_string();
     let mut direct = Direct::start(&overrides, &home_a, &work).await;
-    let mut ensemble = ThroughEnsemble::start(&overrides, &home_b, &work, &data).await;
+    let mut boxed = ThroughEnsemble::start(&overrides, &home_b, &work, &data_b, Some(&mock_addr)).await;
+    let mut unboxed = ThroughEnsemble::start(&overrides, &home_c, &work, &data_c, None).await;
     for i in 0..warmup {
-        direct.turn(&format!("warm {i}")).await;
-        ensemble.turn(&format!("warm {i}")).await;
+        let text = format!("warm {i}");
+        direct.turn(&text).await;
+        boxed.turn(&text).await;
+        unboxed.turn(&text).await;
     }
-    let (mut d, mut e) = (Vec::new(), Vec::new());
+    let (mut d, mut b, mut u) = (Vec::new(), Vec::new(), Vec::new());
     for i in 0..turns {
-        // Alternate which side goes first, so neither always follows the other's load.
-        if i % 2 == 0 {
-            d.push(direct.turn(&format!("turn {i}")).await);
-            e.push(ensemble.turn(&format!("turn {i}")).await);
-        } else {
-            e.push(ensemble.turn(&format!("turn {i}")).await);
-            d.push(direct.turn(&format!("turn {i}")).await);
+        // Rotate which side goes first, so none always follows another's load.
+        let text = format!("turn {i}");
+        for side in 0..3 {
+            match (i + side) % 3 {
+                0 => d.push(direct.turn(&text).await),
+                1 => b.push(boxed.turn(&text).await),
+                _ => u.push(unboxed.turn(&text).await),
+            }
         }
     }
     let col = |s: &[Sample], f: fn(&Sample) -> Duration| s.iter().map(f).collect::<Vec<_>>();
     println!(
-        "\ncodex overhead: {turns} turns each, {DELTAS} deltas per reply, pair by pair (medians; p90 in brackets)\n"
+        "\ncodex overhead: {turns} turns each, {DELTAS} deltas per reply, round by round (medians; p90 in brackets)\n"
     );
-    println!("| latency | direct JSON-RPC | through Ensemble | ratio (target ≤ 1.05×) |");
-    println!("| --- | --: | --: | --: |");
+    println!(
+        "| latency | direct JSON-RPC | Ensemble, isolation off | Ensemble, in its box | box ÷ direct (target ≤ 1.05×) | box ÷ off |"
+    );
+    println!("| --- | --: | --: | --: | --: | --: |");
+    let mut targets = Vec::new();
     for (name, f) in [
         ("submit → first delta", (|s: &Sample| s.first_delta) as fn(&Sample) -> Duration),
         ("submit → turn completed", |s: &Sample| s.completed),
     ] {
-        let (dv, ev) = (col(&d, f), col(&e, f));
-        let (dm, em) = (quantile(&dv, 0.5), quantile(&ev, 0.5));
+        let (dv, bv, uv) = (col(&d, f), col(&b, f), col(&u, f));
+        let ratio = quantile(&bv, 0.5).as_secs_f64() / quantile(&dv, 0.5).as_secs_f64();
+        targets.push(format!(
+            "target: codex {name}, in its box: Ensemble <= 1.05x direct: {} ({ratio:.2}x)",
+            if ratio <= 1.05 { "MET" } else { "MISSED" }
+        ));
+        let (dm, bm, um) = (quantile(&dv, 0.5), quantile(&bv, 0.5), quantile(&uv, 0.5));
         println!(
-            "| {name} | {} [{}] | {} [{}] | {:.2}× |",
+            "| {name} | {} [{}] | {} [{}] | {} [{}] | {:.2}× | {:.2}× |",
             ms(dm),
             ms(quantile(&dv, 0.9)),
-            ms(em),
-            ms(quantile(&ev, 0.9)),
-            em.as_secs_f64() / dm.as_secs_f64()
+            ms(um),
+            ms(quantile(&uv, 0.9)),
+            ms(bm),
+            ms(quantile(&bv, 0.9)),
+            bm.as_secs_f64() / dm.as_secs_f64(),
+            bm.as_secs_f64() / um.as_secs_f64()
         );
+    }
+    println!();
+    for t in targets {
+        println!("{t}");
     }
 }
