@@ -490,7 +490,8 @@ mod tests {
         // for a `wait_for_exit` that comes afterwards (a watch send without receivers is lost).
         let dir = tempfile::tempdir().unwrap();
         let t = Terminals::new(dir.path().to_path_buf(), Vec::new(), DEFAULT_OUTPUT_BYTES_PER_SEC, None);
-        let made = t.create(&acp::CreateTerminalRequest::new("s", "sh").args(vec!["-c".into(), "exit 7".into()])).unwrap();
+        let made =
+            t.create(&acp::CreateTerminalRequest::new("s", "sh").args(vec!["-c".into(), "exit 7".into()])).unwrap();
         let deadline = Instant::now() + Duration::from_secs(10);
         while t.output(&made.terminal_id).unwrap().exit_status.is_none() {
             assert!(Instant::now() < deadline, "the exit was never recorded");

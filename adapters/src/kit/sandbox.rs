@@ -271,7 +271,8 @@ mod tests {
         assert_eq!(p.isolation.home, vec!["~/.agent".to_owned()]);
         assert_eq!(p.isolation.memory_mb, Some(4096));
         // A declared list replaces the known one; the server's still joins it.
-        let declared = Declared { network: Some(list(&["other.example:443"])), memory_mb: Some(512), ..Declared::default() };
+        let declared =
+            Declared { network: Some(list(&["other.example:443"])), memory_mb: Some(512), ..Declared::default() };
         let p = server.for_provider(&declared, KNOWN, true);
         assert_eq!(p.isolation.network, list(&["other.example:443", "127.0.0.1:8089"]));
         assert_eq!(p.isolation.memory_mb, Some(512));
@@ -279,7 +280,10 @@ mod tests {
         let all = Declared { network: Some(NetworkAccess::All(AllHosts::All)), ..Declared::default() };
         assert_eq!(server.for_provider(&all, KNOWN, true).isolation.network, NetworkAccess::All(AllHosts::All));
         let open = env(NetworkAccess::All(AllHosts::All));
-        assert_eq!(open.for_provider(&Declared::default(), KNOWN, true).isolation.network, NetworkAccess::All(AllHosts::All));
+        assert_eq!(
+            open.for_provider(&Declared::default(), KNOWN, true).isolation.network,
+            NetworkAccess::All(AllHosts::All)
+        );
         assert_eq!(open.for_provider(&declared, KNOWN, true).isolation.network, list(&["other.example:443"]));
         // Off by declaration: said as a warning.
         let off = Declared { mode: Some(IsolationMode::Off), ..Declared::default() };

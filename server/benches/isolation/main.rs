@@ -60,7 +60,10 @@ struct Agent {
 
 fn test_acp() -> Agent {
     Agent {
-        entry: format!("[[provider]]\nid = \"agent\"\nkind = \"acp\"\ncommand = {:?}\n", test_agent().display().to_string()),
+        entry: format!(
+            "[[provider]]\nid = \"agent\"\nkind = \"acp\"\ncommand = {:?}\n",
+            test_agent().display().to_string()
+        ),
         flags: Vec::new(),
     }
 }
@@ -94,8 +97,10 @@ async fn side(dir: &Path, agent: &Agent, isolation: &str) -> Server {
     prepare(dir);
     let providers = dir.join("providers.toml");
     std::fs::write(&providers, &agent.entry).unwrap();
-    let mut flags: Vec<String> =
-        ["--providers", providers.to_str().unwrap(), "--isolation", isolation].iter().map(|s| (*s).to_owned()).collect();
+    let mut flags: Vec<String> = ["--providers", providers.to_str().unwrap(), "--isolation", isolation]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
     flags.extend(agent.flags.iter().cloned());
     Server::spawn(dir, &flags).await
 }
@@ -165,17 +170,23 @@ async fn main() {
     let real_starts: usize = arg("--real-starts", "ISOLATION_REAL_STARTS", "10").parse().unwrap();
     let warmup: usize = arg("--warmup", "ISOLATION_WARMUP", "2").parse().unwrap();
     let tmp = tempfile::Builder::new().prefix("ensemble-bench-isolation-").tempdir_in("/var/tmp").unwrap();
-    println!("\nisolation: an ACP session's start → 201, in its box and with --isolation off, start by start (medians; p90 in brackets)\n");
+    println!(
+        "\nisolation: an ACP session's start → 201, in its box and with --isolation off, start by start (medians; p90 in brackets)\n"
+    );
     println!("| agent | starts | isolation off | in its box | ratio |");
     println!("| --- | --: | --: | --: | --: |");
     compare("ACP test agent (worst case)", &test_acp(), &tmp.path().join("test"), starts, warmup).await;
     let target = match claude_bin() {
         Some(bin) if real_starts > 0 => {
-            let mock = ensemble_mock_model::MockModel::start(ensemble_mock_model::MockConfig::default().api_key(MOCK_KEY))
-                .await
-                .expect("mock model");
+            let mock =
+                ensemble_mock_model::MockModel::start(ensemble_mock_model::MockConfig::default().api_key(MOCK_KEY))
+                    .await
+                    .expect("mock model");
             let agent = claude(&bin, &mock, &tmp.path().join("claude-home"));
-            Some(compare("Claude Code (claude-agent-acp)", &agent, &tmp.path().join("claude"), real_starts, warmup).await)
+            Some(
+                compare("Claude Code (claude-agent-acp)", &agent, &tmp.path().join("claude"), real_starts, warmup)
+                    .await,
+            )
         }
         _ => None,
     };
