@@ -124,6 +124,8 @@ from .models import (
     SessionNeedsAttentionEventType,
     BudgetExhaustedEvent,
     BudgetExhaustedEventType,
+    NetworkBlockedEvent,
+    NetworkBlockedEventType,
     WorkspaceRestoredEvent,
     WorkspaceRestoredEventType,
     PlanUpdatedEvent,
@@ -223,6 +225,7 @@ Event: TypeAlias = (
     | QueueUpdatedEvent
     | SessionNeedsAttentionEvent
     | BudgetExhaustedEvent
+    | NetworkBlockedEvent
 )
 """The document's ``Event`` union: one generated class per event ``type``."""
 
@@ -267,6 +270,7 @@ _EVENT_VARIANTS: tuple[tuple[type[Any], type[Enum]], ...] = (
     (QueueUpdatedEvent, QueueUpdatedEventType),
     (SessionNeedsAttentionEvent, SessionNeedsAttentionEventType),
     (BudgetExhaustedEvent, BudgetExhaustedEventType),
+    (NetworkBlockedEvent, NetworkBlockedEventType),
 )
 
 EVENT_CLASSES: Final[Mapping[str, type[Any]]] = {_single_value(t): cls for cls, t in _EVENT_VARIANTS}

@@ -54,9 +54,10 @@ from .helpers import Api, RoomWatch, check_parsed
 # Every event type but `session.failed` (no provider emits it), the workspace events, which
 # need a git work tree (test_workspace.py has them), the queue's (test_queue.py), the budget's
 # (test_usage.py) and `session.needs_attention` (an approval left waiting for
-# --attention-after-secs; server/tests/it/webhooks.rs).
+# --attention-after-secs; server/tests/it/webhooks.rs) and `network.blocked` (an agent in its box
+# reaching a host it may not; server/tests/it/isolation.rs).
 WORKSPACE_EVENTS = {"turn.changes", "workspace.restored", "workspace.committed"}
-LATER_EVENTS = {"session.failed", "queue.updated", "budget.exhausted", "session.needs_attention"}
+LATER_EVENTS = {"session.failed", "queue.updated", "budget.exhausted", "session.needs_attention", "network.blocked"}
 EMITTED = set(EVENT_CLASSES) - LATER_EVENTS - WORKSPACE_EVENTS
 
 

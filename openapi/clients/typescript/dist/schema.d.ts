@@ -1021,6 +1021,11 @@ export interface components {
          * @enum {string}
          */
         AgentOptionKind: "allow_once" | "allow_always" | "reject_once" | "reject_always";
+        /**
+         * @description The word `all`.
+         * @enum {string}
+         */
+        AllHosts: "all";
         AnswerAccepted: {
             decision: components["schemas"]["Decision"];
             requestId: string;
@@ -1495,7 +1500,7 @@ export interface components {
             error: components["schemas"]["ErrorBody"];
         };
         /** @description A durable (or, for side conversations, ephemeral) event as clients receive it. */
-        Event: components["schemas"]["SessionStartedEvent"] | components["schemas"]["SessionUpdatedEvent"] | components["schemas"]["SessionCompletedEvent"] | components["schemas"]["SessionFailedEvent"] | components["schemas"]["TurnStartedEvent"] | components["schemas"]["TurnCompletedEvent"] | components["schemas"]["TurnFailedEvent"] | components["schemas"]["TurnCanceledEvent"] | components["schemas"]["TurnSteeredEvent"] | components["schemas"]["MessageDeltaEvent"] | components["schemas"]["MessageCompletedEvent"] | components["schemas"]["ReasoningDeltaEvent"] | components["schemas"]["ReasoningCompletedEvent"] | components["schemas"]["CallStartedEvent"] | components["schemas"]["CallUpdatedEvent"] | components["schemas"]["CallCompletedEvent"] | components["schemas"]["InteractionRequestedEvent"] | components["schemas"]["InteractionResolvedEvent"] | components["schemas"]["UsageUpdatedEvent"] | components["schemas"]["CommandsUpdatedEvent"] | components["schemas"]["PlanUpdatedEvent"] | components["schemas"]["GoalUpdatedEvent"] | components["schemas"]["GoalClearedEvent"] | components["schemas"]["GoalReconcileRequiredEvent"] | components["schemas"]["NoticeEvent"] | components["schemas"]["TurnChangesEvent"] | components["schemas"]["WorkspaceRestoredEvent"] | components["schemas"]["WorkspaceCommittedEvent"] | components["schemas"]["QueueUpdatedEvent"] | components["schemas"]["SessionNeedsAttentionEvent"] | components["schemas"]["BudgetExhaustedEvent"];
+        Event: components["schemas"]["SessionStartedEvent"] | components["schemas"]["SessionUpdatedEvent"] | components["schemas"]["SessionCompletedEvent"] | components["schemas"]["SessionFailedEvent"] | components["schemas"]["TurnStartedEvent"] | components["schemas"]["TurnCompletedEvent"] | components["schemas"]["TurnFailedEvent"] | components["schemas"]["TurnCanceledEvent"] | components["schemas"]["TurnSteeredEvent"] | components["schemas"]["MessageDeltaEvent"] | components["schemas"]["MessageCompletedEvent"] | components["schemas"]["ReasoningDeltaEvent"] | components["schemas"]["ReasoningCompletedEvent"] | components["schemas"]["CallStartedEvent"] | components["schemas"]["CallUpdatedEvent"] | components["schemas"]["CallCompletedEvent"] | components["schemas"]["InteractionRequestedEvent"] | components["schemas"]["InteractionResolvedEvent"] | components["schemas"]["UsageUpdatedEvent"] | components["schemas"]["CommandsUpdatedEvent"] | components["schemas"]["PlanUpdatedEvent"] | components["schemas"]["GoalUpdatedEvent"] | components["schemas"]["GoalClearedEvent"] | components["schemas"]["GoalReconcileRequiredEvent"] | components["schemas"]["NoticeEvent"] | components["schemas"]["TurnChangesEvent"] | components["schemas"]["WorkspaceRestoredEvent"] | components["schemas"]["WorkspaceCommittedEvent"] | components["schemas"]["QueueUpdatedEvent"] | components["schemas"]["SessionNeedsAttentionEvent"] | components["schemas"]["BudgetExhaustedEvent"] | components["schemas"]["NetworkBlockedEvent"];
         /** @description A durable room event. */
         EventFrame: {
             event: components["schemas"]["Event"];
@@ -1876,6 +1881,48 @@ export interface components {
             requestId: string;
             resolvedBy: components["schemas"]["ResolvedBy"];
         };
+        /** @description The isolation of a provider's sessions, or of one session. */
+        Isolation: {
+            /**
+             * @description The paths of the real home the agent sees (its own configuration and login), as written
+             *     (`~/.claude`).
+             */
+            home?: string[];
+            /** @description How the limits are enforced here. */
+            limits?: components["schemas"]["LimitsEnforcement"];
+            /**
+             * Format: int64
+             * @description The most processes (and threads) the session may have at once.
+             */
+            maxProcesses?: number | null;
+            /**
+             * Format: int64
+             * @description The most memory the session's processes may use together, in MiB.
+             */
+            memoryMb?: number | null;
+            mode: components["schemas"]["IsolationMode"];
+            /** @description What the agent may reach through the egress proxy. */
+            network?: components["schemas"]["NetworkAccess"];
+        };
+        /**
+         * @description Whether a provider's sessions are confined.
+         * @enum {string}
+         */
+        IsolationMode: "on" | "off";
+        /** @description What a session start may ask of its isolation: only narrower than its provider's. */
+        IsolationRequest: {
+            /** Format: int64 */
+            maxProcesses?: number | null;
+            /** Format: int64 */
+            memoryMb?: number | null;
+            /** @description Fewer endpoints than the provider allows (a subset of its list). */
+            network?: string[] | null;
+        };
+        /**
+         * @description How a session's memory and process limits are enforced on this machine.
+         * @enum {string}
+         */
+        LimitsEnforcement: "cgroup_v2" | "cgroup_v1" | "unenforced";
         /** @description Who the caller is. */
         Me: {
             /** Format: int64 */
@@ -1935,6 +1982,40 @@ export interface components {
             description?: string | null;
             id: string;
             name: string;
+        };
+        /**
+         * @description The network a confined agent may reach: nothing directly; through Ensemble's egress proxy,
+         *     the listed endpoints, or everything (`"all"`).
+         */
+        NetworkAccess: components["schemas"]["AllHosts"] | string[];
+        /** @description The session's isolated agent tried to reach a host it may not (once a minute per target). */
+        NetworkBlockedEvent: {
+            actor?: components["schemas"]["Actor"] | null;
+            eventId: string;
+            /** Format: int64 */
+            occurredAtMs: number;
+            /** @description The session's isolated agent tried to reach a host it may not (once a minute per target). */
+            payload: components["schemas"]["NetworkBlockedPayload"];
+            roomId: string;
+            scope: components["schemas"]["Scope"];
+            /**
+             * Format: int64
+             * @description Per room (per side session for side events), from 1, gap-free.
+             */
+            seq: number;
+            sessionId: string;
+            turnId?: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "network.blocked";
+        };
+        /** @description `network.blocked`: a connection the egress proxy refused. */
+        NetworkBlockedPayload: {
+            host: string;
+            /** Format: int32 */
+            port: number;
         };
         /** @description A `notice` event. */
         NoticeEvent: {
@@ -2040,9 +2121,29 @@ export interface components {
             default?: boolean;
             displayName: string;
             id: string;
+            isolation?: components["schemas"]["ProviderIsolation"] | null;
             /** @description The command that logs in, when the message names one. */
             loginCommand?: string | null;
             unavailableReason?: string | null;
+        };
+        /**
+         * @description A provider's isolation as `GET /v1/providers` shows it, and what the controller checks a
+         *     start against.
+         */
+        ProviderIsolation: components["schemas"]["Isolation"] & {
+            /**
+             * @description Its sessions start a process when they start (an agent), so a start needs the box; the
+             *     scripted provider's only process is what `/run` runs, which is refused then instead.
+             */
+            atStart?: boolean;
+            /**
+             * @description Why this machine cannot box the provider's sessions (bubblewrap missing, no user
+             *     namespaces), with what to do: a start that would run a process is refused with 503
+             *     `isolation_unavailable`.
+             */
+            unavailable?: string | null;
+            /** @description Said when isolation is off: the agent can read and do what the server's user can. */
+            warning?: string | null;
         };
         ProviderList: {
             data: components["schemas"]["ProviderInfo"][];
@@ -2300,6 +2401,7 @@ export interface components {
             createdAtMs: number;
             cwd: string;
             forkedFrom?: components["schemas"]["ForkedFrom"] | null;
+            isolation?: components["schemas"]["Isolation"] | null;
             lastError?: string | null;
             live: boolean;
             modes?: components["schemas"]["SessionModes"] | null;
@@ -2584,6 +2686,7 @@ export interface components {
             checkpoints?: boolean | null;
             /** @description Absolute working directory of the agent. */
             cwd?: string | null;
+            isolation?: components["schemas"]["IsolationRequest"] | null;
             /** @description Provider id (see `GET /v1/providers`); defaults to the built-in `scripted` provider. */
             provider?: string | null;
             /**
