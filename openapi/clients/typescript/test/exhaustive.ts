@@ -36,6 +36,7 @@ export const EVENT_TYPES: Record<EventType, true> = {
   "queue.updated": true,
   "session.needs_attention": true,
   "budget.exhausted": true,
+  "network.blocked": true,
 };
 
 /**
@@ -106,6 +107,8 @@ export function summarize(e: Event): string {
       return `needs attention: ${e.payload.title} (${e.payload.requestId})`;
     case "budget.exhausted":
       return `${e.payload.scope} budget exhausted at ${e.payload.state.tokens} tokens`;
+    case "network.blocked":
+      return `blocked ${e.payload.host}:${e.payload.port}`;
     default: {
       const unhandled: never = e;
       throw new Error(`an event type the document does not declare: ${JSON.stringify(unhandled)}`);
