@@ -39,6 +39,8 @@ export function codexArgs({ baseUrl = 'http://127.0.0.1:9', key = null } = {}) {
   if (key) args.push('--codex-env', `MOCK_API_KEY=${key}`);
   // codex's `bash -l` would read the machine's dotfiles with the real HOME.
   args.push('--codex-env', `HOME=${home}`);
+  // codex runs in its box: the mock model is the one endpoint it may reach.
+  args.push('--isolation-network', new URL(baseUrl).host);
   return { args, home, cleanup: () => rmSync(home, { recursive: true, force: true }) };
 }
 

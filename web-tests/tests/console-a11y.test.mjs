@@ -39,7 +39,7 @@ test('keyboard only: open a room, start a session, send, answer an approval', { 
   await page.keyboard.press('Enter');
   await page.waitForSelector(`${view}[data-session="k1"]`);
   await tabTo(page, tid('composer'));
-  await page.keyboard.type('/run make check');
+  await page.keyboard.type('/run echo check');
   await page.keyboard.press('Control+Enter');
   await page.waitForSelector(`${view} ${tid('interaction')}[data-state="pending"]`);
   await tabTo(page, tid('decision-accept'));

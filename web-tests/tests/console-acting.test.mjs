@@ -49,7 +49,7 @@ test('approvals with every decision, and a question answered inline', { timeout:
   const pending = `${view} ${tid('interaction')}[data-state="pending"]`;
 
   // Every decision the request allows is a button.
-  await send(page, '/run make one');
+  await send(page, '/run echo one');
   await page.waitForSelector(pending);
   const [asked] = (await h.rest.interactions('approve', 's1')).data;
   const buttons = await page.$$eval(`${pending} [data-testid^="decision-"]`, (bs) => bs.map((b) => b.dataset.testid.slice('decision-'.length)));
@@ -62,22 +62,22 @@ test('approvals with every decision, and a question answered inline', { timeout:
   assert.equal((await texts(page, 'call')).length, 0, 'a declined command ran');
 
   // Accept for the session: this command runs, and the next one is not asked about.
-  await send(page, '/run make two');
+  await send(page, '/run echo two');
   await page.click(`${pending} ${tid('decision-acceptForSession')}`);
-  await page.waitForSelector(`${view} ${tid('call')}[data-status="completed"]:has-text("make two")`);
+  await page.waitForSelector(`${view} ${tid('call')}[data-status="completed"]:has-text("echo two")`);
   await sessionStatus(page, 's1', 'ready');
-  await send(page, '/run make three');
-  await page.waitForSelector(`${view} ${tid('call')}[data-status="completed"]:has-text("make three")`);
+  await send(page, '/run echo three');
+  await page.waitForSelector(`${view} ${tid('call')}[data-status="completed"]:has-text("echo three")`);
   assert.equal(await page.$$eval(`${view} ${tid('interaction')}`, (els) => els.length), 2);
   await sessionStatus(page, 's1', 'ready');
 
   // Accept, and cancel (which ends the turn), in a second session.
   await startSession(page, 's2');
-  await send(page, '/run make four');
+  await send(page, '/run echo four');
   await page.click(`${pending} ${tid('decision-accept')}`);
-  await page.waitForSelector(`${view} ${tid('call')}[data-status="completed"]:has-text("make four")`);
+  await page.waitForSelector(`${view} ${tid('call')}[data-status="completed"]:has-text("echo four")`);
   await sessionStatus(page, 's2', 'ready');
-  await send(page, '/run make five');
+  await send(page, '/run echo five');
   await page.click(`${pending} ${tid('decision-cancel')}`);
   await page.waitForSelector(`${view} ${tid('canceled')}`);
   await sessionStatus(page, 's2', 'ready');

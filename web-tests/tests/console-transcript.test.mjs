@@ -97,7 +97,7 @@ test('reasoning, a tool, a file change with its diff, a command with output, a p
     ['completed', 'echo from-the-console'],
   ]);
   const command = `${view} ${tid('call')}:has-text("echo from-the-console")`;
-  assert.equal(await page.textContent(`${command} ${tid('call-output')}`), '(scripted) ran: echo from-the-console\n');
+  assert.equal(await page.textContent(`${command} ${tid('call-output')}`), 'from-the-console\n');
   assert.equal(await page.$eval(`${command} ${tid('call-output')}`, (e) => getComputedStyle(e).fontFamily.includes('monospace')), true);
   assert.match(await page.textContent(`${command} .call-head`), /exit 0/);
 
