@@ -3,8 +3,7 @@
 
 import { Component } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
-import { diffStats, parseDiff } from "../diff.js";
-import type { FileChange, Item, Transcript as TranscriptModel } from "../model.js";
+import type { Item, Transcript as TranscriptModel } from "../model.js";
 import { Markdown } from "./md.js";
 import { showControls } from "../text.js";
 import { permissionDetail, resolutionText, titleRepeatsQuestion, usageText } from "../present.js";
@@ -12,6 +11,7 @@ import { approvalCommand, callHead, planText, questionText, shown } from "../sho
 import type { Schemas } from "../../../openapi/clients/typescript/src/client.js";
 import { CommittedView, RestoredView, TurnChangesView, type WorkspaceActions } from "./workspace.js";
 import { TurnAttachments } from "./attachments.js";
+import { DiffView } from "./diffview.js";
 
 type Decision = Schemas["Decision"];
 type AnswerRequest = Schemas["AnswerRequest"];
@@ -236,44 +236,6 @@ function CallView({ item, gated }: { item: Extract<Item, { kind: "call" }>; gate
         <DiffView change={c} />
       ))}
     </div>
-  );
-}
-
-export function DiffView({ change }: { change: FileChange }) {
-  const rows = parseDiff(change.diff ?? "", change.kind);
-  const stats = diffStats(rows);
-  return (
-    <figure class="diff" data-testid="diff" data-path={change.path}>
-      <figcaption>
-        <span class={`badge kind-${change.kind}`}>{change.kind}</span> <span class="diff-path">{showControls(change.path)}</span>{" "}
-        <span class="added">+{stats.added}</span> <span class="removed">−{stats.removed}</span>
-      </figcaption>
-      {rows.length ? (
-        <div class="diff-body" tabIndex={0} role="region" aria-label={`changes to ${change.path}`}>
-          <table>
-            <tbody>
-              {rows.map((r) => (
-                <tr class={`d-${r.kind}`}>
-                  <td class="ln" aria-hidden="true">
-                    {r.old ?? ""}
-                  </td>
-                  <td class="ln" aria-hidden="true">
-                    {r.new ?? ""}
-                  </td>
-                  <td class="mark" aria-hidden="true">
-                    {r.kind === "add" ? "+" : r.kind === "del" ? "−" : ""}
-                  </td>
-                  <td class="code">
-                    {r.kind === "add" ? <span class="sr-only">added: </span> : r.kind === "del" ? <span class="sr-only">removed: </span> : null}
-                    {r.text}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ) : null}
-    </figure>
   );
 }
 

@@ -9,7 +9,7 @@ import type { Item, SessionState } from "../model.js";
 import { showControls } from "../text.js";
 import { Confirm } from "./confirm.js";
 import { byText } from "../access.js";
-import { DiffView } from "./items.js";
+import { DiffView } from "./diffview.js";
 import type { Schemas } from "../../../openapi/clients/typescript/src/client.js";
 
 type WorkspaceChanges = Schemas["WorkspaceChanges"];
