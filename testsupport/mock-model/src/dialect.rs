@@ -1,12 +1,11 @@
 //! Which model API a request speaks, and what differs between them outside the answer body:
-//! where the API key is, what an error looks like, and which offered tool runs a shell command
-//! or writes a file.
+//! what an error looks like, and which offered tool runs a shell command or writes a file. Where
+//! each sends the API key is read by the request log (`RecordedRequest::api_key`).
 
 use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::reply::{HttpReply, Reply};
-use crate::request::RecordedRequest;
 
 /// A model API the mock serves. All of them share one port, one request log, one API key and
 /// one queue of scripted replies.
@@ -95,23 +94,6 @@ impl Dialect {
             Self::Anthropic => self.error(401, "invalid x-api-key"),
             Self::Gemini => self.error(401, "API key not valid. Please pass a valid API key."),
         }
-    }
-
-    /// The key the request presents the way this dialect's clients send it: `x-api-key` or a
-    /// bearer token (Anthropic; `ANTHROPIC_AUTH_TOKEN` sends the latter), `x-goog-api-key`, the
-    /// `key` query parameter or a bearer token (Gemini), a bearer token (OpenAI). Empty values
-    /// count as missing: Gemini CLI sends `x-goog-api-key: ""` when it has no key.
-    pub(crate) fn presented_key(self, req: &RecordedRequest) -> Option<&str> {
-        let found = match self {
-            Self::Responses | Self::ChatCompletions => req.bearer_token(),
-            Self::Anthropic => req.header("x-api-key").filter(|k| !k.is_empty()).or_else(|| req.bearer_token()),
-            Self::Gemini => req
-                .header("x-goog-api-key")
-                .filter(|k| !k.is_empty())
-                .or_else(|| req.query_param("key"))
-                .or_else(|| req.bearer_token()),
-        };
-        found.filter(|k| !k.is_empty())
     }
 
     /// Rewrite an error body in OpenAI's shape (what [`Reply::server_error`],

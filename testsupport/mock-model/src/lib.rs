@@ -49,6 +49,7 @@ mod dialect;
 mod gemini;
 mod keywords;
 mod pieces;
+mod readers;
 mod reply;
 mod request;
 mod server;

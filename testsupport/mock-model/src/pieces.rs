@@ -8,9 +8,9 @@ use serde_json::{Value, json};
 
 use crate::dialect::{Dialect, OfferedTool, shell_call, write_call};
 use crate::reply::{Gate, MessageStep, Step};
-use crate::request::RecordedRequest;
 
-/// What the writers need to know about the request they answer.
+/// What the writers need to know about the request they answer (the server fills it in from the
+/// request's readers, which sit above the writers).
 pub(crate) struct CallContext {
     pub(crate) dialect: Dialect,
     pub(crate) seq: u64,
@@ -20,25 +20,6 @@ pub(crate) struct CallContext {
     pub(crate) cwd: Option<String>,
     /// Chat completions: the client asked for a usage chunk (`stream_options.include_usage`).
     pub(crate) include_usage: bool,
-}
-
-impl CallContext {
-    pub(crate) fn new(dialect: Dialect, req: &RecordedRequest) -> Self {
-        let include_usage = req
-            .body
-            .as_ref()
-            .and_then(|b| b.pointer("/stream_options/include_usage"))
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
-        Self {
-            dialect,
-            seq: req.seq,
-            model: req.model().unwrap_or("mock-model").to_owned(),
-            tools: req.offered_tools(),
-            cwd: req.working_directory(),
-            include_usage,
-        }
-    }
 }
 
 /// One step, as the chat-style dialects see it.

@@ -18,7 +18,7 @@ use crate::keywords::{dialect_keyword_reply, keyword_reply, unscripted_reply};
 use crate::pieces::CallContext;
 use crate::reply::{Gate, HttpReply, MessageStep, Reply, Step, StreamEnd, StreamReply, add_file_patch_text};
 use crate::request::{Outcome, RecordedRequest};
-use crate::sse::{Sink, Stop, sse_response};
+use crate::sse::{Host, Sink, Stop, sse_response};
 use crate::{MockConfig, Responder, anthropic, chat, gemini, side};
 
 /// State shared by the handle and the server tasks.
@@ -62,8 +62,14 @@ impl Shared {
     fn notify_changed(&self) {
         self.changed.send_modify(|n| *n = n.wrapping_add(1));
     }
+}
 
-    pub(crate) fn set_outcome(&self, seq: u64, outcome: Outcome) {
+impl Host for Shared {
+    fn subscribe_shutdown(&self) -> watch::Receiver<bool> {
+        self.shutdown.subscribe()
+    }
+
+    fn set_outcome(&self, seq: u64, outcome: Outcome) {
         {
             let mut st = self.lock();
             if let Some(r) = st.requests.iter_mut().find(|r| r.seq == seq) {
@@ -126,14 +132,14 @@ pub(crate) async fn handle(
         let mut st = shared.lock();
         record.seq = st.next_seq;
         st.next_seq += 1;
-        let authorized = st.config.api_key.as_deref().is_none_or(|key| key_dialect.presented_key(&record) == Some(key));
+        let authorized = st.config.api_key.as_deref().is_none_or(|key| record.api_key() == Some(key));
         let by_side = side.filter(|_| authorized && st.config.side_requests);
         let queued = if dialect.is_some() && authorized && by_side.is_none() { st.queue.pop_front() } else { None };
         (st.config.clone(), authorized, by_side, queued, st.responder.clone())
     };
 
     let reply = if !authorized {
-        key_dialect.unauthorized(key_dialect.presented_key(&record))
+        key_dialect.unauthorized(record.api_key())
     } else if let Some(dialect) = dialect {
         match (by_side, queued) {
             (Some(kind), _) => side::reply(&record, kind, &config),
@@ -155,7 +161,7 @@ pub(crate) async fn handle(
         (_, Reply::Http(h)) => Answer::Http(key_dialect.adapt_error(h), None),
         (None | Some(Dialect::Responses), Reply::Stream(stream)) => Answer::Responses(stream),
         (Some(d), Reply::Stream(stream)) => {
-            let ctx = CallContext::new(d, &record);
+            let ctx = call_context(d, &record);
             if record.wants_stream() {
                 Answer::Stream(ctx, stream)
             } else {
@@ -223,6 +229,24 @@ enum Answer {
     Responses(StreamReply),
     /// An SSE stream in another dialect.
     Stream(CallContext, StreamReply),
+}
+
+/// What the dialect writers need to know about `req`.
+fn call_context(dialect: Dialect, req: &RecordedRequest) -> CallContext {
+    let include_usage = req
+        .body
+        .as_ref()
+        .and_then(|b| b.pointer("/stream_options/include_usage"))
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    CallContext {
+        dialect,
+        seq: req.seq,
+        model: req.model().unwrap_or("mock-model").to_owned(),
+        tools: req.offered_tools(),
+        cwd: req.working_directory(),
+        include_usage,
+    }
 }
 
 /// Answers for what is not a model call. Kept minimal: the agents were not seen calling any of

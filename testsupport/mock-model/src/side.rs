@@ -73,7 +73,22 @@ fn schema_has_title(schema: &Value) -> bool {
     schema.pointer("/properties/title").is_some()
 }
 
-pub(crate) fn detect(req: &RecordedRequest) -> Option<SideRequest> {
+// These two readers live here rather than with the request log, so the log does not depend on
+// the detection (which reads the conversation through the dialects).
+impl RecordedRequest {
+    /// What kind of side request this is (title generation, prompt suggestion, classifier,
+    /// structured output), recognised by content; None for main-loop calls and for Responses.
+    pub fn side_request(&self) -> Option<SideRequest> {
+        detect(self)
+    }
+
+    /// A model call of the agent's main loop: any dialect, not a side request.
+    pub fn is_model_call(&self) -> bool {
+        self.dialect().is_some() && self.side_request().is_none()
+    }
+}
+
+fn detect(req: &RecordedRequest) -> Option<SideRequest> {
     let dialect = req.dialect()?;
     if dialect == Dialect::Responses {
         // Only codex-acp's title generator: no tools, an output schema with a `title`. A codex

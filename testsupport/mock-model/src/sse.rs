@@ -14,7 +14,14 @@ use tokio::sync::{mpsc, watch};
 
 use crate::reply::{Gate, MessageStep, StreamEnd};
 use crate::request::Outcome;
-use crate::server::Shared;
+
+/// What a stream needs from the mock that serves it: the shutdown signal to watch, and the request
+/// log to record how the answer ended in. A trait, so that the transport does not depend on the
+/// server that uses it.
+pub(crate) trait Host: Send + Sync + 'static {
+    fn subscribe_shutdown(&self) -> watch::Receiver<bool>;
+    fn set_outcome(&self, seq: u64, outcome: Outcome);
+}
 
 /// Why a stream stopped early.
 pub(crate) enum Stop {
@@ -61,19 +68,20 @@ impl Sink {
 
 /// Answer with `200 text/event-stream` whose body `write` produces; when it is done (or the
 /// client left), record the outcome of request `seq`.
-pub(crate) fn sse_response<F, Fut>(
-    shared: Arc<Shared>,
+pub(crate) fn sse_response<H, F, Fut>(
+    host: Arc<H>,
     seq: u64,
     end: StreamEnd,
     extra_headers: Vec<(String, String)>,
     write: F,
 ) -> Response
 where
+    H: Host,
     F: FnOnce(Sink) -> Fut + Send + 'static,
     Fut: Future<Output = Result<(), Stop>> + Send + 'static,
 {
     let (tx, rx) = mpsc::channel::<Bytes>(32);
-    let sink = Sink { tx, shutdown: shared.shutdown.subscribe() };
+    let sink = Sink { tx, shutdown: host.subscribe_shutdown() };
     tokio::spawn(async move {
         // The future owns the sink: once it is done the channel is closed and the body ends,
         // before the outcome is recorded (a waiter sees the outcome only after the last byte).
@@ -86,7 +94,7 @@ where
             Err(Stop::Disconnected) => Outcome::ClientDisconnected,
             Err(Stop::ShutDown) => Outcome::ShutDown,
         };
-        shared.set_outcome(seq, outcome);
+        host.set_outcome(seq, outcome);
     });
     let body = futures::stream::unfold(rx, |mut rx| async move {
         rx.recv().await.map(|chunk| (Ok::<Bytes, Infallible>(chunk), rx))
