@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use crate::model::{Goal, InputItem, Scope, Session};
 use crate::shared_list::SharedList;
+use crate::usage::Cost;
 
 /// A durable (or, for side conversations, ephemeral) event as clients receive it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -108,14 +109,17 @@ impl Serialize for Sequenced<'_> {
     }
 }
 
-/// The one table of event types: each row is a variant of [`EventBody`], its wire name (`type`)
-/// and its payload's type. The enum, [`EventBody::type_name`], [`EventBody::TYPE_NAMES`] and the
-/// envelope's serialisation are made from it, and the OpenAPI document finds the payloads' schemas
-/// through the enum, so a new event type is written here and nowhere else.
+/// The one table of event types: each row is a variant of [`EventBody`], its payload's type, its
+/// wire name (`type`) and, for the events webhooks may ask for, its webhook name (`webhook "…"`,
+/// the log's own name but for `session.completed`, which webhooks call `session.closed`). The
+/// enum, [`EventBody::type_name`], [`EventBody::TYPE_NAMES`], [`EventBody::webhook_name`],
+/// [`EventBody::WEBHOOK_NAMES`] and the envelope's serialisation are made from it, and the OpenAPI
+/// document finds the payloads' schemas through the enum, so a new event type is written here and
+/// nowhere else.
 // `$name:tt`, not `:literal`: a `literal` fragment reaches derive macros wrapped in an invisible
 // group, which utoipa's derive does not read as the rename (serde's does).
 macro_rules! event_types {
-    ($( $(#[$doc:meta])* $variant:ident($payload:ty) = $name:tt, )+) => {
+    ($( $(#[$doc:meta])* $variant:ident($payload:ty) = $name:tt $(webhook $hook:tt)?, )+) => {
         /// The type and payload of an event (`type` and `payload` on the wire).
         #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
         #[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
@@ -135,6 +139,16 @@ macro_rules! event_types {
                 }
             }
 
+            /// The event types a webhook may ask for, as webhooks name them, in the table's order.
+            pub const WEBHOOK_NAMES: &'static [&'static str] = &[$($($hook,)?)+];
+
+            /// The name webhooks know this event by, if webhooks can get it.
+            pub fn webhook_name(&self) -> Option<&'static str> {
+                match self {
+                    $( Self::$variant(_) => None $(.or(Some($hook)))?, )+
+                }
+            }
+
             /// Writes the payload as the `payload` member of an event being serialised.
             fn serialize_payload<S: serde::ser::SerializeStruct>(&self, out: &mut S) -> Result<(), S::Error> {
                 match self {
@@ -148,12 +162,12 @@ macro_rules! event_types {
 event_types! {
     SessionStarted(SessionStartedPayload) = "session.started",
     SessionUpdated(SessionUpdatedPayload) = "session.updated",
-    SessionCompleted(SessionCompletedPayload) = "session.completed",
-    SessionFailed(SessionFailedPayload) = "session.failed",
+    SessionCompleted(SessionCompletedPayload) = "session.completed" webhook "session.closed",
+    SessionFailed(SessionFailedPayload) = "session.failed" webhook "session.failed",
     TurnStarted(TurnStartedPayload) = "turn.started",
-    TurnCompleted(TurnCompletedPayload) = "turn.completed",
-    TurnFailed(TurnFailedPayload) = "turn.failed",
-    TurnCanceled(TurnCanceledPayload) = "turn.canceled",
+    TurnCompleted(TurnCompletedPayload) = "turn.completed" webhook "turn.completed",
+    TurnFailed(TurnFailedPayload) = "turn.failed" webhook "turn.failed",
+    TurnCanceled(TurnCanceledPayload) = "turn.canceled" webhook "turn.canceled",
     /// Input added to a running turn (`steer: true`).
     TurnSteered(TurnSteeredPayload) = "turn.steered",
     MessageDelta(TextDeltaPayload) = "message.delta",
@@ -163,8 +177,8 @@ event_types! {
     CallStarted(CallStartedPayload) = "call.started",
     CallUpdated(CallUpdatedPayload) = "call.updated",
     CallCompleted(CallCompletedPayload) = "call.completed",
-    InteractionRequested(InteractionRequestedPayload) = "interaction.requested",
-    InteractionResolved(InteractionResolvedPayload) = "interaction.resolved",
+    InteractionRequested(InteractionRequestedPayload) = "interaction.requested" webhook "interaction.requested",
+    InteractionResolved(InteractionResolvedPayload) = "interaction.resolved" webhook "interaction.resolved",
     UsageUpdated(UsagePayload) = "usage.updated",
     CommandsUpdated(CommandsUpdatedPayload) = "commands.updated",
     PlanUpdated(PlanUpdatedPayload) = "plan.updated",
@@ -183,9 +197,9 @@ event_types! {
     QueueUpdated(QueueUpdatedPayload) = "queue.updated",
     /// An interaction has waited unanswered for `--attention-after-secs` (once per interaction;
     /// none when it is answered sooner).
-    SessionNeedsAttention(SessionNeedsAttentionPayload) = "session.needs_attention",
+    SessionNeedsAttention(SessionNeedsAttentionPayload) = "session.needs_attention" webhook "session.needs_attention",
     /// The session's budget, or its room's, was reached: no new turn starts until it is raised.
-    BudgetExhausted(BudgetExhaustedPayload) = "budget.exhausted",
+    BudgetExhausted(BudgetExhaustedPayload) = "budget.exhausted" webhook "budget.exhausted",
     /// The session's isolated agent tried to reach a host it may not (once a minute per target).
     NetworkBlocked(NetworkBlockedPayload) = "network.blocked",
 }
@@ -455,165 +469,6 @@ pub struct CallCompletedPayload {
     pub changes: Vec<FileChange>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
-#[serde(rename_all = "camelCase")]
-pub enum InteractionKind {
-    CommandApproval,
-    FileChangeApproval,
-    Permissions,
-    UserInput,
-}
-
-/// An answer to an interaction.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
-#[serde(rename_all = "camelCase")]
-pub enum Decision {
-    Accept,
-    AcceptForSession,
-    Decline,
-    Cancel,
-}
-
-impl Decision {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Accept => "accept",
-            Self::AcceptForSession => "acceptForSession",
-            Self::Decline => "decline",
-            Self::Cancel => "cancel",
-        }
-    }
-
-    pub fn accepts(self) -> bool {
-        matches!(self, Self::Accept | Self::AcceptForSession)
-    }
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
-#[serde(rename_all = "camelCase")]
-pub struct QuestionOption {
-    pub label: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
-#[serde(rename_all = "camelCase")]
-pub struct Question {
-    pub id: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub header: Option<String>,
-    pub question: String,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub options: Vec<QuestionOption>,
-    /// Whether a free-form answer is allowed besides the options.
-    #[serde(default)]
-    pub is_other: bool,
-    #[serde(default)]
-    pub is_secret: bool,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
-#[serde(rename_all = "camelCase")]
-pub struct InteractionRequestedPayload {
-    pub request_id: String,
-    pub kind: InteractionKind,
-    pub title: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub detail: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub command: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cwd: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub diff: Option<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub questions: Vec<Question>,
-    pub options: Vec<Decision>,
-    /// The call this request is about, when there is one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub call_id: Option<String>,
-    /// The choices the agent itself offers (ACP permission options): an answer may name one with
-    /// `optionId`, together with the decision it stands for.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub agent_options: Vec<AgentOption>,
-}
-
-/// One choice an agent offers for a permission request.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
-#[serde(rename_all = "camelCase")]
-pub struct AgentOption {
-    pub option_id: String,
-    pub name: String,
-    pub kind: AgentOptionKind,
-    /// The decision that picks it.
-    pub decision: Decision,
-}
-
-/// What an agent's option does.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
-#[serde(rename_all = "snake_case")]
-pub enum AgentOptionKind {
-    AllowOnce,
-    AllowAlways,
-    RejectOnce,
-    RejectAlways,
-}
-
-impl AgentOptionKind {
-    /// The decision an option of this kind stands for.
-    pub fn decision(self) -> Decision {
-        match self {
-            Self::AllowOnce => Decision::Accept,
-            Self::AllowAlways => Decision::AcceptForSession,
-            Self::RejectOnce | Self::RejectAlways => Decision::Decline,
-        }
-    }
-}
-
-/// A pending interaction as `GET .../interactions` lists it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
-#[serde(rename_all = "camelCase")]
-pub struct Interaction {
-    pub session_id: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub turn_id: Option<String>,
-    pub requested_at_ms: i64,
-    #[serde(flatten)]
-    pub request: InteractionRequestedPayload,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
-#[serde(rename_all = "snake_case")]
-pub enum ResolvedBy {
-    Client,
-    Provider,
-    Close,
-    Restart,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
-#[serde(rename_all = "camelCase")]
-pub struct InteractionResolvedPayload {
-    pub request_id: String,
-    pub decision: Decision,
-    pub resolved_by: ResolvedBy,
-    /// For `userInput` requests, the answers given, keyed by question id.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[cfg_attr(feature = "schema", schema(schema_with = crate::schema::answers))]
-    pub answers: Option<Value>,
-}
-
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
@@ -633,17 +488,6 @@ pub struct UsagePayload {
     /// What the session has cost so far, when the agent says (ACP's `usage_update.cost`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost: Option<Cost>,
-}
-
-/// A cost as the agent reports it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
-#[serde(rename_all = "camelCase")]
-pub struct Cost {
-    /// The session's cumulative cost.
-    pub amount: f64,
-    /// An ISO 4217 code (`USD`) for money, or another unit (`credits`).
-    pub currency: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -741,8 +585,8 @@ pub struct SessionNeedsAttentionPayload {
 pub struct BudgetExhaustedPayload {
     /// `session` or `room`.
     pub scope: String,
-    pub budget: crate::model::Budget,
-    pub state: crate::model::BudgetState,
+    pub budget: crate::usage::Budget,
+    pub state: crate::usage::BudgetState,
 }
 
 /// Something the provider said that is not part of a turn's output (warnings, deprecations).
@@ -754,81 +598,19 @@ pub struct NoticePayload {
     pub message: String,
 }
 
-/// How a file changed between two checkpoints.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
-#[serde(rename_all = "snake_case")]
-pub enum ChangeStatus {
-    Added,
-    Modified,
-    Deleted,
-    Renamed,
-    TypeChanged,
-}
-
-/// One file a turn (or a range of checkpoints) changed.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
-#[serde(rename_all = "camelCase")]
-pub struct ChangedFile {
-    /// Relative to the work tree's top.
-    pub path: String,
-    /// A renamed file's path before.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub old_path: Option<String>,
-    pub status: ChangeStatus,
-    pub added: u64,
-    pub removed: u64,
-    /// A binary file (no line counts).
-    #[serde(default)]
-    pub binary: bool,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
-#[serde(rename_all = "camelCase")]
-pub struct TurnChangesPayload {
-    pub turn_id: String,
-    /// The checkpoint taken before the turn started.
-    pub before: String,
-    /// The checkpoint taken after it ended.
-    pub after: String,
-    pub files: Vec<ChangedFile>,
-    /// Files left out of the checkpoint (larger than `--checkpoint-max-file-bytes`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub skipped: Vec<String>,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
-#[serde(rename_all = "camelCase")]
-pub struct WorkspaceRestoredPayload {
-    /// The checkpoint the working tree was put back to.
-    pub checkpoint: String,
-    /// The checkpoint of the working tree just before: restore it to undo this one.
-    pub undo: String,
-    /// Files the checkpoint has that were left as they are: now larger than
-    /// `--checkpoint-max-file-bytes`, they are in no checkpoint, so the undo could not bring
-    /// them back.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub kept: Vec<String>,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
-#[serde(rename_all = "camelCase")]
-pub struct WorkspaceCommittedPayload {
-    /// The new commit.
-    pub commit: String,
-    /// The branch it is on.
-    pub branch: String,
-    pub message: String,
-}
-
 mod clamp;
+mod interaction;
 mod queue;
+mod workspace;
 pub use clamp::{MIN_EVENT_BYTES, TRUNCATED_MARK, body_size, clamp_body, clamp_body_sized, json_size};
+pub use interaction::{
+    AgentOption, AgentOptionKind, Decision, Interaction, InteractionKind, InteractionRequestedPayload,
+    InteractionResolvedPayload, Question, QuestionOption, ResolvedBy,
+};
 pub use queue::{QueueUpdatedPayload, QueuedTurnSummary, input_bytes};
+pub use workspace::{
+    ChangeStatus, ChangedFile, TurnChangesPayload, WorkspaceCommittedPayload, WorkspaceRestoredPayload,
+};
 
 #[cfg(test)]
 #[path = "event_tests.rs"]

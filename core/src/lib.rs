@@ -1,6 +1,6 @@
 //! Ensemble's contract: what the runtime, the providers and the HTTP edge agree on.
 //!
-//! `model`, `event` and `goal` are the wire and domain types; `adapter` is the interface a
+//! `model`, `event`, `goal` and `usage` are the wire and domain types; `adapter` is the interface a
 //! provider implements; `clock`, `limits`, `budget`, `answers`, `shared_list` and
 //! `shared_session` are the small shared pieces. It knows no storage, no HTTP and no agent
 //! dialect: `adapters/` depends on this crate alone, so Cargo keeps that boundary.
@@ -18,6 +18,7 @@ pub mod model;
 pub mod schema;
 pub mod shared_list;
 pub mod shared_session;
+pub mod usage;
 
 pub use adapter::{Adapter, AdapterError, Capabilities, EventSink, Fact, SessionHandle, StartOutcome, TurnRequest};
 pub use event::{Event, EventBody};

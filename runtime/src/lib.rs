@@ -2,13 +2,9 @@
 //! providers implement, the room event log with its SQLite store, and the room bus.
 //!
 //! This crate knows no HTTP and no agent dialect (see `ARCHITECTURE.md`). Its layers, bottom up:
-//! the contract of `ensemble-core` (`model`, `event`, `goal`, `adapter`, re-exported here under
-//! the same names) · `session` (the state machine) · `store`, `bus`, `cursor` (the log) ·
-//! `controller`.
-
-#[cfg(feature = "schema")]
-pub use ensemble_core::schema;
-pub use ensemble_core::{adapter, answers, budget, clock, event, goal, limits, model, shared_list, shared_session};
+//! the contract of `ensemble-core` (`model`, `event`, `goal`, `adapter`: named by their one path,
+//! `ensemble_core::…`, never re-exported here) · `session` (the state machine) · `store`, `bus`,
+//! `cursor` (the log) · `controller`.
 
 pub mod actor;
 pub mod bus;
@@ -22,7 +18,4 @@ pub mod test_util;
 pub mod usage;
 pub mod webhooks;
 
-pub use adapter::{Adapter, AdapterError, Capabilities, EventSink, Fact, SessionHandle, StartOutcome, TurnRequest};
 pub use controller::{Controller, ControllerConfig, ControllerError, StartSession, SubmitTurn, TurnAccepted};
-pub use event::{Event, EventBody};
-pub use model::{Session, SessionKey, SessionStatus};

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use tokio::sync::OwnedMutexGuard;
 
-use crate::model::SessionKey;
+use ensemble_core::model::SessionKey;
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 #[error("timed out after {waited:?} waiting for the lifecycle lock of {key}")]

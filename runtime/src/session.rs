@@ -9,8 +9,8 @@ use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
-use crate::event::{Decision, EventBody, InteractionRequestedPayload, InteractionResolvedPayload, ResolvedBy};
-use crate::model::{Session, SessionStatus, SubmitAvailability};
+use ensemble_core::event::{Decision, EventBody, InteractionRequestedPayload, InteractionResolvedPayload, ResolvedBy};
+use ensemble_core::model::{Session, SessionStatus, SubmitAvailability};
 
 /// How many resolved interaction ids a session remembers (to answer 409 rather than 404).
 pub const RESOLVED_MEMORY: usize = 1024;
@@ -103,13 +103,13 @@ pub struct SessionRecord {
     pub goal: GoalRecord,
     /// Follow-ups waiting for the running turn to end, first first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub queue: Vec<crate::model::QueuedTurn>,
+    pub queue: Vec<ensemble_core::model::QueuedTurn>,
     /// What the session spent, folded from its `usage.updated` events.
     #[serde(default, skip_serializing_if = "crate::usage::Ledger::is_empty")]
     pub usage: crate::usage::Ledger,
     /// Its own budget (else the server's default applies).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub budget: Option<crate::model::Budget>,
+    pub budget: Option<ensemble_core::usage::Budget>,
 }
 
 /// How many goal operations a session remembers (idempotency and repair).
@@ -119,7 +119,7 @@ pub const GOAL_OPERATION_MEMORY: usize = 64;
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GoalRecord {
-    pub goal: Option<crate::model::Goal>,
+    pub goal: Option<ensemble_core::model::Goal>,
     /// The lineage of the provider generation the goal tracks (provider updates of other lineages
     /// do not touch it).
     #[serde(default)]
@@ -286,22 +286,22 @@ impl SessionRecord {
     }
 
     /// Applies provider-owned metadata; the patch's lists (modes, options) move in, not copied.
-    pub fn apply_patch(&mut self, patch: crate::model::SessionPatch, now_ms: i64) {
+    pub fn apply_patch(&mut self, patch: ensemble_core::model::SessionPatch, now_ms: i64) {
         let s = &mut self.session;
         if let Some(id) = patch.provider_session_id {
             s.provider_session_id = Some(id);
         }
         if let Some(a) = patch.auth_state {
             s.auth_state = Some(a);
-            if a == crate::model::AuthState::Authenticated {
+            if a == ensemble_core::model::AuthState::Authenticated {
                 s.auth_message = None;
             }
         }
         if let Some(m) = &patch.auth_message {
-            s.auth_message = Some(crate::limits::clip(m));
+            s.auth_message = Some(ensemble_core::limits::clip(m));
         }
         if let Some(t) = &patch.title {
-            s.title = crate::limits::clip(t);
+            s.title = ensemble_core::limits::clip(t);
         }
         if let Some(m) = patch.modes {
             s.modes = Some(m);
@@ -311,7 +311,7 @@ impl SessionRecord {
         }
         if let Some(reason) = &patch.not_resumable {
             s.resumable = false;
-            s.resume_unsupported_reason = Some(crate::limits::clip(reason));
+            s.resume_unsupported_reason = Some(ensemble_core::limits::clip(reason));
         }
         s.updated_at_ms = now_ms;
     }

@@ -1,7 +1,7 @@
 //! Tests of `session`.
 
 use super::*;
-use crate::event::*;
+use ensemble_core::event::*;
 
 pub(crate) fn session() -> Session {
     Session {

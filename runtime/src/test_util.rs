@@ -11,15 +11,15 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use tokio::sync::Notify;
 
-use crate::adapter::{
+use crate::bus::RoomHub;
+use crate::controller::{Controller, ControllerConfig, StartSession};
+use crate::store::{CommitListener, CommittedEvent, Store, StoreConfig};
+use ensemble_core::adapter::{
     Adapter, AdapterError, Capabilities, Fact, ProviderDescriptor, SessionHandle, StartOutcome, TurnRequest,
 };
-use crate::bus::RoomHub;
-use crate::clock::SystemClock;
-use crate::controller::{Controller, ControllerConfig, StartSession};
-use crate::event::{EventBody, TextDeltaPayload};
-use crate::model::{Session, SessionPatch};
-use crate::store::{CommitListener, CommittedEvent, Store, StoreConfig};
+use ensemble_core::clock::SystemClock;
+use ensemble_core::event::{EventBody, TextDeltaPayload};
+use ensemble_core::model::{Session, SessionPatch};
 
 /// An adapter that does what the test says: it starts (or fails to), accepts turns and never ends
 /// them by itself, and hands every [`SessionHandle`] to the test, which emits facts through it.

@@ -9,8 +9,9 @@ use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
-use crate::event::{Cost, UsagePayload};
-use crate::model::{Budget, BudgetState, UsageTotals};
+use ensemble_core::event::UsagePayload;
+use ensemble_core::usage::Cost;
+use ensemble_core::usage::{Budget, BudgetState, UsageTotals};
 
 /// Turns a ledger keeps one by one (older ones are in the totals only).
 pub const TURNS_KEPT: usize = 200;

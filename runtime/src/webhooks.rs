@@ -8,44 +8,14 @@ use std::sync::{Arc, RwLock};
 
 use tokio::sync::Notify;
 
-use crate::event::{EventBody, NewEvent};
 use crate::store::Outbound;
-
-/// The event types a webhook may ask for, as webhooks name them. `session.closed` is the log's
-/// `session.completed` (a session closed); the others are the log's own names.
-pub const WEBHOOK_EVENTS: &[&str] = &[
-    "interaction.requested",
-    "interaction.resolved",
-    "session.needs_attention",
-    "turn.completed",
-    "turn.failed",
-    "turn.canceled",
-    "session.closed",
-    "session.failed",
-    "budget.exhausted",
-];
-
-/// The webhook event type of a log event, if webhooks can get it.
-pub fn webhook_kind(body: &EventBody) -> Option<&'static str> {
-    Some(match body {
-        EventBody::InteractionRequested(_) => "interaction.requested",
-        EventBody::InteractionResolved(_) => "interaction.resolved",
-        EventBody::SessionNeedsAttention(_) => "session.needs_attention",
-        EventBody::TurnCompleted(_) => "turn.completed",
-        EventBody::TurnFailed(_) => "turn.failed",
-        EventBody::TurnCanceled(_) => "turn.canceled",
-        EventBody::SessionCompleted(_) => "session.closed",
-        EventBody::SessionFailed(_) => "session.failed",
-        EventBody::BudgetExhausted(_) => "budget.exhausted",
-        _ => return None,
-    })
-}
+use ensemble_core::event::NewEvent;
 
 /// A webhook as the matcher sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Subscription {
     pub id: String,
-    /// Webhook event types (see [`WEBHOOK_EVENTS`]).
+    /// Webhook event types (see [`EventBody::WEBHOOK_NAMES`]).
     pub events: Vec<String>,
     /// Room ids; empty: every room.
     pub rooms: Vec<String>,
@@ -82,7 +52,7 @@ impl Subscriptions {
         let subs = self.subs.read().unwrap_or_else(|e| e.into_inner()).clone();
         let mut out = Vec::new();
         for (i, ev) in events.iter().enumerate() {
-            let Some(kind) = webhook_kind(&ev.body) else { continue };
+            let Some(kind) = ev.body.webhook_name() else { continue };
             for s in subs.iter().filter(|s| s.wants(room, kind)) {
                 out.push(Outbound { event: i, webhook_id: s.id.clone(), kind: kind.to_owned() });
             }
@@ -105,8 +75,8 @@ impl Subscriptions {
 mod tests {
     #![allow(clippy::unwrap_used, reason = "tests fail loudly")]
     use super::*;
-    use crate::event::{TextDeltaPayload, TurnCompletedPayload};
-    use crate::model::Scope;
+    use ensemble_core::event::{EventBody, TextDeltaPayload, TurnCompletedPayload};
+    use ensemble_core::model::Scope;
 
     fn ev(body: EventBody) -> NewEvent {
         NewEvent {
@@ -141,6 +111,20 @@ mod tests {
         assert_eq!(got, ["all"]);
         subs.set(vec![]);
         assert!(subs.outbound("r", &events).is_empty());
-        assert!(WEBHOOK_EVENTS.iter().all(|k| !k.is_empty()));
+        // The table's webhook column: the log's names but for a closed session.
+        assert_eq!(
+            EventBody::WEBHOOK_NAMES,
+            [
+                "session.closed",
+                "session.failed",
+                "turn.completed",
+                "turn.failed",
+                "turn.canceled",
+                "interaction.requested",
+                "interaction.resolved",
+                "session.needs_attention",
+                "budget.exhausted"
+            ]
+        );
     }
 }

@@ -8,13 +8,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use ensemble_runtime::adapter::{
+use ensemble_core::adapter::{
     Adapter, AdapterError, Capabilities, ProviderDescriptor, SessionHandle, SideOpen, SideOpened, StartOutcome,
     TurnRequest,
 };
+use ensemble_core::event::{EventBody, TextDeltaPayload};
+use ensemble_core::model::{InputItem, Session, SessionKey, SessionPatch, SideCapabilities};
 use ensemble_runtime::controller::{ControllerConfig, ControllerError, SubmitTurn};
-use ensemble_runtime::event::{EventBody, TextDeltaPayload};
-use ensemble_runtime::model::{InputItem, Session, SessionKey, SessionPatch, SideCapabilities};
 use ensemble_runtime::store::{Store, StoreConfig};
 use ensemble_runtime::test_util::{Fixture, Puppet, StalledWriter, poll_once, start_request as start};
 use tokio::sync::Notify;
@@ -282,7 +282,7 @@ async fn a_streaming_session_waits_for_a_writer_behind_by_the_bytes_it_has_queue
         store.clone(),
         hub,
         vec![puppet.clone()],
-        Arc::new(ensemble_runtime::clock::SystemClock::default()),
+        Arc::new(ensemble_core::clock::SystemClock::default()),
     );
     controller.start(start("puppet", "p")).await.unwrap();
     let sink = puppet.last_handle().sink;
@@ -361,7 +361,7 @@ async fn events_an_agent_floods_while_starting_are_bounded_and_the_drop_is_repor
 /// session's title and cwd only, so a session with a thousand modes went out whole).
 #[tokio::test]
 async fn a_controller_made_event_is_cut_to_the_limit_too() {
-    use ensemble_runtime::model::{ModeInfo, SessionModes};
+    use ensemble_core::model::{ModeInfo, SessionModes};
     let modes = (0..2000)
         .map(|i| ModeInfo { id: format!("mode-{i}"), name: format!("Mode {i}"), description: Some("d".repeat(40)) })
         .collect::<Vec<_>>();

@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
 
-use ensemble_runtime::limits::{ID_PATTERN, MAX_ID_BYTES, check_id};
+use ensemble_core::limits::{ID_PATTERN, MAX_ID_BYTES, check_id};
 use proptest::prelude::*;
 
 fn documented(id: &str) -> bool {

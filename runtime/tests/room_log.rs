@@ -6,10 +6,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use ensemble_core::event::{EventBody, NewEvent, TextDeltaPayload};
+use ensemble_core::model::Scope;
 use ensemble_runtime::bus::RoomHub;
 use ensemble_runtime::cursor::{CursorError, Item, RoomCursor};
-use ensemble_runtime::event::{EventBody, NewEvent, TextDeltaPayload};
-use ensemble_runtime::model::Scope;
 use ensemble_runtime::store::{AppendBatch, Store, StoreConfig, WriteOp};
 use proptest::prelude::*;
 

@@ -10,13 +10,13 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ensemble_runtime::event::{
+use ensemble_core::event::{
     CommandInfo, CommandsUpdatedPayload, EventBody, NewEvent, SessionStartedPayload, TextDeltaPayload,
 };
-use ensemble_runtime::goal::GoalIdentity;
-use ensemble_runtime::model::{Scope, Session};
+use ensemble_core::goal::GoalIdentity;
+use ensemble_core::model::{Scope, Session};
+use ensemble_core::shared_list::SharedList;
 use ensemble_runtime::session::{Phase, SessionRecord};
-use ensemble_runtime::shared_list::SharedList;
 use ensemble_runtime::store::{
     AppendBatch, CommitListener, CommittedEvent, LedgerKey, Outbound, OutboxAttempt, OutboxClaim, OutboxState,
     RecordRow, Settle, Store, StoreConfig, WebhookRecord, WriteOp,

@@ -1,8 +1,8 @@
 //! Wire types of the REST API that are not runtime types (request bodies, list wrappers, frames).
 
-use ensemble_runtime::answers::Answers;
-use ensemble_runtime::event::{Decision, Event, Interaction};
-use ensemble_runtime::model::{InputItem, ProviderInfo, Room, Session, SessionSettings, SideCapabilities};
+use ensemble_core::answers::Answers;
+use ensemble_core::event::{Decision, Event, Interaction};
+use ensemble_core::model::{InputItem, ProviderInfo, Room, Session, SessionSettings, SideCapabilities};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
@@ -272,7 +272,7 @@ pub struct AnswerRequest {
     pub decision: Decision,
     /// For `userInput` requests: answers keyed by question id.
     #[serde(default)]
-    #[schema(schema_with = ensemble_runtime::schema::answers)]
+    #[schema(schema_with = ensemble_core::schema::answers)]
     pub answers: Option<Answers>,
     /// One of the request's `agentOptions` (ACP agents), standing for `decision`; without it the
     /// decision picks the agent's first option of its kind.

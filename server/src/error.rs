@@ -9,9 +9,9 @@ use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use ensemble_runtime::adapter::AdapterError;
+use ensemble_core::adapter::AdapterError;
+use ensemble_core::limits::FieldError;
 use ensemble_runtime::controller::ControllerError;
-use ensemble_runtime::limits::FieldError;
 use ensemble_runtime::store::StoreError;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -33,7 +33,7 @@ pub struct ErrorBody {
     pub message: String,
     /// Facts about the error, e.g. the limit that was exceeded.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(schema_with = ensemble_runtime::schema::free_object)]
+    #[schema(schema_with = ensemble_core::schema::free_object)]
     pub details: Option<Value>,
 }
 
@@ -137,7 +137,7 @@ impl From<ControllerError> for ApiError {
             C::AuthRequired(message) => {
                 // The command to run, when the provider's message quotes one (`codex login`).
                 let mut details = serde_json::json!({ "authMessage": message });
-                if let Some(login) = ensemble_runtime::model::login_command(message) {
+                if let Some(login) = ensemble_core::model::login_command(message) {
                     details["loginCommand"] = serde_json::Value::String(login);
                 }
                 return ApiError::new(StatusCode::CONFLICT, code, e.to_string()).with_details(details);

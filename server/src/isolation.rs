@@ -1,16 +1,9 @@
-//! The server's side of isolation: its flags (the defaults every provider's box starts from),
-//! and the machine's side, probed once at start (is bubblewrap there and able to make
-//! namespaces, which control groups can the server make).
+//! The server's side of isolation: its flags (the defaults every provider's box starts from).
+//! The machine's side is probed once at start, in `server.rs` (`isolation_env`).
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::Arc;
 
-use ensemble_adapters::kit::sandbox::IsolationEnv;
 use ensemble_core::isolation::{AllHosts, Isolation, IsolationMode, NetworkAccess};
-use ensemble_isolation::{Cgroups, Host};
-
-use crate::config::ServeArgs;
 
 /// `--isolation` and its defaults.
 #[derive(Clone, Debug, clap::Args)]
@@ -73,53 +66,4 @@ impl IsolationArgs {
             limits: Default::default(),
         })
     }
-}
-
-/// The machine's side, probed (bubblewrap run once, the control groups found) when isolation is
-/// on; what every provider builds its sessions' boxes with.
-pub async fn env(args: &ServeArgs, listen: SocketAddr) -> anyhow::Result<IsolationEnv> {
-    let iso = &args.isolation;
-    let defaults = iso.defaults()?;
-    let data_dir = args.data_dir();
-    // What an earlier run left there (its sandboxes' sockets) goes: this data dir is locked to
-    // this server.
-    let (run_dir, run_dir_guard) = ensemble_isolation::socket_dir(&data_dir.join("run"))?;
-    let hidden_files: Vec<PathBuf> = [&args.token_file, &args.nats_credentials, &args.cluster_secret_file]
-        .into_iter()
-        .filter_map(Clone::clone)
-        .chain(args.providers.private_files(&data_dir))
-        .collect();
-    let home = std::env::var_os("HOME").map(PathBuf::from).filter(|h| h.is_absolute());
-    let bwrap = ensemble_adapters::kit::binary::which(&iso.bwrap_bin.to_string_lossy())
-        .unwrap_or_else(|| iso.bwrap_bin.clone());
-    let on = defaults.mode == IsolationMode::On;
-    let host = Host {
-        bwrap,
-        init: std::env::current_exe()?,
-        run_dir,
-        run_dir_guard,
-        hidden_dirs: crate::server::private_dirs(args),
-        // Other projects, other rooms' work: a session's own workspace is bound back.
-        hidden_roots: args.workspace_roots().into_iter().filter_map(|r| r.canonicalize().ok()).collect(),
-        hidden_files,
-        server: vec![listen],
-        home,
-        cgroups: if on { Cgroups::detect() } else { Cgroups::None("isolation is off".into()) },
-        available: Err("not probed".into()),
-        proxy_connections: usize::try_from(iso.isolation_proxy_connections).unwrap_or(usize::MAX),
-    };
-    let host = if on { host.probe().await } else { host };
-    if on {
-        match (&host.available, &host.cgroups) {
-            (Err(why), _) => tracing::warn!("isolation: {why}"),
-            (Ok(()), Cgroups::None(why)) => tracing::warn!(
-                "isolation on, but the sessions' memory and process limits are not enforced (no control group the \
-                 server may write: {why})"
-            ),
-            (Ok(()), c) => tracing::info!(limits = ?c.enforcement(), "isolation on"),
-        }
-    } else {
-        tracing::warn!("isolation is off (--isolation off): agents can read and do whatever this server's user can");
-    }
-    Ok(IsolationEnv { host: Arc::new(host), defaults })
 }

@@ -69,7 +69,7 @@ impl Run {
             reaped += n;
             let _ = std::fs::remove_file(entry.path());
         }
-        let id = ensemble_runtime::clock::new_id();
+        let id = ensemble_core::clock::new_id();
         let file = runs.join(&id);
         let info =
             RunInfo { pid: std::process::id(), url: url.to_owned(), token_file: token_file.map(Path::to_path_buf) };

@@ -19,7 +19,7 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use crate::access::audit::{Attempt, AuditLog};
-use crate::access::tokens::{Registry, Verdict};
+use crate::access::tokens::{MAX_TOKEN_FILE_BYTES, Registry, Verdict};
 use crate::access::{Principal, table};
 use crate::error::{ApiError, ErrorCode};
 
@@ -38,9 +38,6 @@ pub const BEARER_PROTOCOL_PREFIX: &str = "ensemble.bearer.";
 pub const APP_PROTOCOL: &str = "ensemble.v1";
 /// The generated token's file name inside the data dir.
 pub const TOKEN_FILE: &str = "token";
-/// Most bytes read from a token file: a token is one short line, so anything longer (or endless,
-/// like `/dev/zero`) is not a token file and is refused without being read further.
-pub const MAX_TOKEN_FILE_BYTES: u64 = 4096;
 /// The room WebSocket's route (as `MatchedPath` names it): the only place where the token may come
 /// as a `Sec-WebSocket-Protocol` entry.
 pub const ROOM_WS_ROUTE: &str = "/v1/rooms/{roomId}/ws";

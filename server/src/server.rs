@@ -1,12 +1,16 @@
 //! Wiring and running the server: store, adapters, controller, router, signals, shutdown.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
+use ensemble_adapters::kit::sandbox::IsolationEnv;
+use ensemble_core::clock::SystemClock;
+use ensemble_core::isolation::IsolationMode;
+use ensemble_isolation::{Cgroups, Host};
 use ensemble_runtime::bus::RoomHub;
-use ensemble_runtime::clock::SystemClock;
 use ensemble_runtime::controller::{
     AttachmentConfig, ClusterConfig, Controller, ControllerConfig, ControllerError, WorkspaceConfig,
 };
@@ -83,7 +87,7 @@ pub fn controller_config(args: &ServeArgs) -> ControllerConfig {
         max_sessions: args.max_sessions,
         max_sessions_per_room: args.max_sessions_per_room,
         max_live_sessions: args.max_live_sessions,
-        max_event_bytes: args.max_event_bytes.max(ensemble_runtime::event::MIN_EVENT_BYTES),
+        max_event_bytes: args.max_event_bytes.max(ensemble_core::event::MIN_EVENT_BYTES),
         idle_release: (args.idle_release_secs > 0).then(|| Duration::from_secs(args.idle_release_secs)),
         default_provider: args.default_provider.clone(),
         cluster: args.nats_url.as_ref().map(|_| ClusterConfig { host_id: host_id(args) }),
@@ -107,8 +111,8 @@ pub fn controller_config(args: &ServeArgs) -> ControllerConfig {
 }
 
 /// A default budget from its flags (0 for no limit), `None` when neither limits.
-fn default_budget(max_tokens: u64, max_cost: f64) -> Option<ensemble_runtime::model::Budget> {
-    let b = ensemble_runtime::model::Budget {
+fn default_budget(max_tokens: u64, max_cost: f64) -> Option<ensemble_core::usage::Budget> {
+    let b = ensemble_core::usage::Budget {
         max_tokens: (max_tokens > 0).then(|| i64::try_from(max_tokens).unwrap_or(i64::MAX)),
         max_cost: (max_cost > 0.0 && max_cost.is_finite()).then_some(max_cost),
         on_exhausted: None,
@@ -236,7 +240,7 @@ async fn build_controller_with(
         .into_iter()
         .filter_map(|f| f.clone())
         .collect();
-    let isolation = crate::isolation::env(args, listen).await?;
+    let isolation = isolation_env(args, listen).await?;
     let adapters =
         args.providers.build(data_dir, args.max_live_sessions, server_files, private_dirs(args), isolation).await?;
     if !adapters.iter().any(|a| a.id() == args.default_provider) {
@@ -549,4 +553,53 @@ async fn wait_for_signal() {
     {
         let _ = tokio::signal::ctrl_c().await;
     }
+}
+
+/// The machine's side, probed (bubblewrap run once, the control groups found) when isolation is
+/// on; what every provider builds its sessions' boxes with.
+async fn isolation_env(args: &ServeArgs, listen: SocketAddr) -> anyhow::Result<IsolationEnv> {
+    let iso = &args.isolation;
+    let defaults = iso.defaults()?;
+    let data_dir = args.data_dir();
+    // What an earlier run left there (its sandboxes' sockets) goes: this data dir is locked to
+    // this server.
+    let (run_dir, run_dir_guard) = ensemble_isolation::socket_dir(&data_dir.join("run"))?;
+    let hidden_files: Vec<PathBuf> = [&args.token_file, &args.nats_credentials, &args.cluster_secret_file]
+        .into_iter()
+        .filter_map(Clone::clone)
+        .chain(args.providers.private_files(&data_dir))
+        .collect();
+    let home = std::env::var_os("HOME").map(PathBuf::from).filter(|h| h.is_absolute());
+    let bwrap = ensemble_adapters::kit::binary::which(&iso.bwrap_bin.to_string_lossy())
+        .unwrap_or_else(|| iso.bwrap_bin.clone());
+    let on = defaults.mode == IsolationMode::On;
+    let host = Host {
+        bwrap,
+        init: std::env::current_exe()?,
+        run_dir,
+        run_dir_guard,
+        hidden_dirs: private_dirs(args),
+        // Other projects, other rooms' work: a session's own workspace is bound back.
+        hidden_roots: args.workspace_roots().into_iter().filter_map(|r| r.canonicalize().ok()).collect(),
+        hidden_files,
+        server: vec![listen],
+        home,
+        cgroups: if on { Cgroups::detect() } else { Cgroups::None("isolation is off".into()) },
+        available: Err("not probed".into()),
+        proxy_connections: usize::try_from(iso.isolation_proxy_connections).unwrap_or(usize::MAX),
+    };
+    let host = if on { host.probe().await } else { host };
+    if on {
+        match (&host.available, &host.cgroups) {
+            (Err(why), _) => tracing::warn!("isolation: {why}"),
+            (Ok(()), Cgroups::None(why)) => tracing::warn!(
+                "isolation on, but the sessions' memory and process limits are not enforced (no control group the \
+                 server may write: {why})"
+            ),
+            (Ok(()), c) => tracing::info!(limits = ?c.enforcement(), "isolation on"),
+        }
+    } else {
+        tracing::warn!("isolation is off (--isolation off): agents can read and do whatever this server's user can");
+    }
+    Ok(IsolationEnv { host: Arc::new(host), defaults })
 }

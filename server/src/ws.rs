@@ -405,13 +405,13 @@ fn hello(
     controller: &ensemble_runtime::Controller,
     room: &str,
     head: u64,
-    sessions: Vec<ensemble_runtime::model::Session>,
-    sides: Vec<ensemble_runtime::model::Session>,
+    sessions: Vec<ensemble_core::model::Session>,
+    sides: Vec<ensemble_core::model::Session>,
     role: Role,
 ) -> ServerFrame {
     let mut budget = controller.config().max_event_bytes;
     let mut truncated = false;
-    let mut fit = |list: Vec<ensemble_runtime::model::Session>| -> Vec<ensemble_runtime::model::Session> {
+    let mut fit = |list: Vec<ensemble_core::model::Session>| -> Vec<ensemble_core::model::Session> {
         let mut kept = Vec::with_capacity(list.len());
         for s in list {
             let size = serde_json::to_vec(&s).map(|b| b.len() + 1).unwrap_or(usize::MAX);

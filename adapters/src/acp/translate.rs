@@ -11,12 +11,13 @@ use std::collections::HashMap;
 use ensemble_core::clock::new_id;
 use ensemble_core::event::{
     AgentOption, AgentOptionKind, CallCompletedPayload, CallKind, CallStartedPayload, CallStatus, CallUpdatedPayload,
-    CommandInfo, CommandsUpdatedPayload, Cost, Decision, ErrorInfo, EventBody, FileChange, InteractionKind,
+    CommandInfo, CommandsUpdatedPayload, Decision, ErrorInfo, EventBody, FileChange, InteractionKind,
     InteractionRequestedPayload, NoticeLevel, NoticePayload, PlanStep, PlanUpdatedPayload, TextCompletedPayload,
     TextDeltaPayload, TurnCanceledPayload, TurnCompletedPayload, TurnFailedPayload, UsagePayload,
 };
 use ensemble_core::model::{ConfigChoice, ConfigOption, ModeInfo, SessionModes, SessionPatch};
 use ensemble_core::shared_list::SharedList;
+use ensemble_core::usage::Cost;
 use serde_json::Value;
 
 use super::diff::unified;

@@ -9,12 +9,13 @@ use std::time::Duration;
 
 use ensemble_core::adapter::{EventSink, Fact};
 use ensemble_core::event::{
-    CallCompletedPayload, CallKind, CallStartedPayload, CallStatus, CallUpdatedPayload, Cost, Decision, ErrorInfo,
-    EventBody, FileChange, InteractionKind, InteractionRequestedPayload, NoticeLevel, NoticePayload, PlanStep,
-    PlanUpdatedPayload, Question, TextCompletedPayload, TextDeltaPayload, TurnCanceledPayload, TurnCompletedPayload,
-    TurnFailedPayload, UsagePayload,
+    CallCompletedPayload, CallKind, CallStartedPayload, CallStatus, CallUpdatedPayload, Decision, ErrorInfo, EventBody,
+    FileChange, InteractionKind, InteractionRequestedPayload, NoticeLevel, NoticePayload, PlanStep, PlanUpdatedPayload,
+    Question, TextCompletedPayload, TextDeltaPayload, TurnCanceledPayload, TurnCompletedPayload, TurnFailedPayload,
+    UsagePayload,
 };
 use ensemble_core::goal::{GoalFact, ProviderGoal};
+use ensemble_core::usage::Cost;
 use futures::FutureExt;
 use serde_json::Value;
 use tokio::sync::oneshot;

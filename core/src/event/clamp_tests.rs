@@ -11,6 +11,7 @@ use super::*;
 use crate::event::*;
 use crate::model::*;
 use crate::shared_list::SharedList;
+use crate::usage::*;
 
 fn s(tag: &str) -> String {
     format!("{tag}-sample")

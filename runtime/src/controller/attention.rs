@@ -4,8 +4,8 @@
 
 use super::Controller;
 use super::publish::Persist;
-use crate::event::{EventBody, SessionNeedsAttentionPayload};
-use crate::model::SessionKey;
+use ensemble_core::event::{EventBody, SessionNeedsAttentionPayload};
+use ensemble_core::model::SessionKey;
 
 impl Controller {
     /// After the delay, says that `request` needs attention if it is still waiting.

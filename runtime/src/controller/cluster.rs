@@ -10,9 +10,9 @@
 use super::Controller;
 use super::error::{ControllerError, Result};
 use super::lifecycle::Interruption;
-use crate::model::{Session, SessionKey};
 use crate::session::Phase;
 use crate::store::{Claim, Leases, NewClaim};
+use ensemble_core::model::{Session, SessionKey};
 
 /// Where a session is served.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -105,7 +105,7 @@ impl Controller {
         };
         for rec in leases.room_records(room_id).await? {
             let s = rec.session;
-            if !local.contains(&s.session_id) && s.visible && s.scope == crate::model::Scope::Canonical {
+            if !local.contains(&s.session_id) && s.visible && s.scope == ensemble_core::model::Scope::Canonical {
                 out.push(s);
             }
         }

@@ -29,7 +29,7 @@ pub struct ControllerConfig {
     /// is refused with `at_capacity` (503, retry later).
     pub max_live_sessions: usize,
     /// Largest serialised event an adapter may publish; larger ones are cut (see
-    /// [`crate::event::clamp_body`]).
+    /// [`ensemble_core::event::clamp_body`]).
     pub max_event_bytes: usize,
     /// Live sessions idle this long are released (None: never).
     pub idle_release: Option<Duration>,
@@ -54,9 +54,9 @@ pub struct ControllerConfig {
     /// How much of a queued turn's text `queue.updated` shows (the rest is in `GET …/queue`).
     pub queue_preview_bytes: usize,
     /// The budget of a session that has none of its own.
-    pub default_session_budget: Option<crate::model::Budget>,
+    pub default_session_budget: Option<ensemble_core::usage::Budget>,
     /// The budget of a room that has none of its own.
-    pub default_room_budget: Option<crate::model::Budget>,
+    pub default_room_budget: Option<ensemble_core::usage::Budget>,
     /// An interaction unanswered this long is said to need attention (`session.needs_attention`,
     /// once); `None`: never.
     pub attention_after: Option<Duration>,

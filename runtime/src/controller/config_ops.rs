@@ -3,8 +3,8 @@
 use super::Controller;
 use super::error::{ControllerError, Result};
 use super::publish::Persist;
-use crate::limits::{FieldError, check_text};
-use crate::model::{ConfigChange, Session, SessionKey};
+use ensemble_core::limits::{FieldError, check_text};
+use ensemble_core::model::{ConfigChange, Session, SessionKey};
 
 impl Controller {
     /// Changes the session's mode and config options. Checked against what the session offers

@@ -1,9 +1,9 @@
 //! The controller's one error type, with a stable snake_case code per variant.
 
-use crate::adapter::AdapterError;
-use crate::limits::FieldError;
 use crate::locks::LockTimeout;
 use crate::store::StoreError;
+use ensemble_core::adapter::AdapterError;
+use ensemble_core::limits::FieldError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ControllerError {
@@ -116,6 +116,14 @@ pub enum ControllerError {
 }
 
 impl ControllerError {
+    /// A session's work tree removed by hand (or whose repository was deleted).
+    pub(crate) fn workspace_gone(top: &std::path::Path) -> ControllerError {
+        ControllerError::NoWorkspace(format!(
+            "the session's work tree {} is gone (removed, or its repository deleted)",
+            top.display()
+        ))
+    }
+
     /// The stable snake_case code of the error.
     pub fn code(&self) -> &str {
         match self {

@@ -10,15 +10,15 @@ use tokio::sync::{Notify, oneshot};
 
 use super::error::{ControllerError, Result};
 use super::open_items::OpenItems;
-use crate::adapter::Fact;
-use crate::clock::new_id;
-use crate::event::{
+use crate::session::{Phase, SessionRecord};
+use crate::store::StoreError;
+use ensemble_core::adapter::Fact;
+use ensemble_core::clock::new_id;
+use ensemble_core::event::{
     ErrorInfo, EventBody, NewEvent, NoticeLevel, NoticePayload, ResolvedBy, SessionCompletedPayload,
     SessionUpdatedPayload, TurnFailedPayload,
 };
-use crate::model::{Scope, Session, SessionKey};
-use crate::session::{Phase, SessionRecord};
-use crate::store::StoreError;
+use ensemble_core::model::{Scope, Session, SessionKey};
 
 /// Durability of a publication: resolves once its events are committed.
 pub struct Published(pub(super) Option<oneshot::Receiver<Result<u64, StoreError>>>);
@@ -243,9 +243,9 @@ impl Counts {
 }
 
 impl State {
-    /// Empty, its table made ready for `max_sessions` ([`crate::model::session_table`]).
+    /// Empty, its table made ready for `max_sessions` ([`ensemble_core::model::session_table`]).
     pub(super) fn with_capacity(max_sessions: usize) -> Self {
-        Self { sessions: crate::model::session_table(max_sessions), counts: Counts::default() }
+        Self { sessions: ensemble_core::model::session_table(max_sessions), counts: Counts::default() }
     }
 
     pub(super) fn insert(&mut self, key: SessionKey, mut entry: Entry) {
@@ -439,7 +439,7 @@ impl Batch<'_> {
                     }
                     self.settle_pending(ResolvedBy::Provider);
                     self.fail_active_turn("provider_exited", &reason);
-                    self.entry.rec.session.last_error = Some(crate::limits::clip(&reason));
+                    self.entry.rec.session.last_error = Some(ensemble_core::limits::clip(&reason));
                     self.detach(next_generation.fetch_add(1, Ordering::Relaxed) + 1);
                     if self.entry.rec.session.scope == Scope::Side {
                         // A side never resumes: losing its live context ends it.
@@ -464,7 +464,7 @@ enum Clamped {
 /// when it was too large.
 fn clamp(body: EventBody, max: usize, session: &Session) -> EventBody {
     let kind = body.type_name();
-    let (body, cut, _) = crate::event::clamp_body_sized(body, max);
+    let (body, cut, _) = ensemble_core::event::clamp_body_sized(body, max);
     if let Some(size) = cut {
         metrics::counter!("ensemble_events_clamped_total").increment(1);
         tracing::warn!(session = %session.key(), size, kind, "an oversized event was cut");
@@ -475,7 +475,7 @@ fn clamp(body: EventBody, max: usize, session: &Session) -> EventBody {
 #[cfg(test)]
 mod early_facts_tests {
     use super::*;
-    use crate::event::TextDeltaPayload;
+    use ensemble_core::event::TextDeltaPayload;
 
     fn delta(text: &str) -> Fact {
         Fact::Event {

@@ -7,8 +7,8 @@ use super::Controller;
 use super::error::{ControllerError, Result};
 use super::requests::{ForkFrom, StartSession};
 use super::workspaces::{CheckpointInfo, CheckpointPhase, WorkspaceRequest};
-use crate::model::{SessionKey, WorkspaceKind};
-use crate::shared_session::SharedSession;
+use ensemble_core::model::{SessionKey, WorkspaceKind};
+use ensemble_core::shared_session::SharedSession;
 
 /// `POST …/sessions/{id}/fork`.
 #[derive(Clone, Debug)]

@@ -10,16 +10,16 @@ use super::error::{ControllerError, Result};
 use super::fold::Batch;
 use super::publish::Persist;
 use super::{Controller, Inner};
-use crate::clock::new_id;
-use crate::event::{EventBody, GoalClearedPayload, GoalReconcileRequiredPayload, GoalUpdatedPayload};
-use crate::goal::{
+use crate::session::{GoalOperation, OperationPhase};
+use crate::store::LedgerKey;
+use ensemble_core::clock::new_id;
+use ensemble_core::event::{EventBody, GoalClearedPayload, GoalReconcileRequiredPayload, GoalUpdatedPayload};
+use ensemble_core::goal::{
     AdoptRequest, Binding, GoalAction, GoalCommand, GoalFact, GoalHost, GoalHostError, GoalIdentity,
     adoption_submit_id, lineage, operation_id,
 };
-use crate::limits::{FieldError, check_bytes, check_id};
-use crate::model::{Goal, GoalOrigin, GoalStatus, Scope, SessionKey, is_blank};
-use crate::session::{GoalOperation, OperationPhase};
-use crate::store::LedgerKey;
+use ensemble_core::limits::{FieldError, check_bytes, check_id};
+use ensemble_core::model::{Goal, GoalOrigin, GoalStatus, Scope, SessionKey, is_blank};
 
 impl Controller {
     /// A user's goal operation (set, pause, resume, clear). The operation id is derived from

@@ -12,9 +12,9 @@ use sha2::Digest;
 use super::Controller;
 use super::config::AttachmentConfig;
 use super::error::{ControllerError, Result};
-use crate::adapter::{InputKinds, Prompt, PromptFile, PromptImage};
-use crate::limits::FieldError;
-use crate::model::{InputItem, Session, SessionKey};
+use ensemble_core::adapter::{InputKinds, Prompt, PromptFile, PromptImage};
+use ensemble_core::limits::FieldError;
+use ensemble_core::model::{InputItem, Session, SessionKey};
 
 /// The image types a turn takes, with the file extension their attachment gets.
 const IMAGE_TYPES: [(&str, &str); 4] =
@@ -28,15 +28,15 @@ pub(super) struct Resolved {
 
 /// Checks what a client sends as a turn's input before anything of it is read or kept: at least one
 /// item, text within `max_input_bytes` and none blank, and the names and paths of its images and
-/// files within [`crate::limits::MAX_TEXT_CHARS`] (an image's name went into `turn.started` whole: a
+/// files within [`ensemble_core::limits::MAX_TEXT_CHARS`] (an image's name went into `turn.started` whole: a
 /// 7 MB one made a 7 MB event).
 pub(super) fn check(input: &[InputItem], max_input_bytes: usize) -> Result<()> {
     if input.is_empty() {
         return Err(ControllerError::InvalidInput("input must contain at least one item".into()));
     }
     let size: usize = input.iter().map(|i| i.text().len()).sum();
-    crate::limits::check_bytes("input", size, max_input_bytes)?;
-    if input.iter().any(|i| matches!(i, InputItem::Text { text } if crate::model::is_blank(text))) {
+    ensemble_core::limits::check_bytes("input", size, max_input_bytes)?;
+    if input.iter().any(|i| matches!(i, InputItem::Text { text } if ensemble_core::model::is_blank(text))) {
         return Err(ControllerError::InvalidInput("every text item needs text that is not blank".into()));
     }
     for (index, item) in input.iter().enumerate() {
@@ -47,7 +47,7 @@ pub(super) fn check(input: &[InputItem], max_input_bytes: usize) -> Result<()> {
         };
         for (field, text) in texts {
             if let Some(text) = text {
-                crate::limits::check_text(&format!("input[{index}].{field}"), text)?;
+                ensemble_core::limits::check_text(&format!("input[{index}].{field}"), text)?;
             }
         }
     }
@@ -126,7 +126,7 @@ pub(super) fn resolve(
     let top = session
         .workspace
         .as_ref()
-        .filter(|w| w.kind == crate::model::WorkspaceKind::Worktree)
+        .filter(|w| w.kind == ensemble_core::model::WorkspaceKind::Worktree)
         .and_then(|w| w.path.as_deref())
         .map_or_else(|| cwd.clone(), PathBuf::from);
     let mut root: Option<ensemble_files::Root> = None;

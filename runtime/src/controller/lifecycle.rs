@@ -11,16 +11,16 @@ use super::fold::{EarlyFacts, Entry, Visibility};
 use super::goals::SessionGoalHost;
 use super::publish::{NewProcess, Persist};
 use super::requests::StartSession;
-use crate::adapter::{Adapter, AdapterError, EventSink, ProviderState, SessionHandle};
-use crate::clock::new_id;
-use crate::event::{
+use crate::session::{Phase, SessionRecord};
+use ensemble_core::adapter::{Adapter, AdapterError, EventSink, ProviderState, SessionHandle};
+use ensemble_core::clock::new_id;
+use ensemble_core::event::{
     Event, EventBody, NoticeLevel, NoticePayload, ResolvedBy, SessionCompletedPayload, SessionStartedPayload,
 };
-use crate::goal::GoalIdentity;
-use crate::limits::{FieldError, check_id, check_text};
-use crate::model::{Scope, Session, SessionKey};
-use crate::session::{Phase, SessionRecord};
-use crate::shared_session::SharedSession;
+use ensemble_core::goal::GoalIdentity;
+use ensemble_core::limits::{FieldError, check_id, check_text};
+use ensemble_core::model::{Scope, Session, SessionKey};
+use ensemble_core::shared_session::SharedSession;
 
 /// Why a session's process went away without the session being told.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -99,7 +99,7 @@ impl Controller {
     /// start in a box this machine cannot make; never a silent fallback.
     pub(super) fn isolation_for(
         &self,
-        adapter: &std::sync::Arc<dyn crate::adapter::Adapter>,
+        adapter: &std::sync::Arc<dyn ensemble_core::adapter::Adapter>,
         asked: Option<&ensemble_core::isolation::IsolationRequest>,
     ) -> Result<Option<Box<ensemble_core::isolation::Isolation>>> {
         let Some(p) = adapter.isolation() else {
@@ -174,7 +174,7 @@ impl Controller {
         session.isolation = isolation;
         session.provider_session_id.clone_from(&req.provider_session);
         if let Some(f) = &req.fork {
-            session.forked_from = Some(Box::new(crate::model::ForkedFrom {
+            session.forked_from = Some(Box::new(ensemble_core::model::ForkedFrom {
                 session_id: f.source.session_id.clone(),
                 turn_id: f.through_turn.clone(),
                 checkpoint: f.checkpoint.clone(),
@@ -235,9 +235,12 @@ impl Controller {
             None if req.provider_session.is_some() => adapter.resume(&session, handle).await,
             None => adapter.start(&session, handle).await,
             Some(f) => {
-                let open = crate::adapter::ForkOpen {
+                let open = ensemble_core::adapter::ForkOpen {
                     source: &f.source,
-                    source_state: crate::adapter::ProviderState::new(self.inner.provider_state.clone(), f.source.key()),
+                    source_state: ensemble_core::adapter::ProviderState::new(
+                        self.inner.provider_state.clone(),
+                        f.source.key(),
+                    ),
                     through_turn: &f.through_turn,
                     last_turn: f.last_turn.as_deref(),
                 };
@@ -251,7 +254,7 @@ impl Controller {
                 self.state().remove(&key);
                 self.unclaim(&key).await;
                 Box::pin(self.discard_workspace(&session, made)).await;
-                if let (Some(_), crate::adapter::AdapterError::Unsupported(why)) = (&req.fork, &e) {
+                if let (Some(_), ensemble_core::adapter::AdapterError::Unsupported(why)) = (&req.fork, &e) {
                     return Err(ControllerError::ForkUnsupported(why.clone()));
                 }
                 return Err(e.into());
@@ -400,7 +403,7 @@ impl Controller {
                 let message = err.to_string();
                 self.publish_with(key, Persist::Always, |b| {
                     b.detach(stale);
-                    b.entry.rec.session.last_error = Some(crate::limits::clip(&message));
+                    b.entry.rec.session.last_error = Some(ensemble_core::limits::clip(&message));
                     b.transition(previous)?;
                     b.updated("resume_failed");
                     Ok(())

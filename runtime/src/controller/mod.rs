@@ -58,12 +58,12 @@ use std::sync::{Arc, Mutex, Weak};
 
 use async_trait::async_trait;
 
-use crate::adapter::{Adapter, Fact, FactReceiver, StateBackend};
 use crate::bus::RoomHub;
-use crate::clock::Clock;
 use crate::locks::LockTable;
-use crate::model::SessionKey;
 use crate::store::Store;
+use ensemble_core::adapter::{Adapter, Fact, FactReceiver, StateBackend};
+use ensemble_core::clock::Clock;
+use ensemble_core::model::SessionKey;
 use fold::State;
 
 /// What every operation shares: the configuration, the store and the bus, the adapters, the
@@ -84,7 +84,7 @@ struct Inner {
     /// Per checkpointed session: orders its checkpoints and restores (made at first use).
     workspace_locks: Mutex<std::collections::HashMap<std::path::PathBuf, Arc<tokio::sync::Mutex<()>>>>,
     /// The rooms' own budgets (kept in the store too).
-    room_budgets: Mutex<std::collections::HashMap<String, crate::model::Budget>>,
+    room_budgets: Mutex<std::collections::HashMap<String, ensemble_core::usage::Budget>>,
     /// Rooms whose budget's exhaustion was said.
     room_said: Mutex<std::collections::HashSet<String>>,
     /// The webhooks, for the deliveries an append writes with its events.

@@ -4,7 +4,7 @@
 //! text so far, `call.completed` `interrupted` — the same invariant adapters keep on cancel, so a
 //! reader never sees an item that stays open for ever.
 
-use crate::event::{CallCompletedPayload, CallStatus, EventBody, TextCompletedPayload};
+use ensemble_core::event::{CallCompletedPayload, CallStatus, EventBody, TextCompletedPayload};
 
 /// Most text kept per open item; what streams beyond it is not repeated at the close (the deltas
 /// are in the log).
@@ -88,7 +88,7 @@ impl OpenItems {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::{CallKind, CallStartedPayload, TextDeltaPayload, TurnCompletedPayload};
+    use ensemble_core::event::{CallKind, CallStartedPayload, TextDeltaPayload, TurnCompletedPayload};
 
     fn delta(id: &str, text: &str) -> EventBody {
         EventBody::MessageDelta(TextDeltaPayload { item_id: id.into(), text: text.into() })

@@ -1,15 +1,15 @@
 //! Provider state kept in the store: the one backend every live session's [`ProviderState`]
 //! shares (the controller makes it when it starts).
 //!
-//! [`ProviderState`]: crate::adapter::ProviderState
+//! [`ProviderState`]: ensemble_core::adapter::ProviderState
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use crate::adapter::{StateBackend, StateError};
-use crate::model::SessionKey;
 use crate::store::Store;
+use ensemble_core::adapter::{StateBackend, StateError};
+use ensemble_core::model::SessionKey;
 
 /// Provider state kept in the store.
 struct StoreState(Store);

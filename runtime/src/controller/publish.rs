@@ -11,13 +11,13 @@ use tokio::sync::oneshot;
 use super::Controller;
 use super::error::{ControllerError, Result};
 use super::fold::{Batch, Entry, Published, State};
-use crate::adapter::{Adapter, Fact};
 use crate::bus::Frame;
-use crate::event::{EventBody, NewEvent};
 use crate::locks::LifecycleGuard;
-use crate::model::{Session, SessionKey};
 use crate::session::{Phase, SessionRecord};
 use crate::store::{AppendBatch, RecordRow, StoreError, WriteOp, WritePermit};
+use ensemble_core::adapter::{Adapter, Fact};
+use ensemble_core::event::{EventBody, NewEvent};
+use ensemble_core::model::{Session, SessionKey};
 
 /// Whether a new session would hold a provider process of its own (a side shares its source's),
 /// and so counts against the live-session limit.
@@ -323,7 +323,7 @@ impl Controller {
             .into_iter()
             .map(|f| match f {
                 Fact::Event { turn_id, body } => {
-                    let (body, cut, size) = crate::event::clamp_body_sized(body, max);
+                    let (body, cut, size) = ensemble_core::event::clamp_body_sized(body, max);
                     if let Some(size) = cut {
                         metrics::counter!("ensemble_events_clamped_total").increment(1);
                         tracing::warn!(session = %key, size, "an oversized event was cut");

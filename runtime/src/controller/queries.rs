@@ -5,10 +5,10 @@ use std::collections::HashMap;
 use super::Controller;
 use super::error::{ControllerError, Result};
 use super::fold::SideEventPage;
-use crate::event::Interaction;
-use crate::model::{Goal, ProviderInfo, Room, Scope, Session, SessionKey, SessionStatus};
 use crate::session::Phase;
 use crate::store::EventPage;
+use ensemble_core::event::Interaction;
+use ensemble_core::model::{Goal, ProviderInfo, Room, Scope, Session, SessionKey, SessionStatus};
 
 impl Controller {
     /// Every registered provider with its availability and capabilities, and its auth state as
@@ -23,7 +23,7 @@ impl Controller {
         provider: &str,
         cwd: Option<&str>,
         cursor: Option<String>,
-    ) -> Result<crate::model::ProviderSessionList> {
+    ) -> Result<ensemble_core::model::ProviderSessionList> {
         let adapter = self.adapter(provider)?;
         let cwd = cwd.unwrap_or(&self.inner.config.default_cwd);
         Ok(adapter.list_sessions(cwd, cursor).await?)
@@ -38,7 +38,7 @@ impl Controller {
         self.provider_infos(&checks)
     }
 
-    fn provider_infos(&self, checks: &HashMap<String, crate::adapter::AuthCheck>) -> Vec<ProviderInfo> {
+    fn provider_infos(&self, checks: &HashMap<String, ensemble_core::adapter::AuthCheck>) -> Vec<ProviderInfo> {
         self.inner
             .adapters
             .values()
@@ -69,7 +69,7 @@ impl Controller {
                     (s, a) => s.or(a),
                 };
                 if let Some((_, state, message)) = newest {
-                    p.login_command = message.as_deref().and_then(crate::model::login_command);
+                    p.login_command = message.as_deref().and_then(ensemble_core::model::login_command);
                     p.auth_state = Some(state);
                     p.auth_message = message;
                 }
@@ -80,7 +80,7 @@ impl Controller {
 
     /// The auth state of the provider's most recently updated session that has one: what its
     /// agent said when it last started (a login since shows at the next start), and when.
-    fn last_auth(&self, provider: &str) -> Option<(i64, crate::model::AuthState, Option<String>)> {
+    fn last_auth(&self, provider: &str) -> Option<(i64, ensemble_core::model::AuthState, Option<String>)> {
         let st = self.state();
         st.sessions
             .values()

@@ -17,10 +17,12 @@ use super::error::{ControllerError, Result};
 use super::fold::Batch;
 use super::publish::Persist;
 use super::requests::TurnAccepted;
-use crate::adapter::Adapter;
-use crate::clock::new_id;
-use crate::event::{EventBody, NoticeLevel, NoticePayload, QueueUpdatedPayload, TurnSteeredPayload, input_bytes};
-use crate::model::{InputItem, QueuedTurn, SessionKey};
+use ensemble_core::adapter::Adapter;
+use ensemble_core::clock::new_id;
+use ensemble_core::event::{
+    EventBody, NoticeLevel, NoticePayload, QueueUpdatedPayload, TurnSteeredPayload, input_bytes,
+};
+use ensemble_core::model::{InputItem, QueuedTurn, SessionKey};
 
 fn not_queued(turn_id: &str) -> ControllerError {
     ControllerError::QueuedTurnNotFound(turn_id.to_owned())

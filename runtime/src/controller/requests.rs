@@ -1,6 +1,6 @@
 //! The requests the controller takes, and what it answers them with.
 
-use crate::model::{InputItem, SessionSettings};
+use ensemble_core::model::{InputItem, SessionSettings};
 
 /// `POST /v1/rooms/{roomId}/sessions`.
 #[derive(Clone, Debug, Default)]
@@ -28,7 +28,7 @@ pub struct StartSession {
 /// What a fork's start forks.
 #[derive(Clone, Debug)]
 pub struct ForkFrom {
-    pub source: crate::model::Session,
+    pub source: ensemble_core::model::Session,
     pub through_turn: String,
     /// The source's most recent turn (the last with a checkpoint after it).
     pub last_turn: Option<String>,

@@ -6,12 +6,12 @@ use super::Controller;
 use super::error::{ControllerError, Result};
 use super::fold::{EarlyFacts, Entry, Visibility};
 use super::publish::{NewProcess, Persist};
-use crate::adapter::{Adapter, SideOpen};
-use crate::clock::new_id;
-use crate::event::{EventBody, SessionStartedPayload};
-use crate::limits::{FieldError, check_id};
-use crate::model::{Scope, Session, SessionKey, SideCapabilities};
 use crate::session::{Phase, SessionRecord};
+use ensemble_core::adapter::{Adapter, SideOpen};
+use ensemble_core::clock::new_id;
+use ensemble_core::event::{EventBody, SessionStartedPayload};
+use ensemble_core::limits::{FieldError, check_id};
+use ensemble_core::model::{Scope, Session, SessionKey, SideCapabilities};
 
 /// The outcome of opening a side conversation.
 #[derive(Clone, Debug)]

@@ -26,8 +26,8 @@ use std::sync::atomic::Ordering;
 use super::Controller;
 use super::error::{ControllerError, Result};
 use super::lifecycle::Interruption;
-use crate::model::SessionKey;
 use crate::session::Phase;
+use ensemble_core::model::SessionKey;
 
 impl Controller {
     /// Watches the store until the controller stops accepting work (see the module comment).

@@ -8,14 +8,14 @@ use super::Controller;
 use super::error::{ControllerError, Result};
 use super::publish::Persist;
 use super::requests::{SubmitTurn, TurnAccepted};
-use crate::adapter::{AdapterError, TurnRequest};
-use crate::clock::new_id;
-use crate::event::{
+use ensemble_core::adapter::{AdapterError, TurnRequest};
+use ensemble_core::clock::new_id;
+use ensemble_core::event::{
     Decision, ErrorInfo, EventBody, InteractionKind, InteractionResolvedPayload, ResolvedBy, TurnCanceledPayload,
     TurnFailedPayload, TurnStartedPayload, TurnSteeredPayload,
 };
-use crate::limits::{FieldError, check_bytes, check_id};
-use crate::model::{InputItem, SessionKey};
+use ensemble_core::limits::{FieldError, check_bytes, check_id};
+use ensemble_core::model::{InputItem, SessionKey};
 
 impl Controller {
     /// Submits a turn (or steers the active one), apart from the caller ([`Self::detached`]).
@@ -44,7 +44,7 @@ impl Controller {
                 return Ok(TurnAccepted { turn_id: turn.to_owned(), duplicate: true, steered: false, queued });
             }
             // Refused at once: the agent would only retry its model API for a long while.
-            if e.rec.session.auth_state == Some(crate::model::AuthState::AuthRequired) {
+            if e.rec.session.auth_state == Some(ensemble_core::model::AuthState::AuthRequired) {
                 let message = e.rec.session.auth_message.clone().unwrap_or_else(|| {
                     format!("provider `{}` needs a login before it can run a turn", e.rec.session.provider)
                 });
@@ -98,8 +98,8 @@ impl Controller {
     pub(super) async fn begin_locked(
         &self,
         key: &SessionKey,
-        adapter: &std::sync::Arc<dyn crate::adapter::Adapter>,
-        session: &crate::model::Session,
+        adapter: &std::sync::Arc<dyn ensemble_core::adapter::Adapter>,
+        session: &ensemble_core::model::Session,
         turn_id: String,
         resolved: super::input::Resolved,
         client_submit_id: Option<String>,
@@ -154,12 +154,12 @@ impl Controller {
     /// read (see [`super::input`]).
     pub(super) fn resolve_input(
         &self,
-        adapter: &std::sync::Arc<dyn crate::adapter::Adapter>,
-        session: &crate::model::Session,
+        adapter: &std::sync::Arc<dyn ensemble_core::adapter::Adapter>,
+        session: &ensemble_core::model::Session,
         input: Vec<InputItem>,
     ) -> Result<super::input::Resolved> {
         if input.iter().all(|i| matches!(i, InputItem::Text { .. })) {
-            let prompt = input.iter().map(|i| crate::adapter::Prompt::Text(i.text().to_owned())).collect();
+            let prompt = input.iter().map(|i| ensemble_core::adapter::Prompt::Text(i.text().to_owned())).collect();
             return Ok(super::input::Resolved { stored: input, prompt });
         }
         let kinds = adapter.input_kinds(session);

@@ -12,12 +12,12 @@ use serde_json::json;
 use super::Controller;
 use super::error::{ControllerError, Result};
 use super::publish::Persist;
-use crate::event::{BudgetExhaustedPayload, EventBody, NoticeLevel, NoticePayload};
-use crate::model::{
-    Budget, BudgetState, OnExhausted, ProviderUsage, RoomUsage, SessionKey, SessionUsage, SessionUsageLine, TurnUsage,
-    UsageTotals,
-};
 use crate::usage::state;
+use ensemble_core::event::{BudgetExhaustedPayload, EventBody, NoticeLevel, NoticePayload};
+use ensemble_core::model::SessionKey;
+use ensemble_core::usage::{
+    Budget, BudgetState, OnExhausted, ProviderUsage, RoomUsage, SessionUsage, SessionUsageLine, TurnUsage, UsageTotals,
+};
 
 /// The provider-state key a room's budget is kept under (with no session).
 const ROOM_BUDGET_KEY: &str = "room.budget";

@@ -12,8 +12,8 @@ use sha2::Digest;
 use super::Controller;
 use super::config::WorkspaceConfig;
 use super::error::{ControllerError, Result};
-use crate::event::{EventBody, NoticeLevel, NoticePayload};
-use crate::model::{SessionKey, SessionWorkspace};
+use ensemble_core::event::{EventBody, NoticeLevel, NoticePayload};
+use ensemble_core::model::{SessionKey, SessionWorkspace};
 
 /// A restore under way, written beside the session's index before the work tree is touched and
 /// removed after: one found at start-up was interrupted.
@@ -80,7 +80,7 @@ impl Controller {
                 object_format: String::new(),
             });
         }
-        let repo = self.git()?.discover(&top).await?.ok_or_else(|| super::workspaces::gone(&top))?;
+        let repo = self.git()?.discover(&top).await?.ok_or_else(|| ControllerError::workspace_gone(&top))?;
         if let Some(why) = self.repo_refused(&repo) {
             return Err(ControllerError::NoWorkspace(format!("the session's workspace cannot be used: {why}")));
         }

@@ -9,9 +9,9 @@ use serde::Serialize;
 use super::Controller;
 use super::error::{ControllerError, Result};
 use super::publish::Persist;
-use crate::event::{EventBody, WorkspaceCommittedPayload};
-use crate::model::{SessionKey, SessionWorkspace, WorkspaceKind};
 use crate::session::Phase;
+use ensemble_core::event::{EventBody, WorkspaceCommittedPayload};
+use ensemble_core::model::{SessionKey, SessionWorkspace, WorkspaceKind};
 
 /// A session's workspace and the bytes it takes on disk.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -61,7 +61,7 @@ impl Controller {
         }
         let top = PathBuf::from(ws.path.clone().unwrap_or_default());
         if !top.is_dir() {
-            return Err(super::workspaces::gone(&top));
+            return Err(ControllerError::workspace_gone(&top));
         }
         let (repo, shadow) = self.place_of(&session).await?;
         let lock = self.workspace_lock(&top);
@@ -70,7 +70,7 @@ impl Controller {
         let payload = WorkspaceCommittedPayload {
             commit,
             branch: ws.branch.unwrap_or_default(),
-            message: crate::limits::clip(message),
+            message: ensemble_core::limits::clip(message),
         };
         let event = payload.clone();
         self.publish_with(key, Persist::Always, |b| {
@@ -91,7 +91,7 @@ impl Controller {
             .ok_or_else(|| ControllerError::NoWorkspace("the session's cwd is not in a git work tree".into()))?;
         let path = PathBuf::from(workspace.path.clone().unwrap_or_default());
         if !path.exists() {
-            return Err(super::workspaces::gone(&path));
+            return Err(ControllerError::workspace_gone(&path));
         }
         let disk_bytes =
             tokio::task::spawn_blocking(move || ensemble_workspace::Git::disk_usage(&path)).await.unwrap_or(0);

@@ -1,5 +1,5 @@
 //! Workspaces: a git worktree per session when asked, and a checkpoint of the working tree around
-//! every turn when the session works in a git work tree (see [`crate::model::SessionWorkspace`]).
+//! every turn when the session works in a git work tree (see [`ensemble_core::model::SessionWorkspace`]).
 //!
 //! A checkpoint is a commit of the whole working tree (untracked files included, ignored ones
 //! not) made through a private index file into the server's own repository for that work tree
@@ -21,11 +21,11 @@ use super::Controller;
 use super::error::{ControllerError, Result};
 use super::publish::Persist;
 use super::workspace_git::{key_hash, room_prefix};
-use crate::clock::new_id;
-use crate::event::{
+use ensemble_core::clock::new_id;
+use ensemble_core::event::{
     ChangeStatus, ChangedFile, EventBody, NoticeLevel, NoticePayload, TurnChangesPayload, WorkspaceRestoredPayload,
 };
-use crate::model::{Session, SessionKey, SessionWorkspace, WorkspaceKind};
+use ensemble_core::model::{Session, SessionKey, SessionWorkspace, WorkspaceKind};
 
 /// What a session start asks of its workspace.
 #[derive(Clone, Debug, Default)]
@@ -248,7 +248,7 @@ impl Controller {
     /// The session's checkpointed work tree, if it has one.
     pub(super) fn checkpointed(session: &Session) -> Option<PathBuf> {
         // A side conversation works in its source's tree; its turns are not the session's.
-        if session.scope != crate::model::Scope::Canonical {
+        if session.scope != ensemble_core::model::Scope::Canonical {
             return None;
         }
         session.workspace.as_ref().filter(|w| w.checkpoints).and_then(|w| w.path.as_ref()).map(PathBuf::from)
@@ -375,7 +375,9 @@ impl Controller {
         let session = self.snapshot(key)?;
         match Self::checkpointed(&session) {
             // Removed by hand (or its repository deleted): say so, rather than what git says.
-            Some(top) if !top.is_dir() || !recorded_git_dir(&session, &top).is_dir() => Err(gone(&top)),
+            Some(top) if !top.is_dir() || !recorded_git_dir(&session, &top).is_dir() => {
+                Err(ControllerError::workspace_gone(&top))
+            }
             Some(top) if self.workspaces().is_some() => Ok((session, top)),
             _ => Err(ControllerError::NoWorkspace(NO_CHECKPOINTS.into())),
         }
@@ -538,12 +540,4 @@ fn inside(top: &Path, rel: &str) -> Option<PathBuf> {
     }
     let dir = top.join(p).canonicalize().ok()?;
     (dir.is_dir() && dir.starts_with(top.canonicalize().ok()?)).then_some(dir)
-}
-
-/// The error for a work tree removed by hand (or whose repository was deleted).
-pub(super) fn gone(top: &Path) -> ControllerError {
-    ControllerError::NoWorkspace(format!(
-        "the session's work tree {} is gone (removed, or its repository deleted)",
-        top.display()
-    ))
 }

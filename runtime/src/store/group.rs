@@ -11,8 +11,8 @@ use super::health::Loss;
 use super::health::StoreStats;
 use super::types::{AppendBatch, CommitListener, CommittedEvent, Queued, StoreConfig, StoreError, WriteOp};
 use super::webhooks::OutboxItem;
-use crate::budget::ByteBudget;
-use crate::goal::Binding;
+use ensemble_core::budget::ByteBudget;
+use ensemble_core::goal::Binding;
 
 /// The writer's end of the queue: the operations, the budget it gives their bytes back to, and
 /// the bell its senders ring once they have queued ([`super::types::Rung`]).
@@ -316,7 +316,7 @@ pub(super) const FRAME_PREFIX: &str = "{\"type\":\"event\",\"event\":";
 
 /// An event serialised once, from the borrowed event, straight into its wire frame; the log stores
 /// the `event` part of it ([`event_json`]).
-pub(super) fn frame(ev: &crate::event::NewEvent, seq: u64) -> Result<Vec<u8>, StoreError> {
+pub(super) fn frame(ev: &ensemble_core::event::NewEvent, seq: u64) -> Result<Vec<u8>, StoreError> {
     let mut frame = Vec::with_capacity(ev.body.json_size_hint());
     frame.extend_from_slice(FRAME_PREFIX.as_bytes());
     serde_json::to_writer(&mut frame, &ev.sequenced(seq))?;
@@ -334,7 +334,7 @@ pub(super) fn event_json(frame: &[u8]) -> Result<&str, StoreError> {
 pub(super) fn outbox_item(
     room_id: &str,
     out: &super::webhooks::Outbound,
-    ev: &crate::event::NewEvent,
+    ev: &ensemble_core::event::NewEvent,
     committed: &CommittedEvent,
 ) -> Result<super::webhooks::NewOutboxItem, StoreError> {
     Ok(super::webhooks::NewOutboxItem {

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::sync::Notify;
 
-use crate::model::SessionKey;
+use ensemble_core::model::SessionKey;
 
 use super::types::StoreError;
 

@@ -47,9 +47,9 @@ pub use webhooks::{
 use group::Inbox;
 use types::{Charge, QueueTx, Queued, RingOnDrop};
 
-use crate::budget::ByteBudget;
-use crate::goal::{Binding, GoalIdentity};
 use crate::session::SessionRecord;
+use ensemble_core::budget::ByteBudget;
+use ensemble_core::goal::{Binding, GoalIdentity};
 
 /// What an engine answers besides the writes (which reach it through the queue).
 #[async_trait]

@@ -9,10 +9,10 @@ use serde_json::value::RawValue;
 use tokio::sync::{Notify, mpsc, oneshot};
 
 use super::access::{AuditRecord, TokenRecord};
-use crate::budget::ByteBudget;
-use crate::event::{EventBody, NewEvent, SessionStartedPayload};
-use crate::goal::{Binding, GoalIdentity};
 use crate::session::{Phase, SessionRecord};
+use ensemble_core::budget::ByteBudget;
+use ensemble_core::event::{EventBody, NewEvent, SessionStartedPayload};
+use ensemble_core::goal::{Binding, GoalIdentity};
 
 /// Where a goal generation is bound: the session (and its incarnation) and the provider's thread.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -66,7 +66,7 @@ pub(super) async fn pages_of_interleaved_pruned_logs_hold_every_seq_once(engine:
 /// reader that goes on from each page's `next` reads every event once, in order. (A thousand events
 /// of a MiB made one page of a GiB.)
 pub(super) async fn pages_are_cut_by_bytes_and_paging_on_reads_every_event(engine: Engine) {
-    use ensemble_runtime::event::TextCompletedPayload;
+    use ensemble_core::event::TextCompletedPayload;
     let place = Place::new(engine).await;
     let mut cfg = place.config();
     let max = 10_000;

@@ -8,14 +8,14 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use clap::Parser;
-use ensemble_runtime::adapter::{
+use ensemble_core::adapter::{
     Adapter, AdapterError, Capabilities, ProviderDescriptor, SessionHandle, StartOutcome, TurnRequest,
 };
+use ensemble_core::clock::SystemClock;
+use ensemble_core::event::{EventBody, TextDeltaPayload};
+use ensemble_core::model::{Session, SessionKey};
 use ensemble_runtime::bus::RoomHub;
-use ensemble_runtime::clock::SystemClock;
 use ensemble_runtime::controller::{Controller, StartSession};
-use ensemble_runtime::event::{EventBody, TextDeltaPayload};
-use ensemble_runtime::model::{Session, SessionKey};
 use ensemble_runtime::store::Store;
 use ensemble_server::config::{Cli, ServeArgs};
 use ensemble_server::{AppState, router};

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use ensemble_runtime::adapter::SessionHandle;
+use ensemble_core::adapter::SessionHandle;
 use tokio::runtime::Handle;
 use tokio::sync::mpsc;
 

@@ -12,8 +12,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::http::Method;
+use ensemble_core::limits::check_id;
 use ensemble_runtime::actor::Actor;
-use ensemble_runtime::limits::check_id;
 use ensemble_runtime::store::{AuditRecord, Store};
 use sha2::{Digest, Sha256};
 use tokio::sync::{mpsc, oneshot};

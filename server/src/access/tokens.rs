@@ -24,6 +24,10 @@ use subtle::ConstantTimeEq;
 use super::{Principal, Role, RoomScope};
 use crate::error::ApiError;
 
+/// Most bytes read from a token file: a token is one short line, so anything longer (or endless,
+/// like `/dev/zero`) is not a token file and is refused without being read further.
+pub const MAX_TOKEN_FILE_BYTES: u64 = 4096;
+
 /// Every managed secret starts so (and the token file's never needs to): a leaked one is easy to
 /// find in logs and code, and anything else skips the hash lookup.
 pub const SECRET_PREFIX: &str = "ens_";
@@ -230,7 +234,7 @@ impl Registry {
 
     /// What a presented secret stands for now.
     pub async fn authenticate(&self, secret: &str) -> Verdict {
-        if secret.len() as u64 > crate::security::MAX_TOKEN_FILE_BYTES {
+        if secret.len() as u64 > MAX_TOKEN_FILE_BYTES {
             return Verdict::Unknown;
         }
         let digest: [u8; 32] = Sha256::digest(secret.as_bytes()).into();

@@ -24,8 +24,8 @@ use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
+use ensemble_core::model::SessionKey;
 use ensemble_runtime::controller::{Controller, Location};
-use ensemble_runtime::model::SessionKey;
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
@@ -227,7 +227,7 @@ impl Node {
     /// The open side conversations of `room` that other hosts hold, each read from its host (as
     /// `GET …/sessions/{id}` would be forwarded). Best effort: a host that does not answer in time
     /// leaves its sides out; a client finds them later through their `side_event`s or REST.
-    pub async fn remote_sides(&self, controller: &Controller, room: &str) -> Vec<ensemble_runtime::model::Session> {
+    pub async fn remote_sides(&self, controller: &Controller, room: &str) -> Vec<ensemble_core::model::Session> {
         let remote = match controller.remote_sides(room).await {
             Ok(r) => r,
             Err(e) => {
@@ -250,13 +250,13 @@ impl Node {
                 return None;
             }
             let body = axum::body::to_bytes(resp.into_body(), self.max_body_bytes).await.ok()?;
-            serde_json::from_slice::<ensemble_runtime::model::Session>(&body).ok()
+            serde_json::from_slice::<ensemble_core::model::Session>(&body).ok()
         });
         let mut sides: Vec<_> = futures::future::join_all(reads)
             .await
             .into_iter()
             .flatten()
-            .filter(|s| s.status != ensemble_runtime::model::SessionStatus::Completed)
+            .filter(|s| s.status != ensemble_core::model::SessionStatus::Completed)
             .collect();
         sides.sort_by(|a, b| (a.created_at_ms, &a.session_id).cmp(&(b.created_at_ms, &b.session_id)));
         sides

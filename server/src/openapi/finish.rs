@@ -36,10 +36,24 @@ pub fn finish(doc: &mut Value) -> Result<(), Unexpected> {
         .and_then(Value::as_object_mut)
         .ok_or_else(|| Unexpected("components".into()))?;
     events(schemas)?;
+    webhook_events(schemas)?;
     union(schemas, "ServerFrame", "type", |t| format!("{}Frame", pascal(t)))?;
     union(schemas, "ClientFrame", "type", |t| format!("{}Frame", pascal(t)))?;
     union(schemas, "InputItem", "type", |t| format!("{}Input", pascal(t)))?;
     union(schemas, "WorkspaceSpec", "kind", |t| format!("{}Workspace", pascal(t)))?;
+    Ok(())
+}
+
+/// A new webhook's `events` lists the names it may take, from the table of event types (its
+/// webhook column), so the list is written once.
+fn webhook_events(schemas: &mut Map<String, Value>) -> Result<(), Unexpected> {
+    let names: Vec<String> = ensemble_core::event::EventBody::WEBHOOK_NAMES.iter().map(|n| format!("`{n}`")).collect();
+    let events = schemas
+        .get_mut("CreateWebhook")
+        .and_then(|s| s.pointer_mut("/properties/events"))
+        .and_then(Value::as_object_mut)
+        .ok_or_else(|| Unexpected("CreateWebhook.events".into()))?;
+    events.insert("description".into(), Value::String(format!("The event types it gets: {}.", names.join(", "))));
     Ok(())
 }
 

@@ -8,11 +8,11 @@
 mod finish;
 
 use bytes::Bytes;
-use ensemble_runtime::event::{Event, EventBody};
+use ensemble_core::event::{Event, EventBody};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
-use ensemble_runtime::answers::{AnswerChoices, QuestionAnswer};
+use ensemble_core::answers::{AnswerChoices, QuestionAnswer};
 
 use crate::api::{ClientFrame, ServerFrame};
 

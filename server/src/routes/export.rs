@@ -8,8 +8,8 @@ use axum::extract::State;
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
+use ensemble_core::model::Session;
 use ensemble_runtime::controller::Controller;
-use ensemble_runtime::model::Session;
 use ensemble_runtime::store::EventPage;
 use serde::Serialize;
 
@@ -174,7 +174,7 @@ fn prelude(room: &str, first: &EventPage, sessions: &[Session]) -> Result<Bytes,
         format: FORMAT,
         version: VERSION,
         room_id: room,
-        exported_at_ms: ensemble_runtime::clock::unix_ms(),
+        exported_at_ms: ensemble_core::clock::unix_ms(),
         head: first.head_seq,
         first_seq: first.pruned_through + 1,
     };

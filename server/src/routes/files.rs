@@ -6,9 +6,9 @@
 use std::path::{Component, Path, PathBuf};
 
 use axum::extract::State;
+use ensemble_core::limits::check_text;
+use ensemble_core::model::Session;
 use ensemble_files::{EntryKind, FileError, Root};
-use ensemble_runtime::limits::check_text;
-use ensemble_runtime::model::Session;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 

@@ -3,9 +3,9 @@
 
 use axum::extract::State;
 use axum::http::StatusCode;
+use ensemble_core::goal::GoalAction;
+use ensemble_core::model::Goal;
 use ensemble_runtime::controller::GoalControl;
-use ensemble_runtime::goal::GoalAction;
-use ensemble_runtime::model::Goal;
 
 use super::params::SessionPath;
 use crate::api::{GoalOperationQuery, SetGoalRequest};

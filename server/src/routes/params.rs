@@ -6,8 +6,8 @@
 
 use axum::extract::FromRequestParts;
 use axum::http::StatusCode;
-use ensemble_runtime::limits::check_id;
-use ensemble_runtime::model::SessionKey;
+use ensemble_core::limits::check_id;
+use ensemble_core::model::SessionKey;
 use serde::Deserialize;
 use utoipa::IntoParams;
 

@@ -1,8 +1,8 @@
 //! `/v1/providers`: what this server can run.
 
 use axum::extract::State;
-use ensemble_runtime::limits::{check_id, check_text};
-use ensemble_runtime::model::ProviderSessionList;
+use ensemble_core::limits::{check_id, check_text};
+use ensemble_core::model::ProviderSessionList;
 use serde::Deserialize;
 use utoipa::IntoParams;
 

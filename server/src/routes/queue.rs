@@ -3,7 +3,7 @@
 
 use axum::extract::State;
 use axum::http::StatusCode;
-use ensemble_runtime::model::{InputItem, QueuedTurn};
+use ensemble_core::model::{InputItem, QueuedTurn};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -21,7 +21,7 @@ pub struct QueuedPath {
 
 impl QueuedPath {
     fn id(&self) -> Result<&str, ApiError> {
-        ensemble_runtime::limits::check_id("turnId", &self.turn_id)?;
+        ensemble_core::limits::check_id("turnId", &self.turn_id)?;
         Ok(&self.turn_id)
     }
 }

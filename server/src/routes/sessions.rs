@@ -5,15 +5,15 @@ use axum::Extension;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use ensemble_core::model::{ConfigChange, Session};
 use ensemble_runtime::controller::{ForkSession, StartSession, WorkspaceRequest};
-use ensemble_runtime::model::{ConfigChange, Session};
 
-use ensemble_runtime::limits::check_text;
+use ensemble_core::limits::check_text;
 
 use super::params::{RoomPath, SessionPath};
 use std::time::Duration;
 
-use ensemble_runtime::model::SessionStatus;
+use ensemble_core::model::SessionStatus;
 
 use crate::access::Principal;
 use crate::api::{
@@ -84,7 +84,7 @@ pub async fn start_session(
 }
 
 /// 201 with the started session, as its `session.started` carries it, and where it is.
-fn created(session: &ensemble_runtime::shared_session::SharedSession) -> Result<Response, ApiError> {
+fn created(session: &ensemble_core::shared_session::SharedSession) -> Result<Response, ApiError> {
     let mut headers = HeaderMap::new();
     if let Ok(loc) = HeaderValue::from_str(&format!("/v1/rooms/{}/sessions/{}", session.room_id, session.session_id)) {
         headers.insert(header::LOCATION, loc);

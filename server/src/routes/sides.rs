@@ -3,7 +3,7 @@
 use axum::extract::State;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use ensemble_runtime::model::SideCapabilities;
+use ensemble_core::model::SideCapabilities;
 
 use super::params::{SessionPath, events_page, history_expired};
 use crate::api::{EventList, EventsQuery, OpenSideRequest, SessionList, SideOpened};

@@ -3,7 +3,7 @@
 use axum::Extension;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use ensemble_runtime::limits::check_id;
+use ensemble_core::limits::check_id;
 use ensemble_runtime::store::{AuditRecord, TokenRecord};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};

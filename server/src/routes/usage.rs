@@ -1,7 +1,7 @@
 //! What sessions and rooms spent, and their budgets.
 
 use axum::extract::State;
-use ensemble_runtime::model::{Budget, RoomUsage, SessionUsage};
+use ensemble_core::usage::{Budget, RoomUsage, SessionUsage};
 
 use super::params::{RoomPath, SessionPath};
 use crate::error::{ApiError, ErrorResponse, Json};

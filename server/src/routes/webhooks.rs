@@ -4,10 +4,10 @@
 use axum::Extension;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
+use ensemble_core::event::EventBody;
+use ensemble_core::limits::check_id;
 use ensemble_runtime::ControllerError;
-use ensemble_runtime::limits::check_id;
 use ensemble_runtime::store::{OutboxAttempt, OutboxItem, OutboxState, StoreError, WebhookRecord};
-use ensemble_runtime::webhooks::WEBHOOK_EVENTS;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
@@ -32,9 +32,8 @@ pub struct CreateWebhook {
     /// Where deliveries are POSTed (http or https; a public address unless the server runs with
     /// `--webhook-allow-private`).
     pub url: String,
-    /// The event types it gets: `interaction.requested`, `interaction.resolved`,
-    /// `session.needs_attention`, `turn.completed`, `turn.failed`, `turn.canceled`,
-    /// `session.closed`, `session.failed`, `budget.exhausted`.
+    /// The event types it gets (listed in the OpenAPI document from the table of event types:
+    /// `openapi/finish.rs`).
     pub events: Vec<String>,
     /// The rooms whose events it gets; omitted or `["*"]`: every room.
     #[serde(default)]
@@ -256,14 +255,17 @@ fn check_url(hooks: &Webhooks, url: &str) -> Result<String, ApiError> {
 
 fn check_events(events: &[String]) -> Result<Vec<String>, ApiError> {
     if events.is_empty() {
-        return Err(invalid("events", format!("events must name at least one of {}", WEBHOOK_EVENTS.join(", "))));
+        return Err(invalid(
+            "events",
+            format!("events must name at least one of {}", EventBody::WEBHOOK_NAMES.join(", ")),
+        ));
     }
     let mut out: Vec<String> = Vec::new();
     for e in events {
-        if !WEBHOOK_EVENTS.contains(&e.as_str()) {
+        if !EventBody::WEBHOOK_NAMES.contains(&e.as_str()) {
             return Err(invalid(
                 "events",
-                format!("`{e}` is not a webhook event; they are {}", WEBHOOK_EVENTS.join(", ")),
+                format!("`{e}` is not a webhook event; they are {}", EventBody::WEBHOOK_NAMES.join(", ")),
             ));
         }
         if !out.contains(e) {
@@ -350,7 +352,7 @@ pub async fn create_webhook(
         )
         .with_details(serde_json::json!({ "max": hooks.config.max_webhooks })));
     }
-    let now = ensemble_runtime::clock::unix_ms();
+    let now = ensemble_core::clock::unix_ms();
     let record = WebhookRecord {
         id: format!("wh_{}", random_hex(8)?),
         url,
@@ -423,7 +425,7 @@ pub async fn update_webhook(
     if let Some(enabled) = req.enabled {
         record.enabled = enabled;
     }
-    record.updated_at_ms = ensemble_runtime::clock::unix_ms();
+    record.updated_at_ms = ensemble_core::clock::unix_ms();
     if !hooks.store().webhook_update(record.clone()).await.map_err(store)? {
         return Err(not_found(&p.webhook_id));
     }

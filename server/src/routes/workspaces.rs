@@ -1,9 +1,9 @@
 //! A session's workspace: its checkpoints, what changed between them, and restoring one.
 
 use axum::extract::State;
+use ensemble_core::event::{WorkspaceCommittedPayload, WorkspaceRestoredPayload};
+use ensemble_core::limits::check_text;
 use ensemble_runtime::controller::{ChangesRange, WorkspaceChanges, WorkspaceInfo};
-use ensemble_runtime::event::{WorkspaceCommittedPayload, WorkspaceRestoredPayload};
-use ensemble_runtime::limits::check_text;
 
 use super::params::SessionPath;
 use crate::api::{ChangesQuery, CheckpointList, CheckpointsQuery, CommitRequest, RestoreRequest};

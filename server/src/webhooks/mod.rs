@@ -92,7 +92,7 @@ pub struct Webhooks {
 
 /// The time now, in milliseconds since the epoch.
 fn now_ms() -> i64 {
-    ensemble_runtime::clock::unix_ms()
+    ensemble_core::clock::unix_ms()
 }
 
 impl Webhooks {

@@ -10,9 +10,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{Postgres, classify};
-use crate::model::SessionKey;
 use crate::session::SessionRecord;
 use crate::store::types::StoreError;
+use ensemble_core::model::SessionKey;
 
 /// The answer to a claim.
 #[derive(Clone, Debug, PartialEq, Eq)]

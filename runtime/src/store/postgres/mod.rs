@@ -24,8 +24,8 @@ use super::access::{AuditRecord, TokenRecord};
 use super::health::StoreStats;
 use super::types::{CommitListener, EventPage, LedgerKey, RoomInfo, StoreConfig, StoreError};
 use super::webhooks::{OutboxItem, WebhookRecord};
-use crate::goal::{Binding, GoalIdentity};
 use crate::session::SessionRecord;
+use ensemble_core::goal::{Binding, GoalIdentity};
 
 /// The rooms with their heads and session counts (rooms with sessions but no events included).
 const ROOMS_SQL: &str = "SELECT r.room_id, r.head_seq, (SELECT COUNT(*) FROM sessions s WHERE s.room_id = r.room_id)

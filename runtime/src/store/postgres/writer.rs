@@ -14,10 +14,10 @@ use tokio_postgres::{Client, GenericClient, Statement};
 use super::access;
 use super::webhooks;
 use super::{WRITER_LOCK, classify, connect, read_binding, take_writer_lock};
-use crate::goal::{Binding, GoalIdentity};
 use crate::store::group::{Done, Inbox, Value, deliver, event_json, frame, next_group, outbox_item};
 use crate::store::health::StoreStats;
 use crate::store::types::{AppendBatch, CommitListener, CommittedEvent, LedgerKey, StoreConfig, StoreError, WriteOp};
+use ensemble_core::goal::{Binding, GoalIdentity};
 
 /// Statements prepared once per connection.
 struct Stmts {
@@ -398,7 +398,7 @@ async fn prune_by_age(
     let Some(max_age) = retention.max_age else {
         return Ok(());
     };
-    let cutoff = crate::clock::unix_ms() - max_age.as_millis() as i64;
+    let cutoff = ensemble_core::clock::unix_ms() - max_age.as_millis() as i64;
     let rows = tx
         .query("SELECT room_id, MAX(seq) FROM events WHERE occurred_at_ms < $1 GROUP BY room_id", &[&cutoff])
         .await

@@ -2,8 +2,8 @@
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use crate::goal::{Binding, GoalIdentity};
 use crate::store::types::{LedgerKey, StoreError};
+use ensemble_core::goal::{Binding, GoalIdentity};
 
 pub(super) fn read_binding(conn: &Connection, k: &LedgerKey) -> Result<Option<Binding>, StoreError> {
     Ok(conn

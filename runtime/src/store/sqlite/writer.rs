@@ -15,13 +15,13 @@ use super::ledger::bind_goal;
 use super::prefill::Prefill;
 use super::schema::{AUTOCHECKPOINT_PAGES, MARK_EVERY, RoomRow, room_row};
 use super::webhooks;
-use crate::event::EventBody;
 use crate::store::group::{Done, Inbox, Value, deliver, event_json, frame, next_group, outbox_item};
 use crate::store::health::StoreStats;
 use crate::store::types::{
     AppendBatch, CommitListener, CommittedEvent, RecordBody, Retention, StoreConfig, StoreError, WriteOp, record_json,
     record_of_started_event,
 };
+use ensemble_core::event::EventBody;
 
 /// What the writer keeps of a room: its `rooms` row (the record count is what `GET /v1/rooms`
 /// reads, since the records have no index by room: migration 4; the newest event's row id is where
@@ -656,7 +656,7 @@ fn prune_by_age(
     let Some(max_age) = retention.max_age else {
         return Ok(());
     };
-    let cutoff = crate::clock::unix_ms() - max_age.as_millis() as i64;
+    let cutoff = ensemble_core::clock::unix_ms() - max_age.as_millis() as i64;
     let rooms: Vec<(String, i64)> = {
         let mut stmt =
             conn.prepare("SELECT room_id, MAX(seq) FROM events WHERE occurred_at_ms < ?1 GROUP BY room_id")?;
