@@ -5,9 +5,12 @@
 use std::path::Path;
 
 /// Where a path the documents name must start to be checked (other backticked words are code).
-const ROOTS: [&str; 13] = [
+const ROOTS: [&str; 16] = [
     "core/",
     "files/",
+    "workspace/",
+    "isolation/",
+    "console/",
     "docs/",
     "runtime/",
     "adapters/",

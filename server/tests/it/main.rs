@@ -33,6 +33,7 @@ mod full_disk;
 mod git_walls;
 mod goals;
 mod hostile_agents;
+mod house;
 mod inherited_fds;
 mod input;
 mod isolation;
