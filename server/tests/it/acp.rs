@@ -30,7 +30,7 @@ impl AcpSetup {
         let dir = tempfile::tempdir().expect("tempdir");
         // Inside the roots the harness gives every server (its dir and /var/tmp).
         let work = tempfile::Builder::new().prefix("ensemble-acp-work-").tempdir_in("/var/tmp").expect("work");
-        let marker = format!("ensemble-acp-test-{}", std::process::id()) + &ensemble_runtime::clock::new_id();
+        let marker = format!("ensemble-acp-test-{}", std::process::id()) + &ensemble_core::clock::new_id();
         let args: Vec<String> = args.iter().map(|a| format!("{a:?}")).collect();
         let file = format!(
             "[[provider]]\nid = \"test-acp\"\nkind = \"acp\"\ncommand = {:?}\nargs = [{}]\nenv = {{ ACP_TEST_MARKER = {:?} }}\n{extra}\n",

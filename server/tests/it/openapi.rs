@@ -80,7 +80,7 @@ fn every_event_type_and_contract_route_is_documented() {
         assert!(types.contains(t), "event type {t} has no schema");
     }
     // The event table is the one list: the document has exactly its types.
-    let table: BTreeSet<&str> = ensemble_runtime::event::EventBody::TYPE_NAMES.iter().copied().collect();
+    let table: BTreeSet<&str> = ensemble_core::event::EventBody::TYPE_NAMES.iter().copied().collect();
     assert_eq!(types, table);
     let envelope = ["seq", "roomId", "eventId", "sessionId", "scope", "occurredAtMs", "type", "payload"];
     for (t, target) in mapping {
@@ -138,7 +138,7 @@ fn unions_are_named_and_discriminated_and_responses_described() {
 #[test]
 fn ids_are_documented_with_the_servers_rule() {
     let doc = ensemble_server::openapi::pretty(&ensemble_server::router::openapi());
-    let pattern_json = serde_json::to_string(ensemble_runtime::limits::ID_PATTERN).unwrap();
+    let pattern_json = serde_json::to_string(ensemble_core::limits::ID_PATTERN).unwrap();
     let uses = doc.matches(&format!("\"pattern\": {pattern_json}")).count();
     // roomId and sessionId in paths, requestId, clientSubmitId (turns, goals, goal queries),
     // sessionId, sideSessionId and the side's requestId in bodies.

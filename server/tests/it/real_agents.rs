@@ -93,7 +93,7 @@ impl RealAgent {
         let home = tempfile::Builder::new().prefix(&format!("ensemble-{id}-home-")).tempdir_in("/var/tmp").unwrap();
         let work = tempfile::Builder::new().prefix(&format!("ensemble-{id}-work-")).tempdir_in("/var/tmp").unwrap();
         let dir = tempfile::tempdir().unwrap();
-        let marker = format!("ensemble-agent-{id}-{}", ensemble_runtime::clock::new_id());
+        let marker = format!("ensemble-agent-{id}-{}", ensemble_core::clock::new_id());
         prepare(home.path(), &mock.base_url());
         let mut entry = documented_entry(id);
         entry.insert("command".into(), toml::Value::String(command.display().to_string()));
