@@ -1379,11 +1379,7 @@ export interface components {
             description?: string | null;
             /** @description Default true. */
             enabled?: boolean | null;
-            /**
-             * @description The event types it gets: `interaction.requested`, `interaction.resolved`,
-             *     `session.needs_attention`, `turn.completed`, `turn.failed`, `turn.canceled`,
-             *     `session.closed`, `session.failed`, `budget.exhausted`.
-             */
+            /** @description The event types it gets: `session.closed`, `session.failed`, `turn.completed`, `turn.failed`, `turn.canceled`, `interaction.requested`, `interaction.resolved`, `session.needs_attention`, `budget.exhausted`. */
             events: string[];
             /** @description The rooms whose events it gets; omitted or `["*"]`: every room. */
             rooms?: string[] | null;

@@ -25,9 +25,9 @@ class CreateWebhook:
     """ `POST /v1/webhooks`.
 
         Attributes:
-            events (list[str]): The event types it gets: `interaction.requested`, `interaction.resolved`,
-                `session.needs_attention`, `turn.completed`, `turn.failed`, `turn.canceled`,
-                `session.closed`, `session.failed`, `budget.exhausted`.
+            events (list[str]): The event types it gets: `session.closed`, `session.failed`, `turn.completed`,
+                `turn.failed`, `turn.canceled`, `interaction.requested`, `interaction.resolved`, `session.needs_attention`,
+                `budget.exhausted`.
             url (str): Where deliveries are POSTed (http or https; a public address unless the server runs with
                 `--webhook-allow-private`).
             description (None | str | Unset):
