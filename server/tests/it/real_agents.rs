@@ -149,8 +149,8 @@ impl RealAgent {
 
     /// Starts session `id` of this agent in room `r`.
     pub async fn start(&self, s: &Server, id: &str) -> Value {
-        let (status, body) =
-            s.post("/v1/rooms/r/sessions", json!({"sessionId": id, "provider": self.id, "cwd": self.cwd()})).await;
+        let body = json!({"sessionId": id, "provider": self.id, "cwd": self.cwd()});
+        let (status, body) = s.post_within("/v1/rooms/r/sessions", body, AGENT_WAIT).await;
         assert_eq!(status, StatusCode::CREATED, "{body}\n{}", s.log());
         body
     }
@@ -293,7 +293,10 @@ impl Scenarios<'_> {
         let (status, body) = self.server.post_empty(&format!("/v1/rooms/r/sessions/{session}/release")).await;
         assert!(status.is_success(), "{body}");
         self.agent.none_left().await;
-        let (status, body) = self.server.post_empty(&format!("/v1/rooms/r/sessions/{session}/resume")).await;
+        let path = format!("/v1/rooms/r/sessions/{session}/resume");
+        let res = self.server.http().post(self.server.url(&path)).timeout(AGENT_WAIT).send().await.expect("POST");
+        let status = res.status();
+        let body: Value = res.json().await.unwrap_or_default();
         assert_eq!(status, StatusCode::OK, "{body}\n{}", self.server.log());
         assert_eq!(body["live"], true);
         let turn = self.server.turn("r", session, "after the resume").await;

@@ -217,6 +217,12 @@ impl Server {
         decode(res).await
     }
 
+    /// A POST allowed `within` instead of [`WAIT`] (a real agent's start, seconds under load).
+    pub async fn post_within(&self, path: &str, body: Value, within: Duration) -> (StatusCode, Value) {
+        let res = self.http.post(self.url(path)).json(&body).timeout(within).send().await.expect("POST");
+        decode(res).await
+    }
+
     pub async fn post_empty(&self, path: &str) -> (StatusCode, Value) {
         let res = self.http.post(self.url(path)).send().await.expect("POST");
         decode(res).await
