@@ -10,7 +10,7 @@
 //! Only a request the owner can authenticate becomes [`Forwarded`]: it carries
 //! `Ensemble-Timestamp` (unix ms), `Ensemble-Nonce` (128 random bits) and `Ensemble-Mac` over
 //! method, URI, sending host, receiving host, content type, timestamp, nonce and body
-//! ([`auth`](super::auth)). The owner checks them before it reads anything else of the message: a
+//! ([`super::auth`]). The owner checks them before it reads anything else of the message: a
 //! missing or wrong MAC, a timestamp beyond `--cluster-max-skew-secs` or a nonce it saw before is
 //! refused (`ensemble_cluster_forward_refused_total{reason}`), never run. The answer carries a MAC
 //! over status, kept headers, body and the request's nonce, so a forged answer (anyone on NATS may

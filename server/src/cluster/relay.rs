@@ -4,7 +4,7 @@
 //! A message is `[kind][seq, 8 bytes big-endian][frame]` on the room's subject; kind `e` is a
 //! committed room event (with its room seq), `s` a side-conversation frame (seq 0). Its headers
 //! carry `Ensemble-Timestamp` (unix ms) and `Ensemble-Mac` over subject, timestamp and payload
-//! ([`auth`](super::auth)).
+//! ([`super::auth`]).
 //!
 //! A frame is delivered only if its MAC is valid and its timestamp within
 //! `--cluster-max-skew-secs`; a room event also only if its seq is one the database holds for the
