@@ -1,5 +1,5 @@
 //! Provider registration. A provider is one folder of this crate plus one line in the
-//! [`providers!`] list at the bottom of this file: the line adds the provider's options to the
+//! `providers!` list at the bottom of this file: the line adds the provider's options to the
 //! server's command line (flattened, each flag with an `ENSEMBLE_*` variable) and its adapters to
 //! the controller. Nothing else in the workspace names a provider. What a provider implements to be
 //! listed is [`Provider`].

@@ -21,7 +21,7 @@ pub enum Scope {
 }
 
 // The runtime derives it (`ensemble_runtime::session`); the line below is the contract's wording.
-/// The status clients see. Derived, see [`crate::session::SessionRecord::refresh`].
+/// The status clients see. Derived, see `ensemble_runtime::session::SessionRecord::refresh` (the runtime).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]

@@ -15,7 +15,7 @@ use ensemble_core::event::NewEvent;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Subscription {
     pub id: String,
-    /// Webhook event types (see [`EventBody::WEBHOOK_NAMES`]).
+    /// Webhook event types (see [`ensemble_core::event::EventBody::WEBHOOK_NAMES`]).
     pub events: Vec<String>,
     /// Room ids; empty: every room.
     pub rooms: Vec<String>,
