@@ -48,7 +48,7 @@ pub(super) fn with_seqs(records: &[AuditRecord], first: u64) -> Vec<AuditRecord>
 /// options set and unset), in the order of creation time and then id by bytes ("tok_B" before
 /// "tok_a", whatever PostgreSQL's collation says), before and after a reopen.
 pub(super) async fn tokens_read_back_exactly_in_creation_order(engine: Engine) {
-    let place = Place::new(engine).await;
+    let Some(place) = Place::new(engine).await else { return };
     let store = place.open(place.config(), Arc::new(Collect::default())).await;
     assert_eq!(store.tokens().await.unwrap(), vec![]);
     let mut full = token("tok_a", 2_000, &["room-1", "room \"2\" é", "r,3", "[4]"]);
@@ -81,7 +81,7 @@ pub(super) async fn tokens_read_back_exactly_in_creation_order(engine: Engine) {
 /// A token whose id or secret hash is taken is refused with a conflict (code `conflict`) and
 /// writes nothing; in one group with other writes, only it is refused.
 pub(super) async fn a_token_with_a_taken_id_or_secret_hash_is_refused_alone(engine: Engine) {
-    let place = Place::new(engine).await;
+    let Some(place) = Place::new(engine).await else { return };
     let mut cfg = place.config();
     cfg.linger = Duration::from_millis(200);
     cfg.linger_when_idle = true;
@@ -117,7 +117,7 @@ pub(super) async fn a_token_with_a_taken_id_or_secret_hash_is_refused_alone(engi
 /// A revocation answers true once, then false (its time stays the first one's); an unknown id
 /// answers false. Revocations and touches are durable: they read back after a reopen.
 pub(super) async fn a_token_is_revoked_once_and_revocations_and_touches_survive_a_reopen(engine: Engine) {
-    let place = Place::new(engine).await;
+    let Some(place) = Place::new(engine).await else { return };
     let store = place.open(place.config(), Arc::new(Collect::default())).await;
     let (a, b) = (token("tok_a", 1, &["*"]), token("tok_b", 2, &["r1", "r2"]));
     store.token_insert(a.clone()).await.unwrap();
@@ -144,7 +144,7 @@ pub(super) async fn a_token_is_revoked_once_and_revocations_and_touches_survive_
 /// one revoked already keeps its time, and the maker's maker, a sibling and the token file's
 /// other tokens stay valid. Revoking one made token leaves its maker alone.
 pub(super) async fn a_revocation_takes_every_token_its_token_made_and_nothing_else(engine: Engine) {
-    let place = Place::new(engine).await;
+    let Some(place) = Place::new(engine).await else { return };
     let store = place.open(place.config(), Arc::new(Collect::default())).await;
     let made_by = |id: &str, maker: &str| TokenRecord { created_by_id: Some(maker.into()), ..token(id, 1, &["r"]) };
     // admin ─ root ─ mid ─ leaf ─ leaf2
@@ -206,7 +206,7 @@ pub(super) async fn a_revocation_takes_every_token_its_token_made_and_nothing_el
 /// A prune removes the tokens revoked or expired before its time, and no other: not a valid one,
 /// not one revoked or expiring at or after that time.
 pub(super) async fn a_token_prune_removes_only_tokens_revoked_or_expired_before_its_time(engine: Engine) {
-    let place = Place::new(engine).await;
+    let Some(place) = Place::new(engine).await else { return };
     let store = place.open(place.config(), Arc::new(Collect::default())).await;
     let expiring = |id: &str, at: i64| TokenRecord { expires_at_ms: Some(at), ..token(id, 1, &["*"]) };
     for t in [token("tok_valid", 1, &["*"]), token("tok_old", 2, &["*"]), token("tok_new", 3, &["*"])] {
@@ -226,7 +226,7 @@ pub(super) async fn a_token_prune_removes_only_tokens_revoked_or_expired_before_
 /// (the same id twice), leaves the newer one; unknown ids are ignored, an untouched token keeps
 /// none.
 pub(super) async fn a_touch_never_moves_a_tokens_last_use_backwards(engine: Engine) {
-    let place = Place::new(engine).await;
+    let Some(place) = Place::new(engine).await else { return };
     let store = place.open(place.config(), Arc::new(Collect::default())).await;
     for id in ["tok_a", "tok_b", "tok_c"] {
         store.token_insert(token(id, 1, &["*"])).await.unwrap();
@@ -257,7 +257,7 @@ pub(super) async fn a_touch_never_moves_a_tokens_last_use_backwards(engine: Engi
 /// empty one answers the head) and a reopen; `audit_after` returns exactly the records after its
 /// seq, at most `limit`, with every field as appended.
 pub(super) async fn audit_seqs_are_gap_free_across_appends_and_a_reopen_and_page_exactly(engine: Engine) {
-    let place = Place::new(engine).await;
+    let Some(place) = Place::new(engine).await else { return };
     let store = place.open(place.config(), Arc::new(Collect::default())).await;
     assert_eq!(store.audit_append(vec![]).await.unwrap(), 0, "{engine:?}: an empty trail's head");
     assert_eq!(store.audit_after(0, 10).await.unwrap(), vec![]);
@@ -294,7 +294,7 @@ pub(super) async fn audit_seqs_are_gap_free_across_appends_and_a_reopen_and_page
 /// many; later appends go on from the last seq assigned, also once every record is gone and
 /// after a reopen.
 pub(super) async fn an_audit_prune_removes_only_older_records_and_seqs_go_on(engine: Engine) {
-    let place = Place::new(engine).await;
+    let Some(place) = Place::new(engine).await else { return };
     let store = place.open(place.config(), Arc::new(Collect::default())).await;
     // The cut is the first record (by seq) at or after the time: everything before it goes, and a
     // straggler after it (a clock step back, 25) waits for a later prune; nothing newer ever goes.
@@ -325,7 +325,7 @@ pub(super) async fn an_audit_prune_removes_only_older_records_and_seqs_go_on(eng
 /// consecutive seqs, and each token's last use is the latest either host recorded.
 #[tokio::test]
 pub(super) async fn two_postgres_stores_share_one_gap_free_audit_trail() {
-    let place = Place::new(Engine::Postgres).await;
+    let Some(place) = Place::new(Engine::Postgres).await else { return };
     let shared = || StoreConfig { exclusive: false, ..place.config() };
     let a = place.open(shared(), Arc::new(Collect::default())).await;
     let b = place.open(shared(), Arc::new(Collect::default())).await;

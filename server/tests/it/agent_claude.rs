@@ -22,6 +22,15 @@ fn bin() -> std::path::PathBuf {
     )
 }
 
+/// Whether this agent is installed here (its tests skip without it).
+fn present() -> bool {
+    have_agent(
+        "ENSEMBLE_CLAUDE_ACP_BIN",
+        "claude-acp/node_modules/.bin/claude-agent-acp",
+        "@agentclientprotocol/claude-agent-acp@0.101.0",
+    )
+}
+
 async fn claude() -> RealAgent {
     let agent = RealAgent::new("claude", &bin(), &[], |home: &Path, _base: &str| {
         std::fs::create_dir_all(home.join(".claude")).unwrap();
@@ -42,6 +51,9 @@ async fn claude() -> RealAgent {
 
 #[tokio::test]
 async fn claude_code_runs_turns_asks_permission_cancels_switches_and_resumes() {
+    if !present() {
+        return;
+    }
     let agent = claude().await;
     let s = agent.server().await;
     let go = Scenarios { agent: &agent, server: &s };
@@ -75,5 +87,8 @@ async fn claude_code_runs_turns_asks_permission_cancels_switches_and_resumes() {
 
 #[tokio::test]
 async fn claude_code_leaves_nothing_when_the_server_is_killed() {
+    if !present() {
+        return;
+    }
     nothing_left_after_the_server_is_killed(&claude().await).await;
 }

@@ -29,6 +29,15 @@ fn bin() -> PathBuf {
     )
 }
 
+/// Whether this agent is installed here (its tests skip without it).
+fn present() -> bool {
+    have_agent(
+        "ENSEMBLE_CODEX_ACP2_BIN",
+        "codex-acp2/node_modules/.bin/codex-acp",
+        "@agentclientprotocol/codex-acp@2.6.0",
+    ) && have_codex()
+}
+
 async fn codex_acp() -> RealAgent {
     let agent = RealAgent::new("codex-acp", &bin(), &[], |home: &Path, base: &str| {
         let config = CodexProvider::default().env_key("OPENAI_API_KEY").config_toml(base);
@@ -85,6 +94,9 @@ async fn set_mode(s: &Server, ws: &mut Ws, session: &str, mode: &str) {
 
 #[tokio::test]
 async fn codex_acp_runs_turns_asks_permission_cancels_switches_and_resumes() {
+    if !present() {
+        return;
+    }
     let agent = codex_acp().await;
     let s = agent.server().await;
     let go = Scenarios { agent: &agent, server: &s };
@@ -131,12 +143,18 @@ async fn codex_acp_runs_turns_asks_permission_cancels_switches_and_resumes() {
 
 #[tokio::test]
 async fn codex_acp_leaves_nothing_when_the_server_is_killed() {
+    if !present() {
+        return;
+    }
     nothing_left_after_the_server_is_killed(&codex_acp().await).await;
 }
 
 /// A model picked from the agent's own choices is the one the next turn runs on.
 #[tokio::test]
 async fn codex_acp_runs_the_next_turn_on_the_model_switched_to() {
+    if !present() {
+        return;
+    }
     let agent = codex_acp().await;
     let s = agent.server().await;
     let mut ws = s.ws("r", None).await;
@@ -181,6 +199,9 @@ async fn codex_acp_runs_the_next_turn_on_the_model_switched_to() {
 /// canceled and the command never runs.
 #[tokio::test]
 async fn codex_acp_cancel_answers_a_pending_permission() {
+    if !present() {
+        return;
+    }
     let agent = codex_acp().await;
     let s = agent.server().await;
     let mut ws = s.ws("r", None).await;
@@ -221,6 +242,9 @@ async fn codex_acp_cancel_answers_a_pending_permission() {
 /// agent is left (its codex app-server neither), and it resumes.
 #[tokio::test]
 async fn codex_acp_killed_leaves_a_resumable_session_and_no_process() {
+    if !present() {
+        return;
+    }
     let agent = codex_acp().await;
     let s = agent.server().await;
     let mut ws = s.ws("r", None).await;
@@ -253,6 +277,9 @@ async fn codex_acp_killed_leaves_a_resumable_session_and_no_process() {
 /// Then the server killed (SIGKILL) leaves no process either.
 #[tokio::test]
 async fn codex_acp_sessions_outlive_a_server_restart() {
+    if !present() {
+        return;
+    }
     let agent = codex_acp().await;
     let data = tempfile::tempdir().unwrap();
     let providers = agent.providers();

@@ -27,11 +27,14 @@ pub(crate) struct Engines {
 /// The cluster secret every test host shares.
 pub(crate) const CLUSTER_SECRET: &str = "cluster-secret-0123456789abcdef0123456789abcdef";
 
-pub(crate) async fn engines() -> Engines {
-    assert!(Postgres::available(), "PostgreSQL is needed (scripts/test installs it)");
-    assert!(Nats::available(), "nats-server is needed (scripts/test installs it)");
+/// PostgreSQL and nats-server for a test of several hosts; `None` (the test skips) where either
+/// is missing and `scripts/test` does not demand them.
+pub(crate) async fn engines() -> Option<Engines> {
+    if !(tier::postgres() && tier::nats()) {
+        return None;
+    }
     // Their helpers block on a runtime of their own: off this one.
-    tokio::task::spawn_blocking(|| {
+    let made = tokio::task::spawn_blocking(|| {
         let pg = Postgres::start().unwrap();
         let url = pg.create_database("ensemble").unwrap();
         let nats = Nats::start().unwrap();
@@ -44,7 +47,8 @@ pub(crate) async fn engines() -> Engines {
         Engines { pg: Some(pg), url, nats: Some(nats), nats_url, credentials, secret_file, _secrets: secrets }
     })
     .await
-    .unwrap()
+    .unwrap();
+    Some(made)
 }
 
 /// A host of the cluster: short leases and sweeps, so the tests wait seconds, not minutes.
@@ -117,7 +121,7 @@ async fn submit(s: &Server, room: &str, id: &str, text: &str) -> (StatusCode, Va
 
 #[tokio::test]
 async fn every_host_sees_one_identical_gap_free_sequence_of_a_shared_room() {
-    let e = engines().await;
+    let Some(e) = engines().await else { return };
     let (a, b, c) = (host(&e, "a").await, host(&e, "b").await, host(&e, "c").await);
     let (_, ready) = c.get("/readyz").await;
     assert_eq!((ready["hostId"].as_str(), ready["nats"].as_str()), (Some("c"), Some("connected")), "{ready}");
@@ -159,7 +163,7 @@ async fn every_host_sees_one_identical_gap_free_sequence_of_a_shared_room() {
 
 #[tokio::test]
 async fn the_session_limits_count_every_hosts_sessions() {
-    let e = engines().await;
+    let Some(e) = engines().await else { return };
     let limited = ["--max-sessions-per-room", "2"];
     let (a, b) = (host_with(&e, "a", "2", &limited).await, host_with(&e, "b", "2", &limited).await);
     a.session("r", "one").await;
@@ -181,7 +185,7 @@ async fn the_session_limits_count_every_hosts_sessions() {
 
 #[tokio::test]
 async fn rest_on_one_host_drives_a_session_another_host_owns() {
-    let e = engines().await;
+    let Some(e) = engines().await else { return };
     let (a, b) = (host(&e, "a").await, host(&e, "b").await);
     a.session("r", "s").await;
     let mut ws = b.ws("r", None).await;
@@ -237,7 +241,7 @@ fn side_events(frames: &[Value], side: &str) -> Vec<Value> {
 
 #[tokio::test]
 async fn a_side_conversation_on_one_host_streams_to_every_hosts_sockets_with_its_own_seq() {
-    let e = engines().await;
+    let Some(e) = engines().await else { return };
     let (a, b) = (host(&e, "a").await, host(&e, "b").await);
     a.session("r", "src").await;
     let (mut on_a, mut on_b) = (a.ws("r", None).await, b.ws("r", None).await);
@@ -281,7 +285,7 @@ async fn a_side_conversation_on_one_host_streams_to_every_hosts_sockets_with_its
 
 #[tokio::test]
 async fn two_hosts_racing_to_resume_yield_one_live_process() {
-    let e = engines().await;
+    let Some(e) = engines().await else { return };
     let a = host(&e, "a").await;
     a.session("r", "s").await;
     // A stops cleanly: the session is disconnected and free for any host at once.
@@ -311,7 +315,7 @@ async fn two_hosts_racing_to_resume_yield_one_live_process() {
 
 #[tokio::test]
 async fn a_killed_hosts_sessions_are_reported_once_and_resume_on_another() {
-    let e = engines().await;
+    let Some(e) = engines().await else { return };
     let (a, b) = (host(&e, "a").await, host(&e, "b").await);
     a.session("r", "s").await;
     let mut ws = b.ws("r", None).await;
@@ -344,7 +348,7 @@ async fn a_killed_hosts_sessions_are_reported_once_and_resume_on_another() {
 
 #[tokio::test]
 async fn nats_restarting_mid_stream_costs_no_event() {
-    let mut e = engines().await;
+    let Some(mut e) = engines().await else { return };
     let (a, b) = (host(&e, "a").await, host(&e, "b").await);
     a.session("r", "s").await;
     let mut ws = b.ws("r", None).await;
@@ -371,7 +375,7 @@ async fn nats_restarting_mid_stream_costs_no_event() {
 
 #[tokio::test]
 async fn an_owner_that_does_not_answer_is_504_and_one_that_is_gone_503_until_its_lease_ends() {
-    let e = engines().await;
+    let Some(e) = engines().await else { return };
     // Forwarded calls time out after 90% of the request timeout.
     let quick = ["--request-timeout-secs", "2"];
     let (a, b) = (host_with(&e, "a", "6", &quick).await, host_with(&e, "b", "6", &quick).await);
@@ -407,7 +411,7 @@ async fn an_owner_that_does_not_answer_is_504_and_one_that_is_gone_503_until_its
 
 #[tokio::test]
 async fn a_database_restart_answers_503_on_every_host_then_service_resumes() {
-    let mut e = engines().await;
+    let Some(mut e) = engines().await else { return };
     // A lease longer than the outage: no host gives its sessions up meanwhile.
     let (a, b) = (host_with(&e, "a", "30", &[]).await, host_with(&e, "b", "30", &[]).await);
     a.session("r", "s").await;
@@ -442,7 +446,7 @@ async fn a_database_restart_answers_503_on_every_host_then_service_resumes() {
 
 #[tokio::test]
 async fn a_host_that_was_written_off_gives_its_sessions_up() {
-    let e = engines().await;
+    let Some(e) = engines().await else { return };
     let (a, b) = (host(&e, "a").await, host(&e, "b").await);
     a.session("r", "s").await;
     let mut ws = b.ws("r", None).await;
@@ -467,7 +471,7 @@ async fn a_host_that_was_written_off_gives_its_sessions_up() {
 
 #[tokio::test]
 async fn a_host_that_cannot_renew_its_lease_stops_its_agents_before_the_lease_ends() {
-    let mut e = engines().await;
+    let Some(mut e) = engines().await else { return };
     let (a, b) = (host(&e, "a").await, host(&e, "b").await);
     a.session("r", "s").await;
     e.stop_pg().await;
@@ -497,7 +501,7 @@ async fn a_host_that_cannot_renew_its_lease_stops_its_agents_before_the_lease_en
 #[tokio::test]
 async fn tokens_and_revocations_reach_every_host() {
     use crate::roles::{As, make_token};
-    let e = engines().await;
+    let Some(e) = engines().await else { return };
     let (a, b) = (host(&e, "a").await, host(&e, "b").await);
     a.session("r", "s").await;
     let (id, secret) = make_token(&a, "ops-bot", "operator", &["r"]).await;

@@ -16,6 +16,9 @@ async fn codex_room() -> (Codex, Server, Ws) {
 
 #[tokio::test]
 async fn a_full_text_turn() {
+    if !have_codex() {
+        return;
+    }
     let c = Codex::new(CodexProvider::default(), Some(MOCK_KEY)).await;
     let s = Server::start(&c.args()).await;
     let (_, providers) = s.get("/v1/providers").await;
@@ -155,6 +158,9 @@ async fn command_approval(s: &Server, c: &Codex, ws: &mut Ws, command: &str) -> 
 
 #[tokio::test]
 async fn an_accepted_command_approval_runs_the_command() {
+    if !have_codex() {
+        return;
+    }
     let (c, s, mut ws) = codex_server().await;
     let out = c.work.path().join("approved.txt");
     let (turn, _, req) =
@@ -195,6 +201,9 @@ async fn an_accepted_command_approval_runs_the_command() {
 
 #[tokio::test]
 async fn a_declined_command_does_not_run() {
+    if !have_codex() {
+        return;
+    }
     let (c, s, mut ws) = codex_server().await;
     let out = c.work.path().join("declined.txt");
     let (_, _, req) = command_approval(&s, &c, &mut ws, "echo should-not-run > declined.txt").await;
@@ -220,6 +229,9 @@ async fn a_declined_command_does_not_run() {
 
 #[tokio::test]
 async fn a_file_change_approval_carries_the_diff_and_applies_it() {
+    if !have_codex() {
+        return;
+    }
     let c = Codex::new(CodexProvider::default().model("gpt-5.5"), Some(MOCK_KEY)).await;
     let s = Server::start(&c.args()).await;
     let mut ws = s.ws("r", None).await;
@@ -264,6 +276,9 @@ async fn a_file_change_approval_carries_the_diff_and_applies_it() {
 
 #[tokio::test]
 async fn a_question_in_plan_mode_reaches_the_client_and_the_answer_reaches_the_model() {
+    if !have_codex() {
+        return;
+    }
     let (c, s, mut ws) = codex_server().await;
     start_codex(&s, &c, "c1", json!({"collaborationMode": "plan"})).await;
     c.mock.push(Reply::request_user_input(json!([{
@@ -311,6 +326,9 @@ async fn a_question_in_plan_mode_reaches_the_client_and_the_answer_reaches_the_m
 
 #[tokio::test]
 async fn cancel_mid_stream_closes_the_message_and_the_session_goes_on() {
+    if !have_codex() {
+        return;
+    }
     let (c, s, mut ws) = codex_room().await;
     let gate = Gate::new();
     c.mock.push(Reply::held_text(["Thinking ", "about "], &gate, ["what never comes"]));
@@ -346,6 +364,9 @@ async fn cancel_mid_stream_closes_the_message_and_the_session_goes_on() {
 
 #[tokio::test]
 async fn cancel_right_after_submit_ends_the_turn_canceled() {
+    if !have_codex() {
+        return;
+    }
     let (c, s, mut ws) = codex_room().await;
     let gate = Gate::new();
     c.mock.push(Reply::held_text(["never "], &gate, ["finished"]));
@@ -372,6 +393,9 @@ async fn cancel_right_after_submit_ends_the_turn_canceled() {
 
 #[tokio::test]
 async fn a_second_submit_conflicts_and_a_steer_reaches_the_model() {
+    if !have_codex() {
+        return;
+    }
     let (c, s, mut ws) = codex_room().await;
     let gate = Gate::new();
     c.mock.push(Reply::held_text(["Working "], &gate, ["on the old plan"]));
@@ -413,6 +437,9 @@ async fn a_second_submit_conflicts_and_a_steer_reaches_the_model() {
 
 #[tokio::test]
 async fn a_steer_right_after_submit_reaches_the_model() {
+    if !have_codex() {
+        return;
+    }
     let (c, s, mut ws) = codex_room().await;
     // The first model call is held, so the turn cannot end before the steer arrives.
     let gate = Gate::new();
@@ -437,6 +464,9 @@ async fn a_steer_right_after_submit_reaches_the_model() {
 
 #[tokio::test]
 async fn usage_follows_the_models_token_counts() {
+    if !have_codex() {
+        return;
+    }
     let (c, s, mut ws) = codex_room().await;
     let usage = |input, cached, output, reasoning| Usage {
         input_tokens: input,
@@ -472,6 +502,9 @@ async fn usage_follows_the_models_token_counts() {
 
 #[tokio::test]
 async fn a_session_resumes_its_codex_thread_after_a_restart() {
+    if !have_codex() {
+        return;
+    }
     let c = Codex::new(CodexProvider::default(), Some(MOCK_KEY)).await;
     let data = tempfile::tempdir().unwrap();
     let s = Server::start_in(data.path(), &c.args()).await;
@@ -522,6 +555,9 @@ async fn a_session_resumes_its_codex_thread_after_a_restart() {
 
 #[tokio::test]
 async fn a_session_released_before_its_first_turn_can_resume() {
+    if !have_codex() {
+        return;
+    }
     // Codex writes a thread's rollout at its first turn: until then `thread/resume` finds nothing.
     let (c, s, mut ws) = codex_room().await;
     let (status, body) = s.post_empty("/v1/rooms/r/sessions/c1/release").await;
@@ -540,6 +576,9 @@ async fn a_session_released_before_its_first_turn_can_resume() {
 
 #[tokio::test]
 async fn a_lost_codex_history_is_reported_on_resume() {
+    if !have_codex() {
+        return;
+    }
     let (c, s, mut ws) = codex_room().await;
     c.mock.push(Reply::text("Remember this."));
     s.turn("r", "c1", "something to remember").await;
@@ -558,6 +597,9 @@ async fn a_lost_codex_history_is_reported_on_resume() {
 
 #[tokio::test]
 async fn a_missing_api_key_is_reported_as_auth_required() {
+    if !have_codex() {
+        return;
+    }
     let c = Codex::new(CodexProvider::default(), None).await;
     let s = Server::start(&c.args()).await;
     let mut ws = s.ws("r", None).await;
@@ -592,6 +634,9 @@ async fn a_missing_api_key_is_reported_as_auth_required() {
 
 #[tokio::test]
 async fn images_and_files_reach_codex_as_it_takes_them() {
+    if !have_codex() {
+        return;
+    }
     let (c, s, mut ws) = codex_room().await;
     let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
     std::fs::write(c.work.path().join("notes.md"), "hello notes\n").unwrap();
@@ -621,6 +666,9 @@ async fn images_and_files_reach_codex_as_it_takes_them() {
 
 #[tokio::test]
 async fn codex_not_logged_in_is_listed_with_its_login_command_before_any_session() {
+    if !have_codex() {
+        return;
+    }
     // No model provider of Ensemble's making and no login: codex's default provider needs one.
     let home = tempfile::Builder::new().prefix("ensemble-codex-home-").tempdir_in("/var/tmp").expect("home");
     let work = tempfile::Builder::new().prefix("ensemble-codex-work-").tempdir_in("/var/tmp").expect("work");
@@ -653,6 +701,9 @@ async fn codex_not_logged_in_is_listed_with_its_login_command_before_any_session
 
 #[tokio::test]
 async fn a_killed_codex_fails_the_turn_and_the_session_resumes() {
+    if !have_codex() {
+        return;
+    }
     let (c, s, mut ws) = codex_room().await;
     let gate = Gate::new();
     c.mock.push(Reply::held_text(["Halfway "], &gate, ["there"]));
@@ -716,6 +767,9 @@ async fn busy_turn(c: &Codex, s: &Server, ws: &mut Ws) -> Gate {
 
 #[tokio::test]
 async fn no_codex_is_left_after_close_during_a_turn() {
+    if !have_codex() {
+        return;
+    }
     let (c, s, mut ws) = codex_server().await;
     live_codex(&c, &s, &mut ws).await;
     let _gate = busy_turn(&c, &s, &mut ws).await;
@@ -728,6 +782,9 @@ async fn no_codex_is_left_after_close_during_a_turn() {
 
 #[tokio::test]
 async fn no_codex_is_left_after_release() {
+    if !have_codex() {
+        return;
+    }
     let (c, s, mut ws) = codex_server().await;
     live_codex(&c, &s, &mut ws).await;
     let (status, body) = s.post_empty("/v1/rooms/r/sessions/c1/release").await;
@@ -738,6 +795,9 @@ async fn no_codex_is_left_after_release() {
 
 #[tokio::test]
 async fn no_codex_is_left_after_disconnect_with_a_pending_approval() {
+    if !have_codex() {
+        return;
+    }
     let (c, s, mut ws) = codex_server().await;
     let (_, _, req) = command_approval(&s, &c, &mut ws, "echo never > never.txt").await;
     let (status, body) = s.post_empty("/v1/rooms/r/sessions/c1/disconnect").await;
@@ -759,6 +819,9 @@ async fn no_codex_is_left_after_disconnect_with_a_pending_approval() {
 
 #[tokio::test]
 async fn no_codex_is_left_after_sigterm() {
+    if !have_codex() {
+        return;
+    }
     let (c, s, mut ws) = codex_server().await;
     live_codex(&c, &s, &mut ws).await;
     let _gate = busy_turn(&c, &s, &mut ws).await;
@@ -768,6 +831,9 @@ async fn no_codex_is_left_after_sigterm() {
 
 #[tokio::test]
 async fn no_codex_is_left_after_sigkill() {
+    if !have_codex() {
+        return;
+    }
     let (c, s, mut ws) = codex_server().await;
     live_codex(&c, &s, &mut ws).await;
     let _gate = busy_turn(&c, &s, &mut ws).await;
@@ -818,6 +884,9 @@ async fn codex_is_unavailable_when_it_is_too_old() {
 /// lists the file codex wrote.
 #[tokio::test]
 async fn a_codex_patch_is_captured_by_the_turns_checkpoint() {
+    if !have_codex() {
+        return;
+    }
     let c = Codex::new(CodexProvider::default().model("gpt-5.5"), Some(MOCK_KEY)).await;
     git_repo(c.work.path(), &[]);
     let s = Server::start(&c.args()).await;
@@ -841,6 +910,9 @@ async fn a_codex_patch_is_captured_by_the_turns_checkpoint() {
 /// sees the first turn but not the second; released and resumed, it still does.
 #[tokio::test]
 async fn a_codex_fork_through_a_turn_keeps_that_conversation_only() {
+    if !have_codex() {
+        return;
+    }
     let c = Codex::new(CodexProvider::default().model("gpt-5.5"), Some(MOCK_KEY)).await;
     git_repo(c.work.path(), &[("README.md", b"# demo\n")]);
     let s = Server::start(&c.args()).await;

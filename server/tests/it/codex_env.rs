@@ -9,6 +9,9 @@ use crate::common::*;
 
 #[tokio::test]
 async fn codex_sees_only_its_configured_environment() {
+    if !have_codex() {
+        return;
+    }
     let c = Codex::new(CodexProvider::default(), Some(MOCK_KEY)).await;
     // Set for the server process only (through its Command), as a secret in its environment.
     let s = Server::start_with_env(&c.args(), &[("SERVER_SECRET_TOKEN", "do-not-leak-7f3a")]).await;

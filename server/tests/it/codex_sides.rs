@@ -31,6 +31,9 @@ fn all_texts(req: &ensemble_mock_model::RecordedRequest) -> String {
 
 #[tokio::test]
 async fn a_side_forks_the_live_thread_and_talks_apart() {
+    if !have_codex() {
+        return;
+    }
     let (c, s, mut ws) = codex_server().await;
     codex_session(&s, &c, "src").await;
     c.mock.push(Reply::text("The door is blue."));
@@ -94,6 +97,9 @@ async fn a_side_forks_the_live_thread_and_talks_apart() {
 
 #[tokio::test]
 async fn a_side_opens_while_the_source_turn_streams_and_ends_with_its_source() {
+    if !have_codex() {
+        return;
+    }
     let (c, s, mut ws) = codex_server().await;
     codex_session(&s, &c, "src").await;
     let gate = Gate::new();

@@ -63,6 +63,9 @@ async fn scripted_options_and_modes_change_the_next_turn() {
 
 #[tokio::test]
 async fn a_codex_models_choice_reaches_the_model_on_the_next_turn() {
+    if !have_codex() {
+        return;
+    }
     let (c, s, mut ws) = codex_server().await;
     let started = start_codex(&s, &c, "c1", json!({})).await;
     let options = started["configOptions"].as_array().unwrap().clone();

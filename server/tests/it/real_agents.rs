@@ -23,12 +23,23 @@ pub const AGENT_WAIT: Duration = Duration::from_secs(90);
 
 /// Where an agent is installed: `$VAR`, or `.tools/<rel>` as `scripts/test` installs it.
 pub fn installed(var: &str, rel: &str, package: &str) -> PathBuf {
-    if let Some(p) = std::env::var_os(var) {
-        return PathBuf::from(p);
-    }
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.tools").join(rel);
+    let p = install_path(var, rel);
     assert!(p.exists(), "{package} is missing: run scripts/test (it installs it into .tools/), or set {var}");
     p
+}
+
+fn install_path(var: &str, rel: &str) -> PathBuf {
+    match std::env::var_os(var) {
+        Some(p) => PathBuf::from(p),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../.tools").join(rel),
+    }
+}
+
+/// Whether the tests of this agent run here: skipped without it (a fresh checkout), failed where
+/// `scripts/test` demands every program (`ensemble_test_engines::tier`).
+pub fn have_agent(var: &str, rel: &str, package: &str) -> bool {
+    let how = format!("scripts/test installs it into .tools/{rel}; or set {var}");
+    tier::runs_with(package, install_path(var, rel).exists(), &how)
 }
 
 /// The `[[provider]]` entry with `id` that the README shows; `docs/providers.md` must show the

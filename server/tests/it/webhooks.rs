@@ -598,7 +598,7 @@ async fn a_reached_budget_is_a_webhook_event() {
 #[tokio::test]
 async fn on_two_hosts_each_event_is_delivered_exactly_once() {
     let mut rx = Receiver::start().await;
-    let e = engines().await;
+    let Some(e) = engines().await else { return };
     let extra = ["--webhook-allow-private"];
     let a = crate::cluster::host_with(&e, "wh-a", "2", &extra).await;
     let b = crate::cluster::host_with(&e, "wh-b", "2", &extra).await;

@@ -8,11 +8,14 @@
 //!
 //! The calls block (they start processes and wait for them); they may be made from async tests.
 //! When a binary is missing, `start` fails with what to install: tests must not skip silently.
+//! A test that needs one asks [`tier`] first, which skips it with a line saying what is missing,
+//! or fails it where `scripts/test` demands everything.
 
 mod database;
 mod nats;
 mod postgres;
 mod process;
+pub mod tier;
 
 pub use database::{SHARED_ENV, TestDatabase};
 pub use nats::{NATS_USER, Nats};

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
+pub use ensemble_test_engines::tier;
 use futures::{SinkExt, StreamExt};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -108,6 +109,11 @@ impl Server {
         };
         cmd.arg("serve").arg("--data-dir").arg(dir.join("data"));
         let has = |flag: &str| args.iter().any(|a| a.starts_with(flag));
+        // Without bubblewrap (a fresh checkout) agents run unboxed here, unless scripts/test
+        // demands everything; the box's own tests skip (`have_bwrap`).
+        if !has("--isolation") && !tier::on_path("bwrap") && !tier::required() {
+            cmd.arg("--isolation").arg("off");
+        }
         if !has("--default-cwd") {
             cmd.arg("--default-cwd").arg(dir);
         }
@@ -468,17 +474,30 @@ pub fn assert_gap_free(events: &[Value]) {
 
 /// Where the real codex binary is: `$ENSEMBLE_CODEX_BIN`, or the npm install `scripts/test` makes.
 pub fn codex_bin() -> PathBuf {
+    let p = codex_path();
+    assert!(p.exists(), "the codex binary is missing: {CODEX_HOW}");
+    p
+}
+
+/// How to get the pinned codex (the version `scripts/test` installs).
+const CODEX_HOW: &str = "scripts/test installs @openai/codex@0.171.0 into .tools/codex; or set ENSEMBLE_CODEX_BIN";
+
+fn codex_path() -> PathBuf {
     if let Some(p) = std::env::var_os("ENSEMBLE_CODEX_BIN") {
         return PathBuf::from(p);
     }
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../.tools/codex/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex");
-    assert!(
-        p.exists(),
-        "the codex binary is missing: run scripts/test (it installs @openai/codex@0.169.0 into .tools/codex), \
-         or set ENSEMBLE_CODEX_BIN"
-    );
-    p
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../.tools/codex/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex")
+}
+
+/// Whether the tests that drive the real codex run here (see `ensemble_test_engines::tier`).
+pub fn have_codex() -> bool {
+    tier::runs_with("codex", codex_path().exists(), CODEX_HOW)
+}
+
+/// Whether the tests of the box itself run here.
+pub fn have_bwrap() -> bool {
+    tier::runs_with("bubblewrap (bwrap)", tier::on_path("bwrap"), "Debian: apt-get install bubblewrap")
 }
 
 /// A scripted model API on 127.0.0.1 and the flags that point Ensemble's codex at it.
