@@ -21,7 +21,7 @@ pub fn runs_with(what: &str, present: bool, how: &str) -> bool {
         return true;
     }
     assert!(!required(), "{what} is missing ({how}), and {REQUIRE_ALL} says every test must run");
-    eprintln!("skipped: {what} is missing ({how}); scripts/test installs it");
+    eprintln!("skipped: {what} is missing ({how})");
     false
 }
 
