@@ -66,6 +66,13 @@ async fn gone(pid: i32) {
 
 #[tokio::test]
 async fn starting_over_a_live_session_replaces_its_process() {
+    if !ensemble_test_engines::tier::runs_with(
+        "codex",
+        codex_bin().exists(),
+        "scripts/test installs it into .tools/codex; or set ENSEMBLE_CODEX_BIN",
+    ) {
+        return;
+    }
     let mock = MockModel::start(MockConfig::default()).await.unwrap();
     let home = tempfile::Builder::new().prefix("ensemble-codex-adapter-").tempdir_in("/var/tmp").unwrap();
     let work = tempfile::Builder::new().prefix("ensemble-codex-work-").tempdir_in("/var/tmp").unwrap();

@@ -699,3 +699,9 @@ fn content_block(item: &Prompt, caps: &acp::PromptCapabilities) -> acp::ContentB
         },
     }
 }
+
+impl crate::kit::sessions::Liveness for Live {
+    fn is_live(&self) -> bool {
+        Live::is_live(self)
+    }
+}

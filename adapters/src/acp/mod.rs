@@ -34,7 +34,6 @@ mod terminal;
 pub mod translate;
 mod wire;
 
-use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -61,6 +60,7 @@ use crate::kit::binary;
 use crate::kit::jsonrpc::RpcClient;
 use crate::kit::process::{ProcessSpec, Supervised, base_env};
 use crate::kit::provider::{Provider, ProviderEnv, ProviderError};
+use crate::kit::sessions::Sessions;
 use crate::kit::stderr::{self, StderrTail};
 
 /// How long a start-up failure marks the provider unavailable before it is probed again.
@@ -131,7 +131,7 @@ impl Provider for Acp {
 /// One ACP agent as a provider.
 pub struct AcpAdapter {
     config: Arc<AcpConfig>,
-    sessions: Mutex<HashMap<SessionKey, Arc<Live>>>,
+    sessions: Sessions<Live>,
     availability: AvailabilityCell,
     /// What the agent said about itself when it last started.
     agent: Arc<Mutex<Option<AgentInfo>>>,
@@ -144,7 +144,7 @@ impl AcpAdapter {
     pub fn new(config: AcpConfig) -> Self {
         Self {
             config: Arc::new(config),
-            sessions: Mutex::new(HashMap::new()),
+            sessions: Sessions::default(),
             availability: AvailabilityCell::new(FAILURE_COOLDOWN),
             agent: Arc::new(Mutex::new(None)),
             auth: Mutex::new(None),
@@ -175,22 +175,9 @@ impl AcpAdapter {
         self.availability.set(state);
     }
 
-    fn live(&self, key: &SessionKey) -> Option<Arc<Live>> {
-        self.sessions.lock().unwrap_or_else(|e| e.into_inner()).get(key).cloned()
-    }
-
-    fn live_or_err(&self, session: &Session) -> Result<Arc<Live>, AdapterError> {
-        self.live(&session.key()).filter(|l| l.is_live()).ok_or(AdapterError::NotLive)
-    }
-
-    fn remove(&self, key: &SessionKey) -> Option<Arc<Live>> {
-        self.sessions.lock().unwrap_or_else(|e| e.into_inner()).remove(key)
-    }
-
     /// Installs a live session, stopping the one it replaces.
     async fn install(&self, key: SessionKey, live: Arc<Live>) {
-        let old = self.sessions.lock().unwrap_or_else(|e| e.into_inner()).insert(key, live);
-        if let Some(old) = old {
+        if let Some(old) = self.sessions.replace(key, live) {
             old.cancel_pending().await;
             old.stop().await;
         }
@@ -208,7 +195,7 @@ impl AcpAdapter {
     /// Takes a session's live side down now: pending permissions answered `cancelled`, the
     /// process stopped, what a turn still had open closed.
     async fn take_down(&self, session: &Session, close_at_agent: bool) {
-        let Some(live) = self.remove(&session.key()) else { return };
+        let Some(live) = self.sessions.remove(&session.key()) else { return };
         live.cancel_pending().await;
         if close_at_agent
             && live.is_live()
@@ -374,7 +361,7 @@ impl Adapter for AcpAdapter {
     fn input_kinds(&self, session: &Session) -> InputKinds {
         // Files go as a `resource_link`, which every agent takes; images only where the agent
         // said so in its handshake.
-        let image = self.live(&session.key()).is_some_and(|l| l.agent_capabilities().prompt_capabilities.image);
+        let image = self.sessions.get(&session.key()).is_some_and(|l| l.agent_capabilities().prompt_capabilities.image);
         let name = self.config.id.as_str();
         InputKinds {
             image: (!image)
@@ -522,15 +509,15 @@ impl Adapter for AcpAdapter {
     }
 
     async fn start_turn(&self, session: &Session, turn: TurnRequest) -> Result<(), AdapterError> {
-        self.live_or_err(session)?.start_turn(turn)
+        self.sessions.live_or_err(session)?.start_turn(turn)
     }
 
     async fn cancel(&self, session: &Session, turn_id: &str) -> Result<(), AdapterError> {
-        self.live_or_err(session)?.cancel(turn_id).await
+        self.sessions.live_or_err(session)?.cancel(turn_id).await
     }
 
     fn is_live(&self, session: &Session) -> bool {
-        self.live(&session.key()).is_some_and(|l| l.is_live())
+        self.sessions.get(&session.key()).is_some_and(|l| l.is_live())
     }
 
     fn isolation(&self) -> Option<ensemble_core::isolation::ProviderIsolation> {
@@ -542,7 +529,7 @@ impl Adapter for AcpAdapter {
     }
 
     fn live_processes(&self) -> usize {
-        self.sessions.lock().map(|s| s.values().filter(|l| l.is_live()).count()).unwrap_or(0)
+        self.sessions.count(|l| l.is_live())
     }
 
     async fn respond(
@@ -553,7 +540,7 @@ impl Adapter for AcpAdapter {
         answers: Option<Value>,
         option: Option<&str>,
     ) -> Result<(), AdapterError> {
-        self.live_or_err(session)?.respond(request_id, decision, answers.as_ref(), option).await
+        self.sessions.live_or_err(session)?.respond(request_id, decision, answers.as_ref(), option).await
     }
 
     fn check_answer(
@@ -563,21 +550,21 @@ impl Adapter for AcpAdapter {
         decision: Decision,
         answers: Option<&Value>,
     ) -> Result<(), AdapterError> {
-        self.live_or_err(session)?.check_answer(request_id, decision, answers)
+        self.sessions.live_or_err(session)?.check_answer(request_id, decision, answers)
     }
 
     async fn set_config(&self, session: &Session, change: ConfigChange) -> Result<SessionPatch, AdapterError> {
-        self.live_or_err(session)?.configure(&change).await
+        self.sessions.live_or_err(session)?.configure(&change).await
     }
 
     async fn release(&self, session: &Session) -> Result<(), AdapterError> {
         let key = session.key();
-        let live = self.live(&key).ok_or(AdapterError::NotLive)?;
+        let live = self.sessions.get(&key).ok_or(AdapterError::NotLive)?;
         if live.busy() {
             return Err(AdapterError::Busy("a turn or a permission request is pending".into()));
         }
         // No session/close: the agent keeps the session loadable.
-        self.remove(&key);
+        self.sessions.remove(&key);
         live.stop().await;
         Ok(())
     }
@@ -588,7 +575,7 @@ impl Adapter for AcpAdapter {
     }
 
     async fn quiesce_for_close(&self, session: &Session, grace: Duration) -> Result<(), AdapterError> {
-        let Some(live) = self.live(&session.key()) else { return Ok(()) };
+        let Some(live) = self.sessions.get(&session.key()) else { return Ok(()) };
         let Some((turn_id, ended)) = live.active_turn() else { return Ok(()) };
         let notified = ended.notified();
         tokio::pin!(notified);

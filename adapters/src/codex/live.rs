@@ -644,3 +644,9 @@ fn data_url(mime: &str, data: &[u8]) -> String {
     use base64::Engine;
     format!("data:{mime};base64,{}", base64::engine::general_purpose::STANDARD.encode(data))
 }
+
+impl crate::kit::sessions::Liveness for Live {
+    fn is_live(&self) -> bool {
+        Live::is_live(self)
+    }
+}

@@ -34,9 +34,8 @@ pub mod wire;
 pub use config::{CODEX, CodexConfig, MIN_VERSION};
 pub use options::CodexOptions;
 
-use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -55,6 +54,7 @@ use crate::kit::auth_check::AuthChecks;
 use crate::kit::availability::{Availability, AvailabilityCell};
 use crate::kit::binary::{self, BinaryCheck};
 use crate::kit::provider::{Provider, ProviderEnv, ProviderError};
+use crate::kit::sessions::Sessions;
 use live::Live;
 
 /// How long a start-up failure marks the provider unavailable before it is probed again.
@@ -102,7 +102,7 @@ impl Provider for Codex {
 /// The codex provider.
 pub struct CodexAdapter {
     config: CodexConfig,
-    sessions: Mutex<HashMap<SessionKey, Arc<Live>>>,
+    sessions: Sessions<Live>,
     availability: AvailabilityCell,
     auth_checks: AuthChecks,
 }
@@ -112,7 +112,7 @@ impl CodexAdapter {
         let auth_checks = AuthChecks::new(config.auth_check_ttl);
         Self {
             config,
-            sessions: Mutex::new(HashMap::new()),
+            sessions: Sessions::default(),
             availability: AvailabilityCell::new(FAILURE_COOLDOWN),
             auth_checks,
         }
@@ -127,15 +127,11 @@ impl CodexAdapter {
         self.availability.set(probe(&self.config.bin).await);
     }
 
-    fn live(&self, key: &SessionKey) -> Option<Arc<Live>> {
-        self.sessions.lock().unwrap_or_else(|e| e.into_inner()).get(key).cloned()
-    }
-
     /// Takes a session's live side down now: pending requests rejected, the process stopped, and
     /// whatever a turn still had open closed (a close without quiescing, e.g. at shutdown, or a
     /// disconnect).
     async fn take_down(&self, session: &Session) {
-        if let Some(live) = self.remove(&session.key()) {
+        if let Some(live) = self.sessions.remove(&session.key()) {
             live.reject_pending().await;
             live.stop(&self.config).await;
             let open = live.close_open_items();
@@ -143,18 +139,9 @@ impl CodexAdapter {
         }
     }
 
-    fn live_or_err(&self, session: &Session) -> Result<Arc<Live>, AdapterError> {
-        self.live(&session.key()).filter(|l| l.is_live()).ok_or(AdapterError::NotLive)
-    }
-
-    fn remove(&self, key: &SessionKey) -> Option<Arc<Live>> {
-        self.sessions.lock().unwrap_or_else(|e| e.into_inner()).remove(key)
-    }
-
     /// Installs a live session, stopping the one it replaces.
     async fn install(&self, key: SessionKey, live: Arc<Live>) {
-        let old = self.sessions.lock().unwrap_or_else(|e| e.into_inner()).insert(key, live);
-        if let Some(old) = old {
+        if let Some(old) = self.sessions.replace(key, live) {
             old.reject_pending().await;
             old.stop(&self.config).await;
         }
@@ -299,23 +286,23 @@ impl Adapter for CodexAdapter {
     }
 
     async fn start_turn(&self, session: &Session, turn: TurnRequest) -> Result<(), AdapterError> {
-        let live = self.live_or_err(session)?;
+        let live = self.sessions.live_or_err(session)?;
         live.start_turn(session, turn, self.config.call_timeout).await
     }
 
     async fn cancel(&self, session: &Session, turn_id: &str) -> Result<(), AdapterError> {
-        let live = self.live_or_err(session)?;
+        let live = self.sessions.live_or_err(session)?;
         live.cancel(turn_id, self.config.call_timeout);
         Ok(())
     }
 
     async fn set_config(&self, session: &Session, change: ConfigChange) -> Result<SessionPatch, AdapterError> {
-        let live = self.live_or_err(session)?;
+        let live = self.sessions.live_or_err(session)?;
         Ok(modes::changed(&live.models(), session, &change))
     }
 
     fn is_live(&self, session: &Session) -> bool {
-        self.live(&session.key()).is_some_and(|l| l.is_live())
+        self.sessions.get(&session.key()).is_some_and(|l| l.is_live())
     }
 
     fn isolation(&self) -> Option<ensemble_core::isolation::ProviderIsolation> {
@@ -327,11 +314,11 @@ impl Adapter for CodexAdapter {
     }
 
     fn live_processes(&self) -> usize {
-        self.sessions.lock().map(|s| s.values().filter(|l| !l.side && l.is_live()).count()).unwrap_or(0)
+        self.sessions.count(|l| !l.side && l.is_live())
     }
 
     async fn side_capabilities(&self, source: &Session) -> Result<SideCapabilities, AdapterError> {
-        Ok(match self.live(&source.key()) {
+        Ok(match self.sessions.get(&source.key()) {
             // Forks run in the source's live process, so its running turn is part of the snapshot.
             Some(l) if l.is_live() && !l.side && l.thread().is_some() => SideCapabilities::all(),
             _ => SideCapabilities::default(),
@@ -339,10 +326,10 @@ impl Adapter for CodexAdapter {
     }
 
     async fn open_side(&self, open: SideOpen<'_>) -> Result<SideOpened, AdapterError> {
-        let source = self.live_or_err(open.source)?;
+        let source = self.sessions.live_or_err(open.source)?;
         let key = open.side.key();
         let (live, session) = sides::open(&self.config, &source, open).await?;
-        let old = self.sessions.lock().unwrap_or_else(|e| e.into_inner()).insert(key, live);
+        let old = self.sessions.replace(key, live);
         if let Some(old) = old {
             old.stop(&self.config).await;
         }
@@ -350,7 +337,7 @@ impl Adapter for CodexAdapter {
     }
 
     async fn apply_goal(&self, session: &Session, command: GoalCommand) -> Result<Option<ProviderGoal>, AdapterError> {
-        let live = self.live_or_err(session)?;
+        let live = self.sessions.live_or_err(session)?;
         if live.side {
             return Err(AdapterError::Unsupported("side conversations have no goals".into()));
         }
@@ -366,7 +353,7 @@ impl Adapter for CodexAdapter {
         answers: Option<Value>,
         _option: Option<&str>,
     ) -> Result<(), AdapterError> {
-        let live = self.live_or_err(session)?;
+        let live = self.sessions.live_or_err(session)?;
         live.respond(request_id, decision, answers.as_ref()).await
     }
 
@@ -375,17 +362,17 @@ impl Adapter for CodexAdapter {
     }
 
     async fn steer(&self, session: &Session, turn_id: &str, input: Vec<Prompt>) -> Result<(), AdapterError> {
-        let live = self.live_or_err(session)?;
+        let live = self.sessions.live_or_err(session)?;
         live.steer(turn_id, &input, self.config.call_timeout).await
     }
 
     async fn release(&self, session: &Session) -> Result<(), AdapterError> {
         let key = session.key();
-        let live = self.live(&key).ok_or(AdapterError::NotLive)?;
+        let live = self.sessions.get(&key).ok_or(AdapterError::NotLive)?;
         if live.busy() {
             return Err(AdapterError::Busy("a turn or an interaction is pending".into()));
         }
-        self.remove(&key);
+        self.sessions.remove(&key);
         live.stop(&self.config).await;
         Ok(())
     }
@@ -397,7 +384,7 @@ impl Adapter for CodexAdapter {
     }
 
     async fn quiesce_for_close(&self, session: &Session, grace: Duration) -> Result<(), AdapterError> {
-        let Some(live) = self.live(&session.key()) else { return Ok(()) };
+        let Some(live) = self.sessions.get(&session.key()) else { return Ok(()) };
         let Some((turn_id, ended)) = live.active_turn() else { return Ok(()) };
         let notified = ended.notified();
         tokio::pin!(notified);

@@ -13,6 +13,7 @@
 //! - [`goals`]: the provider-side goal engine (tracker, adoption, continuation attribution).
 //! - [`provider`]: what a provider implements to be registered (options, build).
 //! - [`sandbox`]: the box a provider's sessions run in (its isolation, one session's sandbox).
+//! - [`sessions`]: an adapter's live sessions by key (get, replace, remove, the live one or `NotLive`).
 
 pub mod auth_check;
 pub mod availability;
@@ -23,5 +24,6 @@ pub mod jsonrpc;
 pub mod process;
 pub mod provider;
 pub mod sandbox;
+pub mod sessions;
 pub mod stderr;
 pub mod typed;

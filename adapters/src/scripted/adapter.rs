@@ -11,7 +11,7 @@ use ensemble_core::adapter::{
 };
 use ensemble_core::event::{CommandsUpdatedPayload, Decision, EventBody};
 use ensemble_core::goal::{GoalAction, GoalCommand, ProviderGoal};
-use ensemble_core::model::{ConfigChange, Session, SessionKey, SessionPatch, SideCapabilities, session_table};
+use ensemble_core::model::{ConfigChange, Session, SessionKey, SessionPatch, SideCapabilities};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -21,6 +21,7 @@ use super::live::{GOAL_KEY, GOAL_STEPS_KEY, Live, RunningTurn, stop_turn};
 use super::modes::{self, Voice};
 use super::transcript::Transcript;
 use super::turn::{Body, maybe_continue, notice, spawn_turn};
+use crate::kit::sessions::Sessions;
 
 /// Where a session being opened comes from.
 #[derive(Clone, Copy)]
@@ -34,17 +35,17 @@ enum Opening {
 /// The scripted provider.
 pub struct ScriptedAdapter {
     config: ScriptedConfig,
-    sessions: Mutex<HashMap<SessionKey, Arc<Live>>>,
+    sessions: Sessions<Live>,
 }
 
 impl ScriptedAdapter {
     /// `live_sessions`: the most that may be live at once (its table is made ready for them).
     pub fn new(config: ScriptedConfig, live_sessions: usize) -> Self {
-        Self { config, sessions: Mutex::new(session_table(live_sessions)) }
+        Self { config, sessions: Sessions::with_capacity(live_sessions) }
     }
 
     fn live(&self, key: &SessionKey) -> Option<Arc<Live>> {
-        self.sessions.lock().unwrap_or_else(|e| e.into_inner()).get(key).cloned()
+        self.sessions.get(key)
     }
 
     async fn open(
@@ -90,7 +91,7 @@ impl ScriptedAdapter {
             turn_seq: AtomicU64::new(0),
             config: self.config.clone(),
         });
-        let old = self.sessions.lock().unwrap_or_else(|e| e.into_inner()).insert(session.key(), live.clone());
+        let old = self.sessions.replace(session.key(), live.clone());
         if let Some(old) = old {
             // Starting over a live session replaces it.
             stop_turn(&old);
@@ -110,7 +111,7 @@ impl ScriptedAdapter {
     }
 
     fn remove(&self, key: &SessionKey) -> Option<Arc<Live>> {
-        self.sessions.lock().unwrap_or_else(|e| e.into_inner()).remove(key)
+        self.sessions.remove(key)
     }
 }
 
@@ -313,7 +314,7 @@ impl Adapter for ScriptedAdapter {
             turn_seq: AtomicU64::new(0),
             config: self.config.clone(),
         });
-        self.sessions.lock().unwrap_or_else(|e| e.into_inner()).insert(open.side.key(), live);
+        self.sessions.replace(open.side.key(), live);
         // A provider event that races the open: buffered, and published after session.started.
         open.handle.sink.emit(None, notice("side conversation boundary: earlier turns are context only")).await;
         let mut session = open.side.clone();

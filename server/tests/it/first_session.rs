@@ -36,7 +36,8 @@ async fn local(sub: &str, data_dir: &Path) -> std::process::Output {
 
 #[tokio::test]
 async fn the_readmes_first_session_runs_pasted_whole() {
-    let tool = |t: &str| crate::common::tier::runs_with(t, crate::common::tier::on_path(t), "Debian: apt-get install curl jq");
+    let tool =
+        |t: &str| crate::common::tier::runs_with(t, crate::common::tier::on_path(t), "Debian: apt-get install curl jq");
     if !(tool("curl") && tool("jq")) {
         return;
     }
