@@ -20,8 +20,9 @@ pub enum Scope {
     Side,
 }
 
-// The runtime derives it (`ensemble_runtime::session`); the line below is the contract's wording.
-/// The status clients see. Derived, see `ensemble_runtime::session::SessionRecord::refresh` (the runtime).
+// The runtime derives it (`ensemble_runtime::session::SessionRecord::refresh`).
+/// The status clients see, derived from the session's lifecycle, its running turn and its pending
+/// interactions (never set directly).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
