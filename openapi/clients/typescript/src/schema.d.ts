@@ -2569,7 +2569,8 @@ export interface components {
             session: components["schemas"]["Session"];
         };
         /**
-         * @description The status clients see. Derived, see [`crate::session::SessionRecord::refresh`].
+         * @description The status clients see, derived from the session's lifecycle, its running turn and its pending
+         *     interactions (never set directly).
          * @enum {string}
          */
         SessionStatus: "starting" | "ready" | "working" | "waiting" | "disconnected" | "failed" | "completed";

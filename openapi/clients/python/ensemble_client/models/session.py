@@ -46,7 +46,9 @@ class Session:
             scope (Scope): Where a session sits: an ordinary (canonical) session, or an ephemeral side conversation.
             session_id (str):
             settings (SessionSettings): Per-session settings, as submitted at start.
-            status (SessionStatus): The status clients see. Derived, see [`crate::session::SessionRecord::refresh`].
+            status (SessionStatus): The status clients see, derived from the session's lifecycle, its running turn and its
+                pending
+                interactions (never set directly).
             submit_availability (SubmitAvailability): Whether a turn may be submitted now, and why not.
             title (str):
             updated_at_ms (int):
