@@ -273,6 +273,7 @@ async fn events_carrying_a_shared_list_read_back_as_they_were_published(engine: 
     assert_eq!(read(store.events_after("r", 0, 100).await.unwrap()), published(&first, 1));
     let by_turn: Vec<String> = store.turn_events("r", "t").await.unwrap().iter().map(|r| r.get().to_owned()).collect();
     assert_eq!(by_turn, published(&first, 1)[2..3]);
+    store.close().await;
     drop(store);
 
     // After a restart, and past a page boundary.
@@ -285,6 +286,7 @@ async fn events_carrying_a_shared_list_read_back_as_they_were_published(engine: 
     all.extend(published(&second, 5));
     assert_eq!(read(store.events_after("r", 0, 100).await.unwrap()), all);
     assert_eq!(read(store.events_after("r", 3, 2).await.unwrap()), all[3..5]);
+    store.close().await;
     drop(store);
 }
 
