@@ -35,7 +35,15 @@ impl Forward {
 /// (128 + the signal when the agent was killed by one).
 pub fn run(forwards: &[Forward], program: &str, args: &[String]) -> io::Result<i32> {
     for f in forwards {
-        let listener = TcpListener::bind(f.addr)?;
+        // One that cannot be listened on (a port under 1024: the box has no capability to bind
+        // it) is said, not fatal: the agent runs, and that endpoint is simply not reachable.
+        let listener = match TcpListener::bind(f.addr) {
+            Ok(l) => l,
+            Err(e) => {
+                eprintln!("ensemble sandbox-init: {} is not reachable in the box: {e}", f.addr);
+                continue;
+            }
+        };
         let socket = f.socket.clone();
         std::thread::spawn(move || accept(listener, socket));
     }

@@ -333,11 +333,13 @@ impl Sandbox {
         let reachable = |d: &Path| {
             !fresh.iter().any(|f| d.starts_with(f)) || bound.iter().any(|b| d.starts_with(b) || b.starts_with(d))
         };
-        for d in self.host.hidden_dirs.iter().filter(|d| exists(d) && reachable(d)) {
-            a.extend(["--tmpfs".into(), d.clone().into_os_string()]);
-        }
-        for f in self.host.hidden_files.iter().filter(|f| exists(f) && reachable(f)) {
-            a.extend(["--ro-bind".into(), "/dev/null".into(), f.clone().into_os_string()]);
+        // The server's directories: hidden before the binds below, so a workspace inside one (a
+        // worktree under the data dir) is bound back over it; one inside a bound path is hidden
+        // after them instead.
+        let inside_bound = |d: &Path| bound.iter().any(|b| d.starts_with(b));
+        let hidden: Vec<&PathBuf> = self.host.hidden_dirs.iter().filter(|d| exists(d) && reachable(d)).collect();
+        for d in hidden.iter().filter(|d| !inside_bound(d)) {
+            a.extend(["--tmpfs".into(), d.as_os_str().to_owned()]);
         }
         // The provider's own directories at their own paths, but one inside the server's own
         // (codex's home in the data dir) elsewhere, so the data dir stays absent: the
@@ -368,6 +370,14 @@ impl Sandbox {
                     a.extend(["--ro-bind".into(), self.dir.join("empty").into_os_string(), p.into_os_string()]);
                 }
             }
+        }
+        // Last, over the binds above, what of the server's lies inside one of them (a session
+        // in `~` with the data dir in `~/.local/share`): the bind must not bring it back.
+        for d in hidden.iter().filter(|d| inside_bound(d)) {
+            a.extend(["--tmpfs".into(), d.as_os_str().to_owned()]);
+        }
+        for f in self.host.hidden_files.iter().filter(|f| exists(f) && reachable(f)) {
+            a.extend(["--ro-bind".into(), "/dev/null".into(), f.clone().into_os_string()]);
         }
         a.extend(["--ro-bind".into(), self.host.init.clone().into_os_string(), format!("{INSIDE}/init").into()]);
         a.extend(["--bind".into(), self.dir.clone().into_os_string(), format!("{INSIDE}/net").into()]);
@@ -423,6 +433,61 @@ impl Drop for Sandbox {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_servers_files_stay_hidden_inside_a_workspace_that_holds_them() {
+        let top = tempfile::tempdir().unwrap();
+        let (data, token) = (top.path().join("data"), top.path().join("token"));
+        std::fs::create_dir(&data).unwrap();
+        std::fs::write(&token, "t").unwrap();
+        let host = Arc::new(Host {
+            bwrap: "bwrap".into(),
+            init: "/bin/true".into(),
+            run_dir: top.path().join("run"),
+            run_dir_guard: None,
+            hidden_dirs: vec![data.clone()],
+            hidden_roots: Vec::new(),
+            hidden_files: vec![token.clone()],
+            server: Vec::new(),
+            home: None,
+            cgroups: Cgroups::None("test".into()),
+            available: Ok(()),
+            proxy_connections: 1,
+        });
+        let plan = Plan {
+            isolation: Isolation::default(),
+            workspace: vec![top.path().to_path_buf()],
+            git_dirs: Vec::new(),
+            own_dirs: Vec::new(),
+            program_dirs: Vec::new(),
+            read_only_workspace: false,
+        };
+        let sandbox = Sandbox {
+            host,
+            plan,
+            dir: top.path().join("run/x"),
+            forwards: Vec::new(),
+            proxy_port: PROXY_PORT,
+            tasks: Vec::new(),
+            cgroup: None,
+        };
+        let args: Vec<String> = sandbox
+            .wrap(Path::new("/bin/true"), &[], &[], top.path())
+            .args
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        // Where `what` mounts onto `path` (a tmpfs names it next; a bind after its source).
+        let at = |what: &str, path: &Path| {
+            let target = if what == "--tmpfs" { 1 } else { 2 };
+            args.windows(3)
+                .position(|w| w[0] == what && w[target] == path.to_string_lossy())
+                .unwrap_or_else(|| panic!("no {what} onto {}: {args:?}", path.display()))
+        };
+        let workspace = at("--bind", top.path());
+        assert!(at("--tmpfs", &data) > workspace, "the data dir is hidden after the workspace is bound");
+        assert!(at("--ro-bind", &token) > workspace, "the token file is hidden after the workspace is bound");
+    }
 
     #[test]
     fn a_socket_dir_too_long_for_a_socket_is_a_temporary_one_of_the_servers() {
