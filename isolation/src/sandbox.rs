@@ -334,9 +334,9 @@ impl Sandbox {
             !fresh.iter().any(|f| d.starts_with(f)) || bound.iter().any(|b| d.starts_with(b) || b.starts_with(d))
         };
         // The server's directories: hidden before the binds below, so a workspace inside one (a
-        // worktree under the data dir) is bound back over it; one inside a bound path is hidden
-        // after them instead.
-        let inside_bound = |d: &Path| bound.iter().any(|b| d.starts_with(b));
+        // worktree under the data dir) or one bound as itself (codex's home, the provider's own)
+        // is bound back over it; one strictly inside a bound path is hidden after them instead.
+        let inside_bound = |d: &Path| bound.iter().any(|b| d.starts_with(b) && d != b);
         let hidden: Vec<&PathBuf> = self.host.hidden_dirs.iter().filter(|d| exists(d) && reachable(d)).collect();
         for d in hidden.iter().filter(|d| !inside_bound(d)) {
             a.extend(["--tmpfs".into(), d.as_os_str().to_owned()]);
