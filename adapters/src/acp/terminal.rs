@@ -492,11 +492,14 @@ mod tests {
         let t = Terminals::new(dir.path().to_path_buf(), Vec::new(), DEFAULT_OUTPUT_BYTES_PER_SEC, None);
         let made =
             t.create(&acp::CreateTerminalRequest::new("s", "sh").args(vec!["-c".into(), "exit 7".into()])).unwrap();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while t.output(&made.terminal_id).unwrap().exit_status.is_none() {
-            assert!(Instant::now() < deadline, "the exit was never recorded");
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+        // No receiver may exist before the exit is recorded, so there is no event to wait on:
+        // the state is read until it says so (yielding, not sleeping), within a deadline.
+        let recorded = async {
+            while t.output(&made.terminal_id).unwrap().exit_status.is_none() {
+                tokio::task::yield_now().await;
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(10), recorded).await.expect("the exit was never recorded");
         let exit = tokio::time::timeout(Duration::from_secs(10), t.wait_for_exit(&made.terminal_id)).await.unwrap();
         assert_eq!(exit.unwrap().exit_status.exit_code, Some(7));
     }
