@@ -2,9 +2,11 @@
 //! the contract, and the middleware stack. `router(state)` is separate from `main` so tests can
 //! drive it in-process.
 
+use std::sync::Arc;
+
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Extension, Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -13,6 +15,8 @@ use tower_http::catch_panic::CatchPanicLayer;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use crate::access::Role;
+use crate::access::table::{Need, RouteTable, Rule};
 use crate::cluster::forward;
 use crate::error::{self, ApiError};
 use crate::openapi::{self, OpenApiJson};
@@ -84,13 +88,33 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
     openapi::complete(api_router().split_for_parts().1)
 }
 
+/// What each route needs: read from the document (each handler's `#[utoipa::path]` declares it).
+pub fn route_table(doc: &utoipa::openapi::OpenApi) -> RouteTable {
+    let json = serde_json::to_value(doc).unwrap_or_default();
+    let (table, problems) = RouteTable::from_openapi(&json);
+    for problem in problems {
+        // Fail closed (the route is refused to everyone); `routes_are_declared` keeps this empty.
+        tracing::error!(%problem, "a route's access declaration is missing or unreadable");
+    }
+    table
+}
+
 /// The whole HTTP application.
 pub fn router(state: AppState) -> Router {
     let (mut router, doc) = api_router().split_for_parts();
     let doc = openapi::complete(doc);
+    let mut routes = route_table(&doc);
+    // The routes outside the contract, each declared where it is added.
     router = router.route("/", get(system::console));
+    routes.declare(&Method::GET, "/", Rule::Public, false);
     if state.test_hooks {
         router = router.route("/v1/test/panic", get(system::test_panic));
+        routes.declare(
+            &Method::GET,
+            "/v1/test/panic",
+            Rule::Token(Need { role: Role::Admin, all_rooms: false }),
+            false,
+        );
     }
     router = router.fallback(error::not_found).method_not_allowed_fallback(error::method_not_allowed);
     if let Some(node) = state.cluster.clone() {
@@ -102,13 +126,21 @@ pub fn router(state: AppState) -> Router {
     // `edge` reads the matched route (metrics labels, the WebSocket's token rule), so it wraps
     // each route; the layers that need no route wrap the router once. `Router::layer` wraps every
     // route in every layer, and each wrapping clones a boxed service per request.
-    let routed = router.layer(middleware::from_fn_with_state(state.clone(), edge)).with_state(state);
+    let edge_state = Edge { state: state.clone(), routes: Arc::new(routes) };
+    let routed = router.layer(middleware::from_fn_with_state(edge_state, edge)).with_state(state);
     let outer = ServiceBuilder::new()
         .layer(CatchPanicLayer::custom(error::panic_response))
         .layer(DefaultBodyLimit::max(max_body_bytes))
         .layer(Extension(OpenApiJson::new(&doc)))
         .service(routed);
     Router::new().fallback_service(outer)
+}
+
+/// The edge middleware's state: the application's, and the route table read from the document.
+#[derive(Clone)]
+struct Edge {
+    state: AppState,
+    routes: Arc<RouteTable>,
 }
 
 /// What every request passes before its handler, outermost first: the time limit (408), the
@@ -118,9 +150,10 @@ pub fn router(state: AppState) -> Router {
 /// One middleware rather than five: `Router::layer` wraps every route in the whole stack, and each
 /// `from_fn` layer clones the boxed services below it per request (allocations, copies of large
 /// futures). Merged, the lifecycle bench's server CPU fell (docs/performance/log.md).
-async fn edge(State(state): State<AppState>, req: Request, next: Next) -> Response {
+async fn edge(State(Edge { state, routes }): State<Edge>, req: Request, next: Next) -> Response {
     let work = telemetry::track_http(req, |req| {
-        let gate = security::Gate { access: &state.access, tokens: &state.tokens, audit: &state.audit };
+        let gate =
+            security::Gate { access: &state.access, tokens: &state.tokens, audit: &state.audit, routes: &routes };
         security::guarded(gate, req, |req| async {
             if let Some(refused) = refuse_declared_oversize(state.max_body_bytes, &req) {
                 return refused;
@@ -160,4 +193,25 @@ fn refuse_declared_oversize(limit: usize, req: &Request) -> Option<Response> {
     .into_response();
     res.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
     Some(res)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_documented_operation_declares_its_access() {
+        let doc = serde_json::to_value(openapi()).expect("the document serialises");
+        let (table, problems) = RouteTable::from_openapi(&doc);
+        assert!(problems.is_empty(), "{problems:#?}");
+        // Each kind of rule is declared somewhere (the probes, the document, the rest).
+        let rules: Vec<Rule> = doc["paths"]
+            .as_object()
+            .into_iter()
+            .flat_map(|paths| paths.keys())
+            .filter_map(|path| table.rule(&Method::GET, path))
+            .collect();
+        assert!(rules.contains(&Rule::Probe) && rules.contains(&Rule::Public), "{rules:?}");
+        assert!(rules.iter().any(|r| matches!(r, Rule::Token(Need { all_rooms: true, .. }))), "{rules:?}");
+    }
 }

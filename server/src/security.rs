@@ -18,9 +18,10 @@ use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
+use crate::access::Principal;
 use crate::access::audit::{Attempt, AuditLog};
+use crate::access::table::{RouteTable, Rule};
 use crate::access::tokens::{MAX_TOKEN_FILE_BYTES, Registry, Verdict};
-use crate::access::{Principal, table};
 use crate::error::{ApiError, ErrorCode};
 
 use policy::single;
@@ -38,13 +39,6 @@ pub const BEARER_PROTOCOL_PREFIX: &str = "ensemble.bearer.";
 pub const APP_PROTOCOL: &str = "ensemble.v1";
 /// The generated token's file name inside the data dir.
 pub const TOKEN_FILE: &str = "token";
-/// The room WebSocket's route (as `MatchedPath` names it): the only place where the token may come
-/// as a `Sec-WebSocket-Protocol` entry.
-pub const ROOM_WS_ROUTE: &str = "/v1/rooms/{roomId}/ws";
-
-/// Paths that are public: probes from orchestrators send whatever Host they like, and answer
-/// nothing worth stealing.
-const PUBLIC_PATHS: [&str; 2] = ["/healthz", "/readyz"];
 /// Query parameters that look like a token. Refused outright, so a token never travels in a URL
 /// (and so never reaches a proxy's or browser's history).
 const TOKEN_QUERY_KEYS: [&str; 4] = ["token", "access_token", "bearer", "auth"];
@@ -415,6 +409,8 @@ pub struct Gate<'a> {
     pub access: &'a Access,
     pub tokens: &'a Registry,
     pub audit: &'a AuditLog,
+    /// What each route needs (its declaration).
+    pub routes: &'a RouteTable,
 }
 
 /// The route template and the room and session a request names.
@@ -463,20 +459,31 @@ pub fn percent_decode(segment: &str) -> Option<String> {
 }
 
 /// Role and room scope, then `next` acting for the principal.
-async fn authorized<F, Fut>(principal: Principal, target: &Target, mut req: Request, next: F) -> Response
+async fn authorized<F, Fut>(
+    principal: Principal,
+    routes: &RouteTable,
+    target: &Target,
+    mut req: Request,
+    next: F,
+) -> Response
 where
     F: FnOnce(Request) -> Fut,
     Fut: Future<Output = Response>,
 {
     if let Some(route) = &target.route {
-        let Some(need) = table::need_of(req.method(), route) else {
-            // Fail closed: a route nobody declared a role for is nobody's (a test keeps it empty).
-            tracing::error!(route, method = %req.method(), "a route without a declared role was refused");
-            return ApiError::new(StatusCode::FORBIDDEN, "forbidden", "this route has no declared role")
-                .into_response();
-        };
-        if let Err(e) = principal.check(need, target.room.as_deref()) {
-            return e.into_response();
+        match routes.rule(req.method(), route) {
+            Some(Rule::Token(need)) => {
+                if let Err(e) = principal.check(need, target.room.as_deref()) {
+                    return e.into_response();
+                }
+            }
+            Some(Rule::Public | Rule::Probe) => {}
+            None => {
+                // Fail closed: a route nobody declared a role for is nobody's (a test keeps it empty).
+                tracing::error!(route, method = %req.method(), "a route without a declared role was refused");
+                return ApiError::new(StatusCode::FORBIDDEN, "forbidden", "this route has no declared role")
+                    .into_response();
+            }
         }
     }
     let actor = principal.actor.clone();
@@ -492,15 +499,18 @@ where
     Fut: Future<Output = Response>,
 {
     let access = gate.access;
-    let path = req.uri().path();
-    if PUBLIC_PATHS.contains(&path) {
+    let matched = req.extensions().get::<MatchedPath>().map(|p| p.as_str());
+    let rule = matched.and_then(|route| gate.routes.rule(req.method(), route));
+    // Probes from orchestrators send whatever Host they like, and answer nothing worth stealing.
+    if rule == Some(Rule::Probe) {
         return next(req).await;
     }
+    let subprotocol_route = matched.is_some_and(|route| gate.routes.subprotocol_token(route));
     if let Some(f) = req.extensions().get::<Forwarded>() {
         // The receiving host checked Host, Origin and the secret; the identity is checked again.
         let target = Target::of(&req);
         return match gate.tokens.principal_forwarded(&f.token_id).await {
-            Some(p) => authorized(p, &target, req, next).await,
+            Some(p) => authorized(p, gate.routes, &target, req, next).await,
             None => unauthorized(),
         };
     }
@@ -544,8 +554,7 @@ where
         .into_response();
     }
     // The subprotocol token is for browsers opening the room WebSocket, and only there.
-    let room_ws = req.extensions().get::<MatchedPath>().is_some_and(|p| p.as_str() == ROOM_WS_ROUTE)
-        && is_websocket_upgrade(req.method(), req.headers());
+    let room_ws = subprotocol_route && is_websocket_upgrade(req.method(), req.headers());
     if room_ws && bearer_without_app_protocol(req.headers()) {
         return ApiError::bad_request(
             "app_protocol_required",
@@ -577,7 +586,7 @@ where
         )
             .into_response();
     }
-    let mut res = if access.token_free(path) {
+    let mut res = if rule == Some(Rule::Public) {
         next(req).await
     } else {
         let target = Target::of(&req);
@@ -591,7 +600,7 @@ where
                 let actor = p.actor.clone();
                 let mut req = req;
                 req.extensions_mut().insert(how);
-                (authorized(p, &target, req, next).await, Some(actor))
+                (authorized(p, gate.routes, &target, req, next).await, Some(actor))
             }
             // A revoked or expired token is refused like an unknown one, but its attempts are its.
             (Verdict::Ended(actor), _) => (unauthorized_because("this token was revoked or has expired"), Some(actor)),
@@ -634,17 +643,6 @@ pub struct Access {
     pub policy: AccessPolicy,
     /// The warnings about requests refused for their Host or Origin, rate-limited.
     pub refusals_log: RefusalLog,
-}
-
-impl Access {
-    /// The console page carries no data (it asks for everything with the token), so it is served
-    /// without one; Host and Origin still apply.
-    /// Paths that need no token but pass the Host and Origin checks: the console page and the
-    /// OpenAPI document hold no data (the console asks the API with the token from its URL
-    /// fragment; generators fetch the document without one).
-    fn token_free(&self, path: &str) -> bool {
-        matches!(path, "/" | "/openapi.json")
-    }
 }
 
 #[cfg(test)]

@@ -43,6 +43,7 @@ const FLUSH_BATCH: usize = 64;
 
 /// The room's live WebSocket (see the contract's "Room WebSocket").
 #[utoipa::path(get, path = "/v1/rooms/{roomId}/ws", tag = "rooms",
+    extensions(("x-ensemble-access" = json!({"role": "viewer", "subprotocolToken": true}))),
     params(RoomPath, WsQuery),
     responses(
         (status = 101, description = "Switching protocols. The server sends `ServerFrame`s as JSON text frames; the client may send `ClientFrame`s.", body = ServerFrame),

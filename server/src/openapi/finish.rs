@@ -68,30 +68,19 @@ pub fn pascal(tag: &str) -> String {
         .collect()
 }
 
-/// Each operation that needs a token names what it needs, from the access table: its own
-/// `security: [{"bearer": [ROLE]}]` (OpenAPI 3.1 lets a non-OAuth scheme list the roles an
-/// operation needs) and `x-ensemble-access: {role, allRooms?}` (one extension: utoipa keeps
-/// extensions in a hash map, so two would come out in a different order from run to run).
+/// Each operation's security requirement, from its access declaration (`x-ensemble-access`,
+/// written in its `#[utoipa::path]`; see `access::table`): `[{"bearer": [ROLE]}]` (OpenAPI 3.1
+/// lets a non-OAuth scheme list the roles an operation needs), or `[{}]` for the tokenless.
 fn roles(doc: &mut Value) {
     let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else { return };
-    for (path, item) in paths.iter_mut() {
-        let Some(item) = item.as_object_mut() else { continue };
-        for (method, op) in item.iter_mut() {
-            let Ok(m) = axum::http::Method::from_bytes(method.to_ascii_uppercase().as_bytes()) else { continue };
-            let public = op
-                .get("security")
-                .and_then(Value::as_array)
-                .is_some_and(|s| s.iter().any(|r| r.as_object().is_some_and(serde_json::Map::is_empty)));
-            let (Some(op), false) = (op.as_object_mut(), public) else { continue };
-            let Some(need) = crate::access::table::requirement(&m, path) else { continue };
-            let mut access = serde_json::Map::new();
-            access.insert("role".into(), Value::String(need.role.name().into()));
-            if need.all_rooms {
-                access.insert("allRooms".into(), Value::Bool(true));
-            }
-            op.insert("x-ensemble-access".into(), Value::Object(access));
-            op.insert("security".into(), serde_json::json!([{ "bearer": [need.role.name()] }]));
-        }
+    for op in paths.values_mut().filter_map(Value::as_object_mut).flat_map(|p| p.values_mut()) {
+        let Some(op) = op.as_object_mut() else { continue };
+        let Some(access) = op.get(crate::access::table::EXTENSION) else { continue };
+        let security = match access.get("role") {
+            Some(role) => json!([{ "bearer": [role] }]),
+            None => json!([{}]),
+        };
+        op.insert("security".into(), security);
     }
 }
 

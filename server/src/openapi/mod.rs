@@ -60,8 +60,9 @@ impl Modify for BearerAuth {
                     .description(Some(
                         "The server's token (`--token-file`, or DATA_DIR/token; role admin on every room), or a \
                          managed token (`POST /v1/tokens`) with its role and rooms. Each operation names the role \
-                         it needs in `x-ensemble-access` (viewer < operator < approver < admin): too little is 403 \
-                         `forbidden`, a room outside the token's rooms is 404 `room_not_found`. Browsers opening \
+                         it needs in `x-ensemble-access` (viewer < operator < approver < admin; `allRooms`: a token \
+                         for every room; `token: false`: none needed): too little is 403 `forbidden`, a room \
+                         outside the token's rooms is 404 `room_not_found`. Browsers opening \
                          the room WebSocket pass the token as the subprotocol `ensemble.bearer.<token>` next to \
                          `ensemble.v1`.",
                     ))

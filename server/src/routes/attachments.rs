@@ -22,6 +22,7 @@ pub struct AttachmentPath {
 
 /// An image of one of the session's turns (its `attachment` in the turn's input), with its type.
 #[utoipa::path(get, path = "/v1/rooms/{roomId}/sessions/{sessionId}/attachments/{attachment}", tag = "turns",
+    extensions(("x-ensemble-access" = json!({"role": "viewer"}))),
     params(SessionPath, ("attachment" = String, Path, description = "The image's id: its SHA-256 and its type's extension", pattern = "^[0-9a-f]{64}\\.(png|jpg|gif|webp)$")),
     responses((status = 200, description = "The image, served with its own type (`image/png`, `image/jpeg`, `image/gif` or `image/webp`)", content_type = "application/octet-stream", body = ImageBytes),
         (status = 404, description = "No such image in this session (`attachment_not_found`)", body = ErrorResponse),

@@ -30,6 +30,7 @@ const VERSION: u32 = 1;
 /// download without the end line is incomplete. Continue live with the WebSocket's `after=head`.
 /// A token revoked or expired meanwhile stops the download where it is (cut, no end line).
 #[utoipa::path(get, path = "/v1/rooms/{roomId}/export", tag = "rooms",
+    extensions(("x-ensemble-access" = json!({"role": "viewer"}))),
     params(RoomPath),
     responses((status = 200, description = "The room's log, one JSON object a line (docs/api.md, \"Export\")", content_type = "application/x-ndjson", body = String),
         (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]

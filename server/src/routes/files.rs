@@ -107,6 +107,7 @@ pub struct FileSearch {
 
 /// Lists a directory of the session's workspace.
 #[utoipa::path(get, path = "/v1/rooms/{roomId}/sessions/{sessionId}/files", tag = "workspaces",
+    extensions(("x-ensemble-access" = json!({"role": "viewer"}))),
     params(SessionPath, PathQuery),
     responses((status = 200, description = "The directory's entries", body = FileListing),
         (status = 400, description = "A path with `..`, through a link, or into `.git` (`invalid_path`)", body = ErrorResponse),
@@ -139,6 +140,7 @@ pub async fn list_files(
 
 /// A file of the session's workspace: its text (up to the server's limit), or that it is binary.
 #[utoipa::path(get, path = "/v1/rooms/{roomId}/sessions/{sessionId}/files/content", tag = "workspaces",
+    extensions(("x-ensemble-access" = json!({"role": "viewer"}))),
     params(SessionPath, PathQuery),
     responses((status = 200, description = "The file", body = FileContent),
         (status = 400, description = "A path with `..`, through a link, or into `.git` (`invalid_path`), or not a regular file (`not_a_file`)", body = ErrorResponse),
@@ -176,6 +178,7 @@ pub async fn file_content(
 /// Files of the session's workspace whose path matches `q` fuzzily (its letters in order), best
 /// first. `.git` and what is under links are not searched.
 #[utoipa::path(get, path = "/v1/rooms/{roomId}/sessions/{sessionId}/files/search", tag = "workspaces",
+    extensions(("x-ensemble-access" = json!({"role": "viewer"}))),
     params(SessionPath, SearchQuery),
     responses((status = 200, description = "The best matches", body = FileSearch),
         (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]

@@ -14,6 +14,7 @@ use crate::state::AppState;
 
 /// The session's goal.
 #[utoipa::path(get, path = "/v1/rooms/{roomId}/sessions/{sessionId}/goal", tag = "goals",
+    extensions(("x-ensemble-access" = json!({"role": "viewer"}))),
     params(SessionPath),
     responses((status = 200, description = "The session's goal", body = Goal), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn get_goal(State(state): State<AppState>, session: SessionPath) -> Result<Json<Goal>, ApiError> {
@@ -38,6 +39,7 @@ fn the_goal(goal: Option<Goal>) -> Result<Json<Goal>, ApiError> {
 /// Sets the session's objective (a new goal operation; the same `clientSubmitId` again is the same
 /// operation).
 #[utoipa::path(put, path = "/v1/rooms/{roomId}/sessions/{sessionId}/goal", tag = "goals",
+    extensions(("x-ensemble-access" = json!({"role": "operator"}))),
     params(SessionPath),
     request_body = SetGoalRequest,
     responses((status = 200, description = "The goal after the operation", body = Goal), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
@@ -52,6 +54,7 @@ pub async fn set_goal(
 
 /// Clears the session's goal.
 #[utoipa::path(delete, path = "/v1/rooms/{roomId}/sessions/{sessionId}/goal", tag = "goals",
+    extensions(("x-ensemble-access" = json!({"role": "operator"}))),
     params(SessionPath, GoalOperationQuery),
     responses((status = 204, description = "Cleared"), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn clear_goal(
@@ -65,6 +68,7 @@ pub async fn clear_goal(
 
 /// Pauses the session's goal.
 #[utoipa::path(post, path = "/v1/rooms/{roomId}/sessions/{sessionId}/goal/pause", tag = "goals",
+    extensions(("x-ensemble-access" = json!({"role": "operator"}))),
     params(SessionPath, GoalOperationQuery),
     responses((status = 200, description = "The paused goal", body = Goal), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn pause_goal(
@@ -77,6 +81,7 @@ pub async fn pause_goal(
 
 /// Resumes the session's goal.
 #[utoipa::path(post, path = "/v1/rooms/{roomId}/sessions/{sessionId}/goal/resume", tag = "goals",
+    extensions(("x-ensemble-access" = json!({"role": "operator"}))),
     params(SessionPath, GoalOperationQuery),
     responses((status = 200, description = "The resumed goal", body = Goal), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn resume_goal(

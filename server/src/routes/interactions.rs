@@ -10,6 +10,7 @@ use crate::state::AppState;
 
 /// Pending interactive requests (approvals, questions).
 #[utoipa::path(get, path = "/v1/rooms/{roomId}/sessions/{sessionId}/interactions", tag = "interactions",
+    extensions(("x-ensemble-access" = json!({"role": "viewer"}))),
     params(SessionPath),
     responses((status = 200, description = "The pending interactions", body = InteractionList), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn list_interactions(
@@ -28,6 +29,7 @@ pub struct RequestIdPath {
 
 /// Answers one interactive request.
 #[utoipa::path(post, path = "/v1/rooms/{roomId}/sessions/{sessionId}/interactions/{requestId}", tag = "interactions",
+    extensions(("x-ensemble-access" = json!({"role": "approver"}))),
     params(SessionPath, ("requestId" = String, Path, pattern = "^[A-Za-z0-9._~:-]*[A-Za-z0-9_~:-][A-Za-z0-9._~:-]*$", min_length = 1, max_length = 128)),
     request_body = AnswerRequest,
     responses((status = 200, description = "The answer was accepted and passed to the agent", body = AnswerAccepted), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]

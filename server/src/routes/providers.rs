@@ -13,6 +13,7 @@ use crate::state::AppState;
 /// Providers this server can run. An available agent is asked (without a session, at most once
 /// a minute) whether it needs a login, so `authState` says so before any session has started.
 #[utoipa::path(get, path = "/v1/providers", tag = "providers",
+    extensions(("x-ensemble-access" = json!({"role": "viewer"}))),
     responses((status = 200, description = "The providers", body = ProviderList), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn list_providers(State(state): State<AppState>) -> Json<ProviderList> {
     Json(ProviderList { data: state.controller.providers_checked(state.auth_check_wait).await })
@@ -39,6 +40,7 @@ pub struct ProviderSessionsQuery {
 /// advertises it): a session of a room continues one with `providerSessionId` in
 /// `POST …/sessions`. The agent is started for the question, then stopped.
 #[utoipa::path(get, path = "/v1/providers/{providerId}/sessions", tag = "providers",
+    extensions(("x-ensemble-access" = json!({"role": "operator", "allRooms": true}))),
     params(("providerId" = String, Path, pattern = "^[A-Za-z0-9._~:-]*[A-Za-z0-9_~:-][A-Za-z0-9._~:-]*$", min_length = 1, max_length = 128), ProviderSessionsQuery),
     responses((status = 200, description = "A page of the agent's sessions", body = ProviderSessionList),
         (status = 404, description = "No such provider (`unknown_provider`)", body = ErrorResponse),

@@ -50,6 +50,7 @@ pub struct QueuedEdit {
 
 /// The turns waiting for the session's running turn to end, first to start first.
 #[utoipa::path(get, path = "/v1/rooms/{roomId}/sessions/{sessionId}/queue", tag = "turns",
+    extensions(("x-ensemble-access" = json!({"role": "viewer"}))),
     params(SessionPath),
     responses((status = 200, description = "The queue", body = QueueList), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn get_queue(State(state): State<AppState>, session: SessionPath) -> Result<Json<QueueList>, ApiError> {
@@ -58,6 +59,7 @@ pub async fn get_queue(State(state): State<AppState>, session: SessionPath) -> R
 
 /// Puts the queue in a new order.
 #[utoipa::path(put, path = "/v1/rooms/{roomId}/sessions/{sessionId}/queue", tag = "turns",
+    extensions(("x-ensemble-access" = json!({"role": "operator"}))),
     params(SessionPath), request_body = QueueOrder,
     responses((status = 200, description = "The queue in its new order", body = QueueList), (status = 400, description = "`order` does not name every queued turn once (`invalid_input`)", body = ErrorResponse), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn reorder_queue(
@@ -71,6 +73,7 @@ pub async fn reorder_queue(
 
 /// Replaces a queued turn's input.
 #[utoipa::path(patch, path = "/v1/rooms/{roomId}/sessions/{sessionId}/queue/{turnId}", tag = "turns",
+    extensions(("x-ensemble-access" = json!({"role": "operator"}))),
     params(SessionPath, ("turnId" = String, Path, pattern = "^[A-Za-z0-9._~:-]*[A-Za-z0-9_~:-][A-Za-z0-9._~:-]*$", min_length = 1, max_length = 128)), request_body = QueuedEdit,
     responses((status = 200, description = "The queued turn", body = QueuedTurn), (status = 404, description = "No such queued turn (`queued_turn_not_found`)", body = ErrorResponse), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn edit_queued(
@@ -85,6 +88,7 @@ pub async fn edit_queued(
 
 /// Takes a turn off the queue.
 #[utoipa::path(delete, path = "/v1/rooms/{roomId}/sessions/{sessionId}/queue/{turnId}", tag = "turns",
+    extensions(("x-ensemble-access" = json!({"role": "operator"}))),
     params(SessionPath, ("turnId" = String, Path, pattern = "^[A-Za-z0-9._~:-]*[A-Za-z0-9_~:-][A-Za-z0-9._~:-]*$", min_length = 1, max_length = 128)),
     responses((status = 204, description = "Removed"), (status = 404, description = "No such queued turn (`queued_turn_not_found`)", body = ErrorResponse), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn remove_queued(
@@ -100,6 +104,7 @@ pub async fn remove_queued(
 /// Sends a queued turn now: into the running turn when the provider can steer, else the running
 /// turn is canceled and this one starts next (at once when none runs).
 #[utoipa::path(post, path = "/v1/rooms/{roomId}/sessions/{sessionId}/queue/{turnId}/send", tag = "turns",
+    extensions(("x-ensemble-access" = json!({"role": "operator"}))),
     params(SessionPath, ("turnId" = String, Path, pattern = "^[A-Za-z0-9._~:-]*[A-Za-z0-9_~:-][A-Za-z0-9._~:-]*$", min_length = 1, max_length = 128)),
     responses((status = 202, description = "Sent: steered (`steered`), started, or first in the queue while the running turn is canceled (`queued`)", body = TurnAccepted), (status = 404, description = "No such queued turn (`queued_turn_not_found`)", body = ErrorResponse), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn send_queued(

@@ -13,6 +13,7 @@ use crate::state::AppState;
 
 /// Rooms that have sessions or events.
 #[utoipa::path(get, path = "/v1/rooms", tag = "rooms",
+    extensions(("x-ensemble-access" = json!({"role": "viewer"}))),
     responses((status = 200, description = "The rooms", body = RoomList), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn list_rooms(
     State(state): State<AppState>,
@@ -28,6 +29,7 @@ pub async fn list_rooms(
 /// `--events-page-bytes` of them (at least one); `next` is the `after` of the next page while
 /// events follow.
 #[utoipa::path(get, path = "/v1/rooms/{roomId}/events", tag = "rooms",
+    extensions(("x-ensemble-access" = json!({"role": "viewer"}))),
     params(RoomPath, EventsQuery),
     responses(
         (status = 200, description = "A page of the room's events, oldest first", body = EventList),

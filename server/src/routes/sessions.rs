@@ -25,6 +25,7 @@ use crate::state::AppState;
 
 /// Starts a session. The room is created on first use.
 #[utoipa::path(post, path = "/v1/rooms/{roomId}/sessions", tag = "sessions",
+    extensions(("x-ensemble-access" = json!({"role": "operator"}))),
     params(RoomPath),
     request_body = StartSessionRequest,
     responses((status = 201, description = "The started session", body = Session), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
@@ -99,6 +100,7 @@ fn created(session: &ensemble_core::shared_session::SharedSession) -> Result<Res
 /// the checkpoint after that turn (on a new branch), with the source's provider and settings and
 /// its conversation through that turn. Its `forkedFrom` names the source, turn and checkpoint.
 #[utoipa::path(post, path = "/v1/rooms/{roomId}/sessions/{sessionId}/fork", tag = "workspaces",
+    extensions(("x-ensemble-access" = json!({"role": "operator"}))),
     params(SessionPath),
     request_body = ForkRequest,
     responses((status = 201, description = "The fork", body = Session),
@@ -124,6 +126,7 @@ pub async fn fork_session(
 
 /// Canonical, visible sessions of a room.
 #[utoipa::path(get, path = "/v1/rooms/{roomId}/sessions", tag = "sessions",
+    extensions(("x-ensemble-access" = json!({"role": "viewer"}))),
     params(RoomPath),
     responses((status = 200, description = "The room's sessions", body = SessionList), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn list_sessions(State(state): State<AppState>, room: RoomPath) -> Result<Json<SessionList>, ApiError> {
@@ -134,6 +137,7 @@ pub async fn list_sessions(State(state): State<AppState>, room: RoomPath) -> Res
 /// an answer), so a script can run a turn and then read its result; the `Ensemble-Wait` header
 /// says why it answered.
 #[utoipa::path(get, path = "/v1/rooms/{roomId}/sessions/{sessionId}", tag = "sessions",
+    extensions(("x-ensemble-access" = json!({"role": "viewer"}))),
     params(SessionPath, SessionQuery),
     responses((status = 200, description = "The session (with `wait`: once in that state, or as it is when the timeout passed or the token has `--max-long-polls-per-token` waiting already)", body = Session,
             headers(("Ensemble-Wait" = String, description = "With `wait` only: `reached` (the session is in the state asked for), `timeout` (`timeoutSecs` passed), `limited` (the token has `--max-long-polls-per-token` long polls waiting: answered at once; wait on one of those, or on the room WebSocket) or `shutdown` (the server stops)"))),
@@ -212,6 +216,7 @@ const MAX_WAIT_SECS: u32 = 86_400;
 /// checkpoints' refs (the branch only when merged, unless `force`: else 409 `branch_not_merged`,
 /// the worktree removed and the branch kept).
 #[utoipa::path(delete, path = "/v1/rooms/{roomId}/sessions/{sessionId}", tag = "sessions",
+    extensions(("x-ensemble-access" = json!({"role": "operator"}))),
     params(SessionPath, CloseQuery),
     responses((status = 204, description = "Closed (and purged)"),
         (status = 409, description = "Purged, but its branch is not merged and was kept (`branch_not_merged`)", body = ErrorResponse),
@@ -231,6 +236,7 @@ pub async fn close_session(
 
 /// Reconnects a session whose live process is gone.
 #[utoipa::path(post, path = "/v1/rooms/{roomId}/sessions/{sessionId}/resume", tag = "sessions",
+    extensions(("x-ensemble-access" = json!({"role": "operator"}))),
     params(SessionPath),
     responses((status = 200, description = "The resumed session", body = Session), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn resume_session(State(state): State<AppState>, session: SessionPath) -> Result<Json<Session>, ApiError> {
@@ -240,6 +246,7 @@ pub async fn resume_session(State(state): State<AppState>, session: SessionPath)
 /// Changes the session's mode or config options (model, reasoning effort, …) for its next turn.
 /// The choices are in the session's `modes` and `configOptions`.
 #[utoipa::path(patch, path = "/v1/rooms/{roomId}/sessions/{sessionId}/config", tag = "sessions",
+    extensions(("x-ensemble-access" = json!({"role": "operator"}))),
     params(SessionPath),
     request_body = ConfigRequest,
     responses((status = 200, description = "The session with its new mode and options (also announced as `session.updated`, reason `config`)", body = Session),
@@ -258,6 +265,7 @@ pub async fn configure_session(
 
 /// Stops the live process of an idle session, keeping it resumable.
 #[utoipa::path(post, path = "/v1/rooms/{roomId}/sessions/{sessionId}/release", tag = "sessions",
+    extensions(("x-ensemble-access" = json!({"role": "operator"}))),
     params(SessionPath),
     responses((status = 204, description = "Released"), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn release_session(State(state): State<AppState>, session: SessionPath) -> Result<StatusCode, ApiError> {
@@ -267,6 +275,7 @@ pub async fn release_session(State(state): State<AppState>, session: SessionPath
 
 /// Drops the live process now (pending interactions are rejected), keeping it resumable.
 #[utoipa::path(post, path = "/v1/rooms/{roomId}/sessions/{sessionId}/disconnect", tag = "sessions",
+    extensions(("x-ensemble-access" = json!({"role": "operator"}))),
     params(SessionPath),
     responses((status = 204, description = "Disconnected"), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn disconnect_session(State(state): State<AppState>, session: SessionPath) -> Result<StatusCode, ApiError> {

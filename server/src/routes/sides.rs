@@ -12,6 +12,7 @@ use crate::state::AppState;
 
 /// Side-conversation capabilities of the live adapter behind this session.
 #[utoipa::path(get, path = "/v1/rooms/{roomId}/sessions/{sessionId}/side-capabilities", tag = "sides",
+    extensions(("x-ensemble-access" = json!({"role": "viewer"}))),
     params(SessionPath),
     responses((status = 200, description = "The capabilities of the live session", body = SideCapabilities), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn side_capabilities(
@@ -23,6 +24,7 @@ pub async fn side_capabilities(
 
 /// Opens a side conversation: an ephemeral fork of the live session.
 #[utoipa::path(post, path = "/v1/rooms/{roomId}/sessions/{sessionId}/sides", tag = "sides",
+    extensions(("x-ensemble-access" = json!({"role": "operator"}))),
     params(SessionPath),
     request_body = OpenSideRequest,
     responses((status = 201, description = "The opened side conversation", body = SideOpened), (status = 200, body = SideOpened, description = "Re-opened: the same side"),
@@ -44,6 +46,7 @@ pub async fn open_side(
 /// The session's open side conversations, oldest first: a client that reloads finds them here and
 /// replays each with `GET …/sessions/{sideId}/events?after=`.
 #[utoipa::path(get, path = "/v1/rooms/{roomId}/sessions/{sessionId}/sides", tag = "sides",
+    extensions(("x-ensemble-access" = json!({"role": "viewer"}))),
     params(SessionPath),
     responses((status = 200, description = "The open side conversations of the session", body = SessionList), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn list_sides(State(state): State<AppState>, session: SessionPath) -> Result<Json<SessionList>, ApiError> {
@@ -54,6 +57,7 @@ pub async fn list_sides(State(state): State<AppState>, session: SessionPath) -> 
 /// the side lives, paged as the room's (`limit`, `--events-page-bytes`, `next`). Canonical
 /// sessions' events are in the room log (`/v1/rooms/{roomId}/events`).
 #[utoipa::path(get, path = "/v1/rooms/{roomId}/sessions/{sessionId}/events", tag = "sides",
+    extensions(("x-ensemble-access" = json!({"role": "viewer"}))),
     params(SessionPath, EventsQuery),
     responses((status = 200, description = "A page of the side conversation's events, oldest first", body = EventList),
         (status = 410, description = "The requested history is no longer kept", body = ErrorResponse),

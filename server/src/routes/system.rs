@@ -55,7 +55,9 @@ pub async fn test_panic() -> StatusCode {
 }
 
 /// Liveness.
-#[utoipa::path(get, path = "/healthz", tag = "system", security(()), responses((status = 200, description = "The server is up", body = Health)))]
+#[utoipa::path(get, path = "/healthz", tag = "system",
+    extensions(("x-ensemble-access" = json!({"token": false, "anyHost": true}))),
+    responses((status = 200, description = "The server is up", body = Health)))]
 pub async fn healthz() -> Json<Health> {
     Json(Health { status: "ok".into(), database: None, host_id: None, nats: None })
 }
@@ -65,7 +67,8 @@ pub async fn healthz() -> Json<Health> {
 ///
 /// Without the bearer token only `status` (a probe needs no more; the engine, the host id and the
 /// NATS state are for those who hold the token).
-#[utoipa::path(get, path = "/readyz", tag = "system", security(()),
+#[utoipa::path(get, path = "/readyz", tag = "system",
+    extensions(("x-ensemble-access" = json!({"token": false, "anyHost": true}))),
     responses((status = 200, description = "Ready (`database`, `hostId` and `nats` only with the bearer token)", body = Health),
         (status = 503, description = "Draining (shutting down), the database does not answer or cannot write (`storage_full`, `store_unwritable`), or NATS is disconnected", body = Health)))]
 pub async fn readyz(State(state): State<AppState>, headers: HeaderMap) -> (StatusCode, Json<Health>) {
@@ -109,6 +112,7 @@ pub async fn readyz(State(state): State<AppState>, headers: HeaderMap) -> (Statu
 
 /// Prometheus metrics.
 #[utoipa::path(get, path = "/metrics", tag = "system",
+    extensions(("x-ensemble-access" = json!({"role": "viewer", "allRooms": true}))),
     responses((status = 200, description = "Prometheus text exposition format", content_type = "text/plain", body = String),
         (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn metrics(State(state): State<AppState>) -> Response {
@@ -116,7 +120,8 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
 }
 
 /// This OpenAPI document.
-#[utoipa::path(get, path = "/openapi.json", tag = "system", security(()),
+#[utoipa::path(get, path = "/openapi.json", tag = "system",
+    extensions(("x-ensemble-access" = json!({"token": false}))),
     responses((status = 200, description = "The OpenAPI document", content_type = "application/json", body = Object),
         (status = "4XX", body = ErrorResponse)))]
 pub async fn openapi_json(Extension(OpenApiJson(spec)): Extension<OpenApiJson>) -> Response {

@@ -123,6 +123,7 @@ fn scope_list(scope: &RoomScope) -> Vec<String> {
 
 /// The caller's token: its name, role and rooms.
 #[utoipa::path(get, path = "/v1/me", tag = "access",
+    extensions(("x-ensemble-access" = json!({"role": "viewer"}))),
     responses((status = 200, description = "The caller", body = Me), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn me(State(state): State<AppState>, Extension(p): Extension<Principal>) -> Json<Me> {
     Json(Me {
@@ -141,7 +142,8 @@ fn invalid(field: &str, message: impl Into<String>) -> ApiError {
 /// Makes a token with a role and rooms (admin). Its secret is in this answer only. It expires no
 /// later than the token that made it (a later or absent expiry is cut to the maker's) and is
 /// revoked with it. The name `admin` is reserved for the token file's token.
-#[utoipa::path(post, path = "/v1/tokens", tag = "access", request_body = CreateToken,
+#[utoipa::path(post, path = "/v1/tokens", tag = "access",
+    extensions(("x-ensemble-access" = json!({"role": "admin"}))), request_body = CreateToken,
     responses((status = 201, description = "The token and its secret (shown once)", body = CreatedToken),
         (status = 409, description = "`too_many_tokens`", body = ErrorResponse),
         (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
@@ -205,6 +207,7 @@ fn within(by: &Principal, token: &TokenRecord) -> bool {
 /// Every managed token, without secrets (admin; an admin of some rooms sees the tokens of those
 /// rooms only).
 #[utoipa::path(get, path = "/v1/tokens", tag = "access",
+    extensions(("x-ensemble-access" = json!({"role": "admin"}))),
     responses((status = 200, description = "The tokens, oldest first", body = TokenList), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn list_tokens(State(state): State<AppState>, Extension(by): Extension<Principal>) -> Json<TokenList> {
     let data =
@@ -215,7 +218,8 @@ pub async fn list_tokens(State(state): State<AppState>, Extension(by): Extension
 /// Revokes a token at once (admin), and every token it made, transitively: their requests fail
 /// from now on, their room WebSockets close with code 4003, their long polls answer 401 and their
 /// exports stop.
-#[utoipa::path(delete, path = "/v1/tokens/{tokenId}", tag = "access", params(TokenPath),
+#[utoipa::path(delete, path = "/v1/tokens/{tokenId}", tag = "access",
+    extensions(("x-ensemble-access" = json!({"role": "admin"}))), params(TokenPath),
     responses((status = 200, description = "The revoked token", body = TokenInfo),
         (status = 404, description = "`token_not_found`", body = ErrorResponse),
         (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
@@ -297,7 +301,8 @@ pub struct AuditList {
 
 /// The mutating requests, refused ones too, oldest first (admin; an admin of some rooms sees the
 /// records of those rooms only).
-#[utoipa::path(get, path = "/v1/audit", tag = "access", params(AuditQuery),
+#[utoipa::path(get, path = "/v1/audit", tag = "access",
+    extensions(("x-ensemble-access" = json!({"role": "admin"}))), params(AuditQuery),
     responses((status = 200, description = "A page of the audit trail", body = AuditList), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn list_audit(
     State(state): State<AppState>,

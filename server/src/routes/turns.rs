@@ -11,6 +11,7 @@ use crate::state::AppState;
 
 /// Submits input: starts a turn (or steers the running one).
 #[utoipa::path(post, path = "/v1/rooms/{roomId}/sessions/{sessionId}/turns", tag = "turns",
+    extensions(("x-ensemble-access" = json!({"role": "operator"}))),
     params(SessionPath),
     request_body = SubmitTurnRequest,
     responses((status = 202, description = "The turn was accepted (or, with `steer`, the input added to the running turn)", body = TurnAccepted), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
@@ -45,6 +46,7 @@ pub async fn submit_turn(
 
 /// Interrupts the active turn.
 #[utoipa::path(post, path = "/v1/rooms/{roomId}/sessions/{sessionId}/cancel", tag = "turns",
+    extensions(("x-ensemble-access" = json!({"role": "operator"}))),
     params(SessionPath),
     responses((status = 202, description = "The interrupt was sent; the turn's end follows as an event", body = CancelAccepted), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn cancel_turn(

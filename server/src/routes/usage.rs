@@ -9,6 +9,7 @@ use crate::state::AppState;
 
 /// What the session spent (in all and per turn), and its budget and where it stands.
 #[utoipa::path(get, path = "/v1/rooms/{roomId}/sessions/{sessionId}/usage", tag = "usage",
+    extensions(("x-ensemble-access" = json!({"role": "viewer"}))),
     params(SessionPath),
     responses((status = 200, description = "The session's usage", body = SessionUsage), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn session_usage(
@@ -21,6 +22,7 @@ pub async fn session_usage(
 /// Sets the session's budget (instead of the server's default). Reached, no new turn starts
 /// (409 `budget_exhausted`); a higher one lets work go on.
 #[utoipa::path(put, path = "/v1/rooms/{roomId}/sessions/{sessionId}/budget", tag = "usage",
+    extensions(("x-ensemble-access" = json!({"role": "operator"}))),
     params(SessionPath), request_body = Budget,
     responses((status = 200, description = "The session's usage with its new budget", body = SessionUsage), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn set_session_budget(
@@ -34,6 +36,7 @@ pub async fn set_session_budget(
 
 /// Clears the session's own budget: the server's default applies again.
 #[utoipa::path(delete, path = "/v1/rooms/{roomId}/sessions/{sessionId}/budget", tag = "usage",
+    extensions(("x-ensemble-access" = json!({"role": "operator"}))),
     params(SessionPath),
     responses((status = 200, description = "The session's usage under the default budget", body = SessionUsage), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn clear_session_budget(
@@ -46,6 +49,7 @@ pub async fn clear_session_budget(
 
 /// What the room's sessions spent, in all, by provider and model and by session, and its budget.
 #[utoipa::path(get, path = "/v1/rooms/{roomId}/usage", tag = "usage",
+    extensions(("x-ensemble-access" = json!({"role": "viewer"}))),
     params(RoomPath),
     responses((status = 200, description = "The room's usage", body = RoomUsage), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn room_usage(State(state): State<AppState>, room: RoomPath) -> Result<Json<RoomUsage>, ApiError> {
@@ -54,6 +58,7 @@ pub async fn room_usage(State(state): State<AppState>, room: RoomPath) -> Result
 
 /// Sets the room's budget (instead of the server's default): all its sessions together.
 #[utoipa::path(put, path = "/v1/rooms/{roomId}/budget", tag = "usage",
+    extensions(("x-ensemble-access" = json!({"role": "operator"}))),
     params(RoomPath), request_body = Budget,
     responses((status = 200, description = "The room's usage with its new budget", body = RoomUsage), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn set_room_budget(
@@ -67,6 +72,7 @@ pub async fn set_room_budget(
 
 /// Clears the room's own budget: the server's default applies again.
 #[utoipa::path(delete, path = "/v1/rooms/{roomId}/budget", tag = "usage",
+    extensions(("x-ensemble-access" = json!({"role": "operator"}))),
     params(RoomPath),
     responses((status = 200, description = "The room's usage under the default budget", body = RoomUsage), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn clear_room_budget(State(state): State<AppState>, room: RoomPath) -> Result<Json<RoomUsage>, ApiError> {

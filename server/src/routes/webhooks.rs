@@ -321,7 +321,8 @@ async fn find(hooks: &Webhooks, id: &str) -> Result<WebhookRecord, ApiError> {
 }
 
 /// Makes a webhook (admin of every room). Its signing secret is in this answer only.
-#[utoipa::path(post, path = "/v1/webhooks", tag = "webhooks", request_body = CreateWebhook,
+#[utoipa::path(post, path = "/v1/webhooks", tag = "webhooks",
+    extensions(("x-ensemble-access" = json!({"role": "admin", "allRooms": true}))), request_body = CreateWebhook,
     responses((status = 201, description = "The webhook and its secret (shown once)", body = CreatedWebhook),
         (status = 400, description = "`invalid_input`, or `webhook_url_refused` (not http(s), or a private address)", body = ErrorResponse),
         (status = 409, description = "`too_many_webhooks`", body = ErrorResponse),
@@ -375,6 +376,7 @@ pub async fn create_webhook(
 
 /// Every webhook, without secrets, oldest first.
 #[utoipa::path(get, path = "/v1/webhooks", tag = "webhooks",
+    extensions(("x-ensemble-access" = json!({"role": "admin", "allRooms": true}))),
     responses((status = 200, description = "The webhooks", body = WebhookList), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn list_webhooks(State(state): State<AppState>) -> Result<Json<WebhookList>, ApiError> {
     let all = state.webhooks.store().webhooks().await.map_err(store)?;
@@ -382,7 +384,8 @@ pub async fn list_webhooks(State(state): State<AppState>) -> Result<Json<Webhook
 }
 
 /// One webhook, without its secret.
-#[utoipa::path(get, path = "/v1/webhooks/{webhookId}", tag = "webhooks", params(WebhookPath),
+#[utoipa::path(get, path = "/v1/webhooks/{webhookId}", tag = "webhooks",
+    extensions(("x-ensemble-access" = json!({"role": "admin", "allRooms": true}))), params(WebhookPath),
     responses((status = 200, description = "The webhook", body = WebhookInfo),
         (status = 404, description = "`webhook_not_found`", body = ErrorResponse),
         (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
@@ -394,7 +397,8 @@ pub async fn get_webhook(
 }
 
 /// Changes a webhook: its URL, events, rooms, secret, description, or whether it is enabled.
-#[utoipa::path(patch, path = "/v1/webhooks/{webhookId}", tag = "webhooks", params(WebhookPath), request_body = UpdateWebhook,
+#[utoipa::path(patch, path = "/v1/webhooks/{webhookId}", tag = "webhooks",
+    extensions(("x-ensemble-access" = json!({"role": "admin", "allRooms": true}))), params(WebhookPath), request_body = UpdateWebhook,
     responses((status = 200, description = "The webhook as it is now", body = WebhookInfo),
         (status = 404, description = "`webhook_not_found`", body = ErrorResponse),
         (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
@@ -435,7 +439,8 @@ pub async fn update_webhook(
 }
 
 /// Deletes a webhook and its deliveries (pending ones are not made).
-#[utoipa::path(delete, path = "/v1/webhooks/{webhookId}", tag = "webhooks", params(WebhookPath),
+#[utoipa::path(delete, path = "/v1/webhooks/{webhookId}", tag = "webhooks",
+    extensions(("x-ensemble-access" = json!({"role": "admin", "allRooms": true}))), params(WebhookPath),
     responses((status = 204, description = "Deleted"),
         (status = 404, description = "`webhook_not_found`", body = ErrorResponse),
         (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
@@ -455,7 +460,8 @@ pub async fn delete_webhook(
 
 /// Queues a test delivery (type `webhook.test`), signed and retried like any other; see it in
 /// the deliveries.
-#[utoipa::path(post, path = "/v1/webhooks/{webhookId}/test", tag = "webhooks", params(WebhookPath),
+#[utoipa::path(post, path = "/v1/webhooks/{webhookId}/test", tag = "webhooks",
+    extensions(("x-ensemble-access" = json!({"role": "admin", "allRooms": true}))), params(WebhookPath),
     responses((status = 202, description = "Queued", body = TestDelivery),
         (status = 404, description = "`webhook_not_found`", body = ErrorResponse),
         (status = 409, description = "`webhook_disabled`", body = ErrorResponse),
@@ -479,7 +485,8 @@ pub async fn test_webhook(
 
 /// A webhook's deliveries, newest first, with their latest attempts and outcomes. Settled ones
 /// are kept `--webhook-keep-secs`.
-#[utoipa::path(get, path = "/v1/webhooks/{webhookId}/deliveries", tag = "webhooks", params(WebhookPath, DeliveriesQuery),
+#[utoipa::path(get, path = "/v1/webhooks/{webhookId}/deliveries", tag = "webhooks",
+    extensions(("x-ensemble-access" = json!({"role": "admin", "allRooms": true}))), params(WebhookPath, DeliveriesQuery),
     responses((status = 200, description = "A page of deliveries", body = DeliveryList),
         (status = 404, description = "`webhook_not_found`", body = ErrorResponse),
         (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]

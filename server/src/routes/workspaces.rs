@@ -13,6 +13,7 @@ use crate::state::AppState;
 /// The session's checkpoints, oldest first: one before and one after every turn (and one before
 /// every restore).
 #[utoipa::path(get, path = "/v1/rooms/{roomId}/sessions/{sessionId}/checkpoints", tag = "workspaces",
+    extensions(("x-ensemble-access" = json!({"role": "viewer"}))),
     params(SessionPath, CheckpointsQuery),
     responses((status = 200, description = "The checkpoints, oldest first", body = CheckpointList),
         (status = 422, description = "The session has no checkpoints (`no_workspace`)", body = ErrorResponse),
@@ -43,6 +44,7 @@ pub async fn list_checkpoints(
 /// (`from` and `to`), or over the whole session (neither: its base to its latest checkpoint). The
 /// per-file stats, and the unified diff (of `path` only, when given), cut at the server's limit.
 #[utoipa::path(get, path = "/v1/rooms/{roomId}/sessions/{sessionId}/changes", tag = "workspaces",
+    extensions(("x-ensemble-access" = json!({"role": "viewer"}))),
     params(SessionPath, ChangesQuery),
     responses((status = 200, description = "The changed files and their diff", body = WorkspaceChanges),
         (status = 404, description = "An unknown checkpoint or turn (`unknown_checkpoint`)", body = ErrorResponse),
@@ -76,6 +78,7 @@ pub async fn get_changes(
 /// Puts the session's working tree back to a checkpoint. The tree as it was is checkpointed
 /// first (its id is `undo`: restore it to undo this); announced as `workspace.restored`.
 #[utoipa::path(post, path = "/v1/rooms/{roomId}/sessions/{sessionId}/restore", tag = "workspaces",
+    extensions(("x-ensemble-access" = json!({"role": "operator"}))),
     params(SessionPath),
     request_body = RestoreRequest,
     responses((status = 200, description = "Restored", body = WorkspaceRestoredPayload),
@@ -95,6 +98,7 @@ pub async fn restore(
 
 /// The session's workspace (kind, repository, base, branch, path) and the bytes it takes on disk.
 #[utoipa::path(get, path = "/v1/rooms/{roomId}/sessions/{sessionId}/workspace", tag = "workspaces",
+    extensions(("x-ensemble-access" = json!({"role": "viewer"}))),
     params(SessionPath),
     responses((status = 200, description = "The workspace and its disk use", body = WorkspaceInfo),
         (status = 422, description = "The session works in a plain directory (`no_workspace`)", body = ErrorResponse),
@@ -110,6 +114,7 @@ pub async fn get_workspace(
 /// configuration), so they can be merged or pushed with the usual tools; announced as
 /// `workspace.committed`.
 #[utoipa::path(post, path = "/v1/rooms/{roomId}/sessions/{sessionId}/workspace/commit", tag = "workspaces",
+    extensions(("x-ensemble-access" = json!({"role": "operator"}))),
     params(SessionPath),
     request_body = CommitRequest,
     responses((status = 200, description = "Committed", body = WorkspaceCommittedPayload),

@@ -343,6 +343,38 @@ fn no_product_file_imports_a_file_that_imports_it() {
     assert!(found.is_empty(), "import circles (move what both need into a file both import):\n{}", found.join("\n"));
 }
 
+/// A route is declared once, in its handler's `#[utoipa::path]` (method, path and access, which
+/// the router's access table reads from the document): no other product file writes its path.
+#[test]
+fn every_route_path_is_written_in_one_file() {
+    let doc = serde_json::to_value(ensemble_server::router::openapi()).expect("the document serialises");
+    let paths: Vec<String> = doc["paths"].as_object().expect("paths").keys().cloned().collect();
+    let sources: Vec<(String, String)> = product_files()
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|x| x == "rs"))
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).unwrap_or_default();
+            // Comments may name a route; byte strings are test data, not routes.
+            let code: Vec<&str> = text.lines().filter(|l| !l.trim_start().starts_with("//")).collect();
+            (rel(&p), code.join("\n"))
+        })
+        .collect();
+    let mut twice = Vec::new();
+    for path in &paths {
+        let quoted = format!("\"{path}\"");
+        let writers: Vec<&str> = sources
+            .iter()
+            .filter(|(_, code)| code.match_indices(&quoted).any(|(i, _)| !code[..i].ends_with('b')))
+            .map(|(name, _)| name.as_str())
+            .collect();
+        if writers.len() != 1 {
+            twice.push(format!("{path}: {writers:?}"));
+        }
+    }
+    assert!(paths.len() > 40, "the document has its routes: {paths:?}");
+    assert!(twice.is_empty(), "route paths written in other than one file:\n{}", twice.join("\n"));
+}
+
 #[test]
 fn the_reader_finds_imports_and_circles() {
     assert_eq!(expand("crate::a::{b, c::{d, e}}"), ["crate::a::b", "crate::a::c::d", "crate::a::c::e"]);
