@@ -51,3 +51,31 @@ pub(super) fn token_conflict(token: &TokenRecord, id_taken: bool) -> super::Stor
         super::StoreError::Conflict(format!("a token with the secret hash of `{}` exists", token.id))
     }
 }
+
+/// The writes of access: tokens and the audit trail.
+pub(super) enum AccessOp {
+    /// Inserts a token; refused with [`super::StoreError::Conflict`] when its id or secret hash
+    /// exists.
+    TokenInsert(TokenRecord),
+    /// Marks a token (and every token it made) revoked; answered whether it existed and was not
+    /// revoked yet.
+    TokenRevoke { id: String, at_ms: i64 },
+    /// Records tokens' last use (only ever moved forward; unknown ids are ignored).
+    TokenTouch(Vec<(String, i64)>),
+    /// Appends audit records, assigning their seqs in order; answered with the last seq assigned
+    /// (the trail's head when there are none).
+    AuditAppend(Vec<AuditRecord>),
+    /// Deletes tokens revoked or expired before `before_ms`; answered with how many.
+    TokenPrune { before_ms: i64 },
+    /// Deletes audit records older than `before_ms`; answered with how many.
+    AuditPrune { before_ms: i64 },
+}
+
+/// The reads of access, as each engine answers them.
+#[async_trait::async_trait]
+pub(super) trait AccessReads {
+    /// Every token, ordered by `created_at_ms`, then by id.
+    async fn tokens(&self) -> Result<Vec<TokenRecord>, super::StoreError>;
+    /// Audit records with `seq > after`, ascending, at most `limit`.
+    async fn audit_after(&self, after: u64, limit: usize) -> Result<Vec<AuditRecord>, super::StoreError>;
+}

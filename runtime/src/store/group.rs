@@ -9,10 +9,8 @@ use tokio::sync::{Notify, mpsc, oneshot};
 
 use super::health::Loss;
 use super::health::StoreStats;
-use super::types::{AppendBatch, CommitListener, CommittedEvent, Queued, StoreConfig, StoreError, WriteOp};
-use super::webhooks::OutboxItem;
+use super::types::{AppendBatch, CommitListener, CommittedEvent, Queued, StoreConfig, StoreError, Value, WriteOp};
 use ensemble_core::budget::ByteBudget;
-use ensemble_core::goal::Binding;
 
 /// The writer's end of the queue: the operations, the budget it gives their bytes back to, and
 /// the bell its senders ring once they have queued ([`super::types::Rung`]).
@@ -103,20 +101,7 @@ fn batch_events(ops: &[WriteOp]) -> usize {
 /// A waiter of a non-append operation.
 pub(super) enum Reply {
     Unit(oneshot::Sender<Result<(), StoreError>>),
-    Binding(oneshot::Sender<Result<Binding, StoreError>>),
-    Bool(oneshot::Sender<Result<bool, StoreError>>),
-    Count(oneshot::Sender<Result<u64, StoreError>>),
-    Outbox(oneshot::Sender<Result<Vec<OutboxItem>, StoreError>>),
-}
-
-/// What a non-append operation produced, handed to its waiter once committed.
-pub(super) enum Value {
-    Unit,
-    Binding(Binding),
-    Bool(bool),
-    /// A seq or a number of rows.
-    Count(u64),
-    Outbox(Vec<OutboxItem>),
+    Value(oneshot::Sender<Result<Value, StoreError>>),
 }
 
 /// One operation's result inside a group, in the group's order; delivered after the commit.
@@ -133,29 +118,8 @@ fn answer(reply: Reply, result: Result<Value, StoreError>) {
         Reply::Unit(tx) => {
             let _ = tx.send(result.map(|_| ()));
         }
-        Reply::Binding(tx) => {
-            let _ = tx.send(result.and_then(|v| match v {
-                Value::Binding(b) => Ok(b),
-                _ => Err(StoreError::Other("the ledger produced no binding".into())),
-            }));
-        }
-        Reply::Bool(tx) => {
-            let _ = tx.send(result.and_then(|v| match v {
-                Value::Bool(b) => Ok(b),
-                _ => Err(StoreError::Other("the operation produced no answer".into())),
-            }));
-        }
-        Reply::Count(tx) => {
-            let _ = tx.send(result.and_then(|v| match v {
-                Value::Count(n) => Ok(n),
-                _ => Err(StoreError::Other("the operation produced no count".into())),
-            }));
-        }
-        Reply::Outbox(tx) => {
-            let _ = tx.send(result.and_then(|v| match v {
-                Value::Outbox(items) => Ok(items),
-                _ => Err(StoreError::Other("the operation produced no deliveries".into())),
-            }));
+        Reply::Value(tx) => {
+            let _ = tx.send(result);
         }
     }
 }
@@ -290,23 +254,8 @@ pub(super) fn deliver(
 /// Splits a non-append operation into its waiter, or `None` for those without one.
 pub(super) fn reply_of(op: WriteOp) -> Option<Reply> {
     match op {
-        WriteOp::SetProviderState { ack, .. }
-        | WriteOp::Flush { ack }
-        | WriteOp::Probe { ack }
-        | WriteOp::Exec { ack, .. }
-        | WriteOp::TokenInsert { ack, .. }
-        | WriteOp::TokenTouch { ack, .. } => Some(Reply::Unit(ack)),
-        WriteOp::GoalBind { ack, .. } => Some(Reply::Binding(ack)),
-        WriteOp::TokenRevoke { ack, .. }
-        | WriteOp::WebhookPut { ack, .. }
-        | WriteOp::WebhookDelete { ack, .. }
-        | WriteOp::OutboxSettle { ack, .. } => Some(Reply::Bool(ack)),
-        WriteOp::AuditAppend { ack, .. }
-        | WriteOp::AuditPrune { ack, .. }
-        | WriteOp::TokenPrune { ack, .. }
-        | WriteOp::OutboxInsert { ack, .. }
-        | WriteOp::OutboxPrune { ack, .. } => Some(Reply::Count(ack)),
-        WriteOp::OutboxClaim { ack, .. } => Some(Reply::Outbox(ack)),
+        WriteOp::Flush { ack } | WriteOp::Probe { ack } | WriteOp::Exec { ack, .. } => Some(Reply::Unit(ack)),
+        WriteOp::Durable(d) => Some(Reply::Value(d.ack)),
         WriteOp::Append(_) | WriteOp::DeleteSession { .. } | WriteOp::Shutdown => None,
     }
 }

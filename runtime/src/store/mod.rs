@@ -22,6 +22,7 @@ mod access;
 mod group;
 mod health;
 mod postgres;
+mod session_state;
 mod sqlite;
 mod types;
 mod webhooks;
@@ -44,19 +45,29 @@ pub use webhooks::{
     with_attempt,
 };
 
+use access::{AccessOp, AccessReads};
 use group::Inbox;
-use types::{Charge, QueueTx, Queued, RingOnDrop};
+use session_state::{SessionStateOp, SessionStateReads};
+use types::{Charge, FromValue, QueueTx, Queued, RingOnDrop, Value};
+use webhooks::{WebhookOp, WebhookReads};
 
 use crate::session::SessionRecord;
 use ensemble_core::budget::ByteBudget;
 use ensemble_core::goal::{Binding, GoalIdentity};
 
-/// What an engine answers besides the writes (which reach it through the queue).
+/// What an engine answers besides the writes (which reach it through the queue), by concern:
+/// the log here, the others in their files (`access.rs`, `webhooks.rs`, `session_state.rs`),
+/// each implemented by each engine in its file of the same name.
 #[async_trait]
-trait Engine: Send + Sync {
+trait Engine: LogReads + SessionStateReads + AccessReads + WebhookReads + Send + Sync {
     fn name(&self) -> &'static str;
     /// Reaches the database (for `/readyz`).
     async fn ping(&self) -> Result<(), StoreError>;
+}
+
+/// The reads of the log: rooms, their events, the sessions' records.
+#[async_trait]
+trait LogReads {
     /// At most `limit` events, and no more than `max_bytes` of them (at least one).
     async fn events_after(
         &self,
@@ -70,18 +81,21 @@ trait Engine: Send + Sync {
     async fn load_session(&self, room_id: &str, session_id: &str) -> Result<Option<SessionRecord>, StoreError>;
     async fn rooms(&self) -> Result<Vec<RoomInfo>, StoreError>;
     async fn room_heads(&self, room_id: &str) -> Result<(u64, u64), StoreError>;
-    async fn provider_state(&self, room_id: &str, session_id: &str, key: &str) -> Result<Option<String>, StoreError>;
-    async fn goal_lookup(&self, key: LedgerKey) -> Result<Option<Binding>, StoreError>;
-    async fn tokens(&self) -> Result<Vec<TokenRecord>, StoreError>;
-    async fn audit_after(&self, after: u64, limit: usize) -> Result<Vec<AuditRecord>, StoreError>;
-    async fn webhooks(&self) -> Result<Vec<WebhookRecord>, StoreError>;
-    async fn deliveries(
-        &self,
-        webhook_id: &str,
-        before: Option<i64>,
-        limit: usize,
-    ) -> Result<Vec<OutboxItem>, StoreError>;
 }
+
+/// A durable operation of one concern besides the log, with its waiter. The concern's file in
+/// `store/` declares its operations (an enum) and what it reads (a trait); each engine implements
+/// both in a file of the same name (`sqlite::Write` and `postgres::Write` for the operations), so
+/// a new durable feature adds those and edits neither writer.
+pub struct Durable {
+    op: Box<dyn Op>,
+    ack: oneshot::Sender<Result<Value, StoreError>>,
+}
+
+/// What every engine can write.
+trait Op: sqlite::Write + postgres::Write + Send + Sync {}
+
+impl<T: sqlite::Write + postgres::Write + Send + Sync> Op for T {}
 
 /// The writer's queue: bounded by count (`queue_capacity`) and by bytes (`queue_bytes`).
 fn queue(config: &StoreConfig) -> (QueueTx, Inbox) {
@@ -235,6 +249,12 @@ impl Store {
         rx.await.map_err(|_| StoreError::Closed)?
     }
 
+    /// Writes a durable operation of one concern; its answer once committed.
+    async fn durable<T: FromValue>(&self, op: impl Op + 'static) -> Result<T, StoreError> {
+        let value = self.ask(|ack| WriteOp::Durable(Durable { op: Box::new(op), ack })).await?;
+        T::from_value(value)
+    }
+
     /// Resolves once everything queued before it is committed.
     pub async fn flush(&self) -> Result<(), StoreError> {
         self.ask(|ack| WriteOp::Flush { ack }).await
@@ -322,7 +342,7 @@ impl Store {
     /// Binds a goal generation: the first bind wins; binding another identity makes it ambiguous
     /// for good. Returns the binding as it is now. Durable once this returns.
     pub async fn goal_bind(&self, key: LedgerKey, identity: GoalIdentity) -> Result<Binding, StoreError> {
-        self.ask(|ack| WriteOp::GoalBind { key, identity, ack }).await
+        self.durable(SessionStateOp::GoalBind { key, identity }).await
     }
 
     pub async fn set_provider_state(
@@ -333,13 +353,13 @@ impl Store {
         value: String,
     ) -> Result<(), StoreError> {
         let (room_id, session_id, key) = (room_id.to_owned(), session_id.to_owned(), key.to_owned());
-        self.ask(|ack| WriteOp::SetProviderState { room_id, session_id, key, value, ack }).await
+        self.durable(SessionStateOp::SetProviderState { room_id, session_id, key, value }).await
     }
 
     /// Inserts a token; [`StoreError::Conflict`] when its id or secret hash exists. Durable once
     /// this returns.
     pub async fn token_insert(&self, token: TokenRecord) -> Result<(), StoreError> {
-        self.ask(|ack| WriteOp::TokenInsert { token, ack }).await
+        self.durable(AccessOp::TokenInsert(token)).await
     }
 
     /// Marks a token revoked at `at_ms`: `Ok(true)` if it existed and was not revoked yet,
@@ -347,7 +367,7 @@ impl Store {
     /// `created_by_id`), transitively, is revoked in the same write, those not revoked yet at `at_ms`.
     pub async fn token_revoke(&self, id: &str, at_ms: i64) -> Result<bool, StoreError> {
         let id = id.to_owned();
-        self.ask(|ack| WriteOp::TokenRevoke { id, at_ms, ack }).await
+        self.durable(AccessOp::TokenRevoke { id, at_ms }).await
     }
 
     /// Every token (revoked and expired ones included), ordered by `created_at_ms`, then by id
@@ -359,13 +379,13 @@ impl Store {
     /// Records last use times in one write: a token's `last_used_at_ms` only ever moves forward;
     /// unknown ids are ignored.
     pub async fn token_touch(&self, used: Vec<(String, i64)>) -> Result<(), StoreError> {
-        self.ask(|ack| WriteOp::TokenTouch { used, ack }).await
+        self.durable(AccessOp::TokenTouch(used)).await
     }
 
     /// Appends audit records in one commit, assigning their seqs in order (their own `seq` is
     /// ignored); returns the last seq assigned (the trail's head when `records` is empty).
     pub async fn audit_append(&self, records: Vec<AuditRecord>) -> Result<u64, StoreError> {
-        self.ask(|ack| WriteOp::AuditAppend { records, ack }).await
+        self.durable(AccessOp::AuditAppend(records)).await
     }
 
     /// Audit records with `seq > after`, ascending, at most `limit`.
@@ -375,29 +395,29 @@ impl Store {
 
     /// Deletes the tokens revoked or expired before `before_ms` (retention); returns how many.
     pub async fn token_prune(&self, before_ms: i64) -> Result<u64, StoreError> {
-        self.ask(|ack| WriteOp::TokenPrune { before_ms, ack }).await
+        self.durable(AccessOp::TokenPrune { before_ms }).await
     }
 
     /// Deletes audit records with `at_ms < before_ms` (retention); returns how many. Seqs go on
     /// from the last one assigned, also when every record is gone.
     pub async fn audit_prune(&self, before_ms: i64) -> Result<u64, StoreError> {
-        self.ask(|ack| WriteOp::AuditPrune { before_ms, ack }).await
+        self.durable(AccessOp::AuditPrune { before_ms }).await
     }
 
     /// Inserts a webhook: `Ok(false)` when its id exists. Durable once this returns.
     pub async fn webhook_insert(&self, hook: WebhookRecord) -> Result<bool, StoreError> {
-        self.ask(|ack| WriteOp::WebhookPut { hook, create: true, ack }).await
+        self.durable(WebhookOp::Put { hook, create: true }).await
     }
 
     /// Replaces a webhook: `Ok(false)` when there is none.
     pub async fn webhook_update(&self, hook: WebhookRecord) -> Result<bool, StoreError> {
-        self.ask(|ack| WriteOp::WebhookPut { hook, create: false, ack }).await
+        self.durable(WebhookOp::Put { hook, create: false }).await
     }
 
     /// Deletes a webhook and its deliveries: whether it existed.
     pub async fn webhook_delete(&self, id: &str) -> Result<bool, StoreError> {
         let id = id.to_owned();
-        self.ask(|ack| WriteOp::WebhookDelete { id, ack }).await
+        self.durable(WebhookOp::Delete { id }).await
     }
 
     /// Every webhook, by creation time, then id.
@@ -417,12 +437,12 @@ impl Store {
 
     /// Inserts a delivery of no event (a test delivery); returns its id.
     pub async fn outbox_insert(&self, item: NewOutboxItem) -> Result<i64, StoreError> {
-        Ok(self.ask(|ack| WriteOp::OutboxInsert { item, ack }).await? as i64)
+        Ok(self.durable::<u64>(WebhookOp::OutboxInsert(item)).await? as i64)
     }
 
     /// Claims due deliveries for a host (see [`OutboxClaim`]).
     pub async fn outbox_claim(&self, claim: OutboxClaim) -> Result<Vec<OutboxItem>, StoreError> {
-        self.ask(|ack| WriteOp::OutboxClaim { claim, ack }).await
+        self.durable(WebhookOp::OutboxClaim(claim)).await
     }
 
     /// Records an attempt of a delivery `host` holds: whether it still held it.
@@ -434,11 +454,11 @@ impl Store {
         settle: Settle,
     ) -> Result<bool, StoreError> {
         let host = host.to_owned();
-        self.ask(|ack| WriteOp::OutboxSettle { id, host, attempt, settle, ack }).await
+        self.durable(WebhookOp::OutboxSettle { id, host, attempt, settle }).await
     }
 
     /// Deletes settled deliveries made before `before_ms`; returns how many.
     pub async fn outbox_prune(&self, before_ms: i64) -> Result<u64, StoreError> {
-        self.ask(|ack| WriteOp::OutboxPrune { before_ms, ack }).await
+        self.durable(WebhookOp::OutboxPrune { before_ms }).await
     }
 }

@@ -8,11 +8,11 @@ use bytes::Bytes;
 use serde_json::value::RawValue;
 use tokio::sync::{Notify, mpsc, oneshot};
 
-use super::access::{AuditRecord, TokenRecord};
+use super::webhooks::OutboxItem;
 use crate::session::{Phase, SessionRecord};
 use ensemble_core::budget::ByteBudget;
 use ensemble_core::event::{EventBody, NewEvent, SessionStartedPayload};
-use ensemble_core::goal::{Binding, GoalIdentity};
+use ensemble_core::goal::Binding;
 
 /// Where a goal generation is bound: the session (and its incarnation) and the provider's thread.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -283,114 +283,60 @@ pub struct AppendBatch {
 /// One operation for the writer. Each is isolated: if it fails, only its own writes are undone
 /// and only its own waiter hears of it.
 pub enum WriteOp {
+    /// The log: events and the session records they change.
     Append(AppendBatch),
     /// Removes a session record (failed start, nothing else to keep).
-    DeleteSession {
-        room_id: String,
-        session_id: String,
-    },
-    /// Sets one key of a session's provider-private state.
-    SetProviderState {
-        room_id: String,
-        session_id: String,
-        key: String,
-        value: String,
-        ack: oneshot::Sender<Result<(), StoreError>>,
-    },
-    /// Binds a goal generation (first bind wins; another identity makes it ambiguous for good);
-    /// answered with the binding as it is after the commit.
-    GoalBind {
-        key: LedgerKey,
-        identity: GoalIdentity,
-        ack: oneshot::Sender<Result<Binding, StoreError>>,
-    },
-    /// Inserts an access token; refused with [`StoreError::Conflict`] when its id or secret hash
-    /// exists.
-    TokenInsert {
-        token: TokenRecord,
-        ack: oneshot::Sender<Result<(), StoreError>>,
-    },
-    /// Marks a token revoked; answered whether it existed and was not revoked yet.
-    TokenRevoke {
-        id: String,
-        at_ms: i64,
-        ack: oneshot::Sender<Result<bool, StoreError>>,
-    },
-    /// Records tokens' last use (only ever moved forward; unknown ids are ignored).
-    TokenTouch {
-        used: Vec<(String, i64)>,
-        ack: oneshot::Sender<Result<(), StoreError>>,
-    },
-    /// Appends audit records, assigning their seqs in order; answered with the last seq assigned
-    /// (the trail's head when there are none).
-    AuditAppend {
-        records: Vec<AuditRecord>,
-        ack: oneshot::Sender<Result<u64, StoreError>>,
-    },
-    /// Inserts a webhook (`create`: refused, `false`, when its id exists) or replaces one
-    /// (`false` when there is none).
-    WebhookPut {
-        hook: super::webhooks::WebhookRecord,
-        create: bool,
-        ack: oneshot::Sender<Result<bool, StoreError>>,
-    },
-    /// Deletes a webhook and its deliveries; answered whether it existed.
-    WebhookDelete {
-        id: String,
-        ack: oneshot::Sender<Result<bool, StoreError>>,
-    },
-    /// Inserts a delivery of no event (a test); answered with its id.
-    OutboxInsert {
-        item: super::webhooks::NewOutboxItem,
-        ack: oneshot::Sender<Result<u64, StoreError>>,
-    },
-    /// Claims due deliveries (see [`super::webhooks::OutboxClaim`]).
-    OutboxClaim {
-        claim: super::webhooks::OutboxClaim,
-        ack: oneshot::Sender<Result<Vec<super::webhooks::OutboxItem>, StoreError>>,
-    },
-    /// Records an attempt of a delivery `host` claimed, and where it leaves it; answered whether
-    /// the claim was still `host`'s (else nothing changes).
-    OutboxSettle {
-        id: i64,
-        host: String,
-        attempt: super::webhooks::OutboxAttempt,
-        settle: super::webhooks::Settle,
-        ack: oneshot::Sender<Result<bool, StoreError>>,
-    },
-    /// Deletes settled deliveries made before `before_ms`; answered with how many.
-    OutboxPrune {
-        before_ms: i64,
-        ack: oneshot::Sender<Result<u64, StoreError>>,
-    },
-    /// Deletes tokens revoked or expired before `before_ms`; answered with how many.
-    TokenPrune {
-        before_ms: i64,
-        ack: oneshot::Sender<Result<u64, StoreError>>,
-    },
-    /// Deletes audit records older than `before_ms`; answered with how many.
-    AuditPrune {
-        before_ms: i64,
-        ack: oneshot::Sender<Result<u64, StoreError>>,
-    },
+    DeleteSession { room_id: String, session_id: String },
+    /// An operation of another concern (session state, access, webhooks).
+    Durable(super::Durable),
     /// Answered once everything queued before it is committed.
-    Flush {
-        ack: oneshot::Sender<Result<(), StoreError>>,
-    },
+    Flush { ack: oneshot::Sender<Result<(), StoreError>> },
     /// Writes something that changes nothing (SQLite: the schema version as it is; PostgreSQL: a
     /// transaction id), to learn whether the store can write again after a failed commit.
-    Probe {
-        ack: oneshot::Sender<Result<(), StoreError>>,
-    },
+    Probe { ack: oneshot::Sender<Result<(), StoreError>> },
     /// Runs SQL text inside the group, isolated like any operation. For tests (the conformance
     /// suite plants rows both engines understand); nothing in the server sends it.
     #[doc(hidden)]
-    Exec {
-        sql: String,
-        ack: oneshot::Sender<Result<(), StoreError>>,
-    },
+    Exec { sql: String, ack: oneshot::Sender<Result<(), StoreError>> },
     /// Commits what came before, then stops the writer.
     Shutdown,
+}
+
+/// What a durable operation produced, handed to its waiter once committed.
+#[derive(Debug)]
+pub(super) enum Value {
+    Unit,
+    Binding(Binding),
+    Bool(bool),
+    /// A seq or a number of rows.
+    Count(u64),
+    Outbox(Vec<OutboxItem>),
+}
+
+/// A waiter's answer read back from the [`Value`] its operation produced.
+pub(super) trait FromValue: Sized {
+    fn from_value(v: Value) -> Result<Self, StoreError>;
+}
+
+macro_rules! from_value {
+    ($($t:ty => $variant:ident),* $(,)?) => {$(
+        impl FromValue for $t {
+            fn from_value(v: Value) -> Result<Self, StoreError> {
+                match v {
+                    Value::$variant(x) => Ok(x),
+                    other => Err(StoreError::Other(format!("the store answered {other:?}, not {}", stringify!($variant)))),
+                }
+            }
+        }
+    )*};
+}
+
+from_value!(Binding => Binding, bool => Bool, u64 => Count, Vec<OutboxItem> => Outbox);
+
+impl FromValue for () {
+    fn from_value(_: Value) -> Result<Self, StoreError> {
+        Ok(())
+    }
 }
 
 /// An operation in the writer's queue, with the bytes it was charged against the budget.

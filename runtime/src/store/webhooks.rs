@@ -150,3 +150,36 @@ pub fn with_attempt(mut log: Vec<OutboxAttempt>, attempt: OutboxAttempt) -> Vec<
     log.drain(..excess);
     log
 }
+
+/// The writes of webhooks and their outbox (the deliveries of events are written with the events,
+/// by the append: see [`Outbound`]).
+pub(super) enum WebhookOp {
+    /// Inserts a webhook (`create`: refused, `false`, when its id exists) or replaces one (`false`
+    /// when there is none).
+    Put { hook: WebhookRecord, create: bool },
+    /// Deletes a webhook and its deliveries; answered whether it existed.
+    Delete { id: String },
+    /// Inserts a delivery of no event (a test); answered with its id.
+    OutboxInsert(NewOutboxItem),
+    /// Claims due deliveries (see [`OutboxClaim`]).
+    OutboxClaim(OutboxClaim),
+    /// Records an attempt of a delivery `host` claimed, and where it leaves it; answered whether
+    /// the claim was still `host`'s (else nothing changes).
+    OutboxSettle { id: i64, host: String, attempt: OutboxAttempt, settle: Settle },
+    /// Deletes settled deliveries made before `before_ms`; answered with how many.
+    OutboxPrune { before_ms: i64 },
+}
+
+/// The reads of webhooks, as each engine answers them.
+#[async_trait::async_trait]
+pub(super) trait WebhookReads {
+    /// Every webhook, by creation time, then id.
+    async fn webhooks(&self) -> Result<Vec<WebhookRecord>, super::StoreError>;
+    /// A webhook's deliveries, newest first: those with an id below `before`, at most `limit`.
+    async fn deliveries(
+        &self,
+        webhook_id: &str,
+        before: Option<i64>,
+        limit: usize,
+    ) -> Result<Vec<OutboxItem>, super::StoreError>;
+}

@@ -3,9 +3,49 @@
 
 use tokio_postgres::{Client, GenericClient, Row, Statement, Transaction};
 
-use super::classify;
-use crate::store::access::{AuditRecord, TokenRecord, token_conflict};
+use async_trait::async_trait;
+
+use super::{Postgres, Write, classify};
+use crate::store::access::{AccessOp, AccessReads, AuditRecord, TokenRecord, token_conflict};
 use crate::store::types::StoreError;
+use crate::store::types::Value;
+
+#[async_trait]
+impl Write for AccessOp {
+    async fn write(&self, tx: &Transaction<'_>, stmts: &super::Stmts) -> Result<Value, StoreError> {
+        Ok(match self {
+            AccessOp::TokenInsert(token) => {
+                insert_token(tx, token).await?;
+                Value::Unit
+            }
+            AccessOp::TokenRevoke { id, at_ms } => Value::Bool(revoke_token(tx, id, *at_ms).await?),
+            AccessOp::TokenTouch(used) => {
+                touch_tokens(tx, &stmts.access, used).await?;
+                Value::Unit
+            }
+            AccessOp::AuditAppend(records) => Value::Count(append_audit(tx, &stmts.access, records).await?),
+            AccessOp::AuditPrune { before_ms } => Value::Count(prune_audit(tx, *before_ms).await?),
+            AccessOp::TokenPrune { before_ms } => Value::Count(prune_tokens(tx, *before_ms).await?),
+        })
+    }
+}
+
+#[async_trait]
+impl AccessReads for Postgres {
+    async fn tokens(&self) -> Result<Vec<TokenRecord>, StoreError> {
+        let c = self.client().await?;
+        let t = tokens(&c).await;
+        self.give_back(c);
+        t
+    }
+
+    async fn audit_after(&self, after: u64, limit: usize) -> Result<Vec<AuditRecord>, StoreError> {
+        let c = self.client().await?;
+        let page = audit_after(&c, after, limit).await;
+        self.give_back(c);
+        page
+    }
+}
 
 /// The writer's statements for what every request writes (its audit record, its token's last
 /// use), prepared once per connection.
@@ -56,7 +96,7 @@ impl Stmts {
 
 /// Inserts a token, refused with a conflict when its id or secret hash exists (a host racing to
 /// insert the same one waits for the other's commit, then finds it).
-pub(super) async fn insert_token(tx: &Transaction<'_>, t: &TokenRecord) -> Result<(), StoreError> {
+async fn insert_token(tx: &Transaction<'_>, t: &TokenRecord) -> Result<(), StoreError> {
     let n = tx
         .execute(
             "INSERT INTO access_tokens (id, name, role, rooms, secret_hash, created_at_ms, created_by,
@@ -88,7 +128,7 @@ pub(super) async fn insert_token(tx: &Transaction<'_>, t: &TokenRecord) -> Resul
 
 /// Whether the token existed and was not revoked yet (it is now). The tokens it made, and the ones
 /// those made, are revoked with it (those not revoked yet, at the same time).
-pub(super) async fn revoke_token(tx: &Transaction<'_>, id: &str, at_ms: i64) -> Result<bool, StoreError> {
+async fn revoke_token(tx: &Transaction<'_>, id: &str, at_ms: i64) -> Result<bool, StoreError> {
     let n = tx
         .execute("UPDATE access_tokens SET revoked_at_ms = $2 WHERE id = $1 AND revoked_at_ms IS NULL", &[&id, &at_ms])
         .await
@@ -109,11 +149,7 @@ pub(super) async fn revoke_token(tx: &Transaction<'_>, id: &str, at_ms: i64) -> 
 
 /// Moves each token's last use forward (never back, also against another host's touch: the
 /// condition is checked again on the row it waited for); unknown ids match no row.
-pub(super) async fn touch_tokens(
-    tx: &Transaction<'_>,
-    stmts: &Stmts,
-    used: &[(String, i64)],
-) -> Result<(), StoreError> {
+async fn touch_tokens(tx: &Transaction<'_>, stmts: &Stmts, used: &[(String, i64)]) -> Result<(), StoreError> {
     if used.is_empty() {
         return Ok(());
     }
@@ -125,11 +161,7 @@ pub(super) async fn touch_tokens(
 
 /// Appends the records with the next seqs, in order; the last seq assigned (the trail's head when
 /// there are none).
-pub(super) async fn append_audit(
-    tx: &Transaction<'_>,
-    stmts: &Stmts,
-    records: &[AuditRecord],
-) -> Result<u64, StoreError> {
+async fn append_audit(tx: &Transaction<'_>, stmts: &Stmts, records: &[AuditRecord]) -> Result<u64, StoreError> {
     if records.is_empty() {
         let row = tx.query_one("SELECT last_seq FROM audit_head", &[]).await.map_err(classify)?;
         return Ok(row.get::<_, i64>(0) as u64);
@@ -163,7 +195,7 @@ pub(super) async fn append_audit(
 }
 
 /// Deletes the records older than `before_ms`; how many.
-pub(super) async fn prune_audit(tx: &Transaction<'_>, before_ms: i64) -> Result<u64, StoreError> {
+async fn prune_audit(tx: &Transaction<'_>, before_ms: i64) -> Result<u64, StoreError> {
     // As in SQLite: the cut by seq (see there).
     tx.execute(
         "DELETE FROM audit WHERE seq < COALESCE(
@@ -176,7 +208,7 @@ pub(super) async fn prune_audit(tx: &Transaction<'_>, before_ms: i64) -> Result<
 }
 
 /// Deletes the tokens revoked or expired before `before_ms`.
-pub(super) async fn prune_tokens(tx: &Transaction<'_>, before_ms: i64) -> Result<u64, StoreError> {
+async fn prune_tokens(tx: &Transaction<'_>, before_ms: i64) -> Result<u64, StoreError> {
     tx.execute("DELETE FROM access_tokens WHERE revoked_at_ms < $1 OR expires_at_ms < $1", &[&before_ms])
         .await
         .map_err(classify)
@@ -184,7 +216,7 @@ pub(super) async fn prune_tokens(tx: &Transaction<'_>, before_ms: i64) -> Result
 
 /// Every token, by creation time and then id in byte order (`COLLATE "C"`: the database's own
 /// collation may order ids otherwise, and SQLite compares bytes).
-pub(super) async fn tokens(c: &impl GenericClient) -> Result<Vec<TokenRecord>, StoreError> {
+async fn tokens(c: &impl GenericClient) -> Result<Vec<TokenRecord>, StoreError> {
     let rows = c
         .query(
             "SELECT id, name, role, rooms, secret_hash, created_at_ms, created_by, expires_at_ms, revoked_at_ms,
@@ -214,11 +246,7 @@ fn token_of(r: &Row) -> Result<TokenRecord, StoreError> {
 }
 
 /// Records with `seq > after`, ascending, at most `limit`.
-pub(super) async fn audit_after(
-    c: &impl GenericClient,
-    after: u64,
-    limit: usize,
-) -> Result<Vec<AuditRecord>, StoreError> {
+async fn audit_after(c: &impl GenericClient, after: u64, limit: usize) -> Result<Vec<AuditRecord>, StoreError> {
     let after = i64::try_from(after).unwrap_or(i64::MAX);
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
     let rows = c

@@ -6,6 +6,7 @@
 mod access;
 mod leases;
 mod schema;
+mod session_state;
 mod webhooks;
 mod writer;
 
@@ -19,13 +20,12 @@ use async_trait::async_trait;
 use serde_json::value::RawValue;
 use tokio_postgres::{Client, IsolationLevel, NoTls};
 
-use super::Engine;
-use super::access::{AuditRecord, TokenRecord};
 use super::health::StoreStats;
-use super::types::{CommitListener, EventPage, LedgerKey, RoomInfo, StoreConfig, StoreError};
-use super::webhooks::{OutboxItem, WebhookRecord};
+use super::types::Value;
+use super::types::{CommitListener, EventPage, RoomInfo, StoreConfig, StoreError};
+use super::{Engine, LogReads};
 use crate::session::SessionRecord;
-use ensemble_core::goal::{Binding, GoalIdentity};
+pub(in crate::store) use writer::Stmts;
 
 /// The rooms with their heads and session counts (rooms with sessions but no events included).
 const ROOMS_SQL: &str = "SELECT r.room_id, r.head_seq, (SELECT COUNT(*) FROM sessions s WHERE s.room_id = r.room_id)
@@ -152,7 +152,18 @@ impl Engine for Postgres {
         self.give_back(c);
         Ok(())
     }
+}
 
+/// A durable operation of one concern as PostgreSQL writes it: inside the writer's transaction,
+/// or in a savepoint of its own when its group is replayed one operation at a time. Implemented
+/// in the concern's file (`access.rs`, `webhooks.rs`, …).
+#[async_trait]
+pub(in crate::store) trait Write: Sync {
+    async fn write(&self, tx: &tokio_postgres::Transaction<'_>, stmts: &Stmts) -> Result<Value, StoreError>;
+}
+
+#[async_trait]
+impl LogReads for Postgres {
     async fn events_after(
         &self,
         room_id: &str,
@@ -256,79 +267,4 @@ impl Engine for Postgres {
         self.give_back(c);
         h
     }
-
-    async fn provider_state(&self, room_id: &str, session_id: &str, key: &str) -> Result<Option<String>, StoreError> {
-        let c = self.client().await?;
-        let row = c
-            .query_opt(
-                "SELECT value FROM provider_state WHERE room_id = $1 AND session_id = $2 AND key = $3",
-                &[&room_id, &session_id, &key],
-            )
-            .await
-            .map_err(classify);
-        self.give_back(c);
-        Ok(row?.map(|r| r.get::<_, String>(0)))
-    }
-
-    async fn goal_lookup(&self, key: LedgerKey) -> Result<Option<Binding>, StoreError> {
-        let c = self.client().await?;
-        let b = read_binding(&c, &key, false).await;
-        self.give_back(c);
-        b
-    }
-
-    async fn tokens(&self) -> Result<Vec<TokenRecord>, StoreError> {
-        let c = self.client().await?;
-        let t = access::tokens(&c).await;
-        self.give_back(c);
-        t
-    }
-
-    async fn audit_after(&self, after: u64, limit: usize) -> Result<Vec<AuditRecord>, StoreError> {
-        let c = self.client().await?;
-        let page = access::audit_after(&c, after, limit).await;
-        self.give_back(c);
-        page
-    }
-
-    async fn webhooks(&self) -> Result<Vec<WebhookRecord>, StoreError> {
-        let c = self.client().await?;
-        let hooks = webhooks::webhooks(&c).await;
-        self.give_back(c);
-        hooks
-    }
-
-    async fn deliveries(
-        &self,
-        webhook_id: &str,
-        before: Option<i64>,
-        limit: usize,
-    ) -> Result<Vec<OutboxItem>, StoreError> {
-        let c = self.client().await?;
-        let page = webhooks::deliveries(&c, webhook_id, before, limit).await;
-        self.give_back(c);
-        page
-    }
-}
-
-/// The ledger's binding of a generation; `lock`: `FOR UPDATE`, inside the writer's transaction.
-async fn read_binding(
-    c: &impl tokio_postgres::GenericClient,
-    k: &LedgerKey,
-    lock: bool,
-) -> Result<Option<Binding>, StoreError> {
-    let sql = format!(
-        "SELECT operation_id, revision, repair_epoch, ambiguous FROM goal_generations
-         WHERE room_id = $1 AND session_id = $2 AND session_created_at_ms = $3
-           AND provider_session_id = $4 AND fingerprint = $5{}",
-        if lock { " FOR UPDATE" } else { "" }
-    );
-    let row = c
-        .query_opt(&sql, &[&k.room_id, &k.session_id, &k.session_created_at_ms, &k.provider_session_id, &k.fingerprint])
-        .await
-        .map_err(classify)?;
-    Ok(row.map(|r| Binding {
-        identity: GoalIdentity { operation_id: r.get(0), revision: r.get(1), repair_epoch: r.get(2) },
-        ambiguous: r.get::<_, i64>(3) != 0,
-    }))
 }

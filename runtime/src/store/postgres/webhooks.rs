@@ -4,15 +4,56 @@
 
 use tokio_postgres::{GenericClient, Row, Transaction};
 
-use super::classify;
+use async_trait::async_trait;
+
+use super::{Postgres, Write, classify};
 use crate::store::types::StoreError;
+use crate::store::types::Value;
 use crate::store::webhooks::{
-    NewOutboxItem, OutboxAttempt, OutboxClaim, OutboxItem, OutboxState, Settle, WebhookRecord, log_json, parse_log,
-    with_attempt,
+    NewOutboxItem, OutboxAttempt, OutboxClaim, OutboxItem, OutboxState, Settle, WebhookOp, WebhookReads, WebhookRecord,
+    log_json, parse_log, with_attempt,
 };
 
 const ITEM_COLUMNS: &str =
     "id, webhook_id, event_id, kind, room_id, session_id, event_json, created_at_ms, state, attempts, next_at_ms, log";
+
+#[async_trait]
+impl Write for WebhookOp {
+    async fn write(&self, tx: &Transaction<'_>, _: &super::Stmts) -> Result<Value, StoreError> {
+        Ok(match self {
+            WebhookOp::Put { hook, create } => Value::Bool(put_webhook(tx, hook, *create).await?),
+            WebhookOp::Delete { id } => Value::Bool(delete_webhook(tx, id).await?),
+            WebhookOp::OutboxInsert(item) => Value::Count(insert_items(tx, std::slice::from_ref(item)).await? as u64),
+            WebhookOp::OutboxClaim(c) => Value::Outbox(claim(tx, c).await?),
+            WebhookOp::OutboxSettle { id, host, attempt, settle: how } => {
+                Value::Bool(settle(tx, *id, host, attempt, how).await?)
+            }
+            WebhookOp::OutboxPrune { before_ms } => Value::Count(prune(tx, *before_ms).await?),
+        })
+    }
+}
+
+#[async_trait]
+impl WebhookReads for Postgres {
+    async fn webhooks(&self) -> Result<Vec<WebhookRecord>, StoreError> {
+        let c = self.client().await?;
+        let hooks = webhooks(&c).await;
+        self.give_back(c);
+        hooks
+    }
+
+    async fn deliveries(
+        &self,
+        webhook_id: &str,
+        before: Option<i64>,
+        limit: usize,
+    ) -> Result<Vec<OutboxItem>, StoreError> {
+        let c = self.client().await?;
+        let page = deliveries(&c, webhook_id, before, limit).await;
+        self.give_back(c);
+        page
+    }
+}
 
 fn hook(r: &Row) -> WebhookRecord {
     WebhookRecord {
@@ -46,7 +87,7 @@ fn item(r: &Row) -> OutboxItem {
     }
 }
 
-pub(super) async fn put_webhook(tx: &Transaction<'_>, h: &WebhookRecord, create: bool) -> Result<bool, StoreError> {
+async fn put_webhook(tx: &Transaction<'_>, h: &WebhookRecord, create: bool) -> Result<bool, StoreError> {
     let sql = if create {
         "INSERT INTO webhooks (id, url, events, rooms, secret, enabled, description, created_at_ms, updated_at_ms,
                 created_by)
@@ -76,12 +117,12 @@ pub(super) async fn put_webhook(tx: &Transaction<'_>, h: &WebhookRecord, create:
     Ok(n == 1)
 }
 
-pub(super) async fn delete_webhook(tx: &Transaction<'_>, id: &str) -> Result<bool, StoreError> {
+async fn delete_webhook(tx: &Transaction<'_>, id: &str) -> Result<bool, StoreError> {
     tx.execute("DELETE FROM webhook_outbox WHERE webhook_id = $1", &[&id]).await.map_err(classify)?;
     Ok(tx.execute("DELETE FROM webhooks WHERE id = $1", &[&id]).await.map_err(classify)? == 1)
 }
 
-pub(super) async fn webhooks(c: &impl GenericClient) -> Result<Vec<WebhookRecord>, StoreError> {
+async fn webhooks(c: &impl GenericClient) -> Result<Vec<WebhookRecord>, StoreError> {
     let rows = c
         .query(
             "SELECT id, url, events, rooms, secret, enabled, description, created_at_ms, updated_at_ms, created_by
@@ -115,7 +156,7 @@ pub(super) async fn insert_items(tx: &Transaction<'_>, items: &[NewOutboxItem]) 
     Ok(last)
 }
 
-pub(super) async fn claim(tx: &Transaction<'_>, c: &OutboxClaim) -> Result<Vec<OutboxItem>, StoreError> {
+async fn claim(tx: &Transaction<'_>, c: &OutboxClaim) -> Result<Vec<OutboxItem>, StoreError> {
     let rows = tx
         .query(
             &format!(
@@ -135,7 +176,7 @@ pub(super) async fn claim(tx: &Transaction<'_>, c: &OutboxClaim) -> Result<Vec<O
     Ok(items)
 }
 
-pub(super) async fn settle(
+async fn settle(
     tx: &Transaction<'_>,
     id: i64,
     host: &str,
@@ -168,13 +209,13 @@ pub(super) async fn settle(
     Ok(true)
 }
 
-pub(super) async fn prune(tx: &Transaction<'_>, before_ms: i64) -> Result<u64, StoreError> {
+async fn prune(tx: &Transaction<'_>, before_ms: i64) -> Result<u64, StoreError> {
     tx.execute("DELETE FROM webhook_outbox WHERE state <> 'pending' AND created_at_ms < $1", &[&before_ms])
         .await
         .map_err(classify)
 }
 
-pub(super) async fn deliveries(
+async fn deliveries(
     c: &impl GenericClient,
     webhook_id: &str,
     before: Option<i64>,

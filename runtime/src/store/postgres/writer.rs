@@ -9,22 +9,22 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
-use tokio_postgres::{Client, GenericClient, Statement};
+use tokio_postgres::{Client, Statement};
 
 use super::access;
 use super::webhooks;
-use super::{WRITER_LOCK, classify, connect, read_binding, take_writer_lock};
-use crate::store::group::{Done, Inbox, Value, deliver, event_json, frame, next_group, outbox_item};
+use super::{WRITER_LOCK, Write, classify, connect, take_writer_lock};
+use crate::store::group::{Done, Inbox, deliver, event_json, frame, next_group, outbox_item};
 use crate::store::health::StoreStats;
-use crate::store::types::{AppendBatch, CommitListener, CommittedEvent, LedgerKey, StoreConfig, StoreError, WriteOp};
-use ensemble_core::goal::{Binding, GoalIdentity};
+use crate::store::types::Value;
+use crate::store::types::{AppendBatch, CommitListener, CommittedEvent, StoreConfig, StoreError, WriteOp};
 
 /// Statements prepared once per connection.
-struct Stmts {
+pub(in crate::store) struct Stmts {
     bump_room: Statement,
     insert_events: Statement,
     upsert_session: Statement,
-    access: access::Stmts,
+    pub(super) access: access::Stmts,
 }
 
 impl Stmts {
@@ -231,54 +231,7 @@ async fn run_op(
                 .map_err(classify)?;
             Ok(Wrote::Nothing)
         }
-        WriteOp::SetProviderState { room_id, session_id, key, value, .. } => {
-            tx.execute(
-                "INSERT INTO provider_state (room_id, session_id, key, value) VALUES ($1, $2, $3, $4)
-                 ON CONFLICT (room_id, session_id, key) DO UPDATE SET value = EXCLUDED.value",
-                &[room_id, session_id, key, value],
-            )
-            .await
-            .map_err(classify)?;
-            Ok(Wrote::Value(Value::Unit))
-        }
-        WriteOp::GoalBind { key, identity, .. } => {
-            Ok(Wrote::Value(Value::Binding(bind_goal(tx, key, identity).await?)))
-        }
-        WriteOp::TokenInsert { token, .. } => {
-            access::insert_token(tx, token).await?;
-            Ok(Wrote::Value(Value::Unit))
-        }
-        WriteOp::TokenRevoke { id, at_ms, .. } => {
-            Ok(Wrote::Value(Value::Bool(access::revoke_token(tx, id, *at_ms).await?)))
-        }
-        WriteOp::TokenTouch { used, .. } => {
-            access::touch_tokens(tx, &stmts.access, used).await?;
-            Ok(Wrote::Value(Value::Unit))
-        }
-        WriteOp::AuditAppend { records, .. } => {
-            Ok(Wrote::Value(Value::Count(access::append_audit(tx, &stmts.access, records).await?)))
-        }
-        WriteOp::AuditPrune { before_ms, .. } => {
-            Ok(Wrote::Value(Value::Count(access::prune_audit(tx, *before_ms).await?)))
-        }
-        WriteOp::TokenPrune { before_ms, .. } => {
-            Ok(Wrote::Value(Value::Count(access::prune_tokens(tx, *before_ms).await?)))
-        }
-        WriteOp::WebhookPut { hook, create, .. } => {
-            Ok(Wrote::Value(Value::Bool(webhooks::put_webhook(tx, hook, *create).await?)))
-        }
-        WriteOp::WebhookDelete { id, .. } => Ok(Wrote::Value(Value::Bool(webhooks::delete_webhook(tx, id).await?))),
-        WriteOp::OutboxInsert { item, .. } => {
-            let id = webhooks::insert_items(tx, std::slice::from_ref(item)).await?;
-            Ok(Wrote::Value(Value::Count(id as u64)))
-        }
-        WriteOp::OutboxClaim { claim, .. } => Ok(Wrote::Value(Value::Outbox(webhooks::claim(tx, claim).await?))),
-        WriteOp::OutboxSettle { id, host, attempt, settle, .. } => {
-            Ok(Wrote::Value(Value::Bool(webhooks::settle(tx, *id, host, attempt, settle).await?)))
-        }
-        WriteOp::OutboxPrune { before_ms, .. } => {
-            Ok(Wrote::Value(Value::Count(webhooks::prune(tx, *before_ms).await?)))
-        }
+        WriteOp::Durable(d) => Ok(Wrote::Value(Write::write(d.op.as_ref(), tx, stmts).await?)),
         WriteOp::Exec { sql, .. } => {
             tx.batch_execute(sql).await.map_err(classify)?;
             Ok(Wrote::Value(Value::Unit))
@@ -349,46 +302,6 @@ async fn append(
             .map_err(classify)?;
     }
     Ok(Wrote::Appended(committed, last))
-}
-
-/// First bind wins (hosts racing to bind meet on the primary key); another identity makes the
-/// generation ambiguous for good.
-async fn bind_goal(tx: &impl GenericClient, key: &LedgerKey, identity: &GoalIdentity) -> Result<Binding, StoreError> {
-    let inserted = tx
-        .execute(
-            "INSERT INTO goal_generations (room_id, session_id, session_created_at_ms, provider_session_id,
-                    fingerprint, operation_id, revision, repair_epoch, ambiguous)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0) ON CONFLICT DO NOTHING",
-            &[
-                &key.room_id,
-                &key.session_id,
-                &key.session_created_at_ms,
-                &key.provider_session_id,
-                &key.fingerprint,
-                &identity.operation_id,
-                &identity.revision,
-                &identity.repair_epoch,
-            ],
-        )
-        .await
-        .map_err(classify)?;
-    if inserted == 1 {
-        return Ok(Binding { identity: identity.clone(), ambiguous: false });
-    }
-    let mut existing =
-        read_binding(tx, key, true).await?.ok_or_else(|| StoreError::Other("goal binding vanished".into()))?;
-    if existing.identity != *identity && !existing.ambiguous {
-        tx.execute(
-            "UPDATE goal_generations SET ambiguous = 1
-                 WHERE room_id = $1 AND session_id = $2 AND session_created_at_ms = $3
-                   AND provider_session_id = $4 AND fingerprint = $5",
-            &[&key.room_id, &key.session_id, &key.session_created_at_ms, &key.provider_session_id, &key.fingerprint],
-        )
-        .await
-        .map_err(classify)?;
-        existing.ambiguous = true;
-    }
-    Ok(existing)
 }
 
 async fn prune_by_age(

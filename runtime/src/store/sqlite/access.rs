@@ -3,8 +3,49 @@
 
 use rusqlite::{Connection, Row, params};
 
-use crate::store::access::{AuditRecord, TokenRecord, token_conflict};
+use async_trait::async_trait;
+
+use super::{Sqlite, Write};
+use crate::store::access::{AccessOp, AccessReads, AuditRecord, TokenRecord, token_conflict};
 use crate::store::types::StoreError;
+use crate::store::types::Value;
+
+impl Write for AccessOp {
+    fn write(&self, conn: &Connection) -> Result<Value, StoreError> {
+        Ok(match self {
+            AccessOp::TokenInsert(token) => {
+                insert_token(conn, token)?;
+                Value::Unit
+            }
+            AccessOp::TokenRevoke { id, at_ms } => Value::Bool(revoke_token(conn, id, *at_ms)?),
+            AccessOp::TokenTouch(used) => {
+                touch_tokens(conn, used)?;
+                Value::Unit
+            }
+            AccessOp::AuditAppend(records) => Value::Count(append_audit(conn, records)?),
+            AccessOp::AuditPrune { before_ms } => Value::Count(prune_audit(conn, *before_ms)?),
+            AccessOp::TokenPrune { before_ms } => Value::Count(prune_tokens(conn, *before_ms)?),
+        })
+    }
+
+    fn written_hint(&self) -> usize {
+        match self {
+            AccessOp::AuditAppend(records) => (records.len() * 256).max(1024),
+            _ => 1024,
+        }
+    }
+}
+
+#[async_trait]
+impl AccessReads for Sqlite {
+    async fn tokens(&self) -> Result<Vec<TokenRecord>, StoreError> {
+        self.read(tokens).await
+    }
+
+    async fn audit_after(&self, after: u64, limit: usize) -> Result<Vec<AuditRecord>, StoreError> {
+        self.read(move |conn| audit_after(conn, after, limit)).await
+    }
+}
 
 /// Inserts a token, refused with a conflict when its id or secret hash exists.
 pub(super) fn insert_token(conn: &Connection, t: &TokenRecord) -> Result<(), StoreError> {
@@ -37,7 +78,7 @@ pub(super) fn insert_token(conn: &Connection, t: &TokenRecord) -> Result<(), Sto
 
 /// Whether the token existed and was not revoked yet (it is now). The tokens it made, and the ones
 /// those made, are revoked with it (those not revoked yet, at the same time).
-pub(super) fn revoke_token(conn: &Connection, id: &str, at_ms: i64) -> Result<bool, StoreError> {
+fn revoke_token(conn: &Connection, id: &str, at_ms: i64) -> Result<bool, StoreError> {
     let n = conn.execute(
         "UPDATE access_tokens SET revoked_at_ms = ?2 WHERE id = ?1 AND revoked_at_ms IS NULL",
         params![id, at_ms],
@@ -55,7 +96,7 @@ pub(super) fn revoke_token(conn: &Connection, id: &str, at_ms: i64) -> Result<bo
 }
 
 /// Moves each token's last use forward (never back); unknown ids match no row.
-pub(super) fn touch_tokens(conn: &Connection, used: &[(String, i64)]) -> Result<(), StoreError> {
+fn touch_tokens(conn: &Connection, used: &[(String, i64)]) -> Result<(), StoreError> {
     let mut touch = conn.prepare_cached(
         "UPDATE access_tokens SET last_used_at_ms = ?2
          WHERE id = ?1 AND (last_used_at_ms IS NULL OR last_used_at_ms < ?2)",
@@ -68,7 +109,7 @@ pub(super) fn touch_tokens(conn: &Connection, used: &[(String, i64)]) -> Result<
 
 /// Appends the records with the next seqs, in order; the last seq assigned (the trail's head when
 /// there are none).
-pub(super) fn append_audit(conn: &Connection, records: &[AuditRecord]) -> Result<u64, StoreError> {
+fn append_audit(conn: &Connection, records: &[AuditRecord]) -> Result<u64, StoreError> {
     if records.is_empty() {
         let head: i64 = conn.prepare_cached("SELECT last_seq FROM audit_head")?.query_row([], |r| r.get(0))?;
         return Ok(head as u64);
@@ -99,7 +140,7 @@ pub(super) fn append_audit(conn: &Connection, records: &[AuditRecord]) -> Result
 }
 
 /// Deletes the records older than `before_ms`; how many.
-pub(super) fn prune_audit(conn: &Connection, before_ms: i64) -> Result<u64, StoreError> {
+fn prune_audit(conn: &Connection, before_ms: i64) -> Result<u64, StoreError> {
     // Records come in nearly in time order: the cut is the first record (by seq) not older than
     // `before_ms`, found walking the seq order from the oldest; a record older than it with a
     // higher seq (a clock step back) waits for a later prune.
@@ -112,7 +153,7 @@ pub(super) fn prune_audit(conn: &Connection, before_ms: i64) -> Result<u64, Stor
 }
 
 /// Deletes the tokens revoked or expired before `before_ms`.
-pub(super) fn prune_tokens(conn: &Connection, before_ms: i64) -> Result<u64, StoreError> {
+fn prune_tokens(conn: &Connection, before_ms: i64) -> Result<u64, StoreError> {
     Ok(conn.execute("DELETE FROM access_tokens WHERE revoked_at_ms < ?1 OR expires_at_ms < ?1", params![before_ms])?
         as u64)
 }
@@ -152,7 +193,7 @@ fn token_of(row: &Row<'_>) -> rusqlite::Result<TokenRecord> {
 }
 
 /// Records with `seq > after`, ascending, at most `limit`.
-pub(super) fn audit_after(conn: &Connection, after: u64, limit: usize) -> Result<Vec<AuditRecord>, StoreError> {
+fn audit_after(conn: &Connection, after: u64, limit: usize) -> Result<Vec<AuditRecord>, StoreError> {
     let after = i64::try_from(after).unwrap_or(i64::MAX);
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
     let mut stmt = conn.prepare_cached(

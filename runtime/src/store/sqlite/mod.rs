@@ -3,10 +3,10 @@
 mod access;
 mod chain;
 mod checkpoint;
-mod ledger;
 mod prefill;
 mod readers;
 mod schema;
+mod session_state;
 mod webhooks;
 mod writer;
 
@@ -17,15 +17,12 @@ use async_trait::async_trait;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::value::RawValue;
 
-use super::Engine;
-use super::access::{AuditRecord, TokenRecord};
 use super::health::StoreStats;
-use super::types::{CommitListener, EventPage, LedgerKey, RoomInfo, StoreConfig, StoreError, record_of_started_event};
-use super::webhooks::{OutboxItem, WebhookRecord};
+use super::types::Value;
+use super::types::{CommitListener, EventPage, RoomInfo, StoreConfig, StoreError, record_of_started_event};
+use super::{Engine, LogReads};
 use crate::session::SessionRecord;
 use chain::Step;
-use ensemble_core::goal::Binding;
-use ledger::read_binding;
 use readers::ReaderPool;
 use schema::{migrate, open_write_connection, room_row};
 use writer::Writer;
@@ -64,6 +61,17 @@ impl Sqlite {
     }
 }
 
+/// A durable operation of one concern as SQLite writes it, inside the writer's transaction (in a
+/// savepoint of its own). Implemented in the concern's file (`access.rs`, `webhooks.rs`, …).
+pub(in crate::store) trait Write {
+    fn write(&self, conn: &Connection) -> Result<Value, StoreError>;
+
+    /// Roughly what it writes, for the checkpointer.
+    fn written_hint(&self) -> usize {
+        1024
+    }
+}
+
 #[async_trait]
 impl Engine for Sqlite {
     fn name(&self) -> &'static str {
@@ -73,7 +81,10 @@ impl Engine for Sqlite {
     async fn ping(&self) -> Result<(), StoreError> {
         self.read(|conn| Ok(conn.query_row("SELECT 1", [], |_| Ok(()))?)).await
     }
+}
 
+#[async_trait]
+impl LogReads for Sqlite {
     async fn events_after(
         &self,
         room_id: &str,
@@ -175,43 +186,5 @@ impl Engine for Sqlite {
     async fn room_heads(&self, room_id: &str) -> Result<(u64, u64), StoreError> {
         let room = room_id.to_owned();
         self.read(move |conn| room_row(conn, &room).map(|r| (r.head, r.pruned_through))).await
-    }
-
-    async fn provider_state(&self, room_id: &str, session_id: &str, key: &str) -> Result<Option<String>, StoreError> {
-        let (r, s, k) = (room_id.to_owned(), session_id.to_owned(), key.to_owned());
-        self.read(move |conn| {
-            // Cached: parsing the statement was half the cost of the read.
-            Ok(conn
-                .prepare_cached("SELECT value FROM provider_state WHERE room_id = ?1 AND session_id = ?2 AND key = ?3")?
-                .query_row(params![r, s, k], |row| row.get::<_, String>(0))
-                .optional()?)
-        })
-        .await
-    }
-
-    async fn goal_lookup(&self, key: LedgerKey) -> Result<Option<Binding>, StoreError> {
-        self.read(move |conn| read_binding(conn, &key)).await
-    }
-
-    async fn tokens(&self) -> Result<Vec<TokenRecord>, StoreError> {
-        self.read(access::tokens).await
-    }
-
-    async fn audit_after(&self, after: u64, limit: usize) -> Result<Vec<AuditRecord>, StoreError> {
-        self.read(move |conn| access::audit_after(conn, after, limit)).await
-    }
-
-    async fn webhooks(&self) -> Result<Vec<WebhookRecord>, StoreError> {
-        self.read(webhooks::webhooks).await
-    }
-
-    async fn deliveries(
-        &self,
-        webhook_id: &str,
-        before: Option<i64>,
-        limit: usize,
-    ) -> Result<Vec<OutboxItem>, StoreError> {
-        let id = webhook_id.to_owned();
-        self.read(move |conn| webhooks::deliveries(conn, &id, before, limit)).await
     }
 }

@@ -3,11 +3,47 @@
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
+use async_trait::async_trait;
+
+use super::{Sqlite, Write};
 use crate::store::types::StoreError;
+use crate::store::types::Value;
 use crate::store::webhooks::{
-    NewOutboxItem, OutboxAttempt, OutboxClaim, OutboxItem, OutboxState, Settle, WebhookRecord, log_json, parse_log,
-    with_attempt,
+    NewOutboxItem, OutboxAttempt, OutboxClaim, OutboxItem, OutboxState, Settle, WebhookOp, WebhookReads, WebhookRecord,
+    log_json, parse_log, with_attempt,
 };
+
+impl Write for WebhookOp {
+    fn write(&self, conn: &Connection) -> Result<Value, StoreError> {
+        Ok(match self {
+            WebhookOp::Put { hook, create } => Value::Bool(put_webhook(conn, hook, *create)?),
+            WebhookOp::Delete { id } => Value::Bool(delete_webhook(conn, id)?),
+            WebhookOp::OutboxInsert(item) => Value::Count(insert_item(conn, item)? as u64),
+            WebhookOp::OutboxClaim(c) => Value::Outbox(claim(conn, c)?),
+            WebhookOp::OutboxSettle { id, host, attempt, settle: how } => {
+                Value::Bool(settle(conn, *id, host, attempt, how)?)
+            }
+            WebhookOp::OutboxPrune { before_ms } => Value::Count(prune(conn, *before_ms)?),
+        })
+    }
+}
+
+#[async_trait]
+impl WebhookReads for Sqlite {
+    async fn webhooks(&self) -> Result<Vec<WebhookRecord>, StoreError> {
+        self.read(webhooks).await
+    }
+
+    async fn deliveries(
+        &self,
+        webhook_id: &str,
+        before: Option<i64>,
+        limit: usize,
+    ) -> Result<Vec<OutboxItem>, StoreError> {
+        let id = webhook_id.to_owned();
+        self.read(move |conn| deliveries(conn, &id, before, limit)).await
+    }
+}
 
 const HOOK_COLUMNS: &str =
     "id, url, events, rooms, secret, enabled, description, created_at_ms, updated_at_ms, created_by";
@@ -51,7 +87,7 @@ fn item(r: &Row<'_>) -> rusqlite::Result<OutboxItem> {
 }
 
 /// Inserts (`create`) or replaces a webhook: whether it was written.
-pub(super) fn put_webhook(conn: &Connection, h: &WebhookRecord, create: bool) -> Result<bool, StoreError> {
+fn put_webhook(conn: &Connection, h: &WebhookRecord, create: bool) -> Result<bool, StoreError> {
     let (events, rooms) = (serde_json::to_string(&h.events)?, serde_json::to_string(&h.rooms)?);
     let args = params![
         h.id,
@@ -81,12 +117,12 @@ pub(super) fn put_webhook(conn: &Connection, h: &WebhookRecord, create: bool) ->
 }
 
 /// Deletes a webhook and its deliveries: whether it existed.
-pub(super) fn delete_webhook(conn: &Connection, id: &str) -> Result<bool, StoreError> {
+fn delete_webhook(conn: &Connection, id: &str) -> Result<bool, StoreError> {
     conn.execute("DELETE FROM webhook_outbox WHERE webhook_id = ?1", params![id])?;
     Ok(conn.execute("DELETE FROM webhooks WHERE id = ?1", params![id])? == 1)
 }
 
-pub(super) fn webhooks(conn: &Connection) -> Result<Vec<WebhookRecord>, StoreError> {
+fn webhooks(conn: &Connection) -> Result<Vec<WebhookRecord>, StoreError> {
     let mut stmt = conn.prepare(&format!("SELECT {HOOK_COLUMNS} FROM webhooks ORDER BY created_at_ms, id"))?;
     let rows = stmt.query_map([], hook)?.collect::<Result<Vec<_>, _>>()?;
     rows.into_iter()
@@ -112,7 +148,7 @@ pub(super) fn insert_item(conn: &Connection, i: &NewOutboxItem) -> Result<i64, S
 }
 
 /// Claims due deliveries of one webhook, oldest first.
-pub(super) fn claim(conn: &Connection, c: &OutboxClaim) -> Result<Vec<OutboxItem>, StoreError> {
+fn claim(conn: &Connection, c: &OutboxClaim) -> Result<Vec<OutboxItem>, StoreError> {
     let mut stmt = conn.prepare_cached(&format!(
         "UPDATE webhook_outbox SET claimed_by = ?2, claimed_until_ms = ?4
          WHERE id IN (SELECT id FROM webhook_outbox
@@ -128,7 +164,7 @@ pub(super) fn claim(conn: &Connection, c: &OutboxClaim) -> Result<Vec<OutboxItem
 }
 
 /// Records an attempt of a delivery `host` holds: whether it still held it.
-pub(super) fn settle(
+fn settle(
     conn: &Connection,
     id: i64,
     host: &str,
@@ -157,13 +193,13 @@ pub(super) fn settle(
 }
 
 /// Deletes settled deliveries made before `before_ms`.
-pub(super) fn prune(conn: &Connection, before_ms: i64) -> Result<u64, StoreError> {
+fn prune(conn: &Connection, before_ms: i64) -> Result<u64, StoreError> {
     Ok(conn.execute("DELETE FROM webhook_outbox WHERE state <> 'pending' AND created_at_ms < ?1", params![before_ms])?
         as u64)
 }
 
 /// A webhook's deliveries, newest first.
-pub(super) fn deliveries(
+fn deliveries(
     conn: &Connection,
     webhook_id: &str,
     before: Option<i64>,

@@ -8,15 +8,15 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use rusqlite::{Connection, params};
 
-use super::access;
+use super::Write;
 use super::chain::{self, Step};
 use super::checkpoint::Checkpointer;
-use super::ledger::bind_goal;
 use super::prefill::Prefill;
 use super::schema::{AUTOCHECKPOINT_PAGES, MARK_EVERY, RoomRow, room_row};
 use super::webhooks;
-use crate::store::group::{Done, Inbox, Value, deliver, event_json, frame, next_group, outbox_item};
+use crate::store::group::{Done, Inbox, deliver, event_json, frame, next_group, outbox_item};
 use crate::store::health::StoreStats;
+use crate::store::types::Value;
 use crate::store::types::{
     AppendBatch, CommitListener, CommittedEvent, RecordBody, Retention, StoreConfig, StoreError, WriteOp, record_json,
     record_of_started_event,
@@ -130,7 +130,7 @@ impl Writer {
             .iter()
             .map(|op| match op {
                 WriteOp::Append(b) => b.events.len() * 512 + b.records.len() * 1024,
-                WriteOp::AuditAppend { records, .. } => (records.len() * 256).max(1024),
+                WriteOp::Durable(d) => Write::written_hint(d.op.as_ref()),
                 _ => 1024,
             })
             .sum();
@@ -249,35 +249,7 @@ fn enough_free_space(path: &std::path::Path, min: u64) -> Result<(), StoreError>
 /// A non-append operation's writes, inside its savepoint.
 fn run_op(conn: &Connection, op: &WriteOp) -> Result<Value, StoreError> {
     match op {
-        WriteOp::SetProviderState { room_id, session_id, key, value, .. } => {
-            conn.prepare_cached(
-                "INSERT INTO provider_state (room_id, session_id, key, value) VALUES (?1, ?2, ?3, ?4)
-                 ON CONFLICT (room_id, session_id, key) DO UPDATE SET value = excluded.value",
-            )?
-            .execute(params![room_id, session_id, key, value])?;
-            Ok(Value::Unit)
-        }
-        WriteOp::GoalBind { key, identity, .. } => Ok(Value::Binding(bind_goal(conn, key, identity)?)),
-        WriteOp::TokenInsert { token, .. } => {
-            access::insert_token(conn, token)?;
-            Ok(Value::Unit)
-        }
-        WriteOp::TokenRevoke { id, at_ms, .. } => Ok(Value::Bool(access::revoke_token(conn, id, *at_ms)?)),
-        WriteOp::TokenTouch { used, .. } => {
-            access::touch_tokens(conn, used)?;
-            Ok(Value::Unit)
-        }
-        WriteOp::AuditAppend { records, .. } => Ok(Value::Count(access::append_audit(conn, records)?)),
-        WriteOp::AuditPrune { before_ms, .. } => Ok(Value::Count(access::prune_audit(conn, *before_ms)?)),
-        WriteOp::TokenPrune { before_ms, .. } => Ok(Value::Count(access::prune_tokens(conn, *before_ms)?)),
-        WriteOp::WebhookPut { hook, create, .. } => Ok(Value::Bool(webhooks::put_webhook(conn, hook, *create)?)),
-        WriteOp::WebhookDelete { id, .. } => Ok(Value::Bool(webhooks::delete_webhook(conn, id)?)),
-        WriteOp::OutboxInsert { item, .. } => Ok(Value::Count(webhooks::insert_item(conn, item)? as u64)),
-        WriteOp::OutboxClaim { claim, .. } => Ok(Value::Outbox(webhooks::claim(conn, claim)?)),
-        WriteOp::OutboxSettle { id, host, attempt, settle, .. } => {
-            Ok(Value::Bool(webhooks::settle(conn, *id, host, attempt, settle)?))
-        }
-        WriteOp::OutboxPrune { before_ms, .. } => Ok(Value::Count(webhooks::prune(conn, *before_ms)?)),
+        WriteOp::Durable(d) => Write::write(d.op.as_ref(), conn),
         WriteOp::Exec { sql, .. } => {
             conn.execute_batch(sql)?;
             Ok(Value::Unit)

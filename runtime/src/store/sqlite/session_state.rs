@@ -1,11 +1,50 @@
-//! The goal generation ledger in SQLite.
+//! Session state in SQLite: provider-private state and the goal generation ledger.
 
+use async_trait::async_trait;
 use rusqlite::{Connection, OptionalExtension, params};
 
+use super::{Sqlite, Write};
+use crate::store::session_state::{SessionStateOp, SessionStateReads};
+use crate::store::types::Value;
 use crate::store::types::{LedgerKey, StoreError};
 use ensemble_core::goal::{Binding, GoalIdentity};
 
-pub(super) fn read_binding(conn: &Connection, k: &LedgerKey) -> Result<Option<Binding>, StoreError> {
+impl Write for SessionStateOp {
+    fn write(&self, conn: &Connection) -> Result<Value, StoreError> {
+        match self {
+            SessionStateOp::SetProviderState { room_id, session_id, key, value } => {
+                conn.prepare_cached(
+                    "INSERT INTO provider_state (room_id, session_id, key, value) VALUES (?1, ?2, ?3, ?4)
+                     ON CONFLICT (room_id, session_id, key) DO UPDATE SET value = excluded.value",
+                )?
+                .execute(params![room_id, session_id, key, value])?;
+                Ok(Value::Unit)
+            }
+            SessionStateOp::GoalBind { key, identity } => Ok(Value::Binding(bind_goal(conn, key, identity)?)),
+        }
+    }
+}
+
+#[async_trait]
+impl SessionStateReads for Sqlite {
+    async fn provider_state(&self, room_id: &str, session_id: &str, key: &str) -> Result<Option<String>, StoreError> {
+        let (r, s, k) = (room_id.to_owned(), session_id.to_owned(), key.to_owned());
+        self.read(move |conn| {
+            // Cached: parsing the statement was half the cost of the read.
+            Ok(conn
+                .prepare_cached("SELECT value FROM provider_state WHERE room_id = ?1 AND session_id = ?2 AND key = ?3")?
+                .query_row(params![r, s, k], |row| row.get::<_, String>(0))
+                .optional()?)
+        })
+        .await
+    }
+
+    async fn goal_lookup(&self, key: LedgerKey) -> Result<Option<Binding>, StoreError> {
+        self.read(move |conn| read_binding(conn, &key)).await
+    }
+}
+
+fn read_binding(conn: &Connection, k: &LedgerKey) -> Result<Option<Binding>, StoreError> {
     Ok(conn
         .prepare_cached(
             "SELECT operation_id, revision, repair_epoch, ambiguous FROM goal_generations
@@ -29,7 +68,7 @@ pub(super) fn read_binding(conn: &Connection, k: &LedgerKey) -> Result<Option<Bi
 }
 
 /// The first bind wins; binding another identity makes the generation ambiguous for good.
-pub(super) fn bind_goal(conn: &Connection, key: &LedgerKey, identity: &GoalIdentity) -> Result<Binding, StoreError> {
+fn bind_goal(conn: &Connection, key: &LedgerKey, identity: &GoalIdentity) -> Result<Binding, StoreError> {
     match read_binding(conn, key)? {
         None => {
             conn.execute(
