@@ -19,6 +19,7 @@ pub mod schema;
 pub mod shared_list;
 pub mod shared_session;
 pub mod usage;
+pub mod workspace;
 
 pub use adapter::{Adapter, AdapterError, Capabilities, EventSink, Fact, SessionHandle, StartOutcome, TurnRequest};
 pub use event::{Event, EventBody};

@@ -22,9 +22,9 @@ use tokio::time::{Instant, timeout};
 
 use crate::access::per_token::Held;
 use crate::access::{Principal, Role};
+use crate::api::params::RoomPath;
 use crate::api::{ClientFrame, ServerFrame, WsQuery};
 use crate::error::{ApiError, ErrorResponse, Query};
-use crate::routes::params::RoomPath;
 use crate::security::APP_PROTOCOL;
 use crate::state::AppState;
 

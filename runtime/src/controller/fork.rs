@@ -6,9 +6,10 @@ use std::path::Path;
 use super::Controller;
 use super::error::{ControllerError, Result};
 use super::requests::{ForkFrom, StartSession};
-use super::workspaces::{CheckpointInfo, CheckpointPhase, WorkspaceRequest};
+use super::workspaces::WorkspaceRequest;
 use ensemble_core::model::{SessionKey, WorkspaceKind};
 use ensemble_core::shared_session::SharedSession;
+use ensemble_core::workspace::{CheckpointInfo, CheckpointPhase};
 
 /// `POST …/sessions/{id}/fork`.
 #[derive(Clone, Debug)]

@@ -49,8 +49,7 @@ pub use fork::ForkSession;
 pub use goals::{GoalControl, provider_goal_status};
 pub use requests::{ForkFrom, StartSession, SubmitTurn, TurnAccepted};
 pub use sides::SideOpenResult;
-pub use workspace_keep::WorkspaceInfo;
-pub use workspaces::{ChangesRange, CheckpointInfo, CheckpointPhase, WorkspaceChanges, WorkspaceRequest};
+pub use workspaces::{ChangesRange, WorkspaceRequest};
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64};

@@ -4,24 +4,13 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
-
 use super::Controller;
 use super::error::{ControllerError, Result};
 use super::publish::Persist;
 use crate::session::Phase;
 use ensemble_core::event::{EventBody, WorkspaceCommittedPayload};
-use ensemble_core::model::{SessionKey, SessionWorkspace, WorkspaceKind};
-
-/// A session's workspace and the bytes it takes on disk.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
-#[serde(rename_all = "camelCase")]
-pub struct WorkspaceInfo {
-    pub workspace: SessionWorkspace,
-    /// Bytes its files take (a worktree's own directory; for a dir session, its work tree).
-    pub disk_bytes: u64,
-}
+use ensemble_core::model::{SessionKey, WorkspaceKind};
+use ensemble_core::workspace::WorkspaceInfo;
 
 impl Controller {
     /// Commits a worktree session's working tree (everything but ignored files) on its branch,

@@ -15,7 +15,6 @@
 use std::path::{Path, PathBuf};
 
 use ensemble_workspace::{Changes, Git, GitError, RefInfo, Repo, Shadow};
-use serde::Serialize;
 
 use super::Controller;
 use super::error::{ControllerError, Result};
@@ -26,6 +25,7 @@ use ensemble_core::event::{
     ChangeStatus, ChangedFile, EventBody, NoticeLevel, NoticePayload, TurnChangesPayload, WorkspaceRestoredPayload,
 };
 use ensemble_core::model::{Session, SessionKey, SessionWorkspace, WorkspaceKind};
+use ensemble_core::workspace::{CheckpointInfo, CheckpointPhase, WorkspaceChanges};
 
 /// What a session start asks of its workspace.
 #[derive(Clone, Debug, Default)]
@@ -45,61 +45,6 @@ pub enum WorkspaceRequest {
         /// A checkpoint commit whose files the new worktree gets, over its base (a fork).
         fill: Option<String>,
     },
-}
-
-/// When a checkpoint was taken.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
-#[serde(rename_all = "snake_case")]
-pub enum CheckpointPhase {
-    /// Before a turn started.
-    Before,
-    /// After a turn ended.
-    After,
-    /// Before a restore (restoring it undoes the restore).
-    Restore,
-}
-
-impl CheckpointPhase {
-    fn as_str(self) -> &'static str {
-        match self {
-            Self::Before => "before",
-            Self::After => "after",
-            Self::Restore => "restore",
-        }
-    }
-}
-
-/// One checkpoint of a session's working tree.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
-#[serde(rename_all = "camelCase")]
-pub struct CheckpointInfo {
-    /// Its id (time-ordered): what `…/changes` and `…/restore` take.
-    pub id: String,
-    /// The git commit holding it.
-    pub commit: String,
-    /// The turn it was taken for (none for a restore's).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub turn_id: Option<String>,
-    pub phase: CheckpointPhase,
-    pub created_at_ms: i64,
-}
-
-/// What changed between two checkpoints (or the session's base and its latest checkpoint).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
-#[serde(rename_all = "camelCase")]
-pub struct WorkspaceChanges {
-    /// The commit compared from.
-    pub from: String,
-    /// The commit compared to.
-    pub to: String,
-    pub files: Vec<ChangedFile>,
-    /// The unified diff (of `path` only, when asked), cut at the server's limit.
-    pub diff: String,
-    /// The diff was cut.
-    pub truncated: bool,
 }
 
 /// Which changes `…/changes` compares.

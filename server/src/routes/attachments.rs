@@ -5,14 +5,10 @@ use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 
-use super::params::SessionPath;
+use crate::api::attachments::ImageBytes;
+use crate::api::params::SessionPath;
 use crate::error::{ApiError, ErrorResponse, Path};
 use crate::state::AppState;
-
-/// An image's bytes (served with its own type, `image/png` and the like).
-#[derive(utoipa::ToSchema)]
-#[schema(value_type = String, format = Binary)]
-pub struct ImageBytes(#[allow(dead_code)] Vec<u8>);
 
 /// The `{attachment}` of `…/attachments/{attachment}`.
 #[derive(Debug, Deserialize)]

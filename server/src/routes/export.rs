@@ -13,8 +13,8 @@ use ensemble_runtime::controller::Controller;
 use ensemble_runtime::store::EventPage;
 use serde::Serialize;
 
-use super::params::RoomPath;
 use crate::access::Principal;
+use crate::api::params::RoomPath;
 use crate::error::{ApiError, ErrorResponse};
 use crate::state::AppState;
 

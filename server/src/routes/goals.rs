@@ -7,7 +7,7 @@ use ensemble_core::goal::GoalAction;
 use ensemble_core::model::Goal;
 use ensemble_runtime::controller::GoalControl;
 
-use super::params::SessionPath;
+use crate::api::params::SessionPath;
 use crate::api::{GoalOperationQuery, SetGoalRequest};
 use crate::error::{ApiError, ErrorResponse, Json, Query};
 use crate::state::AppState;

@@ -3,7 +3,7 @@
 use axum::extract::State;
 use serde::Deserialize;
 
-use super::params::SessionPath;
+use crate::api::params::SessionPath;
 use crate::api::{AnswerAccepted, AnswerRequest, InteractionList};
 use crate::error::{ApiError, ErrorResponse, Json, Path};
 use crate::state::AppState;

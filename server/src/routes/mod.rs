@@ -7,7 +7,6 @@ pub mod export;
 pub mod files;
 pub mod goals;
 pub mod interactions;
-pub mod params;
 pub mod providers;
 pub mod queue;
 pub mod rooms;

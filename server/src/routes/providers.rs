@@ -4,9 +4,9 @@ use axum::extract::State;
 use ensemble_core::limits::{check_id, check_text};
 use ensemble_core::model::ProviderSessionList;
 use serde::Deserialize;
-use utoipa::IntoParams;
 
 use crate::api::ProviderList;
+use crate::api::providers::ProviderSessionsQuery;
 use crate::error::{ApiError, ErrorResponse, Json, Path, Query};
 use crate::state::AppState;
 
@@ -24,16 +24,6 @@ pub async fn list_providers(State(state): State<AppState>) -> Json<ProviderList>
 #[serde(rename_all = "camelCase")]
 pub struct ProviderPath {
     provider_id: String,
-}
-
-#[derive(Debug, Deserialize, IntoParams)]
-#[serde(rename_all = "camelCase")]
-#[into_params(parameter_in = Query)]
-pub struct ProviderSessionsQuery {
-    /// The directory whose sessions are listed (inside the workspace roots; default: the default cwd).
-    pub cwd: Option<String>,
-    /// The `next` of the page before.
-    pub cursor: Option<String>,
 }
 
 /// The agent's own earlier sessions of a directory (ACP `session/list`, for an agent that

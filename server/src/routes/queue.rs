@@ -3,12 +3,12 @@
 
 use axum::extract::State;
 use axum::http::StatusCode;
-use ensemble_core::model::{InputItem, QueuedTurn};
-use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
+use ensemble_core::model::QueuedTurn;
+use serde::Deserialize;
 
-use super::params::SessionPath;
 use crate::api::TurnAccepted;
+use crate::api::params::SessionPath;
+use crate::api::queue::{QueueList, QueueOrder, QueuedEdit};
 use crate::error::{ApiError, ErrorResponse, Json, Path};
 use crate::state::AppState;
 
@@ -24,28 +24,6 @@ impl QueuedPath {
         ensemble_core::limits::check_id("turnId", &self.turn_id)?;
         Ok(&self.turn_id)
     }
-}
-
-/// A session's queue, first to start first.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct QueueList {
-    pub data: Vec<QueuedTurn>,
-}
-
-/// `PUT …/queue`: the queue's new order.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct QueueOrder {
-    /// Every queued turn's id, once, in the order they are to start.
-    pub order: Vec<String>,
-}
-
-/// `PATCH …/queue/{turnId}`: a queued turn's new input.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct QueuedEdit {
-    #[schema(min_items = 1)]
-    pub input: Vec<InputItem>,
 }
 
 /// The turns waiting for the session's running turn to end, first to start first.

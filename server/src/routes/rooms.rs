@@ -5,8 +5,8 @@ use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use serde_json::value::RawValue;
 
-use super::params::{RoomPath, events_page, history_expired};
 use crate::access::Principal;
+use crate::api::params::{RoomPath, events_page, history_expired};
 use crate::api::{EventList, EventsQuery, RoomList};
 use crate::error::{ApiError, ErrorResponse, Json, Query};
 use crate::state::AppState;

@@ -10,7 +10,7 @@ use ensemble_runtime::controller::{ForkSession, StartSession, WorkspaceRequest};
 
 use ensemble_core::limits::check_text;
 
-use super::params::{RoomPath, SessionPath};
+use crate::api::params::{RoomPath, SessionPath};
 use std::time::Duration;
 
 use ensemble_core::model::SessionStatus;

@@ -5,7 +5,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use ensemble_core::model::SideCapabilities;
 
-use super::params::{SessionPath, events_page, history_expired};
+use crate::api::params::{SessionPath, events_page, history_expired};
 use crate::api::{EventList, EventsQuery, OpenSideRequest, SessionList, SideOpened};
 use crate::error::{ApiError, ErrorResponse, Json, Query};
 use crate::state::AppState;

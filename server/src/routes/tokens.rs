@@ -5,11 +5,12 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use ensemble_core::limits::check_id;
 use ensemble_runtime::store::{AuditRecord, TokenRecord};
-use serde::{Deserialize, Serialize};
-use utoipa::{IntoParams, ToSchema};
 
 use crate::access::tokens::{MAX_NAME_CHARS, MAX_ROOMS, NewToken, Registry, now_ms};
 use crate::access::{ADMIN_TOKEN_ID, Principal, Role, RoomScope};
+use crate::api::tokens::{
+    AuditEntry, AuditList, AuditQuery, CreateToken, CreatedToken, Me, TokenInfo, TokenList, TokenPath,
+};
 use crate::error::{ApiError, ErrorResponse, Json, Query};
 use crate::state::AppState;
 
@@ -17,48 +18,6 @@ use crate::state::AppState;
 const MAX_TTL_SECS: u64 = 10 * 365 * 24 * 3600;
 const DEFAULT_AUDIT_LIMIT: usize = 100;
 const MAX_AUDIT_LIMIT: usize = 1000;
-
-/// `POST /v1/tokens`.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct CreateToken {
-    /// Who or what holds it (shown as the actor of what it does), 1–128 characters.
-    pub name: String,
-    pub role: Role,
-    /// The room ids it reaches, or `["*"]` for every room.
-    pub rooms: Vec<String>,
-    /// When it stops working (milliseconds since the epoch); at most one of this and `ttlSecs`.
-    #[serde(default)]
-    pub expires_at_ms: Option<i64>,
-    /// How long it works from now, in seconds.
-    #[serde(default)]
-    pub ttl_secs: Option<u64>,
-}
-
-/// A managed token, without its secret.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct TokenInfo {
-    pub id: String,
-    pub name: String,
-    pub role: Role,
-    pub rooms: Vec<String>,
-    pub created_at_ms: i64,
-    /// The name of the token that made it.
-    pub created_by: String,
-    /// The id of the token that made it (`admin`: the token file's). A token is valid only while
-    /// its maker is, and is revoked with it. Absent on tokens made before it was recorded.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub created_by_id: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub expires_at_ms: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub revoked_at_ms: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub last_used_at_ms: Option<i64>,
-    /// Neither it nor a token up its chain of makers is revoked or expired.
-    pub active: bool,
-}
 
 impl TokenInfo {
     /// `r` as listed, valid or not as the registry says now (which also looks at its makers).
@@ -78,40 +37,6 @@ impl TokenInfo {
             active,
         }
     }
-}
-
-/// A new token and its secret, which is shown this once and never again.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct CreatedToken {
-    pub token: TokenInfo,
-    pub secret: String,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct TokenList {
-    pub data: Vec<TokenInfo>,
-}
-
-#[derive(Debug, Deserialize, IntoParams)]
-#[serde(rename_all = "camelCase")]
-#[into_params(parameter_in = Path)]
-pub struct TokenPath {
-    /// Token id
-    token_id: String,
-}
-
-/// Who the caller is.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Me {
-    pub token_id: String,
-    pub name: String,
-    pub role: Role,
-    /// The rooms the token reaches (`["*"]`: every room).
-    pub rooms: Vec<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub expires_at_ms: Option<i64>,
 }
 
 fn scope_list(scope: &RoomScope) -> Vec<String> {
@@ -237,42 +162,6 @@ pub async fn revoke_token(
     Ok(Json(TokenInfo::of(&state.tokens, record)))
 }
 
-#[derive(Debug, Deserialize, IntoParams)]
-#[serde(rename_all = "camelCase")]
-#[into_params(parameter_in = Query)]
-pub struct AuditQuery {
-    /// Records after this `seq` (default 0).
-    #[serde(default)]
-    pub after: Option<u64>,
-    /// At most this many (1–1000, default 100).
-    #[serde(default)]
-    pub limit: Option<usize>,
-}
-
-/// One mutating request.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct AuditEntry {
-    pub seq: u64,
-    pub at_ms: i64,
-    /// The caller's token id (absent: no valid token).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub token_id: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub actor: Option<String>,
-    pub method: String,
-    /// The route template, e.g. `/v1/rooms/{roomId}/sessions`.
-    pub route: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub room_id: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub session_id: Option<String>,
-    pub status: u16,
-    /// The error code of a refusal.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub code: Option<String>,
-}
-
 impl From<AuditRecord> for AuditEntry {
     fn from(r: AuditRecord) -> Self {
         AuditEntry {
@@ -288,15 +177,6 @@ impl From<AuditRecord> for AuditEntry {
             code: r.code,
         }
     }
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct AuditList {
-    pub data: Vec<AuditEntry>,
-    /// The `after` of the next page, when this one was full.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub next: Option<u64>,
 }
 
 /// The mutating requests, refused ones too, oldest first (admin; an admin of some rooms sees the

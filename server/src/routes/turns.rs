@@ -4,7 +4,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use ensemble_runtime::controller::SubmitTurn;
 
-use super::params::SessionPath;
+use crate::api::params::SessionPath;
 use crate::api::{CancelAccepted, SubmitTurnRequest, TurnAccepted};
 use crate::error::{ApiError, ErrorResponse, Json};
 use crate::state::AppState;

@@ -3,7 +3,7 @@
 use axum::extract::State;
 use ensemble_core::usage::{Budget, RoomUsage, SessionUsage};
 
-use super::params::{RoomPath, SessionPath};
+use crate::api::params::{RoomPath, SessionPath};
 use crate::error::{ApiError, ErrorResponse, Json};
 use crate::state::AppState;
 

@@ -3,9 +3,10 @@
 use axum::extract::State;
 use ensemble_core::event::{WorkspaceCommittedPayload, WorkspaceRestoredPayload};
 use ensemble_core::limits::check_text;
-use ensemble_runtime::controller::{ChangesRange, WorkspaceChanges, WorkspaceInfo};
+use ensemble_core::workspace::{WorkspaceChanges, WorkspaceInfo};
+use ensemble_runtime::controller::ChangesRange;
 
-use super::params::SessionPath;
+use crate::api::params::SessionPath;
 use crate::api::{ChangesQuery, CheckpointList, CheckpointsQuery, CommitRequest, RestoreRequest};
 use crate::error::{ApiError, ErrorResponse, Json, Query};
 use crate::state::AppState;

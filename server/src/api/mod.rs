@@ -1,4 +1,14 @@
-//! Wire types of the REST API that are not runtime types (request bodies, list wrappers, frames).
+//! The REST API's wire types that are not the domain's own (those are `ensemble_core`'s): request
+//! bodies, query strings, list wrappers, the room WebSocket's frames. The sessions' and turns'
+//! are here; the other resources' are in a file each. Handlers (`crate::routes`) hold none.
+
+pub mod attachments;
+pub mod files;
+pub mod params;
+pub mod providers;
+pub mod queue;
+pub mod tokens;
+pub mod webhooks;
 
 use ensemble_core::answers::Answers;
 use ensemble_core::event::{Decision, Event, Interaction};
@@ -128,7 +138,7 @@ pub struct RestoreRequest {
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CheckpointList {
-    pub data: Vec<ensemble_runtime::controller::CheckpointInfo>,
+    pub data: Vec<ensemble_core::workspace::CheckpointInfo>,
     /// The id to pass as `after` for the next page (absent on the last).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next: Option<String>,
