@@ -207,6 +207,10 @@ export class App extends Actions {
     this.rooms.set(roomId, { roomId, headSeq: Math.max(r?.headSeq ?? 0, this.watches.get(roomId)?.model.headSeq ?? 0), sessionCount: sessions });
   }
 
+  roomUnavailable(roomId: string): void {
+    this.rooms.delete(roomId);
+  }
+
   /** A notification was clicked: its session (and side conversation) is opened. */
   openPlace(place: NotifyPlace): void {
     if (this.selectedRoom !== place.room || !this.room(place.room)?.full) this.openRoom(place.room, place.session, place.side);
@@ -233,6 +237,7 @@ export class App extends Actions {
     this.selectedRoom = roomId;
     this.selectedSession = sessionId;
     this.selectedSide = sideId;
+    this.newSessionOpen = false;
     if (!this.rooms.has(roomId)) this.rooms.set(roomId, { roomId, sessionCount: 0, headSeq: 0 });
     const w = this.watches.get(roomId);
     if (!w || !w.model.full) {
@@ -265,6 +270,7 @@ export class App extends Actions {
   }
 
   selectSession(sessionId: string | null): void {
+    this.newSessionOpen = false;
     this.selectedSession = sessionId;
     this.selectedSide = null;
     this.syncHash();

@@ -28,6 +28,8 @@ export abstract class AppCore {
   revoked = false;
   /** The Share dialog is open (admin). */
   shareOpen = false;
+  /** The New session form is open in the main pane (operator). */
+  newSessionOpen = false;
   selectedRoom: string | null = null;
   selectedSession: string | null = null;
   /** The side conversation shown beside the session, if any. */
@@ -106,6 +108,23 @@ export abstract class AppCore {
   /** Whether the token may do what needs `need` (the server checks again; this only hides what it would refuse). */
   may(need: Role): boolean {
     return allows(this.role, need);
+  }
+
+  /** Opens or closes the New session form (shown in the main pane, where it fits without scrolling). */
+  openNewSession(open: boolean): void {
+    this.newSessionOpen = open;
+    this.changed();
+  }
+
+  /**
+   * Whether the main pane shows the New session form: asked for, or the open room is live and has
+   * no session yet (an operator's first step there).
+   */
+  showsNewSession(): boolean {
+    if (!this.may("operator") || !this.selectedRoom) return false;
+    if (this.newSessionOpen) return true;
+    const room = this.watches.get(this.selectedRoom);
+    return room?.state === "live" && room.model.canonical.length === 0;
   }
 
   openShare(open: boolean): void {

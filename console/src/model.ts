@@ -308,6 +308,17 @@ export class Transcript {
   }
 
   /** The session's turns, oldest first (1-based numbers for people: "turn 2"). */
+  /**
+   * The items through the end of turn `turnId` (what a fork through that turn inherited): every
+   * item before the next turn's; empty when the turn is not here (its events were pruned).
+   */
+  through(turnId: string): Item[] {
+    const at = this.items.findIndex((i) => i.kind === "turn" && i.turnId === turnId);
+    if (at < 0) return [];
+    const next = this.items.findIndex((i, n) => n > at && i.kind === "turn");
+    return this.items.slice(0, next < 0 ? this.items.length : next);
+  }
+
   turnNumber(turnId: string): number | null {
     let n = 0;
     for (const item of this.items) {

@@ -27,9 +27,13 @@ export function errorText(status: number, code: string, message: string, details
     const said = message.includes(`${max} bytes`) ? message.replace(`${max} bytes`, `${max} bytes (${formatBytes(max)})`) : `${message} (at most ${formatBytes(max)})`;
     return `${said} ${tail}`;
   }
-  // A reached budget: where spending stands against it.
-  const spent = code === "budget_exhausted" ? exhaustedText(details) : null;
-  if (spent) return `${message.replace(/[.\s]+$/, "")}: ${spent} ${tail}`;
+  // A reached budget: where spending stands against it, and the console's way to raise it (the
+  // server's message names the API's).
+  if (code === "budget_exhausted") {
+    const scope = details?.scope === "room" ? "room" : "session";
+    const spent = exhaustedText(details);
+    return `the ${scope}'s budget is reached${spent ? `: ${spent}` : ""}; raise it with Budget… ${tail}`;
+  }
   const roots = strings(details?.workspaceRoots);
   if (roots.length) return `${message}: allowed are ${roots.join(", ")} and the directories below ${roots.length === 1 ? "it" : "them"} ${tail}`;
   return `${message} ${tail}`;

@@ -8,8 +8,23 @@ import type { Event, RoomModel } from "./model.js";
 import type { Role } from "./access.js";
 import { ApiFailure, call, TOKEN_REVOKED } from "./api.js";
 
-/** `revoked`: the server closed the stream with 4003 (the token was revoked or expired); not retried. */
-export type ConnectionState = "connecting" | "live" | "reconnecting" | "offline" | "revoked";
+/**
+ * `revoked`: the server closed the stream with 4003 (the token was revoked or expired); not retried.
+ * `unavailable`: the room cannot be opened with this token (no such room for it, an invalid id, too
+ * little role); not retried.
+ */
+export type ConnectionState = "connecting" | "live" | "reconnecting" | "offline" | "revoked" | "unavailable";
+
+/** A room id as the server takes it (the path's pattern, 1 to 128 characters). */
+const ROOM_ID = /^[A-Za-z0-9._~:-]*[A-Za-z0-9_~:-][A-Za-z0-9._~:-]*$/;
+
+/** Why `id` is not a room id, or null when it is one. */
+export function roomIdProblem(id: string): string | null {
+  if (!id) return "a room id is needed";
+  if (id.length > 128) return `a room id has at most 128 characters (this one has ${id.length})`;
+  if (!ROOM_ID.test(id)) return "letters, digits and . _ ~ : - only, not only dots";
+  return null;
+}
 
 /** The room WebSocket's close code for a token revoked or expired while connected. */
 export const CLOSE_TOKEN_REVOKED = 4003;
@@ -27,6 +42,8 @@ export interface RoomHost {
   tokenRefused(): void;
   checkToken(): Promise<void>;
   roomCount(roomId: string, sessions: number): void;
+  /** The room cannot be opened with this token: it leaves the room list (it stays selected, saying why). */
+  roomUnavailable(roomId: string): void;
   usageEvent(model: RoomModel, e: Event): void;
   notice(model: RoomModel, e: Event, live: boolean): void;
   resetRoom(roomId: string): void;
@@ -47,6 +64,8 @@ export class RoomWatch {
   private sideFetches = new Map<string, Promise<void>>();
   /** The head seq the first `hello` of this watch said: events after it happened while watched (notifications). */
   private liveFrom: number | null = null;
+  /** Whether the REST API was asked why the socket did not open (once per watch). */
+  private probed = false;
 
   constructor(
     readonly app: RoomHost,
@@ -81,6 +100,12 @@ export class RoomWatch {
 
   private socketClosed(code: number): void {
     if (this.closed) return;
+    // Closed before its first hello: a browser hides the upgrade's status, so ask the REST API
+    // whether this room can be opened at all (a 404 or 403 is not worth retrying).
+    if (this.state === "connecting" && !this.probed) {
+      this.probed = true;
+      void this.probe();
+    }
     if (code === CLOSE_TOKEN_REVOKED) {
       // The token was revoked or expired: reconnecting cannot help.
       this.app.tokenRevoked();
@@ -183,7 +208,34 @@ export class RoomWatch {
     }
   }
 
+  /** Asks the REST API about the room: a refusal there stops the watch, saying why. */
+  private async probe(): Promise<void> {
+    const roomId = this.model.roomId;
+    try {
+      await call(this.app.api.GET("/v1/rooms/{roomId}/sessions", { params: { path: { roomId } } }));
+    } catch (e) {
+      if (!(e instanceof ApiFailure) || this.closed || this.state === "live") return;
+      if (e.status === 401) return void this.app.checkToken();
+      if (e.status === 404) this.unavailable(`There is no room "${roomId}" for this token: it names other rooms (Share… makes a token for this one).`);
+      else if (e.status === 400 || e.status === 422) this.unavailable(`"${roomId}" is not a room id: ${e.message}`);
+      else if (e.status === 403) this.unavailable(`This token may not open room "${roomId}": ${e.message}`);
+    }
+  }
+
+  /** The room cannot be opened with this token: stop for good, saying why. */
+  private unavailable(why: string): void {
+    clearTimeout(this.timer);
+    const stream = this.stream;
+    this.stream = null;
+    stream?.close();
+    this.state = "unavailable";
+    this.error = why;
+    this.app.roomUnavailable(this.model.roomId);
+    this.app.changed();
+  }
+
   private failed(e: unknown): void {
+    if (this.state === "unavailable") return;
     const reason = e instanceof RoomStreamError ? e.reason : "unknown";
     this.stream = null;
     if (e instanceof RoomStreamError && (reason === "history_expired" || reason === "ahead_of_log")) {
@@ -222,7 +274,7 @@ export class RoomWatch {
 
   retryNow(): void {
     clearTimeout(this.timer);
-    if (this.closed || this.stream) return;
+    if (this.closed || this.stream || this.state === "unavailable") return;
     this.state = "connecting";
     this.app.changed();
     this.open(this.model.full ? this.model.lastSeq : undefined);

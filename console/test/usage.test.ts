@@ -159,12 +159,14 @@ test("usage: a 409 budget_exhausted says where spending stands", () => {
   const message = "the session's budget is reached (raise it with PUT …/budget to go on)";
   const details = { scope: "session", budget: { maxTokens: 1000, onExhausted: "finish" }, state: { exhausted: true, tokens: 1004 } };
   assert.equal(exhaustedText(details), "this session has spent 1,004 of 1,000 tokens");
-  assert.equal(errorText(409, "budget_exhausted", message, details), `${message}: this session has spent 1,004 of 1,000 tokens (409 budget_exhausted)`);
+  // The console's words, not the API's: the Budget… button, never `PUT …/budget`.
+  assert.equal(errorText(409, "budget_exhausted", message, details), "the session's budget is reached: this session has spent 1,004 of 1,000 tokens; raise it with Budget… (409 budget_exhausted)");
   const room = { scope: "room", budget: { maxTokens: 5000, maxCost: 2 }, state: { exhausted: true, tokens: 300, cost: 2.25 } };
   assert.equal(exhaustedText(room), "the room has spent 300 of 5,000 tokens and 2.25 of 2.00 in cost");
-  // Without usable details: the message as it is.
+  assert.equal(errorText(409, "budget_exhausted", message, room), "the room's budget is reached: the room has spent 300 of 5,000 tokens and 2.25 of 2.00 in cost; raise it with Budget… (409 budget_exhausted)");
+  // Without usable details: still no API words.
   assert.equal(exhaustedText(null), null);
-  assert.equal(errorText(409, "budget_exhausted", message, null), `${message} (409 budget_exhausted)`);
+  assert.equal(errorText(409, "budget_exhausted", message, null), "the session's budget is reached; raise it with Budget… (409 budget_exhausted)");
 });
 
 test("usage: the events after which usage is read again", () => {

@@ -87,7 +87,7 @@ test('the header shows the burn; a budget set from the console stops new turns o
   await page.click(`${view} ${tid('send')}`);
   const error = `${view} ${tid('submit-error')}`;
   await page.waitForSelector(error);
-  assert.match(await page.textContent(error), /^Not sent: the session's budget is reached.*: this session has spent [\d,]+ of 2,000 tokens \(409 budget_exhausted\)/);
+  assert.match(await page.textContent(error), /^Not sent: the session's budget is reached: this session has spent [\d,]+ of 2,000 tokens; raise it with Budget… \(409 budget_exhausted\)/);
   assert.equal(await page.getAttribute(error, 'role'), 'alert');
   assert.equal(await page.inputValue(composer), 'one more, please');
   assert.equal((await h.rest.events('u')).data.filter((e) => e.type === 'turn.started').length, 2, 'no turn started');

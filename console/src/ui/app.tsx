@@ -12,6 +12,7 @@ import { Connection, Messages, TokenBox, WhoAmI } from "./header.js";
 import { RoomList, SessionList } from "./nav.js";
 import { SessionView } from "./session.js";
 import { GoalPanel, SidePanel } from "./aside.js";
+import { NewSession } from "./newsession.js";
 
 /** The page's own title (index.html's), before any count. */
 const BASE_TITLE = typeof document !== "undefined" ? document.title : "Ensemble console";
@@ -61,6 +62,15 @@ export function Root({ app }: { app: App }) {
           <p class="empty">Paste the token above to start.</p>
         ) : !app.selectedRoom ? (
           <p class="empty">Open a room on the left (or type a new room id) to see its sessions.</p>
+        ) : app.watch(app.selectedRoom)?.state === "unavailable" ? (
+          <p class="empty error" role="alert" data-testid="room-unavailable">
+            {app.watch(app.selectedRoom)?.error}
+          </p>
+        ) : app.showsNewSession() ? (
+          <section class="main-form" aria-label={`New session in ${app.selectedRoom}`}>
+            <h2>New session in {app.selectedRoom}</h2>
+            <NewSession app={app} onDone={() => app.openNewSession(false)} />
+          </section>
         ) : !session ? (
           <p class="empty">{room && room.canonical.length ? "Pick a session on the left." : "No session in this room yet: start one on the left."}</p>
         ) : (

@@ -40,7 +40,9 @@ export function Connection({ app }: { app: App }) {
             ? "offline, retrying"
             : state === "revoked"
               ? "stopped: token revoked or expired"
-              : "no room open";
+              : state === "unavailable"
+                ? "cannot open this room"
+                : "no room open";
   return (
     <span class={`conn conn-${state}`} data-testid="connection-status" data-state={state} role="status" title={w?.error ?? undefined}>
       <span class="dot" aria-hidden="true" />

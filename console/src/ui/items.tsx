@@ -40,10 +40,10 @@ const DECISION_LABEL: Record<Decision, string> = {
   cancel: "Cancel the turn",
 };
 
-export function TranscriptItems({ transcript, ctx }: { transcript: TranscriptModel; ctx: ItemContext }) {
+export function TranscriptItems({ transcript, ctx, items }: { transcript: TranscriptModel; ctx: ItemContext; items?: Item[] }) {
   return (
     <>
-      {transcript.items.map((item) => (
+      {(items ?? transcript.items).map((item) => (
         <ItemView key={item.key} item={item} rev={item.rev} ctx={ctx} gated={transcript.awaitingApproval(item)} />
       ))}
     </>

@@ -6,10 +6,12 @@ import type { App } from "../app.js";
 import type { SessionState } from "../model.js";
 import { ShareButton } from "./share.js";
 import { Badge, displayName } from "./sessionlabel.js";
-import { NewSession } from "./newsession.js";
+import { roomIdProblem } from "../roomwatch.js";
 
 export function RoomList({ app, onPick }: { app: App; onPick: () => void }) {
   const [name, setName] = useState("");
+  const typed = name.trim();
+  const problem = typed ? roomIdProblem(typed) : null;
   const rooms = [...app.rooms.values()].sort((a, b) => a.roomId.localeCompare(b.roomId));
   return (
     <section class="panel">
@@ -49,30 +51,42 @@ export function RoomList({ app, onPick }: { app: App; onPick: () => void }) {
         class="row"
         onSubmit={(ev) => {
           ev.preventDefault();
-          if (name.trim()) {
-            app.openRoom(name.trim());
+          if (typed && !problem) {
+            app.openRoom(typed);
             setName("");
             onPick();
           }
         }}
       >
-        <input aria-label="Room id to open or create" placeholder="room id" value={name} onInput={(e) => setName((e.currentTarget as HTMLInputElement).value)} data-testid="room-input" />
-        <button type="submit" data-testid="open-room">
+        <input
+          aria-label="Room id to open or create"
+          placeholder="room id"
+          value={name}
+          onInput={(e) => setName((e.currentTarget as HTMLInputElement).value)}
+          data-testid="room-input"
+          aria-invalid={problem ? "true" : undefined}
+          aria-describedby={problem ? "room-input-problem" : undefined}
+        />
+        <button type="submit" data-testid="open-room" disabled={!typed || problem !== null}>
           Open
         </button>
       </form>
+      {problem ? (
+        <p class="field-problem" id="room-input-problem" data-testid="room-input-problem">
+          {problem}
+        </p>
+      ) : null}
     </section>
   );
 }
 
 export function SessionList({ app, onPick }: { app: App; onPick: () => void }) {
   const room = app.room();
-  const [formOpen, setFormOpen] = useState(false);
   const all = room?.canonical ?? [];
   const open = all.filter((s) => s.status !== "completed");
   const closed = all.filter((s) => s.status === "completed");
   const mayStart = app.may("operator");
-  const showForm = mayStart && (formOpen || (room !== undefined && app.watch(room.roomId)?.state === "live" && all.length === 0));
+  const showForm = app.showsNewSession();
   const entry = (s: SessionState) => (
     <li key={s.id}>
       <button
@@ -103,13 +117,21 @@ export function SessionList({ app, onPick }: { app: App; onPick: () => void }) {
         <span class="row">
           {app.may("admin") && app.selectedRoom ? <ShareButton app={app} /> : null}
           {mayStart ? (
-            <button type="button" data-testid="new-session" aria-expanded={showForm} onClick={() => setFormOpen(!showForm)}>
+            <button
+              type="button"
+              data-testid="new-session"
+              aria-expanded={showForm}
+              aria-controls="main"
+              onClick={() => {
+                app.openNewSession(!showForm);
+                onPick();
+              }}
+            >
               + New session
             </button>
           ) : null}
         </span>
       </div>
-      {showForm ? <NewSession app={app} onDone={() => setFormOpen(false)} /> : null}
       <ul class="list" data-testid="session-list">
         {open.map(entry)}
         {!all.length ? <li class="dim">No sessions.</li> : null}
