@@ -70,6 +70,9 @@ pub enum TokenAction {
         /// How long it works: a number with s, m, h or d (`7d`, `12h`) [default: until revoked].
         #[arg(long, value_parser = parse_ttl)]
         ttl: Option<u64>,
+        /// Also draw the console URL as a QR code (on stderr), for a phone's camera.
+        #[arg(long)]
+        qr: bool,
     },
     /// List the tokens (no secrets).
     List {

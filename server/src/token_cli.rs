@@ -29,7 +29,7 @@ pub async fn run(local: &LocalArgs, action: &TokenAction) -> anyhow::Result<Stri
         Ok(body)
     };
     match action {
-        TokenAction::Create { role, rooms, name, ttl } => {
+        TokenAction::Create { role, rooms, name, ttl, qr } => {
             let mut body = json!({ "name": name, "role": role, "rooms": rooms });
             if let Some(ttl) = ttl {
                 body["ttlSecs"] = json!(ttl);
@@ -43,7 +43,15 @@ pub async fn run(local: &LocalArgs, action: &TokenAction) -> anyhow::Result<Stri
                 rooms.join(","),
                 expiry(t)
             );
-            Ok(made["secret"].as_str().unwrap_or_default().to_owned())
+            let secret = made["secret"].as_str().unwrap_or_default().to_owned();
+            // The secret alone on stdout (for scripts); the link a person opens on stderr, as
+            // Share… shows it.
+            let link = console_url(&url, &secret, rooms);
+            eprintln!("console: {link}");
+            if *qr {
+                eprintln!("{}", qr_text(&link)?);
+            }
+            Ok(secret)
         }
         TokenAction::List { json } => {
             let list = call(http.get(format!("{url}/v1/tokens"))).await?;
@@ -93,6 +101,26 @@ fn expiry(t: &Value) -> String {
         (0, _) => format!("expires in {h}h {m}m"),
         _ => format!("expires in {d}d {h}h"),
     }
+}
+
+/// The console URL that opens with `secret` (and the room, when the token reaches one room): the
+/// fragment the console reads, so the token never reaches a server log.
+fn console_url(base: &str, secret: &str, rooms: &[String]) -> String {
+    let mut link = format!("{}/#token={}", base.trim_end_matches('/'), urlencode(secret));
+    if let [room] = rooms
+        && room != "*"
+    {
+        link.push_str(&format!("&room={}", urlencode(room)));
+    }
+    link
+}
+
+/// `text` as a QR code in a terminal: two modules per character, light on dark (what a terminal
+/// with a dark background shows; a camera reads either), with its quiet zone.
+fn qr_text(text: &str) -> anyhow::Result<String> {
+    use qrcode::render::unicode::Dense1x2;
+    let code = qrcode::QrCode::new(text.as_bytes()).context("the console URL is too long for a QR code")?;
+    Ok(code.render::<Dense1x2>().dark_color(Dense1x2::Light).light_color(Dense1x2::Dark).quiet_zone(true).build())
 }
 
 fn urlencode(s: &str) -> String {

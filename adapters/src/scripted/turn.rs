@@ -666,26 +666,16 @@ fn change_file(
     })
 }
 
-/// A whole-file unified diff: every old line removed, every new line added (the scripted agent
-/// needs no diff algorithm; a reader sees exactly what the file was and is).
+/// The minimal unified diff of the change (three lines of context), as git shows it: a call's
+/// diff and the turn's changes agree.
 fn unified(path: &str, before: Option<&str>, after: Option<&str>) -> String {
-    let old: Vec<&str> = before.map(|b| b.lines().collect()).unwrap_or_default();
-    let new: Vec<&str> = after.map(|a| a.lines().collect()).unwrap_or_default();
     let from = if before.is_some() { format!("a/{path}") } else { "/dev/null".to_owned() };
     let to = if after.is_some() { format!("b/{path}") } else { "/dev/null".to_owned() };
-    let range = |n: usize| if n == 0 { "0,0".to_owned() } else { format!("1,{n}") };
-    let mut diff = format!("--- {from}\n+++ {to}\n@@ -{} +{} @@\n", range(old.len()), range(new.len()));
-    for l in &old {
-        diff.push('-');
-        diff.push_str(l);
-        diff.push('\n');
-    }
-    for l in &new {
-        diff.push('+');
-        diff.push_str(l);
-        diff.push('\n');
-    }
-    diff
+    similar::TextDiff::from_lines(before.unwrap_or(""), after.unwrap_or(""))
+        .unified_diff()
+        .context_radius(3)
+        .header(&from, &to)
+        .to_string()
 }
 
 fn usage(spent: &Spent, last_turn: Option<i64>) -> UsagePayload {

@@ -548,6 +548,21 @@ async fn the_token_commands_make_list_and_revoke() {
     let secret = secret.trim().to_owned();
     assert!(secret.starts_with("ens_"), "{secret}");
     assert!(err.contains("viewer") && err.contains("expires in 7d 0h"), "{err}");
+    // The console URL for it, as Share… makes it (the token's one room opened), on stderr: stdout
+    // stays the secret alone, for scripts.
+    let link = format!("{}/#token={secret}&room=demo", s.base);
+    assert!(err.lines().any(|l| l == format!("console: {link}")), "{err}");
+    assert!(!err.contains('\u{2588}'), "no QR code unless asked: {err}");
+    let (ok, other, err) = cli(&["create", "--role", "viewer", "--rooms", "demo,work", "--qr"]).await;
+    assert!(ok, "{err}");
+    assert!(err.contains(&format!("console: {}/#token={}\n", s.base, other.trim())), "two rooms: none opened: {err}");
+    // The QR code: a square of block characters (two modules a character), its quiet zone light.
+    let blocks = |l: &str| !l.is_empty() && l.chars().all(|c| " \u{2580}\u{2584}\u{2588}".contains(c));
+    let qr: Vec<&str> = err.lines().filter(|l| blocks(l)).collect();
+    let width = qr.first().map_or(0, |l| l.chars().count());
+    assert!(width >= 29 && qr.iter().all(|l| l.chars().count() == width), "{err}");
+    assert_eq!(qr.len(), width.div_ceil(2), "{err}");
+    assert!(qr[0].chars().all(|c| c == '\u{2588}'), "the quiet zone is light: {}", qr[0]);
     let (status, me) = As { s: &s, token: secret.clone() }.get("/v1/me").await;
     assert_eq!((status, me["name"].as_str()), (StatusCode::OK, Some("phone")));
     let (ok, table, err) = cli(&["list"]).await;

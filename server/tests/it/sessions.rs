@@ -337,7 +337,7 @@ async fn sessions_are_listed_per_room_and_providers_are_described() {
 }
 
 /// `/edit`, `/write` and `/delete` change files in the session's cwd for real, each a file
-/// change with its unified diff.
+/// change with its minimal unified diff (git's: three lines of context).
 #[tokio::test]
 async fn scripted_file_directives_change_files_with_a_diff() {
     let s = Server::start(&[]).await;
@@ -362,6 +362,12 @@ async fn scripted_file_directives_change_files_with_a_diff() {
     s.turn("r", "s", "/edit docs/notes.md third").await;
     let change = change_of(&ws.until_type("turn.completed").await);
     assert_eq!(change["kind"], "update");
+    // The minimal diff (one line added after its context), as the turn's changes count it: not
+    // the whole file removed and added again.
+    assert_eq!(
+        change["diff"],
+        "--- a/docs/notes.md\n+++ b/docs/notes.md\n@@ -1,2 +1,3 @@\n first line\n second line\n+third\n"
+    );
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "first line\nsecond line\nthird\n");
 
     s.turn("r", "s", "/write docs/notes.md only").await;
@@ -371,7 +377,7 @@ async fn scripted_file_directives_change_files_with_a_diff() {
     s.turn("r", "s", "/delete docs/notes.md").await;
     let change = change_of(&ws.until_type("turn.completed").await);
     assert_eq!(change["kind"], "delete");
-    assert_eq!(change["diff"], "--- a/docs/notes.md\n+++ /dev/null\n@@ -1,1 +0,0 @@\n-only\n");
+    assert_eq!(change["diff"], "--- a/docs/notes.md\n+++ /dev/null\n@@ -1 +0,0 @@\n-only\n");
     assert!(!file.exists());
 }
 
