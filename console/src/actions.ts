@@ -204,13 +204,26 @@ export abstract class Actions extends AppCore {
     return this.act("releasing", () => call(this.api.POST("/v1/rooms/{roomId}/sessions/{sessionId}/release", { params: this.path(sessionId) })));
   }
 
-  async close(sessionId: string) {
-    await this.act("closing", async () => {
-      const r = await this.api.DELETE("/v1/rooms/{roomId}/sessions/{sessionId}", { params: this.path(sessionId) });
+  /**
+   * Closes a session; with `purge`, its worktree goes too (and its branch when merged). Purging a
+   * closed session removes a worktree it left behind. Whether it worked.
+   */
+  async close(sessionId: string, purge = false): Promise<boolean> {
+    const done = await this.act(purge ? "removing the worktree" : "closing", async () => {
+      const query = purge ? { purge: true } : {};
+      const r = await this.api.DELETE("/v1/rooms/{roomId}/sessions/{sessionId}", { params: { ...this.path(sessionId), query } });
       if (r.error !== undefined || !r.response.ok) throw failure(r.error, r.response);
+      return true;
     });
     if (this.selectedSide === sessionId) this.selectSide(null);
     this.changed();
+    return done === true;
+  }
+
+  /** The worktrees the room's closed sessions left on disk (none when they cannot be read). */
+  async leftWorktrees(roomId: string): Promise<Schemas["LeftWorktree"][]> {
+    const list = await this.act("listing the worktrees left behind", () => call(this.api.GET("/v1/rooms/{roomId}/worktrees", { params: { path: { roomId } } })));
+    return list?.data ?? [];
   }
 
   configure(sessionId: string, body: Schemas["ConfigRequest"]) {

@@ -70,3 +70,17 @@ pub struct WorkspaceInfo {
     /// Bytes its files take (a worktree's own directory; for a dir session, its work tree).
     pub disk_bytes: u64,
 }
+
+/// A worktree a closed session left on disk (closed without removing it): it stays until a purge
+/// (`DELETE …?purge=true`) or `--worktree-retention-secs` removes it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct LeftWorktree {
+    pub session_id: String,
+    pub workspace: SessionWorkspace,
+    /// Bytes its files take.
+    pub disk_bytes: u64,
+    /// When its session closed (its record's last change).
+    pub closed_at_ms: i64,
+}

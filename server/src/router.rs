@@ -63,6 +63,7 @@ fn api_router() -> OpenApiRouter<AppState> {
         .routes(routes!(workspaces::get_changes))
         .routes(routes!(workspaces::restore))
         .routes(routes!(workspaces::get_workspace))
+        .routes(routes!(workspaces::left_worktrees))
         .routes(routes!(sessions::fork_session))
         .routes(routes!(workspaces::commit_workspace))
         .routes(routes!(files::list_files))

@@ -154,3 +154,40 @@ test('New session opens in the main pane, Start in view without scrolling (1400Ã
   await page.waitForSelector(`${view} h2:has-text("Second")`);
   page.assertClean();
 });
+
+test('closing offers to remove the worktree; worktrees left behind are listed and removed', { timeout: 60_000 }, async () => {
+  const { existsSync } = await import('node:fs');
+  const repo = makeRepo('keep-or-purge');
+  const worktree = async (sessionId) => {
+    await h.rest.call('POST', '/v1/rooms/trees/sessions', { sessionId, workspace: { kind: 'worktree', repo } }, 201);
+    return (await h.rest.call('GET', `/v1/rooms/trees/sessions/${sessionId}/workspace`, undefined, 200)).json.workspace.path;
+  };
+  const purged = await worktree('purged');
+  const kept = await worktree('kept');
+  assert.ok(existsSync(purged) && existsSync(kept));
+  const page = await h.open({ room: 'trees', session: 'purged' });
+
+  // Close and remove its worktree.
+  const purging = (id) => page.waitForResponse((r) => r.request().method() === 'DELETE' && r.url().includes(`/sessions/${id}?purge=true`));
+  await page.click(`${view} ${tid('close-session')}`);
+  const first = purging('purged');
+  await page.click(tid('confirm-close-purge'));
+  assert.equal((await first).status(), 204);
+  await page.waitForSelector(`${view} ${tid('session-closed')}`);
+  assert.ok(!existsSync(purged), 'the worktree is removed');
+
+  // Closed alone: its worktree stays, and is listed as left behind, with a way to remove it.
+  await page.click(tid('session-item', '[data-session="kept"]'));
+  await page.click(`${view}[data-session="kept"] ${tid('close-session')}`);
+  await page.click(tid('confirm-close'));
+  const item = tid('left-behind-item', '[data-session="kept"]');
+  await page.waitForSelector(item);
+  assert.ok(existsSync(kept), 'closing alone keeps the worktree');
+  assert.equal(await page.$(tid('left-behind-item', '[data-session="purged"]')), null);
+  const second = purging('kept');
+  await page.click(`${item} ${tid('remove-worktree')}`);
+  assert.equal((await second).status(), 204);
+  await page.waitForSelector(item, { state: 'detached' });
+  assert.ok(!existsSync(kept), 'Remove deletes it');
+  page.assertClean();
+});

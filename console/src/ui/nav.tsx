@@ -1,12 +1,14 @@
 // The nav column: the rooms (with their session counts and badges, and a box to open or create one)
 // and the open room's sessions (open ones, then the closed), with Share and + New session.
 
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import type { App } from "../app.js";
 import type { SessionState } from "../model.js";
+import type { Schemas } from "../../../openapi/clients/typescript/src/client.js";
 import { ShareButton } from "./share.js";
 import { Badge, displayName } from "./sessionlabel.js";
 import { roomIdProblem } from "../roomwatch.js";
+import { formatBytes } from "../attach.js";
 
 export function RoomList({ app, onPick }: { app: App; onPick: () => void }) {
   const [name, setName] = useState("");
@@ -142,6 +144,69 @@ export function SessionList({ app, onPick }: { app: App; onPick: () => void }) {
           <ul class="list">{closed.map(entry)}</ul>
         </details>
       ) : null}
+      <LeftBehind app={app} closed={closed.filter((s) => s.session.workspace?.kind === "worktree")} />
     </section>
+  );
+}
+
+/**
+ * The worktrees closed sessions left on disk (closed without removing them), each with what it
+ * takes and a way to remove it (an operator's). Read again when the room's closed sessions change.
+ */
+function LeftBehind({ app, closed }: { app: App; closed: SessionState[] }) {
+  const roomId = app.selectedRoom;
+  const [found, setFound] = useState<Schemas["LeftWorktree"][]>([]);
+  const [busy, setBusy] = useState<string | null>(null);
+  const [round, setRound] = useState(0);
+  const ids = closed.map((s) => s.id).join(",");
+  useEffect(() => {
+    let live = true;
+    if (!roomId || !ids) {
+      setFound([]);
+      return;
+    }
+    void app.leftWorktrees(roomId).then((list) => {
+      if (live) setFound(list);
+    });
+    return () => {
+      live = false;
+    };
+  }, [roomId, ids, round]);
+  if (!found.length) return null;
+  const room = app.room();
+  return (
+    <details class="left-behind" data-testid="left-behind" open>
+      <summary>Worktrees left behind ({found.length})</summary>
+      <ul class="list">
+        {found.map((w) => {
+          const st = room?.session(w.sessionId);
+          const path = w.workspace.path ?? "";
+          return (
+            <li key={w.sessionId} class="row spread" data-testid="left-behind-item" data-session={w.sessionId}>
+              <span class="dim" title={path}>
+                {st ? displayName(st) : w.sessionId} · {formatBytes(w.diskBytes)}
+              </span>
+              {app.may("operator") ? (
+                <button
+                  type="button"
+                  class="danger"
+                  data-testid="remove-worktree"
+                  disabled={busy === w.sessionId}
+                  title={`Delete ${path} and its checkpoints (its branch too when merged)`}
+                  onClick={async () => {
+                    setBusy(w.sessionId);
+                    await app.close(w.sessionId, true);
+                    setBusy(null);
+                    setRound((r) => r + 1);
+                  }}
+                >
+                  Remove
+                </button>
+              ) : null}
+            </li>
+          );
+        })}
+      </ul>
+    </details>
   );
 }

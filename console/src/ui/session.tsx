@@ -156,9 +156,10 @@ export function SessionView({ app, st }: { app: App; st: SessionState }) {
           {operate && !closed ? (
             confirmClose ? (
               <ConfirmClose
-                onClose={() => {
+                worktree={s.workspace?.kind === "worktree"}
+                onClose={(purge) => {
                   setConfirmClose(false);
-                  void app.close(st.id);
+                  void app.close(st.id, purge);
                 }}
                 onKeep={() => {
                   setConfirmClose(false);
@@ -202,7 +203,7 @@ export function SessionView({ app, st }: { app: App; st: SessionState }) {
 }
 
 /** "Close for good?": the focus moves to Keep; Escape (anywhere on the page) keeps the session. */
-function ConfirmClose({ onClose, onKeep }: { onClose: () => void; onKeep: () => void }) {
+function ConfirmClose({ worktree, onClose, onKeep }: { worktree: boolean; onClose: (purge: boolean) => void; onKeep: () => void }) {
   const keep = useRef<HTMLButtonElement>(null);
   useEffect(() => {
     keep.current?.focus();
@@ -218,9 +219,20 @@ function ConfirmClose({ onClose, onKeep }: { onClose: () => void; onKeep: () => 
   return (
     <span class="confirm" role="group" aria-label="Confirm closing" data-testid="confirm-close-dialog">
       Close for good?
-      <button type="button" class="danger" data-testid="confirm-close" onClick={onClose}>
+      <button type="button" class="danger" data-testid="confirm-close" onClick={() => onClose(false)}>
         Close session
       </button>
+      {worktree ? (
+        <button
+          type="button"
+          class="danger"
+          data-testid="confirm-close-purge"
+          title="Close, then delete its worktree and its checkpoints (and its branch when merged): what was not committed is gone"
+          onClick={() => onClose(true)}
+        >
+          Close and remove its worktree
+        </button>
+      ) : null}
       <button type="button" data-testid="keep-session" ref={keep} onClick={onKeep} title="Keep the session (Escape)">
         Keep
       </button>

@@ -10,7 +10,7 @@ use super::publish::Persist;
 use crate::session::Phase;
 use ensemble_core::event::{EventBody, WorkspaceCommittedPayload};
 use ensemble_core::model::{SessionKey, WorkspaceKind};
-use ensemble_core::workspace::WorkspaceInfo;
+use ensemble_core::workspace::{LeftWorktree, WorkspaceInfo};
 
 impl Controller {
     /// Commits a worktree session's working tree (everything but ignored files) on its branch,
@@ -85,6 +85,31 @@ impl Controller {
         let disk_bytes =
             tokio::task::spawn_blocking(move || ensemble_workspace::Git::disk_usage(&path)).await.unwrap_or(0);
         Ok(WorkspaceInfo { workspace: *workspace, disk_bytes })
+    }
+
+    /// The worktrees the room's closed sessions left on disk, oldest close first.
+    pub async fn left_worktrees(&self, room_id: &str) -> Vec<LeftWorktree> {
+        let mut left: Vec<(String, ensemble_core::model::SessionWorkspace, i64)> = self
+            .state()
+            .sessions
+            .iter()
+            .filter(|(k, e)| k.room_id == room_id && e.rec.phase == Phase::Completed)
+            .filter_map(|(k, e)| {
+                let ws = e.rec.session.workspace.as_deref()?;
+                let present =
+                    ws.kind == WorkspaceKind::Worktree && ws.path.as_deref().is_some_and(|p| Path::new(p).exists());
+                present.then(|| (k.session_id.clone(), ws.clone(), e.rec.session.updated_at_ms))
+            })
+            .collect();
+        left.sort_by(|a, b| (a.2, &a.0).cmp(&(b.2, &b.0)));
+        let mut out = Vec::with_capacity(left.len());
+        for (session_id, workspace, closed_at_ms) in left {
+            let path = PathBuf::from(workspace.path.clone().unwrap_or_default());
+            let disk_bytes =
+                tokio::task::spawn_blocking(move || ensemble_workspace::Git::disk_usage(&path)).await.unwrap_or(0);
+            out.push(LeftWorktree { session_id, workspace, disk_bytes, closed_at_ms });
+        }
+        out
     }
 
     /// Removes a closed session's worktree (its branch too when merged, or with `force`) and its

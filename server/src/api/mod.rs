@@ -489,3 +489,9 @@ pub enum ServerFrame {
 pub enum ClientFrame {
     Ping,
 }
+
+/// `GET /v1/rooms/{roomId}/worktrees`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LeftWorktreeList {
+    pub data: Vec<ensemble_core::workspace::LeftWorktree>,
+}

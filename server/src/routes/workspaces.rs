@@ -6,8 +6,8 @@ use ensemble_core::limits::check_text;
 use ensemble_core::workspace::{WorkspaceChanges, WorkspaceInfo};
 use ensemble_runtime::controller::ChangesRange;
 
-use crate::api::params::SessionPath;
-use crate::api::{ChangesQuery, CheckpointList, CheckpointsQuery, CommitRequest, RestoreRequest};
+use crate::api::params::{RoomPath, SessionPath};
+use crate::api::{ChangesQuery, CheckpointList, CheckpointsQuery, CommitRequest, LeftWorktreeList, RestoreRequest};
 use crate::error::{ApiError, ErrorResponse, Json, Query};
 use crate::state::AppState;
 
@@ -138,4 +138,15 @@ pub async fn commit_workspace(
     }
     let author = body.author.as_ref().map(|a| (a.name.as_str(), a.email.as_str()));
     Ok(Json(state.controller.commit_workspace(&key, &body.message, author).await?))
+}
+
+/// The worktrees the room's closed sessions left on disk (closed without `purge`), oldest close
+/// first, each with what it takes: remove one with `DELETE …/sessions/{sessionId}?purge=true`.
+/// (With several hosts, those of the sessions this host holds.)
+#[utoipa::path(get, path = "/v1/rooms/{roomId}/worktrees", tag = "workspaces",
+    extensions(("x-ensemble-access" = json!({"role": "viewer"}))),
+    params(RoomPath),
+    responses((status = 200, description = "The worktrees left behind", body = LeftWorktreeList), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
+pub async fn left_worktrees(State(state): State<AppState>, room: RoomPath) -> Result<Json<LeftWorktreeList>, ApiError> {
+    Ok(Json(LeftWorktreeList { data: state.controller.left_worktrees(room.id()?).await }))
 }

@@ -78,6 +78,33 @@ async fn a_worktree_is_committed_on_its_branch_then_purged() {
     assert!(git(&dir, &["branch", "--list", "ensemble/r/w"]).is_empty());
 }
 
+/// The worktrees a room's closed sessions left on disk are listed, with what they take, until
+/// they are purged; open sessions' worktrees are in use, not left behind.
+#[tokio::test]
+async fn the_worktrees_left_behind_are_listed_until_purged() {
+    let s = Server::start(&[]).await;
+    let dir = repo(&s.dir.join("proj"));
+    let kept = worktree_session(&s, "kept", &dir).await;
+    worktree_session(&s, "open", &dir).await;
+    let (status, list) = s.get("/v1/rooms/r/worktrees").await;
+    assert_eq!((status, list["data"].as_array().map(Vec::len)), (StatusCode::OK, Some(0)), "{list}");
+    assert_eq!(s.delete("/v1/rooms/r/sessions/kept").await.0, StatusCode::NO_CONTENT);
+    let (status, list) = s.get("/v1/rooms/r/worktrees").await;
+    assert_eq!(status, StatusCode::OK);
+    let left = list["data"].as_array().unwrap();
+    assert_eq!(left.len(), 1, "{list}");
+    assert_eq!(left[0]["sessionId"], "kept");
+    assert_eq!(left[0]["workspace"]["path"], kept["workspace"]["path"]);
+    assert!(left[0]["diskBytes"].as_u64().unwrap() > 0 && left[0]["closedAtMs"].as_i64().unwrap() > 0, "{list}");
+    // Another room's are not this room's.
+    assert_eq!(s.get("/v1/rooms/other/worktrees").await.1["data"], json!([]));
+    let (status, _) = s.delete("/v1/rooms/r/sessions/kept?purge=true").await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    assert_eq!(s.get("/v1/rooms/r/worktrees").await.1["data"], json!([]));
+    let (status, body) = s.get("/v1/rooms/bad%20room/worktrees").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+}
+
 #[tokio::test]
 async fn a_closed_sessions_worktree_goes_after_its_retention() {
     let s = Server::start_relaying_log(&["--worktree-retention-secs", "1"]).await;

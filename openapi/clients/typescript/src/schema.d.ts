@@ -835,6 +835,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/rooms/{roomId}/worktrees": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The worktrees the room's closed sessions left on disk (closed without `purge`), oldest close
+         *     first, each with what it takes: remove one with `DELETE …/sessions/{sessionId}?purge=true`.
+         *     (With several hosts, those of the sessions this host holds.)
+         */
+        get: operations["left_worktrees"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/rooms/{roomId}/ws": {
         parameters: {
             query?: never;
@@ -1913,6 +1934,28 @@ export interface components {
             memoryMb?: number | null;
             /** @description Fewer endpoints than the provider allows (a subset of its list). */
             network?: string[] | null;
+        };
+        /**
+         * @description A worktree a closed session left on disk (closed without removing it): it stays until a purge
+         *     (`DELETE …?purge=true`) or `--worktree-retention-secs` removes it.
+         */
+        LeftWorktree: {
+            /**
+             * Format: int64
+             * @description When its session closed (its record's last change).
+             */
+            closedAtMs: number;
+            /**
+             * Format: int64
+             * @description Bytes its files take.
+             */
+            diskBytes: number;
+            sessionId: string;
+            workspace: components["schemas"]["SessionWorkspace"];
+        };
+        /** @description `GET /v1/rooms/{roomId}/worktrees`. */
+        LeftWorktreeList: {
+            data: components["schemas"]["LeftWorktree"][];
         };
         /**
          * @description How a session's memory and process limits are enforced on this machine.
@@ -5645,6 +5688,47 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RoomUsage"];
+                };
+            };
+            /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The server or the agent failed, or is at capacity (then with `Retry-After`); the error's `code` says why */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    left_worktrees: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Room id */
+                roomId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The worktrees left behind */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LeftWorktreeList"];
                 };
             };
             /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */

@@ -110,6 +110,8 @@ from .interaction_resolved_payload_answers import InteractionResolvedPayloadAnsw
 from .isolation import Isolation
 from .isolation_mode import IsolationMode
 from .isolation_request import IsolationRequest
+from .left_worktree import LeftWorktree
+from .left_worktree_list import LeftWorktreeList
 from .limits_enforcement import LimitsEnforcement
 from .me import Me
 from .message_completed_event import MessageCompletedEvent
@@ -356,6 +358,8 @@ __all__ = (
     "Isolation",
     "IsolationMode",
     "IsolationRequest",
+    "LeftWorktree",
+    "LeftWorktreeList",
     "LimitsEnforcement",
     "Me",
     "MessageCompletedEvent",
