@@ -11,11 +11,33 @@ use ensemble_adapters::ProviderOptions;
 #[derive(Debug, Parser)]
 #[command(name = "ensemble", version, about = "Runs coding agents as a shared, observable service.")]
 #[command(args_conflicts_with_subcommands = true)]
+#[command(
+    after_help = "Without a command, `ensemble` runs the server: `ensemble --listen …` is `ensemble serve --listen …`.\nThe server's flags: `ensemble serve --help`."
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
     #[command(flatten)]
     pub serve: ServeArgs,
+}
+
+impl Cli {
+    /// The command line, parsed. `ensemble --help` lists the commands and leaves the server's
+    /// flags (which it takes too, as `serve`'s) to `ensemble serve --help`.
+    pub fn parse_args() -> Self {
+        let command = <Self as clap::CommandFactory>::command()
+            .mut_args(|a| if matches!(a.get_id().as_str(), "help" | "version") { a } else { a.hide(true) });
+        let matches = command.get_matches();
+        <Self as clap::FromArgMatches>::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+    }
+
+    /// `ensemble --help` as `parse_args` prints it.
+    pub fn help() -> String {
+        <Self as clap::CommandFactory>::command()
+            .mut_args(|a| if matches!(a.get_id().as_str(), "help" | "version") { a } else { a.hide(true) })
+            .render_help()
+            .to_string()
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -132,8 +154,19 @@ pub fn default_data_dir() -> PathBuf {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum LogFormat {
+    /// Lines for people.
     Text,
+    /// One JSON object per line, for log collectors.
     Json,
+}
+
+/// Whether log lines carry colour escapes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LogColor {
+    /// When stderr is a terminal and `NO_COLOR` is not set.
+    Auto,
+    Always,
+    Never,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -157,8 +190,13 @@ pub struct ServeArgs {
     #[arg(help_heading = "Essentials", long, env = "ENSEMBLE_DEFAULT_PROVIDER", default_value = "scripted")]
     pub default_provider: String,
 
+    /// How the logs (on stderr) are written; `RUST_LOG` sets what is logged (default: info).
     #[arg(help_heading = "Essentials", long, env = "ENSEMBLE_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
+
+    /// Colour in the text logs.
+    #[arg(help_heading = "Essentials", long, env = "ENSEMBLE_LOG_COLOR", value_enum, default_value_t = LogColor::Auto)]
+    pub log_color: LogColor,
 
     /// File holding the bearer token (absolute path; trimmed; at least 32 bytes) [default: a token
     /// generated at first start into DATA_DIR/token, mode 0600]. Required for a non-loopback --listen.

@@ -2,7 +2,6 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
 use ensemble_adapters::kit::process::{self, ChildDefaults};
 use ensemble_server::config::{Cli, Command};
 use ensemble_server::{openapi, os, router, runs, server, telemetry, token_cli};
@@ -13,7 +12,7 @@ use ensemble_server::{openapi, os, router, runs, server, telemetry, token_cli};
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::parse_args();
     let args = match cli.command {
         Some(Command::SandboxInit(init)) => return sandbox_init(&init),
         Some(Command::Openapi) => {
@@ -43,9 +42,9 @@ fn main() -> ExitCode {
         umask: user_umask,
         nofile_soft: raised.as_ref().ok().filter(|r| r.after != r.before).map(|r| r.before.soft),
     });
-    telemetry::init_tracing(args.log_format);
+    telemetry::init_tracing(args.log_format, args.log_color);
     match raised {
-        Ok(r) => tracing::info!(
+        Ok(r) => tracing::debug!(
             soft = r.after.soft,
             hard = r.after.hard,
             soft_before = r.before.soft,

@@ -38,7 +38,7 @@ pub const DB_FILE: &str = "ensemble.sqlite3";
 pub fn default_wal_prefill(data_dir: &std::path::Path) -> u64 {
     match os::file_system_type(data_dir) {
         Ok(t) if os::is_copy_on_write(t) => {
-            tracing::info!(
+            tracing::debug!(
                 file_system = format_args!("{t:#x}"),
                 "data dir copies on write: the WAL is not written ahead"
             );
@@ -233,7 +233,7 @@ async fn build_controller_with(
     let cfg = store_config(args);
     let engine = if cfg.database_url.is_some() { "postgres" } else { "sqlite" };
     let store = Store::connect(cfg, hub.clone()).await.with_context(|| format!("opening the store ({engine})"))?;
-    tracing::info!(engine, "store open");
+    tracing::debug!(engine, "store open");
     // The server's secrets outside the data dir (whose entries are all refused anyway): no agent's
     // file request may reach them.
     let server_files = [&args.token_file, &args.nats_credentials, &args.cluster_secret_file]
@@ -255,7 +255,7 @@ async fn build_controller_with(
     // Without a git that runs, no worktrees and no checkpoints (worktree starts say why).
     if let Some(ws) = &config.workspaces {
         match ws.git.version().await {
-            Ok(v) => tracing::info!(git = %v, "workspaces: worktrees and checkpoints on"),
+            Ok(v) => tracing::debug!(git = %v, "workspaces: worktrees and checkpoints on"),
             Err(e) => {
                 tracing::warn!(error = %e, "workspaces: no worktrees and no checkpoints");
                 config.workspaces = None;
@@ -413,7 +413,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         TokenSource::File(p) | TokenSource::Generated(p) | TokenSource::DataDir(p) => p.as_path(),
     };
     let (run, reaped) = Run::begin(&data_dir, &format!("http://{local_addr}"), Some(token_path))?;
-    tracing::info!(run = %run.id, reaped, "run registered");
+    tracing::debug!(run = %run.id, reaped, "run registered");
     let (controller, node) = build_controller_with(&args, cluster, addr).await?;
     if let Some(node) = &node {
         node.register(&controller).await?;
@@ -497,7 +497,7 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     });
 
     let listener_config = listener_config(&args, os::file_limit().ok().map(|l| l.soft));
-    tracing::info!(
+    tracing::debug!(
         max_connections = listener_config.max_connections,
         header_read_timeout_secs = listener_config.header_read_timeout.as_secs(),
         keep_alive_idle_secs = listener_config.keep_alive_idle.as_secs(),
@@ -596,7 +596,7 @@ async fn isolation_env(args: &ServeArgs, listen: SocketAddr) -> anyhow::Result<I
                 "isolation on, but the sessions' memory and process limits are not enforced (no control group the \
                  server may write: {why})"
             ),
-            (Ok(()), c) => tracing::info!(limits = ?c.enforcement(), "isolation on"),
+            (Ok(()), c) => tracing::debug!(limits = ?c.enforcement(), "isolation on"),
         }
     } else {
         tracing::warn!("isolation is off (--isolation off): agents can read and do whatever this server's user can");

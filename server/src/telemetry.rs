@@ -14,7 +14,7 @@ use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::filter::LevelFilter;
 
-use crate::config::LogFormat;
+use crate::config::{LogColor, LogFormat};
 
 /// Libraries that log what passes through them — message and frame contents, request bodies in
 /// rejections — at `debug` or `trace`. Room content must never reach the logs, so these are held at
@@ -33,16 +33,29 @@ pub fn log_filter(rust_log: Option<&str>) -> EnvFilter {
     filter
 }
 
-/// Logs go to stderr (stdout carries the `listening on` line). `RUST_LOG` filters.
-pub fn init_tracing(format: LogFormat) {
+/// Logs go to stderr (stdout carries the `listening on` and `console:` lines). `RUST_LOG`
+/// filters; colour only where a person reads them (see [`LogColor`]).
+pub fn init_tracing(format: LogFormat, color: LogColor) {
     let filter = log_filter(std::env::var("RUST_LOG").ok().as_deref());
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let ansi =
+        colored(color, std::io::IsTerminal::is_terminal(&std::io::stderr()), std::env::var_os("NO_COLOR").is_some());
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(ansi);
     let result = match format {
         LogFormat::Json => builder.json().flatten_event(true).with_current_span(true).try_init(),
         LogFormat::Text => builder.try_init(),
     };
     if let Err(e) = result {
         eprintln!("logging already initialised: {e}");
+    }
+}
+
+/// Whether text logs carry colour: `auto` when stderr is a terminal and `NO_COLOR` is not set
+/// (<https://no-color.org>).
+pub fn colored(color: LogColor, terminal: bool, no_color: bool) -> bool {
+    match color {
+        LogColor::Always => true,
+        LogColor::Never => false,
+        LogColor::Auto => terminal && !no_color,
     }
 }
 

@@ -179,7 +179,8 @@ async fn the_soft_open_file_limit_is_raised_to_the_hard_one_and_agents_get_the_o
     let s = Server::start_after_shell(
         tmp.path(),
         &["--codex-bin", crate::misbehaving_agents::fake_agent(), "--log-format", "json"],
-        "umask 022 && ulimit -S -n 256",
+        // The limits are logged at debug (a routine start-up step).
+        "umask 022 && ulimit -S -n 256 && export RUST_LOG=info,ensemble=debug",
     )
     .await;
     let (soft, server_hard) = file_limits(&s.pid().to_string());

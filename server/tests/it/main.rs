@@ -50,6 +50,7 @@ mod replay;
 mod roles;
 mod sessions;
 mod sides;
+mod start_output;
 mod usage;
 mod webhooks;
 mod workspace_faults;

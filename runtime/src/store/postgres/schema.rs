@@ -148,7 +148,7 @@ pub(super) async fn migrate(client: &mut Client) -> Result<(), StoreError> {
         tx.execute("INSERT INTO ensemble_schema (version) VALUES ($1)", &[&((i + 1) as i32)])
             .await
             .map_err(classify)?;
-        tracing::info!(version = i + 1, "applied postgres migration");
+        tracing::debug!(version = i + 1, "applied postgres migration");
     }
     tx.commit().await.map_err(classify)?;
     Ok(())

@@ -272,7 +272,7 @@ pub(super) fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
         tx.execute_batch(sql)?;
         tx.pragma_update(None, "user_version", (i + 1) as i64)?;
         tx.commit()?;
-        tracing::info!(version = i + 1, "applied store migration");
+        tracing::debug!(version = i + 1, "applied store migration");
     }
     Ok(())
 }
