@@ -226,6 +226,12 @@ export abstract class Actions extends AppCore {
     return list?.data ?? [];
   }
 
+  /** Renames a session (its title). Whether it worked. */
+  async rename(sessionId: string, title: string): Promise<boolean> {
+    const done = await this.act("renaming", () => call(this.api.PATCH("/v1/rooms/{roomId}/sessions/{sessionId}", { params: this.path(sessionId), body: { title } })));
+    return done !== undefined;
+  }
+
   configure(sessionId: string, body: Schemas["ConfigRequest"]) {
     return this.act("changing the settings", () => call(this.api.PATCH("/v1/rooms/{roomId}/sessions/{sessionId}/config", { params: this.path(sessionId), body })));
   }

@@ -590,11 +590,14 @@ export class RoomModel {
   }
 }
 
-/** How a status reads to a person. */
-export function statusLabel(s: SessionStatus): string {
+/**
+ * How a status reads to a person: a session waiting on an answer waits for "you" only when this
+ * token may answer (an approver's or admin's); otherwise for an approver.
+ */
+export function statusLabel(s: SessionStatus, canAnswer = true): string {
   switch (s) {
     case "waiting":
-      return "waiting for you";
+      return canAnswer ? "waiting for you" : "waiting for an approver";
     case "completed":
       return "closed";
     default:

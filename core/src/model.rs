@@ -308,7 +308,7 @@ impl Session {
             resume_unsupported_reason: None,
             live: false,
             visible: true,
-            title: "New session".into(),
+            title: DEFAULT_TITLE.into(),
             last_error: None,
             auth_state: None,
             auth_message: None,
@@ -653,6 +653,9 @@ pub struct ProviderSessionList {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next: Option<String>,
 }
+
+/// The title of a session started without one, until its first turn names it.
+pub const DEFAULT_TITLE: &str = "New session";
 
 /// A fork's lineage.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -36,7 +36,7 @@ fn api_router() -> OpenApiRouter<AppState> {
         .routes(routes!(rooms::list_events))
         .routes(routes!(export::export_room))
         .routes(routes!(sessions::start_session, sessions::list_sessions))
-        .routes(routes!(sessions::get_session, sessions::close_session))
+        .routes(routes!(sessions::get_session, sessions::close_session, sessions::rename_session))
         .routes(routes!(turns::submit_turn))
         .routes(routes!(turns::cancel_turn))
         .routes(routes!(attachments::get_attachment))

@@ -191,3 +191,37 @@ test('closing offers to remove the worktree; worktrees left behind are listed an
   assert.ok(!existsSync(kept), 'Remove deletes it');
   page.assertClean();
 });
+
+test('an untitled session is named by its first words and renamed; counts say open and closed; a viewer is not asked', { timeout: 60_000 }, async () => {
+  await h.rest.call('POST', '/v1/rooms/names/sessions', { sessionId: 'n1' }, 201);
+  await h.rest.call('POST', '/v1/rooms/names/sessions', { sessionId: 'n2' }, 201);
+  const page = await h.open({ room: 'names', session: 'n1' });
+  await send(page, 'fix the login bug\nwith the details after');
+  await page.waitForSelector(`${view} h2:has-text("fix the login bug")`);
+  assert.match(await page.textContent(tid('session-item', '[data-session="n1"]')), /fix the login bug/);
+  assert.doesNotMatch(await page.textContent(tid('session-item', '[data-session="n1"]')), /with the details/);
+  // Renamed in place.
+  await page.click(`${view} ${tid('rename-session')}`);
+  await page.fill(tid('rename-input'), 'Login fix');
+  await page.click(tid('rename-save'));
+  await page.waitForSelector(`${view} h2:has-text("Login fix")`);
+  assert.equal((await h.rest.call('GET', '/v1/rooms/names/sessions/n1', undefined, 200)).json.title, 'Login fix');
+
+  // The room counts open sessions, and closed ones apart.
+  await h.rest.call('DELETE', '/v1/rooms/names/sessions/n2', undefined, 204);
+  await page.waitForSelector(tid('room-item', '[data-room="names"][data-count="1"]'));
+  assert.match(await page.textContent(tid('room-item', '[data-room="names"]')), /1 open · 1 closed/);
+
+  // A viewer sees who the waiting session waits for, and its tab counts nothing it cannot answer.
+  const viewer = (await h.rest.call('POST', '/v1/tokens', { name: 'names-viewer', role: 'viewer', rooms: ['names'], ttlSecs: 3600 }, 201)).json;
+  const watching = await h.open({ room: 'names', session: 'n1', token: viewer.secret });
+  await send(page, '/run make');
+  await page.waitForSelector(`${view} ${tid('status-badge', '[data-status="waiting"]')}`);
+  assert.match(await page.textContent(`${view} ${tid('status-badge')}`), /waiting for you/);
+  await watching.waitForSelector(`${view} ${tid('status-badge', '[data-status="waiting"]')}`);
+  assert.match(await watching.textContent(`${view} ${tid('status-badge')}`), /waiting for an approver/);
+  assert.match(await page.title(), /^\(1\)/, 'the admin is asked');
+  assert.doesNotMatch(await watching.title(), /^\(\d+\)/, 'the viewer is not');
+  page.assertClean();
+  watching.assertClean();
+});

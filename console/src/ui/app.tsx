@@ -27,7 +27,8 @@ export function Root({ app }: { app: App }) {
   }, [app]);
   const [navOpen, setNavOpen] = useState(false);
   // The tab's title counts the sessions waiting on an answer in every watched room: "(2) Ensemble console".
-  const waiting = waitingSessions(app.watchedRooms());
+  // Only what this token can answer: a viewer's tab does not count an approval it cannot give.
+  const waiting = app.may("approver") ? waitingSessions(app.watchedRooms()) : 0;
   useEffect(() => {
     document.title = titleWith(BASE_TITLE, waiting);
   }, [waiting]);

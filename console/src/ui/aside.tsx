@@ -99,7 +99,7 @@ export function SidePanel({ app, st }: { app: App; st: SessionState }) {
         <h2 id="side-h" data-testid="side-title" title={st.id}>
           {room ? sideName(room, st) : "Side conversation"}
         </h2>
-        <Badge status={st.status} />
+        <Badge status={st.status} canAnswer={app.may("approver")} />
       </div>
       <div class="dim">
         On the side of {source ? displayName(source) : st.session.sourceSessionId}; not part of its history

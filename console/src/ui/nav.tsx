@@ -23,7 +23,11 @@ export function RoomList({ app, onPick }: { app: App; onPick: () => void }) {
           const model = app.room(r.roomId);
           const waiting = model ? model.canonical.filter((s) => s.status === "waiting").length : 0;
           const working = model ? model.canonical.filter((s) => s.status === "working").length : 0;
-          const count = model && app.watch(r.roomId)?.state !== "connecting" ? model.canonical.length : r.sessionCount;
+          // Open sessions where the room's model is known (closed ones are counted apart); else the
+          // server's count of every session.
+          const known = model !== undefined && app.watch(r.roomId)?.state !== "connecting";
+          const count = known ? model.canonical.filter((s) => s.status !== "completed").length : r.sessionCount;
+          const closedCount = known ? model.canonical.length - count : 0;
           return (
             <li key={r.roomId}>
               <button
@@ -39,8 +43,8 @@ export function RoomList({ app, onPick }: { app: App; onPick: () => void }) {
                 }}
               >
                 <span class="name">{r.roomId}</span>
-                <span class="dim count">
-                  {count} session{count === 1 ? "" : "s"}
+                <span class="dim count" data-closed={closedCount}>
+                  {known ? `${count} open${closedCount ? ` · ${closedCount} closed` : ""}` : `${count} session${count === 1 ? "" : "s"}`}
                 </span>
                 {waiting ? <span class="badge waiting">{waiting} waiting</span> : working ? <span class="badge working">{working} working</span> : null}
               </button>
@@ -104,7 +108,7 @@ export function SessionList({ app, onPick }: { app: App; onPick: () => void }) {
         }}
       >
         <span class="name">{displayName(s)}</span>
-        <Badge status={s.status} />
+        <Badge status={s.status} canAnswer={app.may("approver")} />
         <span class="dim meta">
           {s.id} · {s.session.provider}
           {room && room.sidesOf(s.id).length ? ` · ${room.sidesOf(s.id).length} side` : ""}

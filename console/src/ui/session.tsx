@@ -56,6 +56,7 @@ export function SessionView({ app, st }: { app: App; st: SessionState }) {
   }, [st.id, s.live]);
   const [pane, setPane] = useState<"transcript" | "changes" | "files">("transcript");
   const [commitOpen, setCommitOpen] = useState(false);
+  const [renaming, setRenaming] = useState(false);
   const commitButton = useRef<HTMLButtonElement>(null);
   const wsLine = workspaceText(s.workspace);
   const checkpoints = hasCheckpoints(s.workspace);
@@ -68,8 +69,25 @@ export function SessionView({ app, st }: { app: App; st: SessionState }) {
     <section class="session-view" data-testid="session-view" data-session={st.id} aria-label={`Session ${displayName(st)}`}>
       <div class="session-head">
         <div class="title-row">
-          <h2>{displayName(st)}</h2>
-          <Badge status={st.status} />
+          {renaming ? (
+            <Rename
+              title={s.title}
+              onDone={async (title) => {
+                if (title !== null && title.trim() && title.trim() !== s.title && !(await app.rename(st.id, title.trim()))) return;
+                setRenaming(false);
+              }}
+            />
+          ) : (
+            <>
+              <h2>{displayName(st)}</h2>
+              {operate ? (
+                <button type="button" class="link" data-testid="rename-session" title="Rename this session" onClick={() => setRenaming(true)}>
+                  Rename
+                </button>
+              ) : null}
+            </>
+          )}
+          <Badge status={st.status} canAnswer={app.may("approver")} />
         </div>
         <div class="dim meta">
           {st.id} · {showControls(provider?.displayName ?? s.provider)} · {showControls(s.cwd)}
@@ -271,5 +289,46 @@ function ConfigBar({ app, st }: { app: App; st: SessionState }) {
         </label>
       ))}
     </div>
+  );
+}
+
+/** The title in a box, saved with Enter or Save, left with Escape or Cancel. */
+function Rename({ title, onDone }: { title: string; onDone: (title: string | null) => void }) {
+  const [value, setValue] = useState(title);
+  const box = useRef<HTMLInputElement>(null);
+  useEffect(() => {
+    box.current?.focus();
+    box.current?.select();
+  }, []);
+  return (
+    <form
+      class="row rename"
+      data-testid="rename-form"
+      onSubmit={(e) => {
+        e.preventDefault();
+        onDone(value);
+      }}
+    >
+      <input
+        ref={box}
+        aria-label="Session title"
+        data-testid="rename-input"
+        value={value}
+        maxLength={4096}
+        onInput={(e) => setValue((e.currentTarget as HTMLInputElement).value)}
+        onKeyDown={(e) => {
+          if (e.key === "Escape") {
+            e.preventDefault();
+            onDone(null);
+          }
+        }}
+      />
+      <button type="submit" class="primary" data-testid="rename-save" disabled={!value.trim()}>
+        Save
+      </button>
+      <button type="button" onClick={() => onDone(null)}>
+        Cancel
+      </button>
+    </form>
   );
 }

@@ -10,10 +10,10 @@ export function displayName(st: SessionState): string {
   return showControls(t && t !== "New session" ? t : st.id);
 }
 
-export function Badge({ status }: { status: SessionStatus }) {
+export function Badge({ status, canAnswer = true }: { status: SessionStatus; canAnswer?: boolean }) {
   return (
     <span class={`badge ${status}`} data-testid="status-badge" data-status={status}>
-      {statusLabel(status)}
+      {statusLabel(status, canAnswer)}
     </span>
   );
 }

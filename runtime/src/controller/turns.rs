@@ -115,10 +115,17 @@ impl Controller {
                 b.queue_updated("started");
             }
             b.entry.rec.begin_turn(&turn_id, client_submit_id.as_deref(), b.now);
+            // A session started without a title is named by its first turn's words.
+            let untitled = matches!(b.entry.rec.session.title.trim(), "" | ensemble_core::model::DEFAULT_TITLE);
+            let title = untitled.then(|| super::config_ops::title_from(&input)).flatten();
             b.emit(
                 Some(turn_id.clone()),
                 EventBody::TurnStarted(TurnStartedPayload::user(&turn_id, input, client_submit_id.clone())),
             );
+            if let Some(title) = title {
+                b.entry.rec.session.title = title;
+                b.updated("titled");
+            }
             Ok(())
         })
         .await?

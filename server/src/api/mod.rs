@@ -189,6 +189,15 @@ pub struct ConfigRequest {
     pub options: Option<std::collections::BTreeMap<String, String>>,
 }
 
+/// `PATCH /v1/rooms/{roomId}/sessions/{sessionId}`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RenameRequest {
+    /// The session's new title (not blank).
+    #[schema(min_length = 1, max_length = 4096, pattern = r"\S")]
+    pub title: String,
+}
+
 /// `POST .../turns`.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

@@ -17,7 +17,8 @@ use ensemble_core::model::SessionStatus;
 
 use crate::access::Principal;
 use crate::api::{
-    CloseQuery, ConfigRequest, ForkRequest, SessionList, SessionQuery, SessionWait, StartSessionRequest, WorkspaceSpec,
+    CloseQuery, ConfigRequest, ForkRequest, RenameRequest, SessionList, SessionQuery, SessionWait, StartSessionRequest,
+    WorkspaceSpec,
 };
 use crate::error::{ApiError, ErrorResponse, Json, Query};
 use crate::security::unauthorized_because;
@@ -241,6 +242,22 @@ pub async fn close_session(
     responses((status = 200, description = "The resumed session", body = Session), (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
 pub async fn resume_session(State(state): State<AppState>, session: SessionPath) -> Result<Json<Session>, ApiError> {
     Ok(Json(state.controller.resume(&session.key()?).await?))
+}
+
+/// Renames the session (also announced as `session.updated`, reason `renamed`). A session started
+/// without a title is named by its first turn's first words (`session.updated`, reason `titled`).
+#[utoipa::path(patch, path = "/v1/rooms/{roomId}/sessions/{sessionId}", tag = "sessions",
+    extensions(("x-ensemble-access" = json!({"role": "operator"}))),
+    params(SessionPath),
+    request_body = RenameRequest,
+    responses((status = 200, description = "The session with its new title", body = Session),
+        (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
+pub async fn rename_session(
+    State(state): State<AppState>,
+    session: SessionPath,
+    Json(body): Json<RenameRequest>,
+) -> Result<Json<Session>, ApiError> {
+    Ok(Json(state.controller.rename(&session.key()?, &body.title).await?))
 }
 
 /// Changes the session's mode or config options (model, reasoning effort, …) for its next turn.

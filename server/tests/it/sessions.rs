@@ -409,3 +409,41 @@ async fn scripted_file_directives_stay_inside_the_cwd() {
         assert_eq!(std::fs::read_to_string(&outside).unwrap(), "keep\n", "{line} changed the file outside");
     }
 }
+
+/// A session started without a title is named by its first turn's first words; a title given is
+/// kept; a session is renamed with `PATCH`, announced each time as `session.updated`.
+#[tokio::test]
+async fn an_untitled_session_is_named_by_its_first_words_and_can_be_renamed() {
+    let s = Server::start(&[]).await;
+    s.session("r", "s").await;
+    let mut ws = s.ws("r", None).await;
+    ws.hello().await;
+    s.turn("r", "s", "fix the login bug\nwith details after").await;
+    let events = ws.until(|e| e["type"] == "session.updated" && e["payload"]["reason"] == "titled").await;
+    let titled = events.last().unwrap();
+    assert_eq!(titled["payload"]["session"]["title"], "fix the login bug");
+    ws.until_type("turn.completed").await;
+    assert_eq!(s.get("/v1/rooms/r/sessions/s").await.1["title"], "fix the login bug");
+    // The next turn names nothing.
+    s.turn("r", "s", "something else").await;
+    let events = ws.until_type("turn.completed").await;
+    assert!(!events.iter().any(|e| e["payload"]["reason"] == "titled"), "{events:?}");
+
+    let (status, body) = s.patch("/v1/rooms/r/sessions/s", json!({"title": "  Login fix  "})).await;
+    assert_eq!((status, body["title"].as_str()), (StatusCode::OK, Some("Login fix")), "{body}");
+    let events = ws.until(|e| e["type"] == "session.updated" && e["payload"]["reason"] == "renamed").await;
+    assert_eq!(events.last().unwrap()["payload"]["session"]["title"], "Login fix");
+    let (status, body) = s.patch("/v1/rooms/r/sessions/s", json!({"title": "   "})).await;
+    assert_eq!(error_code(status, &body, StatusCode::BAD_REQUEST), "invalid_input");
+    let (status, body) = s.patch("/v1/rooms/r/sessions/s", json!({"name": "x"})).await;
+    assert!(status.is_client_error(), "{body}");
+    let (status, body) = s.patch("/v1/rooms/r/sessions/nope", json!({"title": "x"})).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+
+    // A title given at the start stays.
+    let (status, _) = s.post("/v1/rooms/r/sessions", json!({"sessionId": "t", "title": "Mine"})).await;
+    assert_eq!(status, StatusCode::CREATED);
+    s.turn("r", "t", "other words").await;
+    ws.until(|e| e["type"] == "turn.completed" && e["sessionId"] == "t").await;
+    assert_eq!(s.get("/v1/rooms/r/sessions/t").await.1["title"], "Mine");
+}

@@ -276,7 +276,11 @@ export interface paths {
         delete: operations["close_session"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Renames the session (also announced as `session.updated`, reason `renamed`). A session started
+         *     without a title is named by its first turn's first words (`session.updated`, reason `titled`).
+         */
+        patch: operations["rename_session"];
         trace?: never;
     };
     "/v1/rooms/{roomId}/sessions/{sessionId}/attachments/{attachment}": {
@@ -2372,6 +2376,11 @@ export interface components {
              */
             type: "reasoning.delta";
         };
+        /** @description `PATCH /v1/rooms/{roomId}/sessions/{sessionId}`. */
+        RenameRequest: {
+            /** @description The session's new title (not blank). */
+            title: string;
+        };
         /** @enum {string} */
         ResolvedBy: "client" | "provider" | "close" | "restart";
         /** @description `POST …/restore`. */
@@ -3912,6 +3921,51 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The server or the agent failed, or is at capacity (then with `Retry-After`); the error's `code` says why */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    rename_session: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                roomId: string;
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RenameRequest"];
+            };
+        };
+        responses: {
+            /** @description The session with its new title */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Session"];
                 };
             };
             /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */

@@ -158,6 +158,7 @@ from .reasoning_completed_event import ReasoningCompletedEvent
 from .reasoning_completed_event_type import ReasoningCompletedEventType
 from .reasoning_delta_event import ReasoningDeltaEvent
 from .reasoning_delta_event_type import ReasoningDeltaEventType
+from .rename_request import RenameRequest
 from .resolved_by import ResolvedBy
 from .restore_request import RestoreRequest
 from .resync_frame import ResyncFrame
@@ -406,6 +407,7 @@ __all__ = (
     "ReasoningCompletedEventType",
     "ReasoningDeltaEvent",
     "ReasoningDeltaEventType",
+    "RenameRequest",
     "ResolvedBy",
     "RestoreRequest",
     "ResyncFrame",
