@@ -226,6 +226,23 @@ export abstract class Actions extends AppCore {
     return list?.data ?? [];
   }
 
+  /**
+   * Downloads the room's export (its log, one JSON object a line) as a file: read with the token
+   * (a link could not carry it), then handed to the browser as a download.
+   */
+  async exportRoom(roomId: string): Promise<void> {
+    await this.act("exporting the room", async () => {
+      const res = await fetch(`${this.baseUrl}/v1/rooms/${encodeURIComponent(roomId)}/export`, { headers: { authorization: `Bearer ${this.token ?? ""}` } });
+      if (!res.ok) throw new Error(`${res.status} ${res.statusText}`);
+      const url = URL.createObjectURL(await res.blob());
+      const a = document.createElement("a");
+      a.href = url;
+      a.download = `${roomId}.ndjson`;
+      a.click();
+      setTimeout(() => URL.revokeObjectURL(url), 60_000);
+    });
+  }
+
   /** Renames a session (its title). Whether it worked. */
   async rename(sessionId: string, title: string): Promise<boolean> {
     const done = await this.act("renaming", () => call(this.api.PATCH("/v1/rooms/{roomId}/sessions/{sessionId}", { params: this.path(sessionId), body: { title } })));

@@ -238,6 +238,7 @@ export class App extends Actions {
     this.selectedSession = sessionId;
     this.selectedSide = sideId;
     this.newSessionOpen = false;
+    this.page = null;
     if (!this.rooms.has(roomId)) this.rooms.set(roomId, { roomId, sessionCount: 0, headSeq: 0 });
     const w = this.watches.get(roomId);
     if (!w || !w.model.full) {
@@ -271,6 +272,7 @@ export class App extends Actions {
 
   selectSession(sessionId: string | null): void {
     this.newSessionOpen = false;
+    this.page = null;
     this.selectedSession = sessionId;
     this.selectedSide = null;
     this.syncHash();

@@ -11,6 +11,9 @@ import { sideName } from "./present.js";
 import { ApiFailure, call, TOKEN_REFUSED, TOKEN_REVOKED, type ProviderInfo, type Room } from "./api.js";
 import type { RoomWatch } from "./roomwatch.js";
 
+/** The console's pages beside the rooms (`ui/pages.tsx`). */
+export type Page = "providers" | "tokens" | "audit" | "webhooks";
+
 export abstract class AppCore {
   readonly baseUrl = location.origin;
   token: string | null = null;
@@ -30,6 +33,8 @@ export abstract class AppCore {
   shareOpen = false;
   /** The New session form is open in the main pane (operator). */
   newSessionOpen = false;
+  /** A page open in the main pane instead of the room (providers, tokens, audit, webhooks). */
+  page: Page | null = null;
   selectedRoom: string | null = null;
   selectedSession: string | null = null;
   /** The side conversation shown beside the session, if any. */
@@ -108,6 +113,11 @@ export abstract class AppCore {
   /** Whether the token may do what needs `need` (the server checks again; this only hides what it would refuse). */
   may(need: Role): boolean {
     return allows(this.role, need);
+  }
+
+  openPage(page: Page | null): void {
+    this.page = page;
+    this.changed();
   }
 
   /** Opens or closes the New session form (shown in the main pane, where it fits without scrolling). */

@@ -13,6 +13,7 @@ import { RoomList, SessionList } from "./nav.js";
 import { SessionView } from "./session.js";
 import { GoalPanel, SidePanel } from "./aside.js";
 import { NewSession } from "./newsession.js";
+import { PageView, pagesFor } from "./pages.js";
 
 /** The page's own title (index.html's), before any count. */
 const BASE_TITLE = typeof document !== "undefined" ? document.title : "Ensemble console";
@@ -49,6 +50,15 @@ export function Root({ app }: { app: App }) {
           </span>
         ) : null}
         <Connection app={app} />
+        {app.token ? (
+          <span class="row pages-menu" data-testid="pages-menu">
+            {pagesFor(app).map((p) => (
+              <button type="button" class={`link${app.page === p.page ? " on" : ""}`} data-testid={`open-page-${p.page}`} aria-pressed={app.page === p.page} onClick={() => app.openPage(app.page === p.page ? null : p.page)}>
+                {p.label}
+              </button>
+            ))}
+          </span>
+        ) : null}
         <WhoAmI app={app} />
         <TokenBox app={app} />
       </header>
@@ -61,6 +71,8 @@ export function Root({ app }: { app: App }) {
       <main class="main" id="main">
         {!app.token ? (
           <p class="empty">Paste the token above to start.</p>
+        ) : app.page ? (
+          <PageView app={app} page={app.page} />
         ) : !app.selectedRoom ? (
           <p class="empty">Open a room on the left (or type a new room id) to see its sessions.</p>
         ) : app.watch(app.selectedRoom)?.state === "unavailable" ? (

@@ -122,6 +122,11 @@ export function SessionList({ app, onPick }: { app: App; onPick: () => void }) {
         <h2>Sessions</h2>
         <span class="row">
           {app.may("admin") && app.selectedRoom ? <ShareButton app={app} /> : null}
+          {app.selectedRoom ? (
+            <button type="button" data-testid="export-room" title="Download the room's log (one JSON object a line)" onClick={() => void app.exportRoom(app.selectedRoom ?? "")}>
+              Export
+            </button>
+          ) : null}
           {mayStart ? (
             <button
               type="button"
