@@ -225,3 +225,28 @@ test('an untitled session is named by its first words and renamed; counts say op
   page.assertClean();
   watching.assertClean();
 });
+
+test('a / in the composer lists the agent\'s commands; arrows and Enter pick one', { timeout: 30_000 }, async () => {
+  await h.rest.call('POST', '/v1/rooms/slash/sessions', { sessionId: 'c1' }, 201);
+  const page = await h.open({ room: 'slash', session: 'c1' });
+  const box = `${view} ${tid('composer')}`;
+  await page.fill(box, '/');
+  await page.waitForSelector(tid('command-option', '[data-command="run"]'));
+  assert.ok((await page.$$(tid('command-option'))).length > 3, 'the scripted agent has several');
+  await page.type(box, 'ed');
+  await page.waitForFunction(() => [...document.querySelectorAll('[data-testid="command-option"]')].map((o) => o.dataset.command).join() === 'edit');
+  assert.match(await page.textContent(tid('command-option')), /\/edit PATH \[TEXT\] — append/);
+  await page.press(box, 'Enter');
+  await page.waitForSelector(tid('command-menu'), { state: 'detached' });
+  assert.equal(await page.inputValue(box), '/edit ');
+  // Escape closes it; a word after the name is no command to pick.
+  await page.fill(box, '/h');
+  await page.waitForSelector(tid('command-menu'));
+  await page.press(box, 'ArrowDown');
+  assert.equal(await page.getAttribute(`${tid('command-option')}[aria-selected="true"]`, 'data-command'), 'hang');
+  await page.press(box, 'Escape');
+  await page.waitForSelector(tid('command-menu'), { state: 'detached' });
+  await page.fill(box, '/history now');
+  assert.equal(await page.$(tid('command-menu')), null);
+  page.assertClean();
+});

@@ -26,6 +26,16 @@ export function ReadOnlyNote({ app }: { app: App }) {
  */
 export function Composer({ app, st, steerable, queueable }: { app: App; st: SessionState; steerable: boolean; queueable: boolean }) {
   const [text, setText] = useState("");
+  // The `/` menu: the agent's commands matching what is typed after a leading `/`.
+  const [pick, setPick] = useState(0);
+  const [menuClosed, setMenuClosed] = useState(false);
+  const typed = /^\/([^\s]*)$/.exec(text);
+  const matches = typed && !menuClosed ? st.commands.filter((c) => c.name.toLowerCase().startsWith(typed[1]!.toLowerCase())).slice(0, 12) : [];
+  const menu = matches.length > 0;
+  const choose = (name: string) => {
+    setText(`/${name} `);
+    setMenuClosed(true);
+  };
   const [busy, setBusy] = useState(false);
   const [images, setImages] = useState<PendingImage[]>([]);
   /** Why an image was not taken or not sent (shown beside the images). */
@@ -153,7 +163,14 @@ export function Composer({ app, st, steerable, queueable }: { app: App; st: Sess
           data-testid="composer"
           placeholder={placeholder}
           value={text}
-          onInput={(e) => setText((e.currentTarget as HTMLTextAreaElement).value)}
+          aria-autocomplete="list"
+          aria-controls={menu ? `${id}-commands` : undefined}
+          aria-activedescendant={menu ? `${id}-command-${Math.min(pick, matches.length - 1)}` : undefined}
+          onInput={(e) => {
+            setText((e.currentTarget as HTMLTextAreaElement).value);
+            setPick(0);
+            setMenuClosed(false);
+          }}
           onPaste={(e) => {
             // A pasted image (a screenshot) is attached; pasted text stays text (a spreadsheet's
             // cells come with a picture of them too).
@@ -165,6 +182,24 @@ export function Composer({ app, st, steerable, queueable }: { app: App; st: Sess
             attach(files);
           }}
           onKeyDown={(e) => {
+            if (menu) {
+              const at = Math.min(pick, matches.length - 1);
+              if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+                e.preventDefault();
+                setPick((at + (e.key === "ArrowDown" ? 1 : matches.length - 1)) % matches.length);
+                return;
+              }
+              if ((e.key === "Enter" && !e.ctrlKey && !e.metaKey && !e.altKey && !e.shiftKey) || e.key === "Tab") {
+                e.preventDefault();
+                choose(matches[at]!.name);
+                return;
+              }
+              if (e.key === "Escape") {
+                e.preventDefault();
+                setMenuClosed(true);
+                return;
+              }
+            }
             const how = composerKey(e, modes);
             if (how) {
               e.preventDefault();
@@ -172,6 +207,28 @@ export function Composer({ app, st, steerable, queueable }: { app: App; st: Sess
             }
           }}
         />
+        {menu ? (
+          <ul class="command-menu" role="listbox" id={`${id}-commands`} data-testid="command-menu" aria-label="The agent's commands">
+            {matches.map((c, i) => (
+              <li
+                key={c.name}
+                id={`${id}-command-${i}`}
+                role="option"
+                aria-selected={i === Math.min(pick, matches.length - 1)}
+                data-testid="command-option"
+                data-command={c.name}
+                onMouseDown={(e) => {
+                  // Before the textarea loses the focus.
+                  e.preventDefault();
+                  choose(c.name);
+                }}
+              >
+                <code>/{c.name}</code>
+                {c.inputHint ? <span class="dim"> {c.inputHint}</span> : null} <span class="dim">— {c.description}</span>
+              </li>
+            ))}
+          </ul>
+        ) : null}
         <PendingImages images={images} onRemove={remove} />
         {imageError ? (
           <p class="warn attach-error" role="alert" data-testid="attach-error">
