@@ -374,8 +374,14 @@ impl Batch<'_> {
     }
 
     pub(super) fn updated(&mut self, reason: &str) {
+        self.updated_by(None, reason);
+    }
+
+    /// `session.updated` caused by a turn (its title taken from the turn's words): it carries the
+    /// turn's id, as the turn's other events do.
+    pub(super) fn updated_by(&mut self, turn_id: Option<String>, reason: &str) {
         let session = self.session();
-        self.emit(None, EventBody::SessionUpdated(SessionUpdatedPayload { session, reason: reason.into() }));
+        self.emit(turn_id, EventBody::SessionUpdated(SessionUpdatedPayload { session, reason: reason.into() }));
     }
 
     /// Ends the active turn from the controller's side (the provider cannot anymore).

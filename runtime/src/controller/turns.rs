@@ -124,7 +124,7 @@ impl Controller {
             );
             if let Some(title) = title {
                 b.entry.rec.session.title = title;
-                b.updated("titled");
+                b.updated_by(Some(turn_id.clone()), "titled");
             }
             Ok(())
         })

@@ -33,8 +33,12 @@ async fn a_full_scripted_turn_streams_in_order_with_payloads() {
     assert_eq!(t[0], "turn.started");
     assert_eq!(events[0]["payload"]["origin"], "user");
     assert_eq!(events[0]["payload"]["input"][0]["text"], "hello there\n/tool grep -n x");
-    assert_eq!(&t[1..3], ["call.started", "call.completed"]);
-    assert_eq!(events[1]["payload"]["name"], "grep");
+    // The session, started without a title, is named by the turn's first words.
+    assert_eq!((t[1].as_str(), events[1]["payload"]["reason"].as_str()), ("session.updated", Some("titled")));
+    assert_eq!(events[1]["payload"]["session"]["title"], "hello there");
+    assert_eq!(events[1]["turnId"], turn.as_str());
+    assert_eq!(&t[2..4], ["call.started", "call.completed"]);
+    assert_eq!(events[2]["payload"]["name"], "grep");
     let deltas: Vec<&Value> = events.iter().filter(|e| e["type"] == "message.delta").collect();
     assert!(deltas.len() >= 3, "streamed in several chunks: {t:?}");
     let text: String = deltas.iter().map(|d| d["payload"]["text"].as_str().unwrap()).collect();
