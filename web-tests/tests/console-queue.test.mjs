@@ -351,7 +351,8 @@ test('notifications: while hidden, a finished turn and an approval in another ro
   // Hidden: the open room's turn ends.
   await h.rest.startTurn('na', 'a1', 'while away');
   await page.waitForFunction(() => window.__notes.length === 1);
-  assert.deepEqual(await notes(page), [{ title: 'a1 in room na finished its turn', body: 'The agent is ready for the next message.', tag: 'ensemble:na/a1' }]);
+  // Named by its first turn's words ("before"): it was started without a title.
+  assert.deepEqual(await notes(page), [{ title: 'before in room na finished its turn', body: 'The agent is ready for the next message.', tag: 'ensemble:na/a1' }]);
   // Another watched room's session asks.
   await h.rest.startTurn('nb', 'b1', '/run make test');
   await page.waitForFunction(() => window.__notes.length === 2);

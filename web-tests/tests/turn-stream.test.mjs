@@ -53,8 +53,11 @@ test('browser receives hello, then a full scripted turn in order with gap-free s
   assert.equal(iTurnDone, types.length - 1, `turn.completed should be the last event: ${types}`);
   assert.ok(iStarted < iCompletedMsg && iCompletedMsg < iTurnDone, `order: ${types}`);
 
-  // Between turn.started and message.completed: only the deltas, at least one per word.
-  const deltas = events.slice(iStarted + 1, iCompletedMsg);
+  // Right after turn.started, the session (started without a title) is named by the turn's words.
+  assert.equal(types[iStarted + 1], 'session.updated', `order: ${types}`);
+  assert.equal(events[iStarted + 1].payload.reason, 'titled');
+  // Then, until message.completed: only the deltas, at least one per word.
+  const deltas = events.slice(iStarted + 2, iCompletedMsg);
   assert.ok(deltas.length >= words.split(' ').length, `too few deltas: ${deltas.length}`);
   assert.ok(deltas.every((e) => e.type === 'message.delta'), `non-delta inside the stream: ${types}`);
   // Everything belonging to the turn carries its turnId.

@@ -317,9 +317,17 @@ function Webhooks({ app }: { app: App }) {
 
 function Deliveries({ app, id, round }: { app: App; id: string; round: number }) {
   const [list, setList] = useState<Schemas["Delivery"][] | null>(null);
+  const [tick, setTick] = useState(0);
   useEffect(() => {
     void app.act("reading the deliveries", () => call(app.api.GET("/v1/webhooks/{webhookId}/deliveries", { params: { path: { webhookId: id } } }))).then((l) => setList(l?.data ?? []));
-  }, [id, round]);
+  }, [id, round, tick]);
+  // While a delivery is pending, read them again every second: its attempts come in.
+  const pending = list?.some((d) => d.state === "pending") ?? false;
+  useEffect(() => {
+    if (!pending) return;
+    const t = setTimeout(() => setTick((n) => n + 1), 1000);
+    return () => clearTimeout(t);
+  }, [pending, tick]);
   if (!list) return <p class="dim">Reading…</p>;
   if (!list.length) return <p class="dim" data-testid="deliveries-empty">No deliveries yet.</p>;
   return (
