@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { test } from 'node:test';
 import { tid, useConsole } from '../support/console.mjs';
-import { api } from '../support/api.mjs';
+import { api, waitFor } from '../support/api.mjs';
 
 const h = useConsole({ serverOptions: { extraArgs: ['--webhook-allow-private'] } });
 
@@ -34,6 +34,8 @@ test('an admin reads the providers, makes and revokes a token, reads the audit t
   await page.click(`${row} ${tid('token-revoke')}`);
   await page.waitForSelector(`${row} ${tid('token-state')}:has-text("revoked")`);
 
+  // The audit trail is written in batches: the page reads what is durable when it opens.
+  await waitFor(async () => (await h.rest.call('GET', '/v1/audit?limit=1000', undefined, 200)).json.data.some((r) => r.method === 'DELETE' && r.route === '/v1/tokens/{tokenId}'), { what: 'the revocation in the audit trail' });
   await page.click(tid('open-page-audit'));
   await page.waitForSelector(tid('audit-row'));
   await page.fill(tid('audit-route'), 'DELETE /v1/tokens');

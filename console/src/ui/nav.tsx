@@ -134,7 +134,8 @@ export function SessionList({ app, onPick }: { app: App; onPick: () => void }) {
               aria-expanded={showForm}
               aria-controls="main"
               onClick={() => {
-                app.openNewSession(!showForm);
+                // Opens (the form's Cancel closes it): a second click before the next render keeps it open.
+                app.openNewSession(true);
                 onPick();
               }}
             >
