@@ -30,14 +30,6 @@ impl Cli {
         let matches = command.get_matches();
         <Self as clap::FromArgMatches>::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
     }
-
-    /// `ensemble --help` as `parse_args` prints it.
-    pub fn help() -> String {
-        <Self as clap::CommandFactory>::command()
-            .mut_args(|a| if matches!(a.get_id().as_str(), "help" | "version") { a } else { a.hide(true) })
-            .render_help()
-            .to_string()
-    }
 }
 
 #[derive(Debug, Subcommand)]

@@ -461,7 +461,7 @@ pub fn percent_decode(segment: &str) -> Option<String> {
 /// Role and room scope, then `next` acting for the principal.
 async fn authorized<F, Fut>(
     principal: Principal,
-    routes: &RouteTable,
+    rule: Option<Rule>,
     target: &Target,
     mut req: Request,
     next: F,
@@ -471,7 +471,7 @@ where
     Fut: Future<Output = Response>,
 {
     if let Some(route) = &target.route {
-        match routes.rule(req.method(), route) {
+        match rule {
             Some(Rule::Token(need)) => {
                 if let Err(e) = principal.check(need, target.room.as_deref()) {
                     return e.into_response();
@@ -500,17 +500,18 @@ where
 {
     let access = gate.access;
     let matched = req.extensions().get::<MatchedPath>().map(|p| p.as_str());
-    let rule = matched.and_then(|route| gate.routes.rule(req.method(), route));
+    let declared = matched.and_then(|route| gate.routes.lookup(req.method(), route));
+    let rule = declared.map(|(rule, _)| rule);
     // Probes from orchestrators send whatever Host they like, and answer nothing worth stealing.
     if rule == Some(Rule::Probe) {
         return next(req).await;
     }
-    let subprotocol_route = matched.is_some_and(|route| gate.routes.subprotocol_token(route));
+    let subprotocol_route = declared.is_some_and(|(_, subprotocol)| subprotocol);
     if let Some(f) = req.extensions().get::<Forwarded>() {
         // The receiving host checked Host, Origin and the secret; the identity is checked again.
         let target = Target::of(&req);
         return match gate.tokens.principal_forwarded(&f.token_id).await {
-            Some(p) => authorized(p, gate.routes, &target, req, next).await,
+            Some(p) => authorized(p, rule, &target, req, next).await,
             None => unauthorized(),
         };
     }
@@ -600,7 +601,7 @@ where
                 let actor = p.actor.clone();
                 let mut req = req;
                 req.extensions_mut().insert(how);
-                (authorized(p, gate.routes, &target, req, next).await, Some(actor))
+                (authorized(p, rule, &target, req, next).await, Some(actor))
             }
             // A revoked or expired token is refused like an unknown one, but its attempts are its.
             (Verdict::Ended(actor), _) => (unauthorized_because("this token was revoked or has expired"), Some(actor)),

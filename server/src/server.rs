@@ -465,23 +465,11 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     // The console URL carries the token in the fragment, which browsers never send to a server.
     // It goes to stdout only, never to the logs.
     let console_addr = local_addr;
-    // Percent-encode what a URL fragment may not carry verbatim (the token alphabet allows `#%&`).
-    let console_token = console_token.map(|t| {
-        t.bytes()
-            .map(|b| {
-                if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-                    (b as char).to_string()
-                } else {
-                    format!("%{b:02X}")
-                }
-            })
-            .collect::<String>()
-    });
-    match (&console_token, &token_source) {
-        (Some(t), TokenSource::Generated(p)) => {
-            println!("console: http://{console_addr}/#token={t}  (new token, kept in {})", p.display())
-        }
-        (Some(t), _) => println!("console: http://{console_addr}/#token={t}"),
+    let console =
+        console_token.map(|t| crate::routes::system::console_url(&format!("http://{console_addr}"), &t, None));
+    match (&console, &token_source) {
+        (Some(url), TokenSource::Generated(p)) => println!("console: {url}  (new token, kept in {})", p.display()),
+        (Some(url), _) => println!("console: {url}"),
         (None, _) => println!("console: http://{console_addr}/  (token: the --token-file)"),
     }
     tracing::info!(%addr, data_dir = %args.data_dir().display(), recovered, "ensemble started");

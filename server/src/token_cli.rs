@@ -103,16 +103,13 @@ fn expiry(t: &Value) -> String {
     }
 }
 
-/// The console URL that opens with `secret` (and the room, when the token reaches one room): the
-/// fragment the console reads, so the token never reaches a server log.
+/// The console URL for `secret`, opening its room when the token reaches one room.
 fn console_url(base: &str, secret: &str, rooms: &[String]) -> String {
-    let mut link = format!("{}/#token={}", base.trim_end_matches('/'), urlencode(secret));
-    if let [room] = rooms
-        && room != "*"
-    {
-        link.push_str(&format!("&room={}", urlencode(room)));
-    }
-    link
+    let room = match rooms {
+        [room] if room != "*" => Some(room.as_str()),
+        _ => None,
+    };
+    crate::routes::system::console_url(base, secret, room)
 }
 
 /// `text` as a QR code in a terminal: two modules per character, light on dark (what a terminal

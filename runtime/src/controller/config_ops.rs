@@ -1,4 +1,4 @@
-//! Modes and config options: what a client changes for a session's next turn (`PATCH …/config`).
+//! What a client changes of a session: its mode and config options for the next turn (`PATCH …/config`), and its title (`PATCH` on the session; a first turn names an untitled one).
 
 use super::Controller;
 use super::error::{ControllerError, Result};

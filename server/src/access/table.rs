@@ -136,9 +136,11 @@ impl RouteTable {
         Some(if tokenless { first } else { Rule::Token(Need { role: Role::Admin, all_rooms: false }) })
     }
 
-    /// Whether the route takes the token as a WebSocket subprotocol.
-    pub fn subprotocol_token(&self, route: &str) -> bool {
-        self.routes.get(route).is_some_and(|e| e.subprotocol_token)
+    /// [`Self::rule`], and whether the route takes the token as a WebSocket subprotocol: the
+    /// guard's one lookup per request.
+    pub fn lookup(&self, method: &Method, route: &str) -> Option<(Rule, bool)> {
+        let subprotocol = self.routes.get(route)?.subprotocol_token;
+        Some((self.rule(method, route)?, subprotocol))
     }
 }
 

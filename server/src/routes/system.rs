@@ -25,6 +25,28 @@ const CONSOLE_FILES: [(&str, &str, &[u8]); 4] = [
     ("icon.svg", "image/svg+xml", include_bytes!("../console/icon.svg")),
 ];
 
+/// The console URL that opens with `token` (and `room`): the fragment keys the console reads, so
+/// the token never reaches a server's logs. What a fragment may not carry verbatim is
+/// percent-encoded (the token alphabet allows `#%&`).
+pub fn console_url(base: &str, token: &str, room: Option<&str>) -> String {
+    let encode = |s: &str| -> String {
+        s.bytes()
+            .map(|b| {
+                if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                    (b as char).to_string()
+                } else {
+                    format!("%{b:02X}")
+                }
+            })
+            .collect()
+    };
+    let mut url = format!("{}/#token={}", base.trim_end_matches('/'), encode(token));
+    if let Some(room) = room {
+        url.push_str(&format!("&room={}", encode(room)));
+    }
+    url
+}
+
 /// The built-in console at `/`: the page, and its script, stylesheet and icon at `/?asset=app.js`,
 /// `/?asset=app.css` and `/?asset=icon.svg` (on `/`, so the console stays the one route that needs no token; none of
 /// these files holds data: the page asks the API with the token from its URL fragment, which
