@@ -14,6 +14,7 @@ pub mod goal;
 pub mod isolation;
 pub mod limits;
 pub mod model;
+pub mod present;
 #[cfg(feature = "schema")]
 pub mod schema;
 pub mod shared_list;

@@ -186,7 +186,12 @@ conformance!(
     an_audit_prune_removes_only_older_records_and_seqs_go_on,
     webhook_deliveries_are_written_with_their_events_claimed_once_and_settled,
     pages_are_cut_by_bytes_and_paging_on_reads_every_event,
+    a_sessions_events_page_back_from_its_tail_and_forward,
 );
+
+#[path = "store_conformance/session_pages.rs"]
+mod session_pages;
+use session_pages::a_sessions_events_page_back_from_its_tail_and_forward;
 
 #[path = "store_conformance/pages.rs"]
 mod pages;

@@ -60,6 +60,9 @@ pub(super) struct Entry {
     pub(super) last_active_ms: i64,
     /// What the current turn has open, closed by the controller when it ends the turn itself.
     pub(super) open: OpenItems,
+    /// The agent's latest plan and commands (memory only: a session's present, not its record).
+    pub(super) plan: Option<Box<ensemble_core::present::CurrentPlan>>,
+    pub(super) commands: ensemble_core::shared_list::SharedList<ensemble_core::event::CommandInfo>,
     /// The turn a request asked the agent to cancel, and who asked: the agent's `turn.canceled`
     /// comes later, outside that request, and is theirs.
     pub(super) cancel_asked: Option<(String, Arc<crate::actor::Actor>)>,
@@ -80,6 +83,8 @@ impl Entry {
             side_log,
             last_active_ms,
             open: OpenItems::default(),
+            plan: None,
+            commands: Default::default(),
             cancel_asked: None,
             counted: Class::default(),
         }
@@ -326,6 +331,17 @@ impl Batch<'_> {
             return;
         }
         self.entry.open.observe(&body);
+        match &body {
+            EventBody::PlanUpdated(p) => {
+                self.entry.plan = Some(Box::new(ensemble_core::present::CurrentPlan {
+                    turn_id: turn_id.clone(),
+                    explanation: p.explanation.clone(),
+                    steps: p.steps.clone(),
+                }))
+            }
+            EventBody::CommandsUpdated(c) => self.entry.commands = c.commands.clone(),
+            _ => {}
+        }
         let ended = body.is_turn_terminal();
         if ended {
             self.entry.turn_ended.notify_waiters();

@@ -63,6 +63,23 @@ impl OpenItems {
         }
     }
 
+    /// The open texts with their text so far, oldest first (a session's present).
+    pub(super) fn texts(&self, turn_id: Option<&str>) -> Vec<ensemble_core::present::OpenText> {
+        use ensemble_core::present::{OpenText, OpenTextKind};
+        self.texts
+            .iter()
+            .map(|(kind, item_id, text)| OpenText {
+                kind: match kind {
+                    TextKind::Message => OpenTextKind::Message,
+                    TextKind::Reasoning => OpenTextKind::Reasoning,
+                },
+                item_id: item_id.clone(),
+                turn_id: turn_id.map(str::to_owned),
+                text: text.clone(),
+            })
+            .collect()
+    }
+
     /// The events that close everything open, oldest first; afterwards nothing is open.
     pub(super) fn close_all(&mut self) -> Vec<EventBody> {
         let texts = std::mem::take(&mut self.texts).into_iter().map(|(kind, item_id, text)| {

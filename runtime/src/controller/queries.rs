@@ -4,11 +4,12 @@ use std::collections::HashMap;
 
 use super::Controller;
 use super::error::{ControllerError, Result};
-use super::fold::SideEventPage;
+use super::fold::SideLog;
 use crate::session::Phase;
-use crate::store::EventPage;
+use crate::store::{EventPage, SessionEventPage, SessionPageFrom};
 use ensemble_core::event::Interaction;
 use ensemble_core::model::{Goal, ProviderInfo, Room, Scope, Session, SessionKey, SessionStatus};
+use ensemble_core::present::SessionPresent;
 
 impl Controller {
     /// Every registered provider with its availability and capabilities, and its auth state as
@@ -166,17 +167,7 @@ impl Controller {
 
     pub fn interactions(&self, key: &SessionKey) -> Result<Vec<Interaction>> {
         let st = self.state();
-        let e = st.announced(key)?;
-        Ok(e.rec
-            .pending
-            .iter()
-            .map(|p| Interaction {
-                session_id: key.session_id.clone(),
-                turn_id: p.turn_id.clone(),
-                requested_at_ms: p.requested_at_ms,
-                request: p.request.clone(),
-            })
-            .collect())
+        Ok(pending_of(key, &st.announced(key)?.rec))
     }
 
     pub async fn rooms(&self) -> Result<Vec<Room>> {
@@ -213,33 +204,46 @@ impl Controller {
         self.inner.adapters.values().map(|a| a.live_processes()).sum()
     }
 
-    /// Events of a side conversation with `seq > after`, from memory: at most `limit`, and no more
-    /// than the store's page bytes of them (at least one).
-    pub fn side_events(&self, key: &SessionKey, after: u64, limit: usize) -> Result<SideEventPage> {
+    /// A page of one session's events, oldest first: a canonical session's from the store (its
+    /// own chain or index: the tail costs what the page holds), a side conversation's from
+    /// memory while it lives (its own seqs). At most `limit`, and no more than the store's page
+    /// bytes of them (at least one).
+    pub async fn session_events(
+        &self,
+        key: &SessionKey,
+        from: SessionPageFrom,
+        limit: usize,
+    ) -> Result<SessionEventPage> {
+        let side = {
+            let st = self.state();
+            let e = st.announced(key)?;
+            e.side_log.as_ref().map(|log| side_page(log, from, limit, self.inner.store.page_bytes()))
+        };
+        match side {
+            Some(page) => page,
+            None => Ok(self.inner.store.session_events(&key.room_id, &key.session_id, from, limit).await?),
+        }
+    }
+
+    /// The session as it is now, to draw without its history (see [`SessionPresent`]): the
+    /// room's head is read first, so the state includes every event through it (an event is
+    /// folded before it is committed).
+    pub async fn present(&self, key: &SessionKey) -> Result<SessionPresent> {
+        let (head_seq, _) = self.inner.store.room_heads(&key.room_id).await?;
+        let usage = self.session_usage(key)?;
         let st = self.state();
         let e = st.announced(key)?;
-        let Some(log) = e.side_log.as_ref() else {
-            return Err(ControllerError::NotASide(
-                "only side conversations keep per-session events; read /v1/rooms/{roomId}/events".into(),
-            ));
-        };
-        let pruned_through = log.events.front().map(|(s, _)| s - 1).unwrap_or(log.next_seq);
-        // Cut by bytes as the room log's pages are (at least one event).
-        let max_bytes = self.inner.store.page_bytes();
-        let mut bytes = 0usize;
-        let events = log
-            .events
-            .iter()
-            .filter(|(s, _)| *s > after)
-            .take(limit)
-            .enumerate()
-            .take_while(|(i, (_, json))| {
-                bytes = bytes.saturating_add(json.len());
-                *i == 0 || bytes <= max_bytes
-            })
-            .map(|(_, e)| e.clone())
-            .collect();
-        Ok(SideEventPage { events, head_seq: log.next_seq, pruned_through })
+        Ok(SessionPresent {
+            session: e.rec.session.clone(),
+            pending: pending_of(key, &e.rec),
+            plan: e.plan.as_deref().cloned(),
+            goal: e.rec.goal.goal.clone(),
+            usage,
+            open: e.open.texts(e.rec.session.active_turn_id.as_deref()),
+            queue: e.rec.queue.clone(),
+            commands: e.commands.clone(),
+            head_seq,
+        })
     }
 
     /// The session's goal.
@@ -248,4 +252,60 @@ impl Controller {
         let e = st.announced(key)?;
         e.rec.goal.goal.clone().ok_or(ControllerError::NoGoal)
     }
+}
+
+/// A page of a side conversation's in-memory log, cut as the store's pages are.
+fn side_page(log: &SideLog, from: SessionPageFrom, limit: usize, max_bytes: usize) -> Result<SessionEventPage> {
+    let pruned_through = log.events.front().map(|(s, _)| s - 1).unwrap_or(log.next_seq);
+    let head_seq = log.next_seq;
+    let mut bytes = 0usize;
+    let mut fits = |i: usize, json: &bytes::Bytes| {
+        bytes = bytes.saturating_add(json.len());
+        i == 0 || bytes <= max_bytes
+    };
+    let (picked, more): (Vec<&(u64, bytes::Bytes)>, bool) = match from {
+        SessionPageFrom::After(after) => {
+            let after_it: Vec<_> = log.events.iter().filter(|(s, _)| *s > after).collect();
+            let picked: Vec<_> = after_it
+                .iter()
+                .take(limit)
+                .enumerate()
+                .take_while(|(i, (_, j))| fits(*i, j))
+                .map(|(_, e)| *e)
+                .collect();
+            let more = after_it.len() > picked.len();
+            (picked, more)
+        }
+        SessionPageFrom::Before(before) => {
+            let older: Vec<_> = log.events.iter().rev().filter(|(s, _)| *s < before).collect();
+            let mut picked: Vec<_> =
+                older.iter().take(limit).enumerate().take_while(|(i, (_, j))| fits(*i, j)).map(|(_, e)| *e).collect();
+            let more = older.len() > picked.len();
+            picked.reverse();
+            (picked, more)
+        }
+    };
+    let mut events = Vec::with_capacity(picked.len());
+    for (seq, json) in picked {
+        let text =
+            std::str::from_utf8(json).map_err(|e| crate::store::StoreError::Other(format!("side event: {e}")))?;
+        let raw = serde_json::value::RawValue::from_string(text.to_owned())
+            .map_err(|e| crate::store::StoreError::Other(format!("side event: {e}")))?;
+        events.push((*seq, raw));
+    }
+    let last_seq = log.events.back().map(|(s, _)| *s).unwrap_or(0);
+    Ok(SessionEventPage { events, head_seq, pruned_through, last_seq, more })
+}
+
+/// The session's interactions waiting for an answer, oldest first.
+fn pending_of(key: &SessionKey, rec: &crate::session::SessionRecord) -> Vec<Interaction> {
+    rec.pending
+        .iter()
+        .map(|p| Interaction {
+            session_id: key.session_id.clone(),
+            turn_id: p.turn_id.clone(),
+            requested_at_ms: p.requested_at_ms,
+            request: p.request.clone(),
+        })
+        .collect()
 }

@@ -38,7 +38,8 @@ pub use health::{StoreHealth, StoreStats, WriteFailure};
 pub use postgres::{Claim, Leases, NewClaim};
 pub use types::{
     AppendBatch, CommitListener, CommittedEvent, DEFAULT_WAL_PREFILL, EventPage, LedgerKey, RecordBody, RecordRow,
-    Retention, RoomInfo, Rung, StoreConfig, StoreError, Synchronous, WriteOp, WritePermit,
+    Retention, RoomInfo, Rung, SessionEventPage, SessionPageFrom, StoreConfig, StoreError, Synchronous, WriteOp,
+    WritePermit,
 };
 pub use webhooks::{
     ATTEMPTS_KEPT, NewOutboxItem, Outbound, OutboxAttempt, OutboxClaim, OutboxItem, OutboxState, Settle, WebhookRecord,
@@ -77,6 +78,15 @@ trait LogReads {
         max_bytes: usize,
     ) -> Result<EventPage, StoreError>;
     async fn turn_events(&self, room_id: &str, turn_id: &str) -> Result<Vec<Box<RawValue>>, StoreError>;
+    /// A page of one session's events (at most `limit`, no more than `max_bytes`: at least one).
+    async fn session_events(
+        &self,
+        room_id: &str,
+        session_id: &str,
+        from: SessionPageFrom,
+        limit: usize,
+        max_bytes: usize,
+    ) -> Result<SessionEventPage, StoreError>;
     async fn load_sessions(&self) -> Result<Vec<SessionRecord>, StoreError>;
     async fn load_session(&self, room_id: &str, session_id: &str) -> Result<Option<SessionRecord>, StoreError>;
     async fn rooms(&self) -> Result<Vec<RoomInfo>, StoreError>;
@@ -304,6 +314,19 @@ impl Store {
     /// open). A scan of the room's log: used once per interrupted turn at start-up.
     pub async fn turn_events(&self, room_id: &str, turn_id: &str) -> Result<Vec<Box<RawValue>>, StoreError> {
         self.engine.turn_events(room_id, turn_id).await
+    }
+
+    /// A page of one session's events, oldest first, read from its own chain (SQLite) or index
+    /// (PostgreSQL): its tail (`Before`) costs what the page holds, not the room's history. Sized
+    /// as [`Self::events_after`]'s pages.
+    pub async fn session_events(
+        &self,
+        room_id: &str,
+        session_id: &str,
+        from: SessionPageFrom,
+        limit: usize,
+    ) -> Result<SessionEventPage, StoreError> {
+        self.engine.session_events(room_id, session_id, from, limit, self.page_bytes).await
     }
 
     pub async fn load_sessions(&self) -> Result<Vec<SessionRecord>, StoreError> {

@@ -431,3 +431,27 @@ impl EventPage {
         self.events.last().map(|(seq, _)| *seq).filter(|seq| *seq < self.head_seq)
     }
 }
+
+/// Which way a page of one session's events reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SessionPageFrom {
+    /// The session's newest events with `seq < n`: its tail, and older pages backwards.
+    Before(u64),
+    /// Its oldest events with `seq > n`, forwards.
+    After(u64),
+}
+
+/// A page of one session's durable events, oldest first.
+#[derive(Debug, Default)]
+pub struct SessionEventPage {
+    pub events: Vec<(u64, Box<RawValue>)>,
+    /// The room's latest seq.
+    pub head_seq: u64,
+    /// Every event of the room with `seq <= pruned_through` is gone.
+    pub pruned_through: u64,
+    /// The session's newest event (0: none kept).
+    pub last_seq: u64,
+    /// Whether more of the session's events lie beyond the page, in the direction it reads
+    /// (older for `Before`, newer for `After`).
+    pub more: bool,
+}

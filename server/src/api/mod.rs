@@ -339,6 +339,10 @@ pub struct EventList {
     /// Absent at the head.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next: Option<u64>,
+    /// A session's page read with `before`: the `before` of the next older page, when older events
+    /// of the session are kept. Absent at the session's first kept event.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prev: Option<u64>,
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -348,6 +352,25 @@ pub struct EventsQuery {
     /// Return events with `seq` greater than this (default 0).
     #[param(maximum = 9_223_372_036_854_775_807_u64)]
     pub after: Option<u64>,
+    /// At most this many events (default 100, at most 1000), and no more than `--events-page-bytes`
+    /// of them (a larger event alone).
+    #[param(minimum = 1, maximum = 1000)]
+    pub limit: Option<u32>,
+}
+
+/// A page of one session's events: forwards from `after` (the default, from 0) or backwards
+/// from `before` (its tail: `before` past the room's head), never both.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct SessionEventsQuery {
+    /// Return the session's oldest events with `seq` greater than this (default 0).
+    #[param(maximum = 9_223_372_036_854_775_807_u64)]
+    pub after: Option<u64>,
+    /// Return the session's newest events with `seq` less than this: its tail (any `before` past
+    /// the room's head), then older pages with each page's `prev`. Not with `after`.
+    #[param(minimum = 1, maximum = 9_223_372_036_854_775_807_u64)]
+    pub before: Option<u64>,
     /// At most this many events (default 100, at most 1000), and no more than `--events-page-bytes`
     /// of them (a larger event alone).
     #[param(minimum = 1, maximum = 1000)]

@@ -11,8 +11,9 @@ use ensemble_core::model::SessionKey;
 use serde::Deserialize;
 use utoipa::IntoParams;
 
-use crate::api::EventsQuery;
+use crate::api::{EventsQuery, SessionEventsQuery};
 use crate::error::ApiError;
+use ensemble_runtime::store::SessionPageFrom;
 
 const DEFAULT_EVENT_LIMIT: u32 = 100;
 const MAX_EVENT_LIMIT: u32 = 1000;
@@ -85,6 +86,20 @@ pub fn events_page(q: &EventsQuery) -> Result<(u64, usize), ApiError> {
         return Err(ApiError::bad_request("invalid_query", format!("limit must be between 1 and {MAX_EVENT_LIMIT}")));
     }
     Ok((after, limit as usize))
+}
+
+/// Which way a session's page reads (`after`, the default, or `before`; not both) and its `limit`.
+pub fn session_events_page(q: &SessionEventsQuery) -> Result<(SessionPageFrom, usize), ApiError> {
+    let (after, limit) = events_page(&EventsQuery { after: q.after, limit: q.limit })?;
+    let from = match (q.after, q.before) {
+        (Some(_), Some(_)) => return Err(ApiError::bad_request("invalid_query", "give after or before, not both")),
+        (_, Some(b)) if b == 0 || i64::try_from(b).is_err() => {
+            return Err(ApiError::bad_request("invalid_query", format!("before must be between 1 and {}", i64::MAX)));
+        }
+        (_, Some(b)) => SessionPageFrom::Before(b),
+        (_, None) => SessionPageFrom::After(after),
+    };
+    Ok((from, limit))
 }
 
 /// 410 `history_expired`: a page starts before what is kept (`message`); the details say where

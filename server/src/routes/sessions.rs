@@ -134,6 +134,22 @@ pub async fn list_sessions(State(state): State<AppState>, room: RoomPath) -> Res
     Ok(Json(SessionList { data: state.controller.room_sessions(room.id()?).await? }))
 }
 
+/// The session as it is now — the session, its pending interactions, plan, goal, usage, queue,
+/// commands and what its running turn is streaming — to draw without reading its history, with
+/// the room's `headSeq` it includes every event through: open the room WebSocket at
+/// `after=headSeq` and read the session's tail with `…/events?before=headSeq+1`.
+#[utoipa::path(get, path = "/v1/rooms/{roomId}/sessions/{sessionId}/present", tag = "sessions",
+    extensions(("x-ensemble-access" = json!({"role": "viewer"}))),
+    params(SessionPath),
+    responses((status = 200, description = "The session's present", body = ensemble_core::present::SessionPresent),
+        (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
+pub async fn session_present(
+    State(state): State<AppState>,
+    session: SessionPath,
+) -> Result<Json<ensemble_core::present::SessionPresent>, ApiError> {
+    Ok(Json(state.controller.present(&session.key()?).await?))
+}
+
 /// One session (side sessions too). With `wait`, answered once the session is idle (or waits on
 /// an answer), so a script can run a turn and then read its result; the `Ensemble-Wait` header
 /// says why it answered.

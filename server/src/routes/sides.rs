@@ -5,10 +5,11 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use ensemble_core::model::SideCapabilities;
 
-use crate::api::params::{SessionPath, events_page, history_expired};
-use crate::api::{EventList, EventsQuery, OpenSideRequest, SessionList, SideOpened};
+use crate::api::params::{SessionPath, history_expired, session_events_page};
+use crate::api::{EventList, OpenSideRequest, SessionEventsQuery, SessionList, SideOpened};
 use crate::error::{ApiError, ErrorResponse, Json, Query};
 use crate::state::AppState;
+use ensemble_runtime::store::SessionPageFrom;
 
 /// Side-conversation capabilities of the live adapter behind this session.
 #[utoipa::path(get, path = "/v1/rooms/{roomId}/sessions/{sessionId}/side-capabilities", tag = "sides",
@@ -53,37 +54,55 @@ pub async fn list_sides(State(state): State<AppState>, session: SessionPath) -> 
     Ok(Json(SessionList { data: state.controller.sides_of(&session.key()?)? }))
 }
 
-/// Events of a side conversation with `seq > after` (its own sequence), replayed from memory while
-/// the side lives, paged as the room's (`limit`, `--events-page-bytes`, `next`). Canonical
-/// sessions' events are in the room log (`/v1/rooms/{roomId}/events`).
-#[utoipa::path(get, path = "/v1/rooms/{roomId}/sessions/{sessionId}/events", tag = "sides",
+/// A page of one session's events, oldest first: forwards with `after` (default 0), or its tail
+/// and older pages backwards with `before` (`prev` names the next older page). A canonical
+/// session's are read from the store by session, so its tail costs the page, not the room's
+/// history; a side conversation's are its own seqs, kept in memory while it lives. Paged as the
+/// room's (`limit`, `--events-page-bytes`). The whole room's log is `/v1/rooms/{roomId}/events`.
+// Its operation id and tag are those it had when only side conversations had such pages: the
+// generated clients' names for it stay.
+#[utoipa::path(get, path = "/v1/rooms/{roomId}/sessions/{sessionId}/events", tag = "sides", operation_id = "side_events",
     extensions(("x-ensemble-access" = json!({"role": "viewer"}))),
-    params(SessionPath, EventsQuery),
-    responses((status = 200, description = "A page of the side conversation's events, oldest first", body = EventList),
-        (status = 410, description = "The requested history is no longer kept", body = ErrorResponse),
+    params(SessionPath, SessionEventsQuery),
+    responses((status = 200, description = "A page of the session's events, oldest first", body = EventList),
+        (status = 410, description = "`after` is before what is kept (the details say what is)", body = ErrorResponse),
         (status = "4XX", body = ErrorResponse), (status = "5XX", body = ErrorResponse)))]
-pub async fn side_events(
+pub async fn session_events(
     State(state): State<AppState>,
     session: SessionPath,
-    Query(q): Query<EventsQuery>,
+    Query(q): Query<SessionEventsQuery>,
 ) -> Result<Response, ApiError> {
     let k = session.key()?;
-    let (after, limit) = events_page(&q)?;
-    let page = state.controller.side_events(&k, after, limit)?;
-    if after < page.pruned_through {
-        let message = format!("side events up to seq {} are no longer kept", page.pruned_through);
+    let (from, limit) = session_events_page(&q)?;
+    let page = state.controller.session_events(&k, from, limit).await?;
+    if let SessionPageFrom::After(after) = from
+        && after < page.pruned_through
+    {
+        let message = format!("this session's events up to seq {} are no longer kept", page.pruned_through);
         return Err(history_expired(message, page.pruned_through, page.head_seq));
     }
-    let mut body = String::from("{\"data\":[");
+    // The events are the stored JSON, written as they are.
+    let mut body = String::with_capacity(64 + page.events.iter().map(|(_, j)| j.get().len() + 1).sum::<usize>());
+    body.push_str("{\"data\":[");
     for (i, (_, json)) in page.events.iter().enumerate() {
         if i > 0 {
             body.push(',');
         }
-        body.push_str(std::str::from_utf8(json).map_err(|e| ApiError::internal("side event", e))?);
+        body.push_str(json.get());
     }
     body.push_str(&format!("],\"headSeq\":{}", page.head_seq));
-    if let Some(next) = page.next() {
-        body.push_str(&format!(",\"next\":{next}"));
+    match (from, page.more) {
+        (SessionPageFrom::After(_), true) => {
+            if let Some((seq, _)) = page.events.last() {
+                body.push_str(&format!(",\"next\":{seq}"));
+            }
+        }
+        (SessionPageFrom::Before(_), true) => {
+            if let Some((seq, _)) = page.events.first() {
+                body.push_str(&format!(",\"prev\":{seq}"));
+            }
+        }
+        _ => {}
     }
     body.push('}');
     Ok(([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], body).into_response())

@@ -48,6 +48,7 @@ mod queue;
 mod real_agents;
 mod replay;
 mod roles;
+mod session_tail;
 mod sessions;
 mod sides;
 mod start_output;

@@ -14,7 +14,14 @@ from ensemble_client import AuthenticatedClient
 from ensemble_client.api.goals import clear_goal, get_goal, pause_goal, resume_goal, set_goal
 from ensemble_client.api.interactions import answer_interaction, list_interactions
 from ensemble_client.api.rooms import list_events
-from ensemble_client.api.sessions import close_session, get_session, release_session, resume_session, start_session
+from ensemble_client.api.sessions import (
+    close_session,
+    get_session,
+    release_session,
+    resume_session,
+    session_present,
+    start_session,
+)
 from ensemble_client.api.sides import open_side, side_capabilities, side_events
 from ensemble_client.api.turns import cancel_turn, submit_turn
 from ensemble_client.models import (
@@ -28,6 +35,7 @@ from ensemble_client.models import (
     InteractionList,
     OpenSideRequest,
     Session,
+    SessionPresent,
     SetGoalRequest,
     SideCapabilities,
     SideEventFrame,
@@ -186,6 +194,27 @@ class Api:
             if not page.data:
                 return parsed, raw
             after = page.data[-1].seq
+
+
+    async def session_tail(self, session_id: str, *, limit: int = 100) -> tuple[list[Event], list[dict[str, Any]]]:
+        """A session's events read back from its tail (`before`, then each page's `prev`), oldest first."""
+        parsed: list[Event] = []
+        raw: list[dict[str, Any]] = []
+        before = 2**63 - 1
+        while True:
+            r = await side_events.asyncio_detailed(self.room, session_id, client=self.client, before=before, limit=limit)
+            page = expect(r, 200, EventList)
+            assert len(page.data) <= limit
+            parsed = [*page.data, *parsed]
+            raw = [*json.loads(r.content)["data"], *raw]
+            if not isinstance(page.prev, int):
+                return parsed, raw
+            before = page.prev
+
+    async def present(self, session_id: str) -> SessionPresent:
+        return expect(
+            await session_present.asyncio_detailed(self.room, session_id, client=self.client), 200, SessionPresent
+        )
 
 
 def check_parsed(events: Sequence[Event], raw: Sequence[dict[str, Any]]) -> None:

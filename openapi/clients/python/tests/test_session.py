@@ -235,6 +235,15 @@ async def test_full_scripted_session(server: Server) -> None:
             assert [e.seq for e in events] == list(range(1, head + 1))
             assert [e.event_id for e in events] == [e.event_id for e in watch.events[: len(events)]]
 
+            # The session's tail, read backwards by session (`before`, then each page's `prev`):
+            # exactly its events of the room's log, and its present in one request.
+            tail, tail_raw = await api.session_tail(sid, limit=5)
+            check_parsed(tail, tail_raw)
+            assert [e.event_id for e in tail] == [e.event_id for e in events if e.session_id == sid]
+            present = await api.present(sid)
+            assert present.session.session_id == sid and present.head_seq == head
+            assert present.pending == [] and present.open_ == []
+
             # The stream's frames are the generated classes, events included.
             assert isinstance(watch.frames[0], HelloFrame)
             for frame in watch.frames[1:]:

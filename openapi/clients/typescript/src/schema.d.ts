@@ -424,9 +424,11 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Events of a side conversation with `seq > after` (its own sequence), replayed from memory while
-         *     the side lives, paged as the room's (`limit`, `--events-page-bytes`, `next`). Canonical
-         *     sessions' events are in the room log (`/v1/rooms/{roomId}/events`).
+         * A page of one session's events, oldest first: forwards with `after` (default 0), or its tail
+         *     and older pages backwards with `before` (`prev` names the next older page). A canonical
+         *     session's are read from the store by session, so its tail costs the page, not the room's
+         *     history; a side conversation's are its own seqs, kept in memory while it lives. Paged as the
+         *     room's (`limit`, `--events-page-bytes`). The whole room's log is `/v1/rooms/{roomId}/events`.
          */
         get: operations["side_events"];
         put?: never;
@@ -596,6 +598,28 @@ export interface paths {
         put?: never;
         /** Answers one interactive request. */
         post: operations["answer_interaction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/rooms/{roomId}/sessions/{sessionId}/present": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The session as it is now — the session, its pending interactions, plan, goal, usage, queue,
+         *     commands and what its running turn is streaming — to draw without reading its history, with
+         *     the room's `headSeq` it includes every event through: open the room WebSocket at
+         *     `after=headSeq` and read the session's tail with `…/events?before=headSeq+1`.
+         */
+        get: operations["session_present"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1426,6 +1450,12 @@ export interface components {
             secret: string;
             webhook: components["schemas"]["WebhookInfo"];
         };
+        /** @description The agent's latest plan. */
+        CurrentPlan: {
+            explanation?: string | null;
+            steps: components["schemas"]["PlanStep"][];
+            turnId?: string | null;
+        };
         /**
          * @description An answer to an interaction.
          * @enum {string}
@@ -1546,6 +1576,12 @@ export interface components {
              *     Absent at the head.
              */
             next?: number | null;
+            /**
+             * Format: int64
+             * @description A session's page read with `before`: the `before` of the next older page, when older events
+             *     of the session are kept. Absent at the session's first kept event.
+             */
+            prev?: number | null;
         };
         FileChange: {
             diff?: string | null;
@@ -2098,6 +2134,15 @@ export interface components {
             /** @description The side's session id; generated when absent. */
             sideSessionId?: string | null;
         };
+        /** @description A message or reasoning the running turn is streaming. */
+        OpenText: {
+            itemId: string;
+            kind: components["schemas"]["OpenTextKind"];
+            text: string;
+            turnId?: string | null;
+        };
+        /** @enum {string} */
+        OpenTextKind: "message" | "reasoning";
         PingFrame: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -2578,6 +2623,34 @@ export interface components {
              */
             requestedAtMs: number;
             title: string;
+        };
+        /**
+         * @description `GET /v1/rooms/{roomId}/sessions/{sessionId}/present`: the session as it is now. With the room
+         *     WebSocket opened at `after=headSeq` and the session's tail read with `…/events?before=headSeq+1`,
+         *     a client has everything, once: what this says includes every event through `headSeq`.
+         */
+        SessionPresent: {
+            /** @description The agent's commands, as its latest `commands.updated` said (since the server started). */
+            commands: components["schemas"]["CommandInfo"][];
+            goal?: components["schemas"]["Goal"] | null;
+            /**
+             * Format: int64
+             * @description The room's head when this was read: everything above includes every event through it.
+             */
+            headSeq: number;
+            /**
+             * @description What the running turn is streaming: each message or reasoning not completed yet, with its
+             *     text so far (at most 256 KiB of it), oldest first.
+             */
+            open: components["schemas"]["OpenText"][];
+            /** @description Interactions waiting for an answer, oldest first (as `GET …/interactions`). */
+            pending: components["schemas"]["Interaction"][];
+            plan?: components["schemas"]["CurrentPlan"] | null;
+            /** @description Follow-ups waiting for the running turn, first to start first (as `GET …/queue`). */
+            queue: components["schemas"]["QueuedTurn"][];
+            session: components["schemas"]["Session"];
+            /** @description What the session spent, and its budget (as `GET …/usage`). */
+            usage: components["schemas"]["SessionUsage"];
         };
         /** @description Per-session settings, as submitted at start. */
         SessionSettings: {
@@ -4395,8 +4468,13 @@ export interface operations {
     side_events: {
         parameters: {
             query?: {
-                /** @description Return events with `seq` greater than this (default 0). */
+                /** @description Return the session's oldest events with `seq` greater than this (default 0). */
                 after?: number;
+                /**
+                 * @description Return the session's newest events with `seq` less than this: its tail (any `before` past
+                 *     the room's head), then older pages with each page's `prev`. Not with `after`.
+                 */
+                before?: number;
                 /**
                  * @description At most this many events (default 100, at most 1000), and no more than `--events-page-bytes`
                  *     of them (a larger event alone).
@@ -4412,7 +4490,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of the side conversation's events, oldest first */
+            /** @description A page of the session's events, oldest first */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -4421,7 +4499,7 @@ export interface operations {
                     "application/json": components["schemas"]["EventList"];
                 };
             };
-            /** @description The requested history is no longer kept */
+            /** @description `after` is before what is kept (the details say what is) */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -4964,6 +5042,47 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AnswerAccepted"];
+                };
+            };
+            /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The server or the agent failed, or is at capacity (then with `Retry-After`); the error's `code` says why */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    session_present: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                roomId: string;
+                sessionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session's present */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionPresent"];
                 };
             };
             /** @description Refused: the error's `code` says why (bad input, no or a wrong token, not found, conflict, unsupported, …) */

@@ -272,8 +272,18 @@ describe("a scripted session through @ensemble/client", () => {
     }
     assert.deepEqual(replay, room.sideEvents(sideId).slice(0, replay.length));
     assert.ok(replay.length >= frames.length);
-    const canonical = await server.client.GET("/v1/rooms/{roomId}/sessions/{sessionId}/events", { params: { path } });
-    assert.equal(canonical.error?.error.code, "not_a_side");
+    // A canonical session's events: its tail, newest last, and where the older page ends.
+    const tail = ok(
+      await server.client.GET("/v1/rooms/{roomId}/sessions/{sessionId}/events", { params: { path, query: { before: Number.MAX_SAFE_INTEGER, limit: 2 } } }),
+      "session tail",
+    );
+    assert.equal(tail.data.length, 2);
+    assert.ok(tail.data.every((e) => e.sessionId === path.sessionId));
+    assert.ok(tail.data[0]!.seq < tail.data[1]!.seq);
+    assert.equal(tail.prev, tail.data[0]!.seq);
+    const present = ok(await server.client.GET("/v1/rooms/{roomId}/sessions/{sessionId}/present", { params: { path } }), "present");
+    assert.equal(present.session.sessionId, path.sessionId);
+    assert.ok(present.headSeq >= tail.data[1]!.seq);
   });
 
   it("releases and resumes the session (its side ends)", async () => {

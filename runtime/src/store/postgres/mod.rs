@@ -22,7 +22,7 @@ use tokio_postgres::{Client, IsolationLevel, NoTls};
 
 use super::health::StoreStats;
 use super::types::Value;
-use super::types::{CommitListener, EventPage, RoomInfo, StoreConfig, StoreError};
+use super::types::{CommitListener, EventPage, RoomInfo, SessionEventPage, SessionPageFrom, StoreConfig, StoreError};
 use super::{Engine, LogReads};
 use crate::session::SessionRecord;
 pub(in crate::store) use writer::Stmts;
@@ -164,6 +164,83 @@ pub(in crate::store) trait Write: Sync {
 
 #[async_trait]
 impl LogReads for Postgres {
+    async fn session_events(
+        &self,
+        room_id: &str,
+        session_id: &str,
+        from: SessionPageFrom,
+        limit: usize,
+        max_bytes: usize,
+    ) -> Result<SessionEventPage, StoreError> {
+        let mut c = self.client().await?;
+        let page = async {
+            let tx = c
+                .build_transaction()
+                .isolation_level(IsolationLevel::RepeatableRead)
+                .read_only(true)
+                .start()
+                .await
+                .map_err(classify)?;
+            let (head_seq, pruned_through) = heads(&tx, room_id).await?;
+            let last: Option<i64> = tx
+                .query_one(
+                    "SELECT max(seq) FROM events WHERE room_id = $1 AND session_id = $2",
+                    &[&room_id, &session_id],
+                )
+                .await
+                .map_err(classify)?
+                .get(0);
+            // Through the index (room, session, seq): sizes of `limit + 1` rows first (the page
+            // is cut by bytes before any event is read), then the events of the page.
+            let (sql, bound) = match from {
+                SessionPageFrom::Before(b) => (
+                    "SELECT seq, octet_length(json) FROM events WHERE room_id = $1 AND session_id = $2 AND seq < $3
+                     ORDER BY seq DESC LIMIT $4",
+                    b,
+                ),
+                SessionPageFrom::After(a) => (
+                    "SELECT seq, octet_length(json) FROM events WHERE room_id = $1 AND session_id = $2 AND seq > $3
+                     ORDER BY seq LIMIT $4",
+                    a,
+                ),
+            };
+            let bound = i64::try_from(bound).unwrap_or(i64::MAX);
+            let rows = tx.query(sql, &[&room_id, &session_id, &bound, &(limit as i64 + 1)]).await.map_err(classify)?;
+            let mut bytes = 0usize;
+            let mut seqs: Vec<i64> = Vec::new();
+            for row in rows.iter().take(limit) {
+                bytes = bytes.saturating_add(row.get::<_, i32>(1) as usize);
+                if bytes > max_bytes && !seqs.is_empty() {
+                    break;
+                }
+                seqs.push(row.get(0));
+            }
+            let more = rows.len() > seqs.len();
+            let rows = tx
+                .query(
+                    "SELECT seq, json FROM events WHERE room_id = $1 AND seq = ANY($2) ORDER BY seq",
+                    &[&room_id, &seqs],
+                )
+                .await
+                .map_err(classify)?;
+            let mut events = Vec::with_capacity(rows.len());
+            for row in rows {
+                events.push((row.get::<_, i64>(0) as u64, RawValue::from_string(row.get::<_, String>(1))?));
+            }
+            tx.commit().await.map_err(classify)?;
+            Ok::<_, StoreError>(SessionEventPage {
+                events,
+                head_seq,
+                pruned_through,
+                last_seq: last.map(|l| l as u64).unwrap_or(0),
+                more,
+            })
+        }
+        .await;
+        self.give_back(c);
+        page
+    }
+
     async fn events_after(
         &self,
         room_id: &str,

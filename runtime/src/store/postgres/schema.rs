@@ -131,6 +131,11 @@ const MIGRATIONS: &[&str] = &[
     // 6: the id of the token that made each token (see SQLite's migration 11).
     "ALTER TABLE access_tokens ADD COLUMN created_by_id TEXT;
      CREATE INDEX access_tokens_maker ON access_tokens (created_by_id);",
+    // 7: each event names its session, with an index by room, session and seq, so a session's
+    // tail is read without its room's history (SQLite links the rows instead: its migration 12).
+    "ALTER TABLE events ADD COLUMN session_id TEXT;
+     UPDATE events SET session_id = NULLIF(json::jsonb ->> 'sessionId', '');
+     CREATE INDEX events_session_seq ON events (room_id, session_id, seq) WHERE session_id IS NOT NULL;",
 ];
 
 pub(super) async fn migrate(client: &mut Client) -> Result<(), StoreError> {

@@ -41,8 +41,9 @@ impl Stmts {
                 .map_err(classify)?,
             insert_events: c
                 .prepare(
-                    "INSERT INTO events (room_id, seq, occurred_at_ms, json)
-                     SELECT $1, s, o, j FROM UNNEST($2::BIGINT[], $3::BIGINT[], $4::TEXT[]) AS t(s, o, j)",
+                    "INSERT INTO events (room_id, seq, occurred_at_ms, json, session_id)
+                     SELECT $1, s, o, j, NULLIF(k, '')
+                     FROM UNNEST($2::BIGINT[], $3::BIGINT[], $4::TEXT[], $5::TEXT[]) AS t(s, o, j, k)",
                 )
                 .await
                 .map_err(classify)?,
@@ -259,6 +260,7 @@ async fn append(
         let first = head + 1 - n as u64;
         let (mut seqs, mut ats, mut jsons) =
             (Vec::with_capacity(n as usize), Vec::with_capacity(n as usize), Vec::with_capacity(n as usize));
+        let sessions: Vec<&str> = batch.events.iter().map(|ev| ev.session_id.as_str()).collect();
         for (i, ev) in batch.events.iter().enumerate() {
             let seq = first + i as u64;
             let frame = frame(ev, seq)?;
@@ -267,7 +269,7 @@ async fn append(
             jsons.push(event_json(&frame)?.to_owned());
             committed.push(CommittedEvent { seq, session_id: ev.session_id.clone(), frame: Bytes::from(frame) });
         }
-        tx.execute(&stmts.insert_events, &[&batch.room_id, &seqs, &ats, &jsons]).await.map_err(classify)?;
+        tx.execute(&stmts.insert_events, &[&batch.room_id, &seqs, &ats, &jsons, &sessions]).await.map_err(classify)?;
         if !batch.outbound.is_empty() {
             let mut items = Vec::with_capacity(batch.outbound.len());
             for out in &batch.outbound {

@@ -37,7 +37,7 @@ impl Step<'_> {
 
 /// Where to enter the room's chain to reach `seq`: the first mark at or after it, else the
 /// room's newest event.
-fn entry(conn: &Connection, room: &str, row: &RoomRow, seq: u64) -> Result<i64, StoreError> {
+pub(super) fn entry(conn: &Connection, room: &str, row: &RoomRow, seq: u64) -> Result<i64, StoreError> {
     if seq + MARK_EVERY > row.head {
         return Ok(row.last_id);
     }

@@ -6,6 +6,7 @@ mod checkpoint;
 mod prefill;
 mod readers;
 mod schema;
+mod session_log;
 mod session_state;
 mod webhooks;
 mod writer;
@@ -19,7 +20,10 @@ use serde_json::value::RawValue;
 
 use super::health::StoreStats;
 use super::types::Value;
-use super::types::{CommitListener, EventPage, RoomInfo, StoreConfig, StoreError, record_of_started_event};
+use super::types::{
+    CommitListener, EventPage, RoomInfo, SessionEventPage, SessionPageFrom, StoreConfig, StoreError,
+    record_of_started_event,
+};
 use super::{Engine, LogReads};
 use crate::session::SessionRecord;
 use chain::Step;
@@ -29,7 +33,14 @@ use writer::Writer;
 
 pub(super) struct Sqlite {
     readers: Arc<ReaderPool>,
+    directory: Arc<Directory>,
 }
+
+/// Each session record's row (`sessions.id`) by room and session, as the writer last committed
+/// it: the table has no index by them (migration 4), and a read of one session's events starts
+/// at its record's row.
+pub(super) type Directory =
+    std::sync::RwLock<std::collections::HashMap<String, std::collections::HashMap<String, i64>>>;
 
 /// Opens (creating and migrating) the database and starts the writer thread on `inbox`.
 pub(super) fn open(
@@ -46,12 +57,17 @@ pub(super) fn open(
     let readers = Arc::new(ReaderPool::start(config.path.clone(), config.readers)?);
     let checkpointer = checkpoint::Checkpointer::start(config.path.clone())?;
     // Built here, not on its thread: a database it cannot read fails the open, with its error.
-    let writer = Writer::new(conn, checkpointer, config, listener, stats)?;
+    let directory = Arc::new(Directory::default());
+    let writer = Writer::new(conn, checkpointer, config, listener, stats, directory.clone())?;
     let handle = std::thread::Builder::new().name("ensemble-store-writer".into()).spawn(move || writer.run(inbox))?;
-    Ok((Sqlite { readers }, handle))
+    Ok((Sqlite { readers, directory }, handle))
 }
 
 impl Sqlite {
+    fn record_row(&self, room: &str, session: &str) -> Option<i64> {
+        self.directory.read().ok()?.get(room)?.get(session).copied()
+    }
+
     async fn read<T, F>(&self, f: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
@@ -114,6 +130,33 @@ impl LogReads for Sqlite {
             found.into_iter().rev().map(|json| Ok(RawValue::from_string(json)?)).collect()
         })
         .await
+    }
+
+    async fn session_events(
+        &self,
+        room_id: &str,
+        session_id: &str,
+        from: SessionPageFrom,
+        limit: usize,
+        max_bytes: usize,
+    ) -> Result<SessionEventPage, StoreError> {
+        // A record moves once (its first change after the start): the directory read before the
+        // read's transaction may name its old row, and is read again.
+        for _ in 0..3 {
+            let record = self.record_row(room_id, session_id);
+            let (room, session) = (room_id.to_owned(), session_id.to_owned());
+            let read = self
+                .read(move |conn| match session_log::page(conn, &room, &session, record, from, limit, max_bytes) {
+                    Ok(page) => Ok(Some(page)),
+                    Err(session_log::Miss::Moved) => Ok(None),
+                    Err(session_log::Miss::Failed(e)) => Err(e),
+                })
+                .await?;
+            if let Some(page) = read {
+                return Ok(page);
+            }
+        }
+        Err(StoreError::Other(format!("the record of session {room_id}/{session_id} kept moving while read")))
     }
 
     async fn load_sessions(&self) -> Result<Vec<SessionRecord>, StoreError> {

@@ -254,6 +254,28 @@ const MIGRATIONS: &[&str] = &[
     // with it (tokens made before have none, and hang off nobody).
     "ALTER TABLE access_tokens ADD COLUMN created_by_id TEXT;
      CREATE INDEX access_tokens_maker ON access_tokens (created_by_id);",
+    // 12: each session's events as a chain of their own, as a room's are (migration 5), so a
+    // session's tail is read without walking its room's: every event row names its session
+    // (`session_id`, NULL for none) and links to that session's previous event in the room
+    // (`session_prev_id`); each session record's row holds its newest event (`last_id`,
+    // `last_seq`), written by the writer once per group. No index by session: kept with each
+    // insert it would cost what migration 5 saved (a page per active session and group).
+    "ALTER TABLE events ADD COLUMN session_id TEXT;
+     ALTER TABLE events ADD COLUMN session_prev_id INTEGER;
+     UPDATE events SET session_id = NULLIF(json_extract(json, '$.sessionId'), '');
+     WITH links AS (
+        SELECT id, LAG(id) OVER (PARTITION BY room_id, session_id ORDER BY seq) AS prev
+        FROM events WHERE session_id IS NOT NULL
+     )
+     UPDATE events SET session_prev_id = links.prev FROM links WHERE links.id = events.id;
+     ALTER TABLE sessions ADD COLUMN last_id INTEGER;
+     ALTER TABLE sessions ADD COLUMN last_seq INTEGER;
+     WITH last AS (
+        SELECT room_id, session_id, MAX(seq) AS seq, id FROM events
+        WHERE session_id IS NOT NULL GROUP BY room_id, session_id
+     )
+     UPDATE sessions SET last_id = last.id, last_seq = last.seq
+        FROM last WHERE last.room_id = sessions.room_id AND last.session_id = sessions.session_id;",
 ];
 
 /// Every how many seqs a room's event chain has an entry in `event_marks` (migration 5 writes the
@@ -391,6 +413,59 @@ mod tests {
             conn.query_row("SELECT COUNT(*) FROM sqlite_master WHERE name = 'shared_payloads'", [], |r| r.get(0))?;
         assert_eq!(tables, 0);
         assert!(conn.prepare("SELECT payload_ref FROM events").is_err(), "the column is gone");
+        Ok(())
+    }
+
+    /// Events and records written before migration 12 get their sessions' chains: each session's
+    /// events read back from its tail, oldest first, without another session's, and each record
+    /// names its session's newest event.
+    #[test]
+    fn migration_12_links_each_sessions_events() -> Result<(), StoreError> {
+        use crate::store::types::SessionPageFrom;
+        let dir = tempfile::tempdir()?;
+        let mut conn = Connection::open(dir.path().join("db.sqlite"))?;
+        for sql in &MIGRATIONS[..11] {
+            conn.execute_batch(sql)?;
+        }
+        conn.pragma_update(None, "user_version", 11)?;
+        // Room r: seqs 1..=9 alternate between sessions a and b; seq 5 has no session.
+        for seq in 1..=9i64 {
+            let session = match seq {
+                5 => String::new(),
+                s if s % 2 == 1 => "a".into(),
+                _ => "b".into(),
+            };
+            conn.execute(
+                "INSERT INTO events (id, room_id, seq, occurred_at_ms, json, prev_id) VALUES (?1, 'r', ?1, 0, ?2, ?3)",
+                params![seq, format!(r#"{{"seq":{seq},"sessionId":"{session}"}}"#), (seq > 1).then_some(seq - 1)],
+            )?;
+        }
+        conn.execute_batch(
+            "INSERT INTO rooms (room_id, head_seq, pruned_through, sessions, last_id) VALUES ('r', 9, 0, 2, 9);
+             INSERT INTO sessions (id, room_id, session_id, record, updated_at_ms) VALUES (1, 'r', 'a', '{}', 0), (2, 'r', 'b', '{}', 0);",
+        )?;
+        migrate(&mut conn)?;
+        let lasts: Vec<(i64, i64)> = conn
+            .prepare("SELECT last_id, last_seq FROM sessions ORDER BY id")?
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<Result<_, _>>()?;
+        assert_eq!(lasts, vec![(9, 9), (8, 8)]);
+        let read = |session: &str, record: i64| -> Vec<u64> {
+            match super::super::session_log::page(
+                &conn,
+                "r",
+                session,
+                Some(record),
+                SessionPageFrom::Before(u64::MAX),
+                10,
+                1 << 20,
+            ) {
+                Ok(page) => page.events.iter().map(|e| e.0).collect(),
+                Err(_) => panic!("the page of {session} could not be read"),
+            }
+        };
+        assert_eq!(read("a", 1), vec![1, 3, 7, 9]);
+        assert_eq!(read("b", 2), vec![2, 4, 6, 8]);
         Ok(())
     }
 

@@ -8,12 +8,12 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use rusqlite::{Connection, params};
 
-use super::Write;
 use super::chain::{self, Step};
 use super::checkpoint::Checkpointer;
 use super::prefill::Prefill;
 use super::schema::{AUTOCHECKPOINT_PAGES, MARK_EVERY, RoomRow, room_row};
 use super::webhooks;
+use super::{Directory, Write};
 use crate::store::group::{Done, Inbox, deliver, event_json, frame, next_group, outbox_item};
 use crate::store::health::StoreStats;
 use crate::store::types::Value;
@@ -37,10 +37,13 @@ type Records = HashMap<String, HashMap<String, RecordAt>>;
 /// as (migration 6), which retention must not prune before the record has its JSON. The record's
 /// first change moves it to a row of its own (`started` then `None`); retention writing it out
 /// where it is leaves `started` (the row then says it needs the event no longer).
+/// `last` is the session's newest event (row id, seq; migration 12), which its next event links
+/// to and readers enter its chain at.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct RecordAt {
     row: i64,
     started: Option<i64>,
+    last: Option<(i64, u64)>,
 }
 
 /// What the writer keeps of the database in memory: touched rooms' heads and every record's row.
@@ -52,14 +55,19 @@ struct Books {
 
 fn load_records(conn: &Connection) -> Result<Records, StoreError> {
     let mut records = Records::new();
-    let mut stmt =
-        conn.prepare("SELECT id, room_id, session_id, CASE WHEN record = '' THEN started_id END FROM sessions")?;
+    let mut stmt = conn.prepare(
+        "SELECT id, room_id, session_id, CASE WHEN record = '' THEN started_id END, last_id, last_seq FROM sessions",
+    )?;
     let rows = stmt.query_map([], |row| {
-        Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?, row.get::<_, String>(2)?, row.get(3)?))
+        let last = match (row.get::<_, Option<i64>>(4)?, row.get::<_, Option<i64>>(5)?) {
+            (Some(id), Some(seq)) => Some((id, seq as u64)),
+            _ => None,
+        };
+        Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?, row.get::<_, String>(2)?, row.get(3)?, last))
     })?;
     for row in rows {
-        let (id, room, session, started) = row?;
-        records.entry(room).or_default().insert(session, RecordAt { row: id, started });
+        let (id, room, session, started, last) = row?;
+        records.entry(room).or_default().insert(session, RecordAt { row: id, started, last });
     }
     Ok(records)
 }
@@ -72,6 +80,8 @@ pub(super) struct Writer {
     config: StoreConfig,
     listener: Arc<dyn CommitListener>,
     books: Books,
+    /// Each record's row, for the readers (published after each commit).
+    directory: Arc<Directory>,
     last_age_prune: Instant,
     stats: Arc<StoreStats>,
     prefill: Prefill,
@@ -84,10 +94,28 @@ impl Writer {
         config: StoreConfig,
         listener: Arc<dyn CommitListener>,
         stats: Arc<StoreStats>,
+        directory: Arc<Directory>,
     ) -> Result<Self, StoreError> {
         let books = Books { heads: HashMap::new(), records: load_records(&conn)? };
+        if let Ok(mut dir) = directory.write() {
+            *dir = books
+                .records
+                .iter()
+                .map(|(room, m)| (room.clone(), m.iter().map(|(s, at)| (s.clone(), at.row)).collect()))
+                .collect();
+        }
         let prefill = Prefill::install(&mut conn, config.path.clone(), config.wal_prefill, AUTOCHECKPOINT_PAGES)?;
-        Ok(Self { checkpointer, conn, config, listener, books, last_age_prune: Instant::now(), stats, prefill })
+        Ok(Self {
+            checkpointer,
+            conn,
+            config,
+            listener,
+            books,
+            directory,
+            last_age_prune: Instant::now(),
+            stats,
+            prefill,
+        })
     }
 
     pub(super) fn run(mut self, mut inbox: Inbox) {
@@ -212,6 +240,18 @@ impl Writer {
                     }
                 }
             }
+            // One `sessions` row write per session and group that moved its newest event.
+            {
+                let mut update = tx.prepare_cached("UPDATE sessions SET last_id = ?2, last_seq = ?3 WHERE id = ?1")?;
+                for ((room, session), before) in undo.records_before() {
+                    let Some(at) = books.records.get(room).and_then(|m| m.get(session)) else { continue };
+                    if let Some((id, seq)) = at.last
+                        && before.and_then(|b| b.last) != at.last
+                    {
+                        update.execute(params![at.row, id, seq as i64])?;
+                    }
+                }
+            }
             tx.commit()?;
             Ok(())
         })();
@@ -219,6 +259,7 @@ impl Writer {
         let committed = tx_result.is_ok();
         if committed {
             self.checkpointer.committed(written);
+            publish_rows(&self.directory, &self.books.records, &undo);
         } else {
             // Nothing of this group is durable: its seqs are handed out again, its records' rows
             // are not there.
@@ -228,6 +269,28 @@ impl Writer {
         // After the answers: a fill (every `wal_prefill / 2` bytes of WAL) delays no one waiting.
         if committed {
             self.prefill.after_commit();
+        }
+    }
+}
+
+/// After a commit: the readers' directory gets the rows of the records the group wrote, moved or
+/// deleted (only once they are committed: a reader must not look for a row it cannot see yet).
+fn publish_rows(directory: &Directory, records: &Records, undo: &Undo) {
+    let changed = undo.records_before();
+    if changed.is_empty() {
+        return;
+    }
+    let Ok(mut dir) = directory.write() else { return };
+    for (room, session) in changed.into_keys() {
+        match records.get(room).and_then(|m| m.get(session)) {
+            Some(at) => {
+                dir.entry(room.to_owned()).or_default().insert(session.to_owned(), at.row);
+            }
+            None => {
+                if let Some(m) = dir.get_mut(room) {
+                    m.remove(session);
+                }
+            }
         }
     }
 }
@@ -313,6 +376,17 @@ impl Undo {
                 None => break,
             }
         }
+    }
+
+    /// The sessions whose records' books the group changed, each with its books before the group.
+    fn records_before(&self) -> HashMap<(&str, &str), Option<RecordAt>> {
+        let mut out = HashMap::new();
+        for change in &self.0 {
+            if let Change::Record(room, session, before) = change {
+                out.entry((room.as_str(), session.as_str())).or_insert(*before);
+            }
+        }
+        out
     }
 
     /// The rooms whose heads the group changed, each with its heads before the group.
@@ -453,17 +527,40 @@ fn append(
     let mut committed = Vec::with_capacity(batch.events.len());
     // The row of each `session.started` of this batch, for the records that refer to theirs.
     let mut started: Vec<(&str, i64)> = Vec::new();
+    // Each session's newest event in this batch (row id, seq): most batches carry one session's.
+    let mut lasts: Vec<(&str, (i64, u64))> = Vec::new();
     if !batch.events.is_empty() {
         let mut insert = conn.prepare_cached(
-            "INSERT INTO events (room_id, seq, occurred_at_ms, json, prev_id) VALUES (?1, ?2, ?3, ?4, ?5)",
+            "INSERT INTO events (room_id, seq, occurred_at_ms, json, prev_id, session_id, session_prev_id)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         )?;
+        let room_records = records.get(&batch.room_id);
         for ev in &batch.events {
             let seq = h.head + 1;
             let frame = frame(ev, seq)?;
             let prev = (h.last_id != 0).then_some(h.last_id);
-            insert.execute(params![batch.room_id, seq as i64, ev.occurred_at_ms, event_json(&frame)?, prev])?;
+            let session = (!ev.session_id.is_empty()).then_some(ev.session_id.as_str());
+            let session_prev = session.and_then(|s| match lasts.iter().find(|(x, _)| *x == s) {
+                Some((_, (id, _))) => Some(*id),
+                None => room_records.and_then(|m| m.get(s)).and_then(|at| at.last).map(|(id, _)| id),
+            });
+            insert.execute(params![
+                batch.room_id,
+                seq as i64,
+                ev.occurred_at_ms,
+                event_json(&frame)?,
+                prev,
+                session,
+                session_prev
+            ])?;
             h.last_id = conn.last_insert_rowid();
             h.head = seq;
+            if let Some(s) = session {
+                match lasts.iter_mut().find(|(x, _)| *x == s) {
+                    Some((_, last)) => *last = (h.last_id, seq),
+                    None => lasts.push((s, (h.last_id, seq))),
+                }
+            }
             if matches!(ev.body, EventBody::SessionStarted(_)) {
                 started.push((&ev.session_id, h.last_id));
             }
@@ -491,7 +588,7 @@ fn append(
             // The books disagree with the table: fail this operation, never drop a record.
             StoreError::Other(format!("the record of session {}/{} has no row {row}", batch.room_id, rec.session_id))
         };
-        if let Some(RecordAt { row, started: None }) = existing {
+        if let Some(RecordAt { row, started: None, .. }) = existing {
             let n = conn
                 .prepare_cached("UPDATE sessions SET record = ?2, updated_at_ms = ?3 WHERE id = ?1")?
                 .execute(params![row, rec.json(&batch.events)?, rec.updated_at_ms])?;
@@ -512,18 +609,38 @@ fn append(
             Some(_) => std::borrow::Cow::Borrowed(""),
             None => rec.json(&batch.events)?,
         };
+        // A moved record keeps its newest event (this batch's, if any, is written at the group's end).
+        let last = existing.and_then(|at| at.last);
         conn.prepare_cached(
-            "INSERT INTO sessions (room_id, session_id, record, updated_at_ms, started_id) VALUES (?1, ?2, ?3, ?4, ?5)",
+            "INSERT INTO sessions (room_id, session_id, record, updated_at_ms, started_id, last_id, last_seq)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         )?
-        .execute(params![batch.room_id, rec.session_id, json, rec.updated_at_ms, started_id])?;
+        .execute(params![
+            batch.room_id,
+            rec.session_id,
+            json,
+            rec.updated_at_ms,
+            started_id,
+            last.map(|(id, _)| id),
+            last.map(|(_, seq)| seq as i64)
+        ])?;
         let row = conn.last_insert_rowid();
         undo.note_record(&batch.room_id, &rec.session_id, existing);
         records
             .entry(batch.room_id.clone())
             .or_default()
-            .insert(rec.session_id.clone(), RecordAt { row, started: started_id });
+            .insert(rec.session_id.clone(), RecordAt { row, started: started_id, last });
         if existing.is_none() {
             h.sessions += 1;
+        }
+    }
+    // The sessions' newest events, in the books now; their rows get them at the group's end.
+    if let Some(room_records) = records.get_mut(&batch.room_id) {
+        for (session, last) in lasts {
+            if let Some(at) = room_records.get_mut(session) {
+                undo.note_record(&batch.room_id, session, Some(*at));
+                at.last = Some(last);
+            }
         }
     }
     // After the records: a record this batch wrote as its `session.started` gets its JSON if

@@ -52,6 +52,7 @@ from .create_token import CreateToken
 from .create_webhook import CreateWebhook
 from .created_token import CreatedToken
 from .created_webhook import CreatedWebhook
+from .current_plan import CurrentPlan
 from .decision import Decision
 from .delivery import Delivery
 from .delivery_attempt import DeliveryAttempt
@@ -128,6 +129,8 @@ from .notice_level import NoticeLevel
 from .notice_payload import NoticePayload
 from .on_exhausted import OnExhausted
 from .open_side_request import OpenSideRequest
+from .open_text import OpenText
+from .open_text_kind import OpenTextKind
 from .openapi_json_response_200 import OpenapiJsonResponse200
 from .ping_frame import PingFrame
 from .ping_frame_type import PingFrameType
@@ -181,6 +184,7 @@ from .session_modes import SessionModes
 from .session_needs_attention_event import SessionNeedsAttentionEvent
 from .session_needs_attention_event_type import SessionNeedsAttentionEventType
 from .session_needs_attention_payload import SessionNeedsAttentionPayload
+from .session_present import SessionPresent
 from .session_settings import SessionSettings
 from .session_started_event import SessionStartedEvent
 from .session_started_event_type import SessionStartedEventType
@@ -301,6 +305,7 @@ __all__ = (
     "CreatedWebhook",
     "CreateToken",
     "CreateWebhook",
+    "CurrentPlan",
     "Decision",
     "Delivery",
     "DeliveryAttempt",
@@ -378,6 +383,8 @@ __all__ = (
     "OnExhausted",
     "OpenapiJsonResponse200",
     "OpenSideRequest",
+    "OpenText",
+    "OpenTextKind",
     "PingFrame",
     "PingFrameType",
     "PlanStep",
@@ -430,6 +437,7 @@ __all__ = (
     "SessionNeedsAttentionEvent",
     "SessionNeedsAttentionEventType",
     "SessionNeedsAttentionPayload",
+    "SessionPresent",
     "SessionSettings",
     "SessionStartedEvent",
     "SessionStartedEventType",

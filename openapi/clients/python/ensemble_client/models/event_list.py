@@ -71,11 +71,15 @@ class EventList:
                 events or
                 at `--events-page-bytes` of them (always at least one), so a short page is not the end.
                 Absent at the head.
+            prev (int | None | Unset): A session's page read with `before`: the `before` of the next older page, when older
+                events
+                of the session are kept. Absent at the session's first kept event.
      """
 
     data: list[BudgetExhaustedEvent | CallCompletedEvent | CallStartedEvent | CallUpdatedEvent | CommandsUpdatedEvent | GoalClearedEvent | GoalReconcileRequiredEvent | GoalUpdatedEvent | InteractionRequestedEvent | InteractionResolvedEvent | MessageCompletedEvent | MessageDeltaEvent | NetworkBlockedEvent | NoticeEvent | PlanUpdatedEvent | QueueUpdatedEvent | ReasoningCompletedEvent | ReasoningDeltaEvent | SessionCompletedEvent | SessionFailedEvent | SessionNeedsAttentionEvent | SessionStartedEvent | SessionUpdatedEvent | TurnCanceledEvent | TurnChangesEvent | TurnCompletedEvent | TurnFailedEvent | TurnStartedEvent | TurnSteeredEvent | UsageUpdatedEvent | WorkspaceCommittedEvent | WorkspaceRestoredEvent]
     head_seq: int
     next_: int | None | Unset = UNSET
+    prev: int | None | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -195,6 +199,12 @@ class EventList:
         else:
             next_ = self.next_
 
+        prev: int | None | Unset
+        if isinstance(self.prev, Unset):
+            prev = UNSET
+        else:
+            prev = self.prev
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -204,6 +214,8 @@ class EventList:
         })
         if next_ is not UNSET:
             field_dict["next"] = next_
+        if prev is not UNSET:
+            field_dict["prev"] = prev
 
         return field_dict
 
@@ -583,10 +595,21 @@ class EventList:
         next_ = _parse_next_(d.pop("next", UNSET))
 
 
+        def _parse_prev(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        prev = _parse_prev(d.pop("prev", UNSET))
+
+
         event_list = cls(
             data=data,
             head_seq=head_seq,
             next_=next_,
+            prev=prev,
         )
 
 

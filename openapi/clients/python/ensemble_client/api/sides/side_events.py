@@ -20,6 +20,7 @@ def _get_kwargs(
     session_id: str,
     *,
     after: int | Unset = UNSET,
+    before: int | Unset = UNSET,
     limit: int | Unset = UNSET,
 
 ) -> dict[str, Any]:
@@ -30,6 +31,8 @@ def _get_kwargs(
     params: dict[str, Any] = {}
 
     params["after"] = after
+
+    params["before"] = before
 
     params["limit"] = limit
 
@@ -98,17 +101,21 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
     after: int | Unset = UNSET,
+    before: int | Unset = UNSET,
     limit: int | Unset = UNSET,
 
 ) -> Response[ErrorResponse | EventList]:
-    """ Events of a side conversation with `seq > after` (its own sequence), replayed from memory while
-    the side lives, paged as the room's (`limit`, `--events-page-bytes`, `next`). Canonical
-    sessions' events are in the room log (`/v1/rooms/{roomId}/events`).
+    """ A page of one session's events, oldest first: forwards with `after` (default 0), or its tail
+    and older pages backwards with `before` (`prev` names the next older page). A canonical
+    session's are read from the store by session, so its tail costs the page, not the room's
+    history; a side conversation's are its own seqs, kept in memory while it lives. Paged as the
+    room's (`limit`, `--events-page-bytes`). The whole room's log is `/v1/rooms/{roomId}/events`.
 
     Args:
         room_id (str):
         session_id (str):
         after (int | Unset):
+        before (int | Unset):
         limit (int | Unset):
 
     Raises:
@@ -124,6 +131,7 @@ def sync_detailed(
         room_id=room_id,
 session_id=session_id,
 after=after,
+before=before,
 limit=limit,
 
     )
@@ -140,17 +148,21 @@ def sync(
     *,
     client: AuthenticatedClient,
     after: int | Unset = UNSET,
+    before: int | Unset = UNSET,
     limit: int | Unset = UNSET,
 
 ) -> ErrorResponse | EventList | None:
-    """ Events of a side conversation with `seq > after` (its own sequence), replayed from memory while
-    the side lives, paged as the room's (`limit`, `--events-page-bytes`, `next`). Canonical
-    sessions' events are in the room log (`/v1/rooms/{roomId}/events`).
+    """ A page of one session's events, oldest first: forwards with `after` (default 0), or its tail
+    and older pages backwards with `before` (`prev` names the next older page). A canonical
+    session's are read from the store by session, so its tail costs the page, not the room's
+    history; a side conversation's are its own seqs, kept in memory while it lives. Paged as the
+    room's (`limit`, `--events-page-bytes`). The whole room's log is `/v1/rooms/{roomId}/events`.
 
     Args:
         room_id (str):
         session_id (str):
         after (int | Unset):
+        before (int | Unset):
         limit (int | Unset):
 
     Raises:
@@ -167,6 +179,7 @@ def sync(
 session_id=session_id,
 client=client,
 after=after,
+before=before,
 limit=limit,
 
     ).parsed
@@ -177,17 +190,21 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
     after: int | Unset = UNSET,
+    before: int | Unset = UNSET,
     limit: int | Unset = UNSET,
 
 ) -> Response[ErrorResponse | EventList]:
-    """ Events of a side conversation with `seq > after` (its own sequence), replayed from memory while
-    the side lives, paged as the room's (`limit`, `--events-page-bytes`, `next`). Canonical
-    sessions' events are in the room log (`/v1/rooms/{roomId}/events`).
+    """ A page of one session's events, oldest first: forwards with `after` (default 0), or its tail
+    and older pages backwards with `before` (`prev` names the next older page). A canonical
+    session's are read from the store by session, so its tail costs the page, not the room's
+    history; a side conversation's are its own seqs, kept in memory while it lives. Paged as the
+    room's (`limit`, `--events-page-bytes`). The whole room's log is `/v1/rooms/{roomId}/events`.
 
     Args:
         room_id (str):
         session_id (str):
         after (int | Unset):
+        before (int | Unset):
         limit (int | Unset):
 
     Raises:
@@ -203,6 +220,7 @@ async def asyncio_detailed(
         room_id=room_id,
 session_id=session_id,
 after=after,
+before=before,
 limit=limit,
 
     )
@@ -219,17 +237,21 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
     after: int | Unset = UNSET,
+    before: int | Unset = UNSET,
     limit: int | Unset = UNSET,
 
 ) -> ErrorResponse | EventList | None:
-    """ Events of a side conversation with `seq > after` (its own sequence), replayed from memory while
-    the side lives, paged as the room's (`limit`, `--events-page-bytes`, `next`). Canonical
-    sessions' events are in the room log (`/v1/rooms/{roomId}/events`).
+    """ A page of one session's events, oldest first: forwards with `after` (default 0), or its tail
+    and older pages backwards with `before` (`prev` names the next older page). A canonical
+    session's are read from the store by session, so its tail costs the page, not the room's
+    history; a side conversation's are its own seqs, kept in memory while it lives. Paged as the
+    room's (`limit`, `--events-page-bytes`). The whole room's log is `/v1/rooms/{roomId}/events`.
 
     Args:
         room_id (str):
         session_id (str):
         after (int | Unset):
+        before (int | Unset):
         limit (int | Unset):
 
     Raises:
@@ -246,6 +268,7 @@ async def asyncio(
 session_id=session_id,
 client=client,
 after=after,
+before=before,
 limit=limit,
 
     )).parsed
