@@ -1,18 +1,20 @@
 // The console's controller: the token, the REST client, one RoomStream per watched room, and the
 // selection. The UI reads its fields and calls its methods; `changed()` asks for a render.
 //
-// Streams: the open room's stream replays from seq 0 (a reload rebuilds the transcript from the
-// log; within a page RoomStream reconnects with `after=<last seq>` by itself, so nothing is lost or
-// repeated); every other listed room gets a live-only stream that keeps its session count and
-// badges current. Side conversations' events are not in the room log: after every `hello` the open
-// room's open sides are replayed over REST (`GET …/sessions/{sideId}/events?after=<side seq>`).
+// Streams: every watched room's stream is live from its head (within a page RoomStream reconnects
+// with `after=<last seq>` by itself, so nothing is lost or repeated); the open room's sessions are
+// drawn from REST when shown — their present (`GET …/present`) and their latest turns
+// (`GET …/events?before=`), older turns as the transcript is scrolled up — so opening a room costs
+// what is on the screen, not the room's age. Every other listed room's stream keeps its session
+// count and badges current. Side conversations' events are not in the room log: after every
+// `hello` the open room's open sides are replayed over REST (`…/sessions/{sideId}/events?after=`).
 //
 // The controller is built in layers, each a file: AppCore (core.ts: state, renders, messages),
 // Actions (actions.ts: the REST actions), App (here: the token, the streams, the selection); one
 // RoomWatch (roomwatch.ts) per watched room, and the REST helpers in api.ts.
 
 import { createEnsembleClient } from "../../openapi/clients/typescript/src/index.js";
-import { RoomModel, type Event } from "./model.js";
+import { RoomModel, type Event, type SessionState } from "./model.js";
 import type { TokenInfo } from "./access.js";
 import type { Place as NotifyPlace } from "./notify.js";
 import { ApiFailure, call, type ProviderInfo } from "./api.js";
@@ -22,6 +24,11 @@ import { Actions } from "./actions.js";
 const TOKEN_KEY = "ensemble.token";
 /** Live-only streams for at most this many rooms besides the open one. */
 const MAX_WATCHED = 24;
+/** A session's first drawing reads back until it holds this many turns' starts; so does each older read. */
+const TURNS_PER_READ = 4;
+/** Events per page of a session's log, and at most this many pages per read. */
+const PAGE_EVENTS = 100;
+const MAX_PAGES_PER_READ = 10;
 const NO_TOKEN = "No token: open the console URL the server printed (it carries the token after #), or paste the token.";
 
 /** Where the fragment points: `#room=…&session=…&side=…` (a `token=` in it is `takeToken`'s). */
@@ -278,10 +285,81 @@ export class App extends Actions {
     this.syncHash();
     this.changed();
     if (sessionId && this.selectedRoom) {
+      this.ensureTail(this.selectedRoom, sessionId);
       void this.findSides(this.selectedRoom, sessionId);
       void this.loadQueue(this.selectedRoom, sessionId);
       this.loadUsage(this.selectedRoom, sessionId);
     }
+  }
+
+  /** Draws a canonical session of the open room once: its present, then its latest turns. */
+  ensureTail(roomId: string, sessionId: string): void {
+    const model = this.room(roomId);
+    const st = model?.session(sessionId);
+    if (!model?.full || !st || st.isSide || st.logState !== "none") return;
+    st.logState = "loading";
+    void this.readTail(roomId, st);
+  }
+
+  private async readTail(roomId: string, st: SessionState): Promise<void> {
+    const path = { roomId, sessionId: st.id };
+    try {
+      const present = await call(this.api.GET("/v1/rooms/{roomId}/sessions/{sessionId}/present", { params: { path } }));
+      if (st.logState !== "loading") return;
+      st.fromPresent(present);
+      this.changed();
+      const { events, prev } = await this.readBack(path, present.headSeq + 1);
+      if (st.logState !== "loading") return;
+      st.addPage(events, prev);
+    } catch (e) {
+      if (st.logState === "loading") st.logState = "none";
+      this.report(`reading session ${st.id}: ${(e as Error).message}`);
+    }
+    this.changed();
+  }
+
+  /** Older turns of a session (its transcript was scrolled to its top). */
+  async loadOlder(st: SessionState): Promise<void> {
+    const before = st.olderBefore;
+    if (before === null || st.loadingOlder || st.logState !== "ready") return;
+    st.loadingOlder = true;
+    this.changed();
+    try {
+      const { events, prev } = await this.readBack({ roomId: st.session.roomId, sessionId: st.id }, before);
+      if (st.logState === "ready") st.addPage(events, prev);
+    } catch (e) {
+      this.report(`reading earlier turns of ${st.id}: ${(e as Error).message}`);
+    } finally {
+      st.loadingOlder = false;
+      this.changed();
+    }
+  }
+
+  /** What a fork inherited is its source's: its turns are read back until the fork point is among them. */
+  ensureInherited(st: SessionState): void {
+    const from = st.isSide ? null : st.session.forkedFrom;
+    const source = from ? this.room(st.session.roomId)?.session(from.sessionId) : undefined;
+    if (!from || !source) return;
+    if (source.logState === "none") this.ensureTail(st.session.roomId, source.id);
+    else if (source.logState === "ready" && !source.transcript.through(from.turnId).length) void this.loadOlder(source);
+  }
+
+  /**
+   * A session's events back from `before`, oldest first: pages until they hold `TURNS_PER_READ`
+   * turns' starts, the session's first event, or `MAX_PAGES_PER_READ` pages.
+   */
+  private async readBack(path: { roomId: string; sessionId: string }, before: number): Promise<{ events: Event[]; prev: number | null }> {
+    let events: Event[] = [];
+    let prev: number | null = before;
+    let turns = 0;
+    for (let i = 0; i < MAX_PAGES_PER_READ && prev !== null && turns < TURNS_PER_READ; i++) {
+      const query = { before: prev, limit: PAGE_EVENTS };
+      const page: { data: Event[]; prev?: number | null } = await call(this.api.GET("/v1/rooms/{roomId}/sessions/{sessionId}/events", { params: { path, query } }));
+      events = [...page.data, ...events];
+      turns += page.data.filter((e) => e.type === "turn.started").length;
+      prev = page.prev ?? null;
+    }
+    return { events, prev };
   }
 
   /** The open side conversations of a session, over REST (besides the hello's list). */

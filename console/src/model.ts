@@ -92,6 +92,8 @@ export function itemKey(kind: "message" | "reasoning" | "call" | "interaction", 
  */
 export class Transcript {
   readonly items: Item[] = [];
+  /** Its session's earlier turns are not loaded: the turns here cannot be numbered from 1. */
+  partial = false;
   private readonly byKey = new Map<string, Item>();
   private n = 0;
 
@@ -320,6 +322,7 @@ export class Transcript {
   }
 
   turnNumber(turnId: string): number | null {
+    if (this.partial) return null;
     let n = 0;
     for (const item of this.items) {
       if (item.kind !== "turn") continue;
@@ -361,6 +364,15 @@ function sessionUpdateText(reason: string, s: Session): string {
   }
 }
 
+export type SessionPresent = Schemas["SessionPresent"];
+
+/**
+ * How much of a canonical session's log the console holds (the open room's sessions): `none`
+ * until it is drawn; `loading` while its present and its latest turns are read (live events are
+ * kept meanwhile); `ready` once its transcript is the loaded events, live ones appended.
+ */
+export type LogState = "none" | "loading" | "ready";
+
 /** What the console tracks per session, besides its transcript. */
 export class SessionState {
   session: Session;
@@ -368,7 +380,14 @@ export class SessionState {
   /** The hello said `waiting` and no interaction event has been seen since (live-only rooms). */
   private snapshotWaiting: boolean;
   readonly pending = new Map<string, InteractionRequest>();
-  readonly transcript = new Transcript();
+  transcript = new Transcript();
+  /** The loaded part of a canonical session's log, oldest first (see `LogState`). */
+  log: Event[] = [];
+  logState: LogState = "none";
+  /** The `before` of the next older page of the session's events (null: nothing older is kept). */
+  olderBefore: number | null = null;
+  /** An older page is being read. */
+  loadingOlder = false;
   goal: Goal | null = null;
   /** Who closed the session (its `session.completed` event's actor), when a request did. */
   closedBy: Actor | null = null;
@@ -427,6 +446,76 @@ export class SessionState {
     return true;
   }
 
+  /**
+   * The session as `GET …/present` read it (the loaded log's events after its `headSeq`, which
+   * came live while it was asked, are applied again over it: they are newer).
+   */
+  fromPresent(p: SessionPresent): void {
+    this.snapshot(p.session);
+    this.pending.clear();
+    for (const i of p.pending) this.pending.set(i.requestId, i);
+    this.snapshotWaiting = false;
+    this.goal = p.goal ?? null;
+    this.commands = p.commands;
+    this.queue = p.queue.map(summarise);
+    for (const e of this.log) if (e.seq > p.headSeq) this.apply(e, false);
+    this.rev++;
+  }
+
+  /** A live event of a canonical session of the open room: kept in its log, drawn once it is loaded. */
+  onLive(e: Event): void {
+    if (this.logState === "none") return;
+    const last = this.log[this.log.length - 1];
+    if (last && e.seq <= last.seq) return;
+    this.log.push(e);
+    if (this.logState === "ready") this.transcript.apply(e);
+  }
+
+  /**
+   * A page of the session's events read backwards (its tail, or older turns): merged into the
+   * log by seq (none twice), and the transcript drawn again from it. `prev`: the page's `prev`
+   * (more is older). While older events are not loaded, the transcript starts at the log's first
+   * turn, so no turn is shown cut.
+   */
+  addPage(events: Event[], prev: number | null): void {
+    const bySeq = new Map<number, Event>();
+    for (const e of [...events, ...this.log]) bySeq.set(e.seq, e);
+    this.log = [...bySeq.values()].sort((a, b) => a.seq - b.seq);
+    this.olderBefore = prev;
+    this.logState = "ready";
+    this.redraw();
+  }
+
+  /** The log is to be read again (the server's history moved on while this client was away). */
+  resetLog(): void {
+    this.log = [];
+    this.logState = "none";
+    this.olderBefore = null;
+    this.transcript = new Transcript();
+    this.rev++;
+  }
+
+  /** Whether events of this session before the loaded ones are gone from the server. */
+  get startPruned(): boolean {
+    return this.logState === "ready" && this.olderBefore === null && this.log.length > 0 && this.log[0]!.type !== "session.started";
+  }
+
+  private redraw(): void {
+    const from = this.olderBefore === null ? 0 : Math.max(0, this.log.findIndex((e) => e.type === "turn.started"));
+    const t = new Transcript();
+    t.partial = this.olderBefore !== null;
+    this.autoTurns.length = 0;
+    for (const e of this.log.slice(from)) {
+      t.apply(e);
+      if (e.type === "turn.started" && e.payload.origin !== "user") {
+        this.autoTurns.push({ turnId: e.payload.turnId, origin: e.payload.origin, goalOperationId: e.payload.goalOperationId ?? null });
+      }
+      if (e.type === "session.completed") this.closedBy = e.actor ?? null;
+    }
+    this.transcript = t;
+    this.rev++;
+  }
+
   /** A side conversation that ended while this client did not see its `session.completed`. */
   end(): void {
     this.session = { ...this.session, status: "completed", live: false };
@@ -451,7 +540,7 @@ export class SessionState {
         break;
       case "turn.started":
         this.activeTurnId = e.payload.turnId;
-        if (e.payload.origin !== "user") {
+        if (e.payload.origin !== "user" && !this.autoTurns.some((t) => t.turnId === e.payload.turnId)) {
           this.autoTurns.push({ turnId: e.payload.turnId, origin: e.payload.origin, goalOperationId: e.payload.goalOperationId ?? null });
         }
         break;
@@ -490,8 +579,9 @@ export class SessionState {
 }
 
 /**
- * A room as one stream shows it. `full` rooms keep transcripts (the open room, replayed from seq 0);
- * the others only their sessions, for the room list's counts and badges.
+ * A room as one stream shows it. `full` rooms keep transcripts (the open room: live from its head,
+ * each session's latest turns read over REST when it is drawn, older ones as the transcript is
+ * scrolled up); the others only their sessions, for the room list's counts and badges.
  */
 export class RoomModel {
   readonly sessions = new Map<string, SessionState>();
@@ -548,14 +638,21 @@ export class RoomModel {
     }
   }
 
-  /** A durable room event (the stream yields each once, in order). */
+  /**
+   * A durable room event (the stream yields each once, in order). A session that starts while the
+   * room is watched has its whole log live: it needs no reading.
+   */
   onEvent(e: Event): void {
     this.rev++;
     this.lastSeq = e.seq;
     this.headSeq = Math.max(this.headSeq, e.seq);
     const snap = "session" in e.payload ? (e.payload as { session?: Session }).session : undefined;
+    const fresh = e.type === "session.started" && !this.sessions.has(e.sessionId);
     const st = snap && snap.sessionId === e.sessionId ? this.ensure(snap) : this.sessions.get(e.sessionId);
-    st?.apply(e, this.full);
+    if (!st) return;
+    if (fresh && this.full) st.logState = "ready";
+    st.apply(e, false);
+    if (this.full) st.onLive(e);
   }
 
   /**

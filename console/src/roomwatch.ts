@@ -51,6 +51,8 @@ export interface RoomHost {
   loadQueue(roomId: string, sessionId: string): Promise<void>;
   loadUsage(roomId: string, sessionId: string): void;
   loadRoomUsage(roomId: string): void;
+  /** Draws a session of the open room (its present and latest turns), once. */
+  ensureTail(roomId: string, sessionId: string): void;
 }
 
 /** One room's stream and model. */
@@ -71,7 +73,8 @@ export class RoomWatch {
     readonly app: RoomHost,
     readonly model: RoomModel,
   ) {
-    this.open(model.full ? 0 : undefined);
+    // Live from the head: the open room's sessions are read over REST as they are drawn.
+    this.open(undefined);
   }
 
   private open(after: number | undefined): void {
@@ -138,10 +141,13 @@ export class RoomWatch {
         this.error = null;
         m.onHello(frame);
         this.liveFrom ??= frame.headSeq;
+        // Where a reopened stream goes on from when no event came yet.
+        if (m.lastSeq === 0) m.lastSeq = frame.headSeq;
         if (frame.role) this.app.helloRole = frame.role;
         if (m.full) {
           for (const s of frame.sides) this.fetchSide(s.sessionId);
           if (frame.sessionsTruncated) void this.reloadSessions();
+          if (this.app.selectedSession) this.app.ensureTail(m.roomId, this.app.selectedSession);
         }
         this.app.roomCount(m.roomId, m.canonical.length);
         break;
@@ -196,6 +202,7 @@ export class RoomWatch {
       const room = this.model.roomId;
       const list = await call(this.app.api.GET("/v1/rooms/{roomId}/sessions", { params: { path: { roomId: room } } }));
       this.model.onSnapshots(list.data);
+      if (this.model.full && this.app.selectedSession) this.app.ensureTail(room, this.app.selectedSession);
       for (const s of list.data) {
         if (s.status === "completed") continue;
         const sides = await call(this.app.api.GET("/v1/rooms/{roomId}/sessions/{sessionId}/sides", { params: { path: { roomId: room, sessionId: s.sessionId } } }));
@@ -245,7 +252,8 @@ export class RoomWatch {
         this.app.resetRoom(this.model.roomId);
         return;
       }
-      for (const st of this.model.sessions.values()) st.transcript.info(`The server no longer keeps this room's events before seq ${head + 1}: what happened meanwhile is not shown.`);
+      // What was drawn is read again from the server's present (what happened meanwhile included).
+      for (const st of this.model.sessions.values()) if (!st.isSide) st.resetLog();
       this.model.lastSeq = head;
       void this.reloadSessions().then(() => Promise.all(this.model.canonical.map((st) => this.app.loadGoal(this.model.roomId, st.id))));
       // The queue's events before the head are gone too: read the open session's again.

@@ -1,8 +1,9 @@
 // The scrolling transcript of a session or a side conversation: what its items may do (answer,
 // images, the workspace's diffs, restore and fork), and it keeps to the bottom while new items come
-// unless scrolled up.
+// unless scrolled up. A session's earlier turns are read as it is scrolled to its top (and stay in
+// place: what was on screen does not jump).
 
-import { useLayoutEffect, useMemo, useRef } from "preact/hooks";
+import { useEffect, useLayoutEffect, useMemo, useRef } from "preact/hooks";
 import type { App } from "../app.js";
 import type { SessionState } from "../model.js";
 import { hasCheckpoints } from "../changes.js";
@@ -29,6 +30,7 @@ function Inherited({ app, st }: { app: App; st: SessionState }) {
     }),
     [source?.id, app.me?.tokenId],
   );
+  useEffect(() => app.ensureInherited(st));
   if (!from || !source) return null;
   const items = source.transcript.through(from.turnId);
   if (!items.length) return null;
@@ -73,10 +75,17 @@ export function TranscriptView({ app, st, label }: { app: App; st: SessionState;
     }),
     [st.id, st.goal?.operationId, !st.isSide && hasCheckpoints(st.session.workspace), canAct, canAnswer, myTokenId],
   );
+  // The first item and the height it was drawn at: older turns added above it keep it in place.
+  const top = useRef<{ key: string | null; height: number }>({ key: null, height: 0 });
   useLayoutEffect(() => {
     const el = box.current;
-    if (el && stick.current) el.scrollTop = el.scrollHeight;
+    if (!el) return;
+    const first = st.transcript.items[0]?.key ?? null;
+    if (stick.current) el.scrollTop = el.scrollHeight;
+    else if (top.current.key !== null && first !== top.current.key) el.scrollTop += el.scrollHeight - top.current.height;
+    top.current = { key: first, height: el.scrollHeight };
   });
+  const older = st.olderBefore !== null && st.logState === "ready";
   return (
     <div
       class="transcript"
@@ -88,10 +97,28 @@ export function TranscriptView({ app, st, label }: { app: App; st: SessionState;
       onScroll={(e) => {
         const el = e.currentTarget as HTMLDivElement;
         stick.current = el.scrollTop + el.clientHeight >= el.scrollHeight - 24;
+        if (older && el.scrollTop < 200) void app.loadOlder(st);
       }}
     >
+      {older ? (
+        <p class="dim older" data-testid="older-turns">
+          <button type="button" class="link" disabled={st.loadingOlder} onClick={() => void app.loadOlder(st)}>
+            {st.loadingOlder ? "Reading earlier turns…" : "Earlier turns"}
+          </button>
+        </p>
+      ) : st.startPruned ? (
+        <p class="dim" data-testid="start-pruned">
+          Earlier events of this session are no longer kept by the server.
+        </p>
+      ) : null}
       <Inherited app={app} st={st} />
-      {st.transcript.items.length ? <TranscriptItems transcript={st.transcript} ctx={ctx} /> : <p class="dim">Nothing yet.</p>}
+      {st.transcript.items.length ? (
+        <TranscriptItems transcript={st.transcript} ctx={ctx} />
+      ) : st.logState === "loading" ? (
+        <p class="dim">Reading the session…</p>
+      ) : (
+        <p class="dim">Nothing yet.</p>
+      )}
     </div>
   );
 }
