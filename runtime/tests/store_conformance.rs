@@ -604,6 +604,158 @@ async fn sqlite_a_record_rolled_back_with_its_operation_is_written_anew() {
     assert_eq!(counts, vec![3]);
 }
 
+/// A failed append rolls back the session's chain with its rows (SQLite links each session's
+/// events, migration 12): the session's next event links to the last one committed, and the
+/// session reads back every committed event, in one group and after a restart.
+#[tokio::test]
+async fn sqlite_a_failed_append_leaves_its_sessions_chain_as_it_was() {
+    use ensemble_runtime::store::SessionPageFrom;
+    let Some(place) = Place::new(Engine::Sqlite).await else { return };
+    let mut cfg = place.config();
+    cfg.linger = Duration::from_millis(200);
+    cfg.linger_when_idle = true;
+    let store = place.open(cfg.clone(), Arc::new(Collect::default())).await;
+    store
+        .exec("CREATE TRIGGER poison BEFORE INSERT ON events WHEN NEW.json LIKE '%poison%' BEGIN SELECT RAISE(ABORT, 'poison'); END")
+        .await
+        .unwrap();
+    let rec =
+        RecordRow::of(&SessionRecord::new(Session::new_canonical("r", "s", "scripted", "/", 0), Phase::Live)).unwrap();
+    let (ack, first) = oneshot::channel();
+    store
+        .send(WriteOp::Append(AppendBatch {
+            room_id: "r".into(),
+            events: vec![ev("r", 0), ev("r", 1)],
+            records: vec![rec],
+            outbound: vec![],
+            ack: Some(ack),
+        }))
+        .await
+        .unwrap();
+    assert_eq!(first.await.unwrap().unwrap(), 2);
+    // One group: an event, then two of which the second is refused, then one more.
+    let poisoned = NewEvent { event_id: "poison".into(), ..ev("r", 9) };
+    let mut acks = Vec::new();
+    for events in [vec![ev("r", 2)], vec![ev("r", 3), poisoned], vec![ev("r", 4)]] {
+        let (ack, rx) = oneshot::channel();
+        store
+            .send(WriteOp::Append(AppendBatch {
+                room_id: "r".into(),
+                events,
+                records: vec![],
+                outbound: vec![],
+                ack: Some(ack),
+            }))
+            .await
+            .unwrap();
+        acks.push(rx);
+    }
+    let results: Vec<bool> = futures_ok(acks).await;
+    assert_eq!(results, vec![true, false, true]);
+    let read = async |store: &Store| -> Vec<u64> {
+        let page = store.session_events("r", "s", SessionPageFrom::Before(u64::MAX), 100).await.unwrap();
+        page.events.iter().map(|e| e.0).collect()
+    };
+    assert_eq!(read(&store).await, vec![1, 2, 3, 4]);
+    store.close().await;
+    drop(store);
+    let store = place.open(cfg, Arc::new(Collect::default())).await;
+    assert_eq!(append_n(&store, "r", 1).await, 5);
+    assert_eq!(read(&store).await, vec![1, 2, 3, 4, 5]);
+}
+
+/// A SQLite store stopped before its sessions' rows were given their newest events (a crash:
+/// they are written with the record or every `HEADS_FLUSH_EVENTS`) finds them again at the next
+/// start by reading the room's events above `heads_through`: every session's tail and its next
+/// events are whole.
+#[tokio::test]
+async fn sqlite_sessions_newest_events_are_found_again_after_a_crash() {
+    use ensemble_runtime::store::SessionPageFrom;
+    let Some(place) = Place::new(Engine::Sqlite).await else { return };
+    let cfg = place.config();
+    let store = place.open(cfg.clone(), Arc::new(Collect::default())).await;
+    let mut want: std::collections::HashMap<&str, Vec<u64>> = Default::default();
+    for s in ["a", "b"] {
+        let rec = RecordRow::of(&SessionRecord::new(Session::new_canonical("r", s, "scripted", "/", 0), Phase::Live))
+            .unwrap();
+        let (ack, rx) = oneshot::channel();
+        let events = vec![NewEvent { session_id: s.into(), ..ev("r", 0) }];
+        store
+            .send(WriteOp::Append(AppendBatch {
+                room_id: "r".into(),
+                events,
+                records: vec![rec],
+                outbound: vec![],
+                ack: Some(ack),
+            }))
+            .await
+            .unwrap();
+        want.entry(s).or_default().push(rx.await.unwrap().unwrap());
+    }
+    // Events without records: the rows of a and b do not hold them.
+    for i in 0..20 {
+        let s = if i % 3 == 0 { "b" } else { "a" };
+        let (ack, rx) = oneshot::channel();
+        let events = vec![NewEvent { session_id: s.into(), ..ev("r", i) }];
+        store
+            .send(WriteOp::Append(AppendBatch {
+                room_id: "r".into(),
+                events,
+                records: vec![],
+                outbound: vec![],
+                ack: Some(ack),
+            }))
+            .await
+            .unwrap();
+        want.entry(s).or_default().push(rx.await.unwrap().unwrap());
+    }
+    // As a crash leaves them: the rows without their newest events, the room's mark at 0 (a
+    // clean stop writes them, so they are taken away after it).
+    store.close().await;
+    drop(store);
+    let db = rusqlite::Connection::open(place.dir.path().join("db.sqlite")).unwrap();
+    db.execute_batch("UPDATE sessions SET last_id = NULL, last_seq = NULL; UPDATE rooms SET heads_through = 0")
+        .unwrap();
+    drop(db);
+    let store = place.open(cfg.clone(), Arc::new(Collect::default())).await;
+    let read = async |store: &Store, s: &str| -> Vec<u64> {
+        let page = store.session_events("r", s, SessionPageFrom::Before(u64::MAX), 100).await.unwrap();
+        page.events.iter().map(|e| e.0).collect()
+    };
+    for s in ["a", "b"] {
+        assert_eq!(read(&store, s).await, want[s], "{s} after the crash");
+    }
+    // Their chains go on from there, and a clean stop writes the rows: read back again.
+    let (ack, rx) = oneshot::channel();
+    let events = vec![NewEvent { session_id: "b".into(), ..ev("r", 99) }];
+    store
+        .send(WriteOp::Append(AppendBatch {
+            room_id: "r".into(),
+            events,
+            records: vec![],
+            outbound: vec![],
+            ack: Some(ack),
+        }))
+        .await
+        .unwrap();
+    want.entry("b").or_default().push(rx.await.unwrap().unwrap());
+    store.close().await;
+    drop(store);
+    let store = place.open(cfg, Arc::new(Collect::default())).await;
+    for s in ["a", "b"] {
+        assert_eq!(read(&store, s).await, want[s], "{s} after a clean stop");
+    }
+}
+
+/// Whether each acknowledgement says committed, in order.
+async fn futures_ok(acks: Vec<oneshot::Receiver<Result<u64, ensemble_runtime::store::StoreError>>>) -> Vec<bool> {
+    let mut out = Vec::new();
+    for rx in acks {
+        out.push(rx.await.unwrap().is_ok());
+    }
+    out
+}
+
 /// A closed SQLite store leaves its WAL empty, so the next start reads nothing back: the writer's
 /// last checkpoint empties it even while other connections are open (a reader here; SQLite itself
 /// empties it only when the last connection closes), after the checkpoint thread has stopped —

@@ -21,6 +21,8 @@ pub(super) enum Step<'a> {
     Size,
     /// The event's JSON if it belongs to this turn.
     TurnJson(&'a str),
+    /// The event's session (`None`: none).
+    Session,
 }
 
 impl Step<'_> {
@@ -31,6 +33,7 @@ impl Step<'_> {
             Step::Json => ("CASE WHEN e.seq <= ?3 THEN e.json END", hi),
             Step::Size => ("CASE WHEN e.seq <= ?3 THEN octet_length(e.json) END", hi),
             Step::TurnJson(turn) => ("CASE WHEN json_extract(e.json, '$.turnId') = ?3 THEN e.json END", turn),
+            Step::Session => ("CASE WHEN ?3 IS NULL THEN e.session_id END", &Null),
         }
     }
 }

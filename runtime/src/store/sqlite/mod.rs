@@ -40,7 +40,7 @@ pub(super) struct Sqlite {
 /// it: the table has no index by them (migration 4), and a read of one session's events starts
 /// at its record's row.
 pub(super) type Directory =
-    std::sync::RwLock<std::collections::HashMap<String, std::collections::HashMap<String, i64>>>;
+    std::sync::RwLock<std::collections::HashMap<String, std::collections::HashMap<String, (i64, Option<(i64, u64)>)>>>;
 
 /// Opens (creating and migrating) the database and starts the writer thread on `inbox`.
 pub(super) fn open(
@@ -64,8 +64,9 @@ pub(super) fn open(
 }
 
 impl Sqlite {
-    fn record_row(&self, room: &str, session: &str) -> Option<i64> {
-        self.directory.read().ok()?.get(room)?.get(session).copied()
+    /// A session's newest event (row id, seq), from the directory (`None`: no record, or no event).
+    fn newest_event(&self, room: &str, session: &str) -> Option<(i64, u64)> {
+        self.directory.read().ok()?.get(room)?.get(session)?.1
     }
 
     async fn read<T, F>(&self, f: F) -> Result<T, StoreError>
@@ -140,23 +141,10 @@ impl LogReads for Sqlite {
         limit: usize,
         max_bytes: usize,
     ) -> Result<SessionEventPage, StoreError> {
-        // A record moves once (its first change after the start): the directory read before the
-        // read's transaction may name its old row, and is read again.
-        for _ in 0..3 {
-            let record = self.record_row(room_id, session_id);
-            let (room, session) = (room_id.to_owned(), session_id.to_owned());
-            let read = self
-                .read(move |conn| match session_log::page(conn, &room, &session, record, from, limit, max_bytes) {
-                    Ok(page) => Ok(Some(page)),
-                    Err(session_log::Miss::Moved) => Ok(None),
-                    Err(session_log::Miss::Failed(e)) => Err(e),
-                })
-                .await?;
-            if let Some(page) = read {
-                return Ok(page);
-            }
-        }
-        Err(StoreError::Other(format!("the record of session {room_id}/{session_id} kept moving while read")))
+        // The session's newest event as the last commit left it: the read's snapshot has it.
+        let last = self.newest_event(room_id, session_id);
+        let (room, session) = (room_id.to_owned(), session_id.to_owned());
+        self.read(move |conn| session_log::page(conn, &room, &session, last, from, limit, max_bytes)).await
     }
 
     async fn load_sessions(&self) -> Result<Vec<SessionRecord>, StoreError> {

@@ -15,18 +15,25 @@ pub(super) struct RoomRow {
     pub(super) pruned_through: u64,
     pub(super) sessions: u64,
     pub(super) last_id: i64,
+    /// Every session record of the room holds its newest event through this seq (migration 12):
+    /// the writer keeps them exact in memory and writes them now and then, so after a crash only
+    /// the events above this are read again to find them.
+    pub(super) heads_through: u64,
 }
 
 /// A room's row, zeros for a room without one.
 pub(super) fn room_row(conn: &Connection, room: &str) -> Result<RoomRow, StoreError> {
     Ok(conn
-        .prepare_cached("SELECT head_seq, pruned_through, sessions, last_id FROM rooms WHERE room_id = ?1")?
+        .prepare_cached(
+            "SELECT head_seq, pruned_through, sessions, last_id, heads_through FROM rooms WHERE room_id = ?1",
+        )?
         .query_row(params![room], |row| {
             Ok(RoomRow {
                 head: row.get::<_, i64>(0)? as u64,
                 pruned_through: row.get::<_, i64>(1)? as u64,
                 sessions: row.get::<_, i64>(2)? as u64,
                 last_id: row.get(3)?,
+                heads_through: row.get::<_, i64>(4)? as u64,
             })
         })
         .optional()?
@@ -258,8 +265,9 @@ const MIGRATIONS: &[&str] = &[
     // session's tail is read without walking its room's: every event row names its session
     // (`session_id`, NULL for none) and links to that session's previous event in the room
     // (`session_prev_id`); each session record's row holds its newest event (`last_id`,
-    // `last_seq`), written by the writer once per group. No index by session: kept with each
-    // insert it would cost what migration 5 saved (a page per active session and group).
+    // `last_seq`), kept exact in the writer's memory and written with the record or now and then
+    // (`rooms.heads_through` says through which seq they are). No index by session: kept with
+    // each insert it would cost what migration 5 saved (a page per active session and group).
     "ALTER TABLE events ADD COLUMN session_id TEXT;
      ALTER TABLE events ADD COLUMN session_prev_id INTEGER;
      UPDATE events SET session_id = NULLIF(json_extract(json, '$.sessionId'), '');
@@ -275,7 +283,9 @@ const MIGRATIONS: &[&str] = &[
         WHERE session_id IS NOT NULL GROUP BY room_id, session_id
      )
      UPDATE sessions SET last_id = last.id, last_seq = last.seq
-        FROM last WHERE last.room_id = sessions.room_id AND last.session_id = sessions.session_id;",
+        FROM last WHERE last.room_id = sessions.room_id AND last.session_id = sessions.session_id;
+     ALTER TABLE rooms ADD COLUMN heads_through INTEGER NOT NULL DEFAULT 0;
+     UPDATE rooms SET heads_through = head_seq;",
 ];
 
 /// Every how many seqs a room's event chain has an entry in `event_marks` (migration 5 writes the
@@ -450,12 +460,12 @@ mod tests {
             .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
             .collect::<Result<_, _>>()?;
         assert_eq!(lasts, vec![(9, 9), (8, 8)]);
-        let read = |session: &str, record: i64| -> Vec<u64> {
+        let read = |session: &str, last: (i64, u64)| -> Vec<u64> {
             match super::super::session_log::page(
                 &conn,
                 "r",
                 session,
-                Some(record),
+                Some(last),
                 SessionPageFrom::Before(u64::MAX),
                 10,
                 1 << 20,
@@ -464,8 +474,10 @@ mod tests {
                 Err(_) => panic!("the page of {session} could not be read"),
             }
         };
-        assert_eq!(read("a", 1), vec![1, 3, 7, 9]);
-        assert_eq!(read("b", 2), vec![2, 4, 6, 8]);
+        assert_eq!(read("a", (9, 9)), vec![1, 3, 7, 9]);
+        assert_eq!(read("b", (8, 8)), vec![2, 4, 6, 8]);
+        let through: i64 = conn.query_row("SELECT heads_through FROM rooms WHERE room_id = 'r'", [], |r| r.get(0))?;
+        assert_eq!(through, 9, "every record holds its session's newest event");
         Ok(())
     }
 

@@ -1,6 +1,6 @@
 //! One session's events (migration 12): each event row links to its session's previous event in
-//! the room (`session_prev_id`) and the session record's row holds its newest (`last_id`,
-//! `last_seq`). A page is read by entering that chain at the right event and walking back: a
+//! the room (`session_prev_id`); the writer knows each session's newest and publishes it after
+//! each commit (`Directory`). A page is read by entering that chain at the right event and walking back: a
 //! session's tail costs the rows it returns, whatever the room's age or how many other sessions
 //! write to it. No index by session (it would cost every write what migration 5 saved).
 
@@ -16,51 +16,21 @@ use crate::store::types::{SessionEventPage, SessionPageFrom, StoreError};
 /// What the walk reads of each row: its row id, seq and size in bytes.
 type Link = (i64, u64, usize);
 
-/// Why a page could not be read as asked.
-pub(super) enum Miss {
-    /// The record's row moved (or went) since the directory was read: read it again.
-    Moved,
-    Failed(StoreError),
-}
-
-impl From<StoreError> for Miss {
-    fn from(e: StoreError) -> Self {
-        Miss::Failed(e)
-    }
-}
-
-impl From<rusqlite::Error> for Miss {
-    fn from(e: rusqlite::Error) -> Self {
-        Miss::Failed(e.into())
-    }
-}
-
-/// Reads a page of the session whose record is in row `record` (`None`: it has no record), in
-/// one read transaction.
+/// Reads a page of the session whose newest event is `last` (row id, seq; `None`: it has no
+/// record or no event), in one read transaction.
 pub(super) fn page(
     conn: &Connection,
     room: &str,
     session: &str,
-    record: Option<i64>,
+    last: Option<(i64, u64)>,
     from: SessionPageFrom,
     limit: usize,
     max_bytes: usize,
-) -> Result<SessionEventPage, Miss> {
+) -> Result<SessionEventPage, StoreError> {
     let tx = conn.unchecked_transaction()?;
     let row = room_row(&tx, room)?;
     let mut out = SessionEventPage { head_seq: row.head, pruned_through: row.pruned_through, ..Default::default() };
-    let Some(record) = record else { return Ok(out) };
-    let head: Option<(String, String, Option<i64>, Option<i64>)> = tx
-        .prepare_cached("SELECT room_id, session_id, last_id, last_seq FROM sessions WHERE id = ?1")?
-        .query_row(params![record], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
-        .optional()?;
-    let (last_id, last_seq) = match head {
-        Some((r, s, last_id, last_seq)) if r == room && s == session => match (last_id, last_seq) {
-            (Some(id), Some(seq)) => (id, seq as u64),
-            _ => return Ok(out),
-        },
-        _ => return Err(Miss::Moved),
-    };
+    let Some((last_id, last_seq)) = last else { return Ok(out) };
     if last_seq <= row.pruned_through {
         return Ok(out);
     }
@@ -100,7 +70,7 @@ pub(super) fn page(
     let mut read = tx.prepare_cached("SELECT json FROM events WHERE id = ?1")?;
     for (id, seq, _) in links {
         let json: String = read.query_row(params![id], |r| r.get(0))?;
-        out.events.push((seq, RawValue::from_string(json).map_err(StoreError::from)?));
+        out.events.push((seq, RawValue::from_string(json)?));
     }
     drop(read);
     tx.finish()?;

@@ -38,12 +38,14 @@ type Records = HashMap<String, HashMap<String, RecordAt>>;
 /// first change moves it to a row of its own (`started` then `None`); retention writing it out
 /// where it is leaves `started` (the row then says it needs the event no longer).
 /// `last` is the session's newest event (row id, seq; migration 12), which its next event links
-/// to and readers enter its chain at.
+/// to and readers enter its chain at; `written` is what the row holds of it in this transaction
+/// (the group's end writes `last` where the two differ).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct RecordAt {
     row: i64,
     started: Option<i64>,
     last: Option<(i64, u64)>,
+    written: Option<(i64, u64)>,
 }
 
 /// What the writer keeps of the database in memory: touched rooms' heads and every record's row.
@@ -67,7 +69,7 @@ fn load_records(conn: &Connection) -> Result<Records, StoreError> {
     })?;
     for row in rows {
         let (id, room, session, started, last) = row?;
-        records.entry(room).or_default().insert(session, RecordAt { row: id, started, last });
+        records.entry(room).or_default().insert(session, RecordAt { row: id, started, last, written: last });
     }
     Ok(records)
 }
@@ -96,12 +98,14 @@ impl Writer {
         stats: Arc<StoreStats>,
         directory: Arc<Directory>,
     ) -> Result<Self, StoreError> {
-        let books = Books { heads: HashMap::new(), records: load_records(&conn)? };
+        let mut records = load_records(&conn)?;
+        repair_heads(&conn, &mut records)?;
+        let books = Books { heads: HashMap::new(), records };
         if let Ok(mut dir) = directory.write() {
             *dir = books
                 .records
                 .iter()
-                .map(|(room, m)| (room.clone(), m.iter().map(|(s, at)| (s.clone(), at.row)).collect()))
+                .map(|(room, m)| (room.clone(), m.iter().map(|(s, at)| (s.clone(), (at.row, at.last))).collect()))
                 .collect();
         }
         let prefill = Prefill::install(&mut conn, config.path.clone(), config.wal_prefill, AUTOCHECKPOINT_PAGES)?;
@@ -134,6 +138,10 @@ impl Writer {
                 }
             }
         });
+        // Every session's row gets its newest event: the next start reads nothing again.
+        if let Err(e) = self.flush_all_heads() {
+            tracing::warn!(error = %e, "writing the sessions' newest events at stop failed; the next start finds them");
+        }
         // Leave the WAL empty: the next start then has nothing to read back. The checkpoint
         // thread first: a TRUNCATE while its checkpoint runs is answered busy (a row, not an
         // error), and the WAL stayed — tens of MB after a few thousand starts.
@@ -144,6 +152,25 @@ impl Writer {
             Err(e) => tracing::warn!(error = %e, "final wal checkpoint failed"),
         }
         tracing::debug!("store writer stopped");
+    }
+
+    /// At a stop: every touched room's sessions' rows get their newest events (`flush_heads`).
+    fn flush_all_heads(&mut self) -> Result<(), StoreError> {
+        let rooms: Vec<String> =
+            self.books.heads.iter().filter(|(_, h)| h.heads_through < h.head).map(|(r, _)| r.clone()).collect();
+        if rooms.is_empty() {
+            return Ok(());
+        }
+        let tx = self.conn.transaction()?;
+        let mut undo = Undo::default();
+        for room in &rooms {
+            flush_heads(&tx, &mut self.books, &mut undo, room)?;
+            let through = self.books.heads.get(room).map(|h| h.heads_through).unwrap_or(0);
+            tx.prepare_cached("UPDATE rooms SET heads_through = ?2 WHERE room_id = ?1")?
+                .execute(params![room, through as i64])?;
+        }
+        tx.commit()?;
+        Ok(())
     }
 
     fn commit_group(&mut self, batch: Vec<WriteOp>) {
@@ -217,14 +244,28 @@ impl Writer {
                 *last_age_prune = Instant::now();
                 prune_by_age(&tx, &mut books.heads, &books.records, &mut undo, &config.retention)?;
             }
+            // Rooms whose sessions' newest events ran far past their rows get them written.
+            let mut due: Vec<String> = Vec::new();
+            for change in &undo.0 {
+                if let Change::Heads(room, _) = change
+                    && books.heads.get(room).is_some_and(|h| h.head >= h.heads_through + HEADS_FLUSH_EVENTS)
+                    && !due.contains(room)
+                {
+                    due.push(room.clone());
+                }
+            }
+            for room in due {
+                flush_heads(&tx, books, &mut undo, &room)?;
+            }
             // One `rooms` row write per room and group (not per append): the head, the record
-            // count and the newest event the group moved.
+            // count, the newest event the group moved and how far the sessions' rows hold theirs.
             {
                 let mut upsert = tx.prepare_cached(
-                    "INSERT INTO rooms (room_id, head_seq, pruned_through, sessions, last_id) VALUES (?1, ?2, ?3, ?4, ?5)
+                    "INSERT INTO rooms (room_id, head_seq, pruned_through, sessions, last_id, heads_through)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)
                      ON CONFLICT (room_id) DO UPDATE SET head_seq = excluded.head_seq,
                          pruned_through = excluded.pruned_through, sessions = excluded.sessions,
-                         last_id = excluded.last_id",
+                         last_id = excluded.last_id, heads_through = excluded.heads_through",
                 )?;
                 for (room, before) in undo.rooms_before() {
                     if let Some(h) = books.heads.get(room)
@@ -235,20 +276,9 @@ impl Writer {
                             h.head as i64,
                             h.pruned_through as i64,
                             h.sessions as i64,
-                            h.last_id
+                            h.last_id,
+                            h.heads_through as i64
                         ])?;
-                    }
-                }
-            }
-            // One `sessions` row write per session and group that moved its newest event.
-            {
-                let mut update = tx.prepare_cached("UPDATE sessions SET last_id = ?2, last_seq = ?3 WHERE id = ?1")?;
-                for ((room, session), before) in undo.records_before() {
-                    let Some(at) = books.records.get(room).and_then(|m| m.get(session)) else { continue };
-                    if let Some((id, seq)) = at.last
-                        && before.and_then(|b| b.last) != at.last
-                    {
-                        update.execute(params![at.row, id, seq as i64])?;
                     }
                 }
             }
@@ -273,20 +303,85 @@ impl Writer {
     }
 }
 
+/// How many events a room may run past `heads_through` before its sessions' rows are given their
+/// newest events: written per group, they cost a page per streaming session and group (a
+/// quarter of the streaming submits' rate); this often, a restart after a crash reads at most
+/// about this many events of the room to find them again (`repair_heads`).
+const HEADS_FLUSH_EVENTS: u64 = 2048;
+
+/// Gives every record row of `room` whose newest event moved on since it was written that event,
+/// and moves the room's `heads_through` to its head (its `rooms` row is written after).
+fn flush_heads(conn: &Connection, books: &mut Books, undo: &mut Undo, room: &str) -> Result<(), StoreError> {
+    if let Some(m) = books.records.get_mut(room) {
+        let mut update = conn.prepare_cached("UPDATE sessions SET last_id = ?2, last_seq = ?3 WHERE id = ?1")?;
+        for (session, at) in m.iter_mut() {
+            if let Some((id, seq)) = at.last
+                && at.written != at.last
+            {
+                undo.note_last(room, session, *at);
+                update.execute(params![at.row, id, seq as i64])?;
+                at.written = at.last;
+            }
+        }
+    }
+    if let Some(h) = books.heads.get_mut(room) {
+        h.heads_through = h.head;
+    }
+    Ok(())
+}
+
+/// After a crash a room's session rows may not hold their newest events (written now and then,
+/// `HEADS_FLUSH_EVENTS`): the events above `heads_through` are read again, newest first, and each
+/// session's newest one goes into the books (its row gets it at the next flush).
+fn repair_heads(conn: &Connection, records: &mut Records) -> Result<(), StoreError> {
+    let rooms: Vec<String> = conn
+        .prepare("SELECT room_id FROM rooms WHERE heads_through < head_seq")?
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    for room in rooms {
+        let row = room_row(conn, &room)?;
+        let lo = row.heads_through.max(row.pruned_through) + 1;
+        let mut newest: HashMap<String, (i64, u64)> = HashMap::new();
+        chain::walk(conn, &room, &row, (lo, row.head), Step::Session, |seq, id, session: Option<String>| {
+            if let Some(s) = session {
+                newest.entry(s).or_insert((id, seq));
+            }
+        })?;
+        let Some(m) = records.get_mut(&room) else { continue };
+        for (session, last) in newest {
+            if let Some(at) = m.get_mut(&session)
+                && at.last.is_none_or(|(_, seq)| seq < last.1)
+            {
+                at.last = Some(last);
+            }
+        }
+    }
+    Ok(())
+}
+
 /// After a commit: the readers' directory gets the rows of the records the group wrote, moved or
 /// deleted (only once they are committed: a reader must not look for a row it cannot see yet).
 fn publish_rows(directory: &Directory, records: &Records, undo: &Undo) {
-    let changed = undo.records_before();
+    let mut changed: Vec<(&str, &str, Option<Entry>)> = Vec::new();
+    for change in &undo.0 {
+        let (room, session) = match change {
+            Change::Record(room, session, _) | Change::Last(room, session, _) => (room, session),
+            Change::Heads(..) => continue,
+        };
+        let now = records.get(room).and_then(|m| m.get(session)).map(|at| (at.row, at.last));
+        changed.push((room, session, now));
+    }
     if changed.is_empty() {
         return;
     }
     let Ok(mut dir) = directory.write() else { return };
-    for (room, session) in changed.into_keys() {
-        match records.get(room).and_then(|m| m.get(session)) {
-            Some(at) => {
-                dir.entry(room.to_owned()).or_default().insert(session.to_owned(), at.row);
+    for (room, session, now) in changed {
+        match (now, dir.get_mut(room).and_then(|m| m.get_mut(session))) {
+            (Some(now), Some(entry)) => *entry = now,
+            (Some(now), None) => {
+                dir.entry(room.to_owned()).or_default().insert(session.to_owned(), now);
             }
-            None => {
+            (None, _) => {
                 if let Some(m) = dir.get_mut(room) {
                     m.remove(session);
                 }
@@ -294,6 +389,9 @@ fn publish_rows(directory: &Directory, records: &Records, undo: &Undo) {
         }
     }
 }
+
+/// What the readers' directory holds of a record: its row and its session's newest event.
+type Entry = (i64, Option<(i64, u64)>);
 
 /// Whether the file system of the database at `path` has `min` bytes free for unprivileged users.
 fn enough_free_space(path: &std::path::Path, min: u64) -> Result<(), StoreError> {
@@ -333,6 +431,8 @@ enum Change {
     Heads(String, Option<Heads>),
     /// A session's record row (`None`: it had none).
     Record(String, String, Option<RecordAt>),
+    /// A session's newest event, its row unmoved (as it was before).
+    Last(String, String, RecordAt),
 }
 
 /// What a group changed in the [`Books`], in order. A run or an operation rolled back to its
@@ -355,6 +455,11 @@ impl Undo {
         self.0.push(Change::Record(room.to_owned(), session.to_owned(), before));
     }
 
+    /// Before a session's newest event changes, its row staying where it is.
+    fn note_last(&mut self, room: &str, session: &str, before: RecordAt) {
+        self.0.push(Change::Last(room.to_owned(), session.to_owned(), before));
+    }
+
     /// Puts back what changed since `mark`, newest first.
     fn rollback_to(&mut self, mark: usize, books: &mut Books) {
         while self.0.len() > mark {
@@ -365,7 +470,7 @@ impl Undo {
                 Some(Change::Heads(room, None)) => {
                     books.heads.remove(&room);
                 }
-                Some(Change::Record(room, session, Some(at))) => {
+                Some(Change::Record(room, session, Some(at)) | Change::Last(room, session, at)) => {
                     books.records.entry(room).or_default().insert(session, at);
                 }
                 Some(Change::Record(room, session, None)) => {
@@ -376,17 +481,6 @@ impl Undo {
                 None => break,
             }
         }
-    }
-
-    /// The sessions whose records' books the group changed, each with its books before the group.
-    fn records_before(&self) -> HashMap<(&str, &str), Option<RecordAt>> {
-        let mut out = HashMap::new();
-        for change in &self.0 {
-            if let Change::Record(room, session, before) = change {
-                out.entry((room.as_str(), session.as_str())).or_insert(*before);
-            }
-        }
-        out
     }
 
     /// The rooms whose heads the group changed, each with its heads before the group.
@@ -588,12 +682,24 @@ fn append(
             // The books disagree with the table: fail this operation, never drop a record.
             StoreError::Other(format!("the record of session {}/{} has no row {row}", batch.room_id, rec.session_id))
         };
-        if let Some(RecordAt { row, started: None, .. }) = existing {
+        // The session's newest event goes with its record: this batch's, else the one it had.
+        let last =
+            lasts.iter().find(|(s, _)| *s == rec.session_id).map(|(_, l)| *l).or(existing.and_then(|at| at.last));
+        let (id, seq) = (last.map(|(id, _)| id), last.map(|(_, seq)| seq as i64));
+        if let Some(at @ RecordAt { row, started: None, .. }) = existing {
             let n = conn
-                .prepare_cached("UPDATE sessions SET record = ?2, updated_at_ms = ?3 WHERE id = ?1")?
-                .execute(params![row, rec.json(&batch.events)?, rec.updated_at_ms])?;
+                .prepare_cached(
+                    "UPDATE sessions SET record = ?2, updated_at_ms = ?3, last_id = ?4, last_seq = ?5 WHERE id = ?1",
+                )?
+                .execute(params![row, rec.json(&batch.events)?, rec.updated_at_ms, id, seq])?;
             if n != 1 {
                 return Err(no_row(row));
+            }
+            if at.last != last || at.written != last {
+                undo.note_last(&batch.room_id, &rec.session_id, at);
+                if let Some(at) = records.get_mut(&batch.room_id).and_then(|m| m.get_mut(&rec.session_id)) {
+                    (at.last, at.written) = (last, last);
+                }
             }
             continue;
         }
@@ -609,36 +715,29 @@ fn append(
             Some(_) => std::borrow::Cow::Borrowed(""),
             None => rec.json(&batch.events)?,
         };
-        // A moved record keeps its newest event (this batch's, if any, is written at the group's end).
-        let last = existing.and_then(|at| at.last);
         conn.prepare_cached(
             "INSERT INTO sessions (room_id, session_id, record, updated_at_ms, started_id, last_id, last_seq)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         )?
-        .execute(params![
-            batch.room_id,
-            rec.session_id,
-            json,
-            rec.updated_at_ms,
-            started_id,
-            last.map(|(id, _)| id),
-            last.map(|(_, seq)| seq as i64)
-        ])?;
+        .execute(params![batch.room_id, rec.session_id, json, rec.updated_at_ms, started_id, id, seq])?;
         let row = conn.last_insert_rowid();
         undo.note_record(&batch.room_id, &rec.session_id, existing);
         records
             .entry(batch.room_id.clone())
             .or_default()
-            .insert(rec.session_id.clone(), RecordAt { row, started: started_id, last });
+            .insert(rec.session_id.clone(), RecordAt { row, started: started_id, last, written: last });
         if existing.is_none() {
             h.sessions += 1;
         }
     }
-    // The sessions' newest events, in the books now; their rows get them at the group's end.
+    // The newest events of sessions whose records this batch did not write: in the books now,
+    // in their rows at the group's end.
     if let Some(room_records) = records.get_mut(&batch.room_id) {
         for (session, last) in lasts {
-            if let Some(at) = room_records.get_mut(session) {
-                undo.note_record(&batch.room_id, session, Some(*at));
+            if let Some(at) = room_records.get_mut(session)
+                && at.last != Some(last)
+            {
+                undo.note_last(&batch.room_id, session, *at);
                 at.last = Some(last);
             }
         }
