@@ -745,6 +745,34 @@ async fn sqlite_sessions_newest_events_are_found_again_after_a_crash() {
     for s in ["a", "b"] {
         assert_eq!(read(&store, s).await, want[s], "{s} after a clean stop");
     }
+
+    // A long run of events without records: the rows are given their newest events on the way
+    // (every 2,048 of the room's events), not only at a stop.
+    for _ in 0..25 {
+        let (ack, rx) = oneshot::channel();
+        let events: Vec<NewEvent> = (0..100).map(|i| NewEvent { session_id: "a".into(), ..ev("r", i) }).collect();
+        store
+            .send(WriteOp::Append(AppendBatch {
+                room_id: "r".into(),
+                events,
+                records: vec![],
+                outbound: vec![],
+                ack: Some(ack),
+            }))
+            .await
+            .unwrap();
+        rx.await.unwrap().unwrap();
+    }
+    let db = rusqlite::Connection::open(place.dir.path().join("db.sqlite")).unwrap();
+    let (last, through): (i64, i64) = db
+        .query_row(
+            "SELECT s.last_seq, r.heads_through FROM sessions s JOIN rooms r ON r.room_id = s.room_id WHERE s.session_id = 'a'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert!(through >= 2048 && last == through, "written on the way: last {last}, through {through}");
+    assert_eq!(read(&store, "a").await.len(), 100, "a page of the tail");
 }
 
 /// Whether each acknowledgement says committed, in order.
