@@ -1,8 +1,10 @@
 //! The SQLite engine (the default): one writer thread, a small pool of read-only connections.
 
 mod access;
+mod books;
 mod chain;
 mod checkpoint;
+mod heads;
 mod prefill;
 mod readers;
 mod schema;

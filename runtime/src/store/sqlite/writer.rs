@@ -8,10 +8,12 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use rusqlite::{Connection, params};
 
+use super::books::{Books, Change, Heads, RecordAt, Records, Undo};
 use super::chain::{self, Step};
 use super::checkpoint::Checkpointer;
+use super::heads::{HEADS_FLUSH_EVENTS, flush_heads, publish_rows, repair_heads};
 use super::prefill::Prefill;
-use super::schema::{AUTOCHECKPOINT_PAGES, MARK_EVERY, RoomRow, room_row};
+use super::schema::{AUTOCHECKPOINT_PAGES, MARK_EVERY, room_row};
 use super::webhooks;
 use super::{Directory, Write};
 use crate::store::group::{Done, Inbox, deliver, event_json, frame, next_group, outbox_item};
@@ -22,38 +24,6 @@ use crate::store::types::{
     record_of_started_event,
 };
 use ensemble_core::event::EventBody;
-
-/// What the writer keeps of a room: its `rooms` row (the record count is what `GET /v1/rooms`
-/// reads, since the records have no index by room: migration 4; the newest event's row id is where
-/// the room's chain of events starts, since the events have none either: migration 5).
-type Heads = RoomRow;
-
-/// Each session record's row (`sessions.id`), by room and session. The table has no index on
-/// them (migration 4): kept with each insert, it put every room's entries on a page of their own,
-/// and a group of starts across 32 rooms rewrote one such page per room.
-type Records = HashMap<String, HashMap<String, RecordAt>>;
-
-/// Where a session's record is: its row, and the row of the `session.started` event it was written
-/// as (migration 6), which retention must not prune before the record has its JSON. The record's
-/// first change moves it to a row of its own (`started` then `None`); retention writing it out
-/// where it is leaves `started` (the row then says it needs the event no longer).
-/// `last` is the session's newest event (row id, seq; migration 12), which its next event links
-/// to and readers enter its chain at; `written` is what the row holds of it in this transaction
-/// (the group's end writes `last` where the two differ).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct RecordAt {
-    row: i64,
-    started: Option<i64>,
-    last: Option<(i64, u64)>,
-    written: Option<(i64, u64)>,
-}
-
-/// What the writer keeps of the database in memory: touched rooms' heads and every record's row.
-#[derive(Default)]
-struct Books {
-    heads: HashMap<String, Heads>,
-    records: Records,
-}
 
 fn load_records(conn: &Connection) -> Result<Records, StoreError> {
     let mut records = Records::new();
@@ -303,96 +273,6 @@ impl Writer {
     }
 }
 
-/// How many events a room may run past `heads_through` before its sessions' rows are given their
-/// newest events: written per group, they cost a page per streaming session and group (a
-/// quarter of the streaming submits' rate); this often, a restart after a crash reads at most
-/// about this many events of the room to find them again (`repair_heads`).
-const HEADS_FLUSH_EVENTS: u64 = 2048;
-
-/// Gives every record row of `room` whose newest event moved on since it was written that event,
-/// and moves the room's `heads_through` to its head (its `rooms` row is written after).
-fn flush_heads(conn: &Connection, books: &mut Books, undo: &mut Undo, room: &str) -> Result<(), StoreError> {
-    if let Some(m) = books.records.get_mut(room) {
-        let mut update = conn.prepare_cached("UPDATE sessions SET last_id = ?2, last_seq = ?3 WHERE id = ?1")?;
-        for (session, at) in m.iter_mut() {
-            if let Some((id, seq)) = at.last
-                && at.written != at.last
-            {
-                undo.note_last(room, session, *at);
-                update.execute(params![at.row, id, seq as i64])?;
-                at.written = at.last;
-            }
-        }
-    }
-    if let Some(h) = books.heads.get_mut(room) {
-        h.heads_through = h.head;
-    }
-    Ok(())
-}
-
-/// After a crash a room's session rows may not hold their newest events (written now and then,
-/// `HEADS_FLUSH_EVENTS`): the events above `heads_through` are read again, newest first, and each
-/// session's newest one goes into the books (its row gets it at the next flush).
-fn repair_heads(conn: &Connection, records: &mut Records) -> Result<(), StoreError> {
-    let rooms: Vec<String> = conn
-        .prepare("SELECT room_id FROM rooms WHERE heads_through < head_seq")?
-        .query_map([], |r| r.get(0))?
-        .collect::<Result<_, _>>()?;
-    for room in rooms {
-        let row = room_row(conn, &room)?;
-        let lo = row.heads_through.max(row.pruned_through) + 1;
-        let mut newest: HashMap<String, (i64, u64)> = HashMap::new();
-        chain::walk(conn, &room, &row, (lo, row.head), Step::Session, |seq, id, session: Option<String>| {
-            if let Some(s) = session {
-                newest.entry(s).or_insert((id, seq));
-            }
-        })?;
-        let Some(m) = records.get_mut(&room) else { continue };
-        for (session, last) in newest {
-            if let Some(at) = m.get_mut(&session)
-                && at.last.is_none_or(|(_, seq)| seq < last.1)
-            {
-                at.last = Some(last);
-            }
-        }
-    }
-    Ok(())
-}
-
-/// After a commit: the readers' directory gets the rows of the records the group wrote, moved or
-/// deleted (only once they are committed: a reader must not look for a row it cannot see yet).
-fn publish_rows(directory: &Directory, records: &Records, undo: &Undo) {
-    let mut changed: Vec<(&str, &str, Option<Entry>)> = Vec::new();
-    for change in &undo.0 {
-        let (room, session) = match change {
-            Change::Record(room, session, _) | Change::Last(room, session, _) => (room, session),
-            Change::Heads(..) => continue,
-        };
-        let now = records.get(room).and_then(|m| m.get(session)).map(|at| (at.row, at.last));
-        changed.push((room, session, now));
-    }
-    if changed.is_empty() {
-        return;
-    }
-    let Ok(mut dir) = directory.write() else { return };
-    for (room, session, now) in changed {
-        match (now, dir.get_mut(room).and_then(|m| m.get_mut(session))) {
-            (Some(now), Some(entry)) => *entry = now,
-            (Some(now), None) => {
-                dir.entry(room.to_owned()).or_default().insert(session.to_owned(), now);
-            }
-            (None, _) => {
-                if let Some(m) = dir.get_mut(room) {
-                    m.remove(session);
-                }
-            }
-        }
-    }
-}
-
-/// What the readers' directory holds of a record: its row and its session's newest event.
-type Entry = (i64, Option<(i64, u64)>);
-
 /// Whether the file system of the database at `path` has `min` bytes free for unprivileged users.
 fn enough_free_space(path: &std::path::Path, min: u64) -> Result<(), StoreError> {
     let dir = path.parent().unwrap_or(std::path::Path::new("."));
@@ -422,78 +302,6 @@ fn run_op(conn: &Connection, op: &WriteOp) -> Result<Value, StoreError> {
             Ok(Value::Unit)
         }
         _ => Ok(Value::Unit),
-    }
-}
-
-/// A change to the [`Books`], as they were before it: put back if its writes are rolled back.
-enum Change {
-    /// A room's heads (`None`: not loaded then).
-    Heads(String, Option<Heads>),
-    /// A session's record row (`None`: it had none).
-    Record(String, String, Option<RecordAt>),
-    /// A session's newest event, its row unmoved (as it was before).
-    Last(String, String, RecordAt),
-}
-
-/// What a group changed in the [`Books`], in order. A run or an operation rolled back to its
-/// savepoint unwinds the log to where it began ([`Undo::mark`]); a failed group unwinds all of it.
-#[derive(Default)]
-struct Undo(Vec<Change>);
-
-impl Undo {
-    fn mark(&self) -> usize {
-        self.0.len()
-    }
-
-    /// Before a room's heads change.
-    fn note(&mut self, heads: &HashMap<String, Heads>, room: &str) {
-        self.0.push(Change::Heads(room.to_owned(), heads.get(room).copied()));
-    }
-
-    /// Before a session's record row changes (`before`: its row until now).
-    fn note_record(&mut self, room: &str, session: &str, before: Option<RecordAt>) {
-        self.0.push(Change::Record(room.to_owned(), session.to_owned(), before));
-    }
-
-    /// Before a session's newest event changes, its row staying where it is.
-    fn note_last(&mut self, room: &str, session: &str, before: RecordAt) {
-        self.0.push(Change::Last(room.to_owned(), session.to_owned(), before));
-    }
-
-    /// Puts back what changed since `mark`, newest first.
-    fn rollback_to(&mut self, mark: usize, books: &mut Books) {
-        while self.0.len() > mark {
-            match self.0.pop() {
-                Some(Change::Heads(room, Some(h))) => {
-                    books.heads.insert(room, h);
-                }
-                Some(Change::Heads(room, None)) => {
-                    books.heads.remove(&room);
-                }
-                Some(Change::Record(room, session, Some(at)) | Change::Last(room, session, at)) => {
-                    books.records.entry(room).or_default().insert(session, at);
-                }
-                Some(Change::Record(room, session, None)) => {
-                    if let Some(m) = books.records.get_mut(&room) {
-                        m.remove(&session);
-                    }
-                }
-                None => break,
-            }
-        }
-    }
-
-    /// The rooms whose heads the group changed, each with its heads before the group.
-    fn rooms_before(&self) -> HashMap<&str, Option<Heads>> {
-        // Sized for every change at once: grown from empty it rehashed several times per group,
-        // which showed in a profile of session starts.
-        let mut out = HashMap::with_capacity(self.0.len());
-        for change in &self.0 {
-            if let Change::Heads(room, before) = change {
-                out.entry(room.as_str()).or_insert(*before);
-            }
-        }
-        out
     }
 }
 
