@@ -604,12 +604,39 @@ async fn sqlite_a_record_rolled_back_with_its_operation_is_written_anew() {
     assert_eq!(counts, vec![3]);
 }
 
+/// Sends an append of `events` and `records` to room `r`; its acknowledgement, to await later
+/// (several sent at once make one group).
+async fn send_to_r(store: &Store, events: Vec<NewEvent>, records: Vec<RecordRow>) -> Ack {
+    let (ack, rx) = oneshot::channel();
+    let batch = AppendBatch { room_id: "r".into(), events, records, outbound: vec![], ack: Some(ack) };
+    store.send(WriteOp::Append(batch)).await.unwrap();
+    rx
+}
+
+type Ack = oneshot::Receiver<Result<u64, ensemble_runtime::store::StoreError>>;
+
+/// `n` events of `session` in room `r`.
+fn events_of(session: &str, n: usize) -> Vec<NewEvent> {
+    (0..n).map(|i| NewEvent { session_id: session.into(), ..ev("r", i) }).collect()
+}
+
+/// A new record of `session` in room `r`.
+fn record_of(session: &str) -> RecordRow {
+    RecordRow::of(&SessionRecord::new(Session::new_canonical("r", session, "scripted", "/", 0), Phase::Live)).unwrap()
+}
+
+/// The seqs of `session`'s tail in room `r` (one page of up to 100).
+async fn tail_of(store: &Store, session: &str) -> Vec<u64> {
+    use ensemble_runtime::store::SessionPageFrom;
+    let page = store.session_events("r", session, SessionPageFrom::Before(u64::MAX), 100).await.unwrap();
+    page.events.iter().map(|e| e.0).collect()
+}
+
 /// A failed append rolls back the session's chain with its rows (SQLite links each session's
 /// events, migration 12): the session's next event links to the last one committed, and the
 /// session reads back every committed event, in one group and after a restart.
 #[tokio::test]
 async fn sqlite_a_failed_append_leaves_its_sessions_chain_as_it_was() {
-    use ensemble_runtime::store::SessionPageFrom;
     let Some(place) = Place::new(Engine::Sqlite).await else { return };
     let mut cfg = place.config();
     cfg.linger = Duration::from_millis(200);
@@ -619,49 +646,25 @@ async fn sqlite_a_failed_append_leaves_its_sessions_chain_as_it_was() {
         .exec("CREATE TRIGGER poison BEFORE INSERT ON events WHEN NEW.json LIKE '%poison%' BEGIN SELECT RAISE(ABORT, 'poison'); END")
         .await
         .unwrap();
-    let rec =
-        RecordRow::of(&SessionRecord::new(Session::new_canonical("r", "s", "scripted", "/", 0), Phase::Live)).unwrap();
-    let (ack, first) = oneshot::channel();
-    store
-        .send(WriteOp::Append(AppendBatch {
-            room_id: "r".into(),
-            events: vec![ev("r", 0), ev("r", 1)],
-            records: vec![rec],
-            outbound: vec![],
-            ack: Some(ack),
-        }))
-        .await
-        .unwrap();
+    let first = send_to_r(&store, vec![ev("r", 0), ev("r", 1)], vec![record_of("s")]).await;
     assert_eq!(first.await.unwrap().unwrap(), 2);
     // One group: an event, then two of which the second is refused, then one more.
     let poisoned = NewEvent { event_id: "poison".into(), ..ev("r", 9) };
     let mut acks = Vec::new();
     for events in [vec![ev("r", 2)], vec![ev("r", 3), poisoned], vec![ev("r", 4)]] {
-        let (ack, rx) = oneshot::channel();
-        store
-            .send(WriteOp::Append(AppendBatch {
-                room_id: "r".into(),
-                events,
-                records: vec![],
-                outbound: vec![],
-                ack: Some(ack),
-            }))
-            .await
-            .unwrap();
-        acks.push(rx);
+        acks.push(send_to_r(&store, events, vec![]).await);
     }
-    let results: Vec<bool> = futures_ok(acks).await;
+    let mut results = Vec::new();
+    for rx in acks {
+        results.push(rx.await.unwrap().is_ok());
+    }
     assert_eq!(results, vec![true, false, true]);
-    let read = async |store: &Store| -> Vec<u64> {
-        let page = store.session_events("r", "s", SessionPageFrom::Before(u64::MAX), 100).await.unwrap();
-        page.events.iter().map(|e| e.0).collect()
-    };
-    assert_eq!(read(&store).await, vec![1, 2, 3, 4]);
+    assert_eq!(tail_of(&store, "s").await, vec![1, 2, 3, 4]);
     store.close().await;
     drop(store);
     let store = place.open(cfg, Arc::new(Collect::default())).await;
     assert_eq!(append_n(&store, "r", 1).await, 5);
-    assert_eq!(read(&store).await, vec![1, 2, 3, 4, 5]);
+    assert_eq!(tail_of(&store, "s").await, vec![1, 2, 3, 4, 5]);
 }
 
 /// A SQLite store stopped before its sessions' rows were given their newest events (a crash:
@@ -670,44 +673,18 @@ async fn sqlite_a_failed_append_leaves_its_sessions_chain_as_it_was() {
 /// events are whole.
 #[tokio::test]
 async fn sqlite_sessions_newest_events_are_found_again_after_a_crash() {
-    use ensemble_runtime::store::SessionPageFrom;
     let Some(place) = Place::new(Engine::Sqlite).await else { return };
     let cfg = place.config();
     let store = place.open(cfg.clone(), Arc::new(Collect::default())).await;
     let mut want: std::collections::HashMap<&str, Vec<u64>> = Default::default();
     for s in ["a", "b"] {
-        let rec = RecordRow::of(&SessionRecord::new(Session::new_canonical("r", s, "scripted", "/", 0), Phase::Live))
-            .unwrap();
-        let (ack, rx) = oneshot::channel();
-        let events = vec![NewEvent { session_id: s.into(), ..ev("r", 0) }];
-        store
-            .send(WriteOp::Append(AppendBatch {
-                room_id: "r".into(),
-                events,
-                records: vec![rec],
-                outbound: vec![],
-                ack: Some(ack),
-            }))
-            .await
-            .unwrap();
-        want.entry(s).or_default().push(rx.await.unwrap().unwrap());
+        let seq = send_to_r(&store, events_of(s, 1), vec![record_of(s)]).await.await.unwrap().unwrap();
+        want.entry(s).or_default().push(seq);
     }
     // Events without records: the rows of a and b do not hold them.
     for i in 0..20 {
         let s = if i % 3 == 0 { "b" } else { "a" };
-        let (ack, rx) = oneshot::channel();
-        let events = vec![NewEvent { session_id: s.into(), ..ev("r", i) }];
-        store
-            .send(WriteOp::Append(AppendBatch {
-                room_id: "r".into(),
-                events,
-                records: vec![],
-                outbound: vec![],
-                ack: Some(ack),
-            }))
-            .await
-            .unwrap();
-        want.entry(s).or_default().push(rx.await.unwrap().unwrap());
+        want.entry(s).or_default().push(send_to_r(&store, events_of(s, 1), vec![]).await.await.unwrap().unwrap());
     }
     // As a crash leaves them: the rows without their newest events, the room's mark at 0 (a
     // clean stop writes them, so they are taken away after it).
@@ -718,50 +695,22 @@ async fn sqlite_sessions_newest_events_are_found_again_after_a_crash() {
         .unwrap();
     drop(db);
     let store = place.open(cfg.clone(), Arc::new(Collect::default())).await;
-    let read = async |store: &Store, s: &str| -> Vec<u64> {
-        let page = store.session_events("r", s, SessionPageFrom::Before(u64::MAX), 100).await.unwrap();
-        page.events.iter().map(|e| e.0).collect()
-    };
     for s in ["a", "b"] {
-        assert_eq!(read(&store, s).await, want[s], "{s} after the crash");
+        assert_eq!(tail_of(&store, s).await, want[s], "{s} after the crash");
     }
     // Their chains go on from there, and a clean stop writes the rows: read back again.
-    let (ack, rx) = oneshot::channel();
-    let events = vec![NewEvent { session_id: "b".into(), ..ev("r", 99) }];
-    store
-        .send(WriteOp::Append(AppendBatch {
-            room_id: "r".into(),
-            events,
-            records: vec![],
-            outbound: vec![],
-            ack: Some(ack),
-        }))
-        .await
-        .unwrap();
-    want.entry("b").or_default().push(rx.await.unwrap().unwrap());
+    want.entry("b").or_default().push(send_to_r(&store, events_of("b", 1), vec![]).await.await.unwrap().unwrap());
     store.close().await;
     drop(store);
     let store = place.open(cfg, Arc::new(Collect::default())).await;
     for s in ["a", "b"] {
-        assert_eq!(read(&store, s).await, want[s], "{s} after a clean stop");
+        assert_eq!(tail_of(&store, s).await, want[s], "{s} after a clean stop");
     }
 
     // A long run of events without records: the rows are given their newest events on the way
     // (every 2,048 of the room's events), not only at a stop.
     for _ in 0..25 {
-        let (ack, rx) = oneshot::channel();
-        let events: Vec<NewEvent> = (0..100).map(|i| NewEvent { session_id: "a".into(), ..ev("r", i) }).collect();
-        store
-            .send(WriteOp::Append(AppendBatch {
-                room_id: "r".into(),
-                events,
-                records: vec![],
-                outbound: vec![],
-                ack: Some(ack),
-            }))
-            .await
-            .unwrap();
-        rx.await.unwrap().unwrap();
+        send_to_r(&store, events_of("a", 100), vec![]).await.await.unwrap().unwrap();
     }
     let db = rusqlite::Connection::open(place.dir.path().join("db.sqlite")).unwrap();
     let (last, through): (i64, i64) = db
@@ -772,16 +721,7 @@ async fn sqlite_sessions_newest_events_are_found_again_after_a_crash() {
         )
         .unwrap();
     assert!(through >= 2048 && last == through, "written on the way: last {last}, through {through}");
-    assert_eq!(read(&store, "a").await.len(), 100, "a page of the tail");
-}
-
-/// Whether each acknowledgement says committed, in order.
-async fn futures_ok(acks: Vec<oneshot::Receiver<Result<u64, ensemble_runtime::store::StoreError>>>) -> Vec<bool> {
-    let mut out = Vec::new();
-    for rx in acks {
-        out.push(rx.await.unwrap().is_ok());
-    }
-    out
+    assert_eq!(tail_of(&store, "a").await.len(), 100, "a page of the tail");
 }
 
 /// A closed SQLite store leaves its WAL empty, so the next start reads nothing back: the writer's

@@ -115,7 +115,6 @@ impl From<ControllerError> for ApiError {
             C::ProviderUnavailable { .. }
             | C::Unsupported(_)
             | C::SideUnsupported(_)
-            | C::NotASide(_)
             | C::GoalsUnsupported(_)
             | C::ConfigUnsupported(_)
             | C::UnknownConfig(_) => StatusCode::UNPROCESSABLE_ENTITY,

@@ -50,8 +50,6 @@ pub enum ControllerError {
     /// A `clientSubmitId` already named another operation.
     #[error("{0}")]
     SubmitIdConflict(String),
-    #[error("{0}")]
-    NotASide(String),
     #[error("the session has no goal")]
     NoGoal,
     #[error("{0}")]
@@ -146,7 +144,6 @@ impl ControllerError {
             Self::SubmitIdConflict(_) => "client_submit_id_conflict",
             Self::ConfigUnsupported(_) => "config_unsupported",
             Self::UnknownConfig(_) => "unknown_config",
-            Self::NotASide(_) => "not_a_side",
             Self::NoGoal => "no_goal",
             Self::GoalsUnsupported(_) => "goals_unsupported",
             Self::InteractionNotFound(_) => "interaction_not_found",

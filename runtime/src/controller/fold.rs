@@ -148,23 +148,6 @@ pub(super) struct SideLog {
     pub(super) bytes: usize,
 }
 
-/// A page of a side conversation's events.
-#[derive(Debug)]
-pub struct SideEventPage {
-    /// Event JSON texts with their side seqs.
-    pub events: Vec<(u64, Bytes)>,
-    pub head_seq: u64,
-    /// Every event with `seq <= pruned_through` is gone.
-    pub pruned_through: u64,
-}
-
-impl SideEventPage {
-    /// Where the next page starts (its `after`) when events follow this one; `None` at the head.
-    pub fn next(&self) -> Option<u64> {
-        self.events.last().map(|(seq, _)| *seq).filter(|seq| *seq < self.head_seq)
-    }
-}
-
 #[derive(Default)]
 pub(super) struct State {
     /// Add and remove entries with [`State::insert`] / [`State::remove`], and after changing an

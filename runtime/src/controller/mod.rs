@@ -44,7 +44,7 @@ pub use cluster::Location;
 pub use config::{AttachmentConfig, ClusterConfig, ControllerConfig, WorkspaceConfig};
 pub use ensemble_core::isolation::IsolationRequest;
 pub use error::ControllerError;
-pub use fold::{Published, SideEventPage};
+pub use fold::Published;
 pub use fork::ForkSession;
 pub use goals::{GoalControl, provider_goal_status};
 pub use requests::{ForkFrom, StartSession, SubmitTurn, TurnAccepted};

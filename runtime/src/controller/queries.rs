@@ -6,10 +6,11 @@ use super::Controller;
 use super::error::{ControllerError, Result};
 use super::fold::SideLog;
 use crate::session::Phase;
-use crate::store::{EventPage, SessionEventPage, SessionPageFrom};
+use crate::store::{EventPage, SessionEventPage, SessionPageFrom, StoreError, page_fit};
 use ensemble_core::event::Interaction;
 use ensemble_core::model::{Goal, ProviderInfo, Room, Scope, Session, SessionKey, SessionStatus};
 use ensemble_core::present::SessionPresent;
+use serde_json::value::RawValue;
 
 impl Controller {
     /// Every registered provider with its availability and capabilities, and its auth state as
@@ -256,45 +257,30 @@ impl Controller {
 
 /// A page of a side conversation's in-memory log, cut as the store's pages are.
 fn side_page(log: &SideLog, from: SessionPageFrom, limit: usize, max_bytes: usize) -> Result<SessionEventPage> {
-    let pruned_through = log.events.front().map(|(s, _)| s - 1).unwrap_or(log.next_seq);
-    let head_seq = log.next_seq;
-    let mut bytes = 0usize;
-    let mut fits = |i: usize, json: &bytes::Bytes| {
-        bytes = bytes.saturating_add(json.len());
-        i == 0 || bytes <= max_bytes
+    // The candidates in reading order: forwards from `after`, backwards from `before`.
+    let mut picked: Vec<&(u64, bytes::Bytes)> = match from {
+        SessionPageFrom::After(after) => log.events.iter().filter(|(s, _)| *s > after).collect(),
+        SessionPageFrom::Before(before) => log.events.iter().rev().filter(|(s, _)| *s < before).collect(),
     };
-    let (picked, more): (Vec<&(u64, bytes::Bytes)>, bool) = match from {
-        SessionPageFrom::After(after) => {
-            let after_it: Vec<_> = log.events.iter().filter(|(s, _)| *s > after).collect();
-            let picked: Vec<_> = after_it
-                .iter()
-                .take(limit)
-                .enumerate()
-                .take_while(|(i, (_, j))| fits(*i, j))
-                .map(|(_, e)| *e)
-                .collect();
-            let more = after_it.len() > picked.len();
-            (picked, more)
-        }
-        SessionPageFrom::Before(before) => {
-            let older: Vec<_> = log.events.iter().rev().filter(|(s, _)| *s < before).collect();
-            let mut picked: Vec<_> =
-                older.iter().take(limit).enumerate().take_while(|(i, (_, j))| fits(*i, j)).map(|(_, e)| *e).collect();
-            let more = older.len() > picked.len();
-            picked.reverse();
-            (picked, more)
-        }
-    };
+    let keep = page_fit(picked.iter().map(|(_, json)| json.len()), limit, max_bytes);
+    let more = picked.len() > keep;
+    picked.truncate(keep);
+    if matches!(from, SessionPageFrom::Before(_)) {
+        picked.reverse();
+    }
     let mut events = Vec::with_capacity(picked.len());
     for (seq, json) in picked {
-        let text =
-            std::str::from_utf8(json).map_err(|e| crate::store::StoreError::Other(format!("side event: {e}")))?;
-        let raw = serde_json::value::RawValue::from_string(text.to_owned())
-            .map_err(|e| crate::store::StoreError::Other(format!("side event: {e}")))?;
+        let text = String::from_utf8(json.to_vec()).map_err(|e| StoreError::Other(format!("side event: {e}")))?;
+        let raw = RawValue::from_string(text).map_err(|e| StoreError::Other(format!("side event: {e}")))?;
         events.push((*seq, raw));
     }
-    let last_seq = log.events.back().map(|(s, _)| *s).unwrap_or(0);
-    Ok(SessionEventPage { events, head_seq, pruned_through, last_seq, more })
+    Ok(SessionEventPage {
+        events,
+        head_seq: log.next_seq,
+        pruned_through: log.events.front().map(|(s, _)| s - 1).unwrap_or(log.next_seq),
+        last_seq: log.events.back().map(|(s, _)| *s).unwrap_or(0),
+        more,
+    })
 }
 
 /// The session's interactions waiting for an answer, oldest first.

@@ -39,7 +39,7 @@ pub use postgres::{Claim, Leases, NewClaim};
 pub use types::{
     AppendBatch, CommitListener, CommittedEvent, DEFAULT_WAL_PREFILL, EventPage, LedgerKey, RecordBody, RecordRow,
     Retention, RoomInfo, Rung, SessionEventPage, SessionPageFrom, StoreConfig, StoreError, Synchronous, WriteOp,
-    WritePermit,
+    WritePermit, page_fit,
 };
 pub use webhooks::{
     ATTEMPTS_KEPT, NewOutboxItem, Outbound, OutboxAttempt, OutboxClaim, OutboxItem, OutboxState, Settle, WebhookRecord,

@@ -432,6 +432,22 @@ impl EventPage {
     }
 }
 
+/// How many of a page's candidate events (their sizes in bytes, in reading order) it takes: at
+/// most `limit`, no more than `max_bytes` of them, and at least one however large. Every page of
+/// events is cut so (the room's, a session's in either engine, a side conversation's).
+pub fn page_fit(sizes: impl IntoIterator<Item = usize>, limit: usize, max_bytes: usize) -> usize {
+    let mut bytes = 0usize;
+    let mut n = 0;
+    for size in sizes.into_iter().take(limit) {
+        bytes = bytes.saturating_add(size);
+        if bytes > max_bytes && n > 0 {
+            break;
+        }
+        n += 1;
+    }
+    n
+}
+
 /// Which way a page of one session's events reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SessionPageFrom {

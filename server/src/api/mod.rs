@@ -345,6 +345,18 @@ pub struct EventList {
     pub prev: Option<u64>,
 }
 
+/// An [`EventList`] as the routes write it: the events' stored JSON as it is, never parsed.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RawEventList {
+    pub data: Vec<Box<serde_json::value::RawValue>>,
+    pub head_seq: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prev: Option<u64>,
+}
+
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(rename_all = "camelCase")]
 #[into_params(parameter_in = Query)]

@@ -3,11 +3,10 @@
 use axum::Extension;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
-use serde_json::value::RawValue;
 
 use crate::access::Principal;
 use crate::api::params::{RoomPath, events_page, history_expired};
-use crate::api::{EventList, EventsQuery, RoomList};
+use crate::api::{EventList, EventsQuery, RawEventList, RoomList};
 use crate::error::{ApiError, ErrorResponse, Json, Query};
 use crate::state::AppState;
 
@@ -47,15 +46,7 @@ pub async fn list_events(
         let message = format!("events up to seq {} are no longer retained", page.pruned_through);
         return Err(history_expired(message, page.pruned_through, page.head_seq));
     }
-    #[derive(serde::Serialize)]
-    #[serde(rename_all = "camelCase")]
-    struct RawList {
-        data: Vec<Box<RawValue>>,
-        head_seq: u64,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        next: Option<u64>,
-    }
     let next = page.next();
-    let body = RawList { data: page.events.into_iter().map(|(_, e)| e).collect(), head_seq: page.head_seq, next };
-    Ok(axum::Json(body).into_response())
+    let data = page.events.into_iter().map(|(_, e)| e).collect();
+    Ok(axum::Json(RawEventList { data, head_seq: page.head_seq, next, prev: None }).into_response())
 }

@@ -1,12 +1,12 @@
 //! Side conversations: ephemeral forks of a live session, and their in-memory events.
 
 use axum::extract::State;
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use ensemble_core::model::SideCapabilities;
 
 use crate::api::params::{SessionPath, history_expired, session_events_page};
-use crate::api::{EventList, OpenSideRequest, SessionEventsQuery, SessionList, SideOpened};
+use crate::api::{EventList, OpenSideRequest, RawEventList, SessionEventsQuery, SessionList, SideOpened};
 use crate::error::{ApiError, ErrorResponse, Json, Query};
 use crate::state::AppState;
 use ensemble_runtime::store::SessionPageFrom;
@@ -81,29 +81,12 @@ pub async fn session_events(
         let message = format!("this session's events up to seq {} are no longer kept", page.pruned_through);
         return Err(history_expired(message, page.pruned_through, page.head_seq));
     }
-    // The events are the stored JSON, written as they are.
-    let mut body = String::with_capacity(64 + page.events.iter().map(|(_, j)| j.get().len() + 1).sum::<usize>());
-    body.push_str("{\"data\":[");
-    for (i, (_, json)) in page.events.iter().enumerate() {
-        if i > 0 {
-            body.push(',');
-        }
-        body.push_str(json.get());
-    }
-    body.push_str(&format!("],\"headSeq\":{}", page.head_seq));
-    match (from, page.more) {
-        (SessionPageFrom::After(_), true) => {
-            if let Some((seq, _)) = page.events.last() {
-                body.push_str(&format!(",\"next\":{seq}"));
-            }
-        }
-        (SessionPageFrom::Before(_), true) => {
-            if let Some((seq, _)) = page.events.first() {
-                body.push_str(&format!(",\"prev\":{seq}"));
-            }
-        }
-        _ => {}
-    }
-    body.push('}');
-    Ok(([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], body).into_response())
+    // `next` for a page forwards, `prev` for one backwards, while more lie that way.
+    let (first, last) = (page.events.first().map(|e| e.0), page.events.last().map(|e| e.0));
+    let (next, prev) = match from {
+        SessionPageFrom::After(_) => (last.filter(|_| page.more), None),
+        SessionPageFrom::Before(_) => (None, first.filter(|_| page.more)),
+    };
+    let data = page.events.into_iter().map(|(_, e)| e).collect();
+    Ok(axum::Json(RawEventList { data, head_seq: page.head_seq, next, prev }).into_response())
 }

@@ -22,7 +22,9 @@ use tokio_postgres::{Client, IsolationLevel, NoTls};
 
 use super::health::StoreStats;
 use super::types::Value;
-use super::types::{CommitListener, EventPage, RoomInfo, SessionEventPage, SessionPageFrom, StoreConfig, StoreError};
+use super::types::{
+    CommitListener, EventPage, RoomInfo, SessionEventPage, SessionPageFrom, StoreConfig, StoreError, page_fit,
+};
 use super::{Engine, LogReads};
 use crate::session::SessionRecord;
 pub(in crate::store) use writer::Stmts;
@@ -206,16 +208,9 @@ impl LogReads for Postgres {
             };
             let bound = i64::try_from(bound).unwrap_or(i64::MAX);
             let rows = tx.query(sql, &[&room_id, &session_id, &bound, &(limit as i64 + 1)]).await.map_err(classify)?;
-            let mut bytes = 0usize;
-            let mut seqs: Vec<i64> = Vec::new();
-            for row in rows.iter().take(limit) {
-                bytes = bytes.saturating_add(row.get::<_, i32>(1) as usize);
-                if bytes > max_bytes && !seqs.is_empty() {
-                    break;
-                }
-                seqs.push(row.get(0));
-            }
-            let more = rows.len() > seqs.len();
+            let keep = page_fit(rows.iter().map(|r| r.get::<_, i32>(1) as usize), limit, max_bytes);
+            let seqs: Vec<i64> = rows.iter().take(keep).map(|r| r.get(0)).collect();
+            let more = rows.len() > keep;
             let rows = tx
                 .query(
                     "SELECT seq, json FROM events WHERE room_id = $1 AND seq = ANY($2) ORDER BY seq",

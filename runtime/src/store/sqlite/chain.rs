@@ -8,7 +8,7 @@ use rusqlite::types::{FromSql, Null};
 use rusqlite::{Connection, OptionalExtension, ToSql, params};
 
 use super::schema::{MARK_EVERY, RoomRow, room_row};
-use crate::store::types::StoreError;
+use crate::store::types::{StoreError, page_fit};
 
 /// What a walk reads of each row besides its links, handed to its visitor.
 pub(super) enum Step<'a> {
@@ -135,15 +135,8 @@ pub(super) fn page(
     let mut sizes: Vec<(u64, i64)> = Vec::new();
     walk(&tx, room, &row, (lo, hi), Step::Size, |seq, _, size: Option<i64>| sizes.push((seq, size.unwrap_or(0))))?;
     // Oldest first: the page ends before the event that would take it past `max_bytes`.
-    let mut end = lo.saturating_sub(1);
-    let mut bytes = 0usize;
-    for (seq, size) in sizes.into_iter().rev() {
-        bytes = bytes.saturating_add(usize::try_from(size).unwrap_or(usize::MAX));
-        if bytes > max_bytes && seq > lo {
-            break;
-        }
-        end = seq;
-    }
+    let sizes = sizes.into_iter().rev().map(|(_, size)| usize::try_from(size).unwrap_or(usize::MAX));
+    let end = lo.saturating_sub(1) + page_fit(sizes, usize::MAX, max_bytes) as u64;
     let mut found = Vec::new();
     walk(&tx, room, &row, (lo, end), Step::Json, |seq, _, json: Option<String>| found.push((seq, json)))?;
     tx.finish()?;

@@ -11,7 +11,7 @@ use serde_json::value::RawValue;
 
 use super::chain;
 use super::schema::{RoomRow, room_row};
-use crate::store::types::{SessionEventPage, SessionPageFrom, StoreError};
+use crate::store::types::{SessionEventPage, SessionPageFrom, StoreError, page_fit};
 
 /// What the walk reads of each row: its row id, seq and size in bytes.
 type Link = (i64, u64, usize);
@@ -42,7 +42,7 @@ pub(super) fn page(
             let Some(entry) = entry else { return Ok(out) };
             let mut links = walk(&tx, room, session, entry, row.pruned_through, limit.saturating_add(1))?;
             // Newest first: the page keeps the newest that fit, the rest are older pages.
-            let keep = fit(links.iter(), limit, max_bytes);
+            let keep = page_fit(links.iter().map(|l| l.2), limit, max_bytes);
             out.more = links.len() > keep;
             links.truncate(keep);
             links.reverse();
@@ -61,7 +61,7 @@ pub(super) fn page(
                 oldest.push_back(link);
             })?;
             let mut links: Vec<Link> = oldest.into_iter().rev().collect();
-            let keep = fit(links.iter(), limit, max_bytes);
+            let keep = page_fit(links.iter().map(|l| l.2), limit, max_bytes);
             out.more = links.len() > keep;
             links.truncate(keep);
             links
@@ -75,21 +75,6 @@ pub(super) fn page(
     drop(read);
     tx.finish()?;
     Ok(out)
-}
-
-/// How many of `links` (in reading order) a page takes: at most `limit`, no more than `max_bytes`
-/// of them, and at least one.
-fn fit<'a>(links: impl Iterator<Item = &'a Link>, limit: usize, max_bytes: usize) -> usize {
-    let mut bytes = 0usize;
-    let mut n = 0;
-    for (_, _, size) in links.take(limit) {
-        bytes = bytes.saturating_add(*size);
-        if bytes > max_bytes && n > 0 {
-            break;
-        }
-        n += 1;
-    }
-    n
 }
 
 /// The session's newest event with `seq < before`: found by walking the room's chain back from
